@@ -1,1 +1,41 @@
-//! loka runtime.
+//! # loka — an actor runtime that knows the machine it runs on
+//!
+//! Actors are isolated state plus a typed message handler ([`Actor`]). They talk through
+//! [`ActorRef`]s with asynchronous sends that never block; messages from one sender reach one
+//! receiver in order; one actor's handler never runs concurrently with itself. A [`System`] runs
+//! actors on worker threads under a scheduler policy chosen by configuration ([`policy`]).
+//!
+//! ```
+//! use loka::{Actor, Context, System};
+//!
+//! struct Greeter;
+//! impl Actor for Greeter {
+//!     type Msg = (String, loka::ReplyTo<String>);
+//!     fn handle(&mut self, _ctx: &mut Context<Self>, (name, reply): Self::Msg) {
+//!         reply.send(format!("hello, {name}"));
+//!     }
+//! }
+//!
+//! let system = System::builder().workers(2).build().unwrap();
+//! let greeter = system.spawn(Greeter);
+//! let answer = greeter.ask(|reply| ("loka".to_owned(), reply)).unwrap().wait().unwrap();
+//! assert_eq!(answer, "hello, loka");
+//! ```
+
+pub mod actor;
+pub mod config;
+mod engine;
+mod mailbox;
+pub mod policy;
+mod sync;
+mod system;
+pub mod telemetry;
+
+pub use actor::{
+    Actor, ActorFailure, ActorId, ActorRef, AskError, Context, Pending, Placement, ReplyTo,
+    SendError, SpawnOptions,
+};
+pub use config::{Config, ConfigError, EngineKind, IdleStrategy};
+pub use policy::PolicyKind;
+pub use system::{System, SystemBuilder};
+pub use telemetry::{Stats, WorkerStats};

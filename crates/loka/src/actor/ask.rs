@@ -1,0 +1,174 @@
+//! Request/reply: [`ReplyTo`] travels inside a request; the reply reaches either a waiting thread
+//! ([`Pending`]) or the asking actor as a continuation (see [`super::Context::ask`]).
+
+use parking_lot::{Condvar, Mutex};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Waker};
+use std::time::{Duration, Instant};
+
+/// Why a request got no reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AskError {
+    /// The request was dropped without a reply: the receiver stopped, panicked, or discarded the
+    /// [`ReplyTo`].
+    #[error("the request was dropped without a reply (the actor stopped, panicked or ignored it)")]
+    NoReply,
+    /// [`Pending::wait_timeout`] ran out of time.
+    #[error("no reply within {0:?}")]
+    Timeout(Duration),
+}
+
+type Deliver<R> = Box<dyn FnOnce(Result<R, AskError>) + Send>;
+
+/// The right (and duty) to answer one request. Dropping it unanswered tells the asker
+/// [`AskError::NoReply`], so an ask can never hang on a request that was lost.
+pub struct ReplyTo<R> {
+    deliver: Option<Deliver<R>>,
+}
+
+impl<R> ReplyTo<R> {
+    pub(crate) fn new(deliver: impl FnOnce(Result<R, AskError>) + Send + 'static) -> Self {
+        ReplyTo {
+            deliver: Some(Box::new(deliver)),
+        }
+    }
+
+    /// Sends the reply. If the asker is gone the reply is dropped.
+    pub fn send(mut self, reply: R) {
+        if let Some(deliver) = self.deliver.take() {
+            deliver(Ok(reply));
+        }
+    }
+}
+
+impl<R> Drop for ReplyTo<R> {
+    fn drop(&mut self) {
+        if let Some(deliver) = self.deliver.take() {
+            deliver(Err(AskError::NoReply));
+        }
+    }
+}
+
+impl<R> fmt::Debug for ReplyTo<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ReplyTo")
+    }
+}
+
+struct Slot<R> {
+    value: Option<Result<R, AskError>>,
+    waker: Option<Waker>,
+}
+
+struct Shared<R> {
+    slot: Mutex<Slot<R>>,
+    ready: Condvar,
+}
+
+/// A reply that has not arrived yet: [`wait`](Pending::wait) for it from a plain thread, or
+/// `.await` it in any async executor.
+pub struct Pending<R> {
+    shared: Arc<Shared<R>>,
+}
+
+impl<R> fmt::Debug for Pending<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Pending")
+    }
+}
+
+/// A one-shot channel for a reply to a plain thread or a future.
+pub(crate) fn oneshot<R: Send + 'static>() -> (ReplyTo<R>, Pending<R>) {
+    let shared = Arc::new(Shared {
+        slot: Mutex::new(Slot {
+            value: None,
+            waker: None,
+        }),
+        ready: Condvar::new(),
+    });
+    let producer = Arc::clone(&shared);
+    let reply = ReplyTo::new(move |value| {
+        let waker = {
+            let mut slot = producer.slot.lock();
+            slot.value = Some(value);
+            slot.waker.take()
+        };
+        producer.ready.notify_all();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    });
+    (reply, Pending { shared })
+}
+
+impl<R> Pending<R> {
+    /// Blocks the calling thread until the reply arrives. Do not call this from inside an actor
+    /// handler: it would hold a worker; use [`super::Context::ask`] there.
+    pub fn wait(self) -> Result<R, AskError> {
+        let mut slot = self.shared.slot.lock();
+        loop {
+            if let Some(value) = slot.value.take() {
+                return value;
+            }
+            self.shared.ready.wait(&mut slot);
+        }
+    }
+
+    /// Like [`wait`](Pending::wait), giving up after `timeout`.
+    pub fn wait_timeout(self, timeout: Duration) -> Result<R, AskError> {
+        let deadline = Instant::now() + timeout;
+        let mut slot = self.shared.slot.lock();
+        loop {
+            if let Some(value) = slot.value.take() {
+                return value;
+            }
+            if self.shared.ready.wait_until(&mut slot, deadline).timed_out() {
+                return slot.value.take().unwrap_or(Err(AskError::Timeout(timeout)));
+            }
+        }
+    }
+}
+
+impl<R> Future for Pending<R> {
+    type Output = Result<R, AskError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let mut slot = self.shared.slot.lock();
+        match slot.value.take() {
+            Some(value) => Poll::Ready(value),
+            None => {
+                slot.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_reaches_waiting_thread() {
+        let (reply, pending) = oneshot::<u32>();
+        std::thread::spawn(move || reply.send(7));
+        assert_eq!(pending.wait(), Ok(7));
+    }
+
+    #[test]
+    fn dropped_reply_to_reports_no_reply() {
+        let (reply, pending) = oneshot::<u32>();
+        drop(reply);
+        assert_eq!(pending.wait(), Err(AskError::NoReply));
+    }
+
+    #[test]
+    fn wait_timeout_expires() {
+        let (_reply, pending) = oneshot::<u32>();
+        let timeout = Duration::from_millis(5);
+        assert_eq!(pending.wait_timeout(timeout), Err(AskError::Timeout(timeout)));
+    }
+}

@@ -1,0 +1,298 @@
+//! System configuration from code, a TOML file and `LOKA_*` environment variables.
+//!
+//! Precedence: defaults < TOML file < environment < builder calls made after loading.
+//!
+//! ```toml
+//! workers = 4          # default: available parallelism
+//! throughput = 128     # messages per activation
+//! policy = "cls"
+//! engine = "actor-centric"
+//! topology = "host"
+//! lifo_slot = true
+//! seed = 42
+//! [idle]
+//! spin_us = 50         # spin (stealing) this long before yielding
+//! yield_us = 50        # then yield (stealing) this long before parking
+//! ```
+
+use crate::policy::PolicyKind;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A configuration problem; every variant names the offending input.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A configuration file could not be read.
+    #[error("cannot read configuration file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A configuration file is not valid TOML or has unknown/mistyped keys.
+    #[error("invalid configuration in {source_name}: {message}")]
+    Toml {
+        /// The file (or `<string>`).
+        source_name: String,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A value is out of range or unknown.
+    #[error("invalid {key} = `{value}` in {source_name}: {reason}")]
+    Invalid {
+        /// The key, e.g. `workers`.
+        key: &'static str,
+        /// The value given.
+        value: String,
+        /// Where it came from: a file, an environment variable, or the builder.
+        source_name: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Idle strategy of the actor-centric engine's workers.
+///
+/// An idle worker steals actively for `spin_us`, then keeps stealing while yielding its core for
+/// `yield_us`, then parks until work arrives (a wake-up costs ~20 µs on a VM; a cross-core cache-line
+/// round trip ~100 ns, so the spin phase is long enough that request/response traffic never pays a
+/// wake-up per message). Parked workers use no CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IdleStrategy {
+    /// Microseconds of busy stealing before yielding.
+    pub spin_us: u64,
+    /// Microseconds of stealing with `yield` before parking.
+    pub yield_us: u64,
+}
+
+impl Default for IdleStrategy {
+    fn default() -> Self {
+        IdleStrategy {
+            spin_us: 50,
+            yield_us: 50,
+        }
+    }
+}
+
+impl IdleStrategy {
+    pub(crate) fn spin(&self) -> Duration {
+        Duration::from_micros(self.spin_us)
+    }
+    pub(crate) fn spin_and_yield(&self) -> Duration {
+        Duration::from_micros(self.spin_us.saturating_add(self.yield_us))
+    }
+}
+
+/// The engine running the actors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EngineKind {
+    /// Per-worker queues of actors (CAF, Erlang, LGS, hierarchical).
+    #[default]
+    ActorCentric,
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EngineKind::ActorCentric => "actor-centric",
+        })
+    }
+}
+
+/// Everything a [`crate::System`] is built from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Worker threads (≥ 1).
+    pub workers: usize,
+    /// Messages one activation may handle before the actor yields its worker (≥ 1).
+    pub throughput: usize,
+    /// Scheduler policy.
+    pub policy: PolicyKind,
+    /// Engine.
+    pub engine: EngineKind,
+    /// Topology source: `host`, `preset:NAME`, `synthetic:DESC` or `xml:FILE`.
+    pub topology: String,
+    /// Use the non-stealable next slot for woken actors (see [`crate::policy::cls`]).
+    pub lifo_slot: bool,
+    /// Seed of the workers' random number generators (victim choice), for reproducible runs.
+    pub seed: u64,
+    /// Idle strategy.
+    pub idle: IdleStrategy,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            throughput: 128,
+            policy: PolicyKind::default(),
+            engine: EngineKind::default(),
+            topology: "host".to_owned(),
+            lifo_slot: true,
+            seed: 0x5eed,
+            idle: IdleStrategy::default(),
+        }
+    }
+}
+
+impl Config {
+    /// Parses TOML text; `source_name` names it in errors.
+    pub fn from_toml_str(text: &str, source_name: &str) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Toml {
+            source_name: source_name.to_owned(),
+            message: e.to_string(),
+        })?;
+        config.validate(source_name)?;
+        Ok(config)
+    }
+
+    /// Reads a TOML file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::from_toml_str(&text, &path.display().to_string())
+    }
+
+    /// Applies `LOKA_WORKERS`, `LOKA_THROUGHPUT`, `LOKA_POLICY`, `LOKA_TOPOLOGY`, `LOKA_LIFO_SLOT`,
+    /// `LOKA_SEED`, `LOKA_IDLE_SPIN_US`, `LOKA_IDLE_YIELD_US` from the process environment.
+    pub fn apply_env(&mut self) -> Result<(), ConfigError> {
+        self.apply_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`apply_env`](Self::apply_env) with an explicit lookup (testable without touching the
+    /// process environment). On error `self` is unchanged.
+    pub fn apply_vars(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        let mut next = self.clone();
+        fn parse<T: std::str::FromStr>(
+            key: &'static str,
+            name: &str,
+            value: &str,
+        ) -> Result<T, ConfigError>
+        where
+            T::Err: std::fmt::Display,
+        {
+            value.trim().parse().map_err(|e: T::Err| ConfigError::Invalid {
+                key,
+                value: value.to_owned(),
+                source_name: format!("environment variable {name}"),
+                reason: e.to_string(),
+            })
+        }
+        macro_rules! env_field {
+            ($name:literal, $key:literal, $($field:ident).+) => {
+                if let Some(value) = var($name) {
+                    next.$($field).+ = parse($key, $name, &value)?;
+                }
+            };
+        }
+        env_field!("LOKA_WORKERS", "workers", workers);
+        env_field!("LOKA_THROUGHPUT", "throughput", throughput);
+        env_field!("LOKA_POLICY", "policy", policy);
+        env_field!("LOKA_LIFO_SLOT", "lifo_slot", lifo_slot);
+        env_field!("LOKA_SEED", "seed", seed);
+        env_field!("LOKA_IDLE_SPIN_US", "idle.spin_us", idle.spin_us);
+        env_field!("LOKA_IDLE_YIELD_US", "idle.yield_us", idle.yield_us);
+        if let Some(value) = var("LOKA_TOPOLOGY") {
+            next.topology = value;
+        }
+        next.validate("the environment")?;
+        *self = next;
+        Ok(())
+    }
+
+    /// Checks ranges; `source_name` names the origin in the error.
+    pub fn validate(&self, source_name: &str) -> Result<(), ConfigError> {
+        let invalid = |key, value: String, reason: &str| ConfigError::Invalid {
+            key,
+            value,
+            source_name: source_name.to_owned(),
+            reason: reason.to_owned(),
+        };
+        if self.workers == 0 {
+            return Err(invalid("workers", "0".into(), "at least one worker is needed"));
+        }
+        if self.workers > 4096 {
+            return Err(invalid(
+                "workers",
+                self.workers.to_string(),
+                "more than 4096 workers is not supported",
+            ));
+        }
+        if self.throughput == 0 {
+            return Err(invalid(
+                "throughput",
+                "0".into(),
+                "an activation must handle at least one message",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_round_trip_and_defaults() {
+        let c = Config::from_toml_str("workers = 3\n[idle]\nspin_us = 7\n", "test.toml").unwrap();
+        assert_eq!(c.workers, 3);
+        assert_eq!(c.idle.spin_us, 7);
+        assert_eq!(c.idle.yield_us, IdleStrategy::default().yield_us);
+        assert_eq!(c.policy, PolicyKind::Cls);
+    }
+
+    #[test]
+    fn malformed_toml_names_file_and_line() {
+        let err = Config::from_toml_str("workers = = 2\n", "bad.toml").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("bad.toml"), "{text}");
+        assert!(text.contains("line 1"), "{text}");
+    }
+
+    #[test]
+    fn unknown_key_and_unknown_policy_are_rejected() {
+        let err = Config::from_toml_str("wrokers = 2\n", "a.toml").unwrap_err();
+        assert!(err.to_string().contains("wrokers"), "{err}");
+        let err = Config::from_toml_str("policy = \"fifo\"\n", "a.toml").unwrap_err();
+        assert!(err.to_string().contains("fifo"), "{err}");
+    }
+
+    #[test]
+    fn zero_workers_is_an_error_naming_the_key() {
+        let err = Config::from_toml_str("workers = 0\n", "z.toml").unwrap_err();
+        assert!(matches!(err, ConfigError::Invalid { key: "workers", .. }), "{err}");
+    }
+
+    #[test]
+    fn env_overrides_and_bad_env_changes_nothing() {
+        let mut c = Config::default();
+        c.apply_vars(|k| (k == "LOKA_WORKERS").then(|| "5".to_owned()))
+            .unwrap();
+        assert_eq!(c.workers, 5);
+        let before = c.clone();
+        let err = c
+            .apply_vars(|k| match k {
+                "LOKA_THROUGHPUT" => Some("9".to_owned()),
+                "LOKA_WORKERS" => Some("many".to_owned()),
+                _ => None,
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("LOKA_WORKERS"), "{err}");
+        assert_eq!(c, before, "a bad variable leaves the configuration unchanged");
+    }
+
+    #[test]
+    fn missing_file_names_the_path() {
+        let err = Config::from_file("/nonexistent/loka.toml").unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/loka.toml"), "{err}");
+    }
+}

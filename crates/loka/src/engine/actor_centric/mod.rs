@@ -1,0 +1,354 @@
+//! The actor-centric engine: per-worker queues of runnable actors (SPEC §3).
+//!
+//! Each worker owns
+//! * a *next slot* (owner only, not stealable): the actor woken last by this worker's actors;
+//! * a Chase-Lev deque (crossbeam): the owner pushes and pops at the head (CAF's internal enqueue);
+//!   thieves take one actor from the other end;
+//! * an *inbox* (crossbeam `Injector`): the tail where other threads push (CAF's external enqueue),
+//!   and where the owner re-queues actors that used up their throughput budget.
+//!
+//! The scheduling *decisions* (where a woken or spawned actor goes, whom to steal from) come from
+//! [`crate::policy`]; this module only carries them out.
+
+mod idle;
+mod worker;
+
+pub(crate) use worker::Worker;
+
+use crate::actor::cell::TaskRef;
+use crate::actor::{ActorFailure, ActorId, SpawnOptions};
+use crate::config::Config;
+use crate::policy::{cls, Route};
+use crate::telemetry::{Stats, SystemCounters, WorkerCounters};
+use crossbeam_deque::{Injector, Stealer};
+use crossbeam_utils::CachePadded;
+use idle::Sleepers;
+use parking_lot::{Condvar, Mutex};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::{Arc, OnceLock};
+use std::thread::{JoinHandle, Thread};
+use std::time::{Duration, Instant};
+
+/// Registry shards: spawns and terminations on different workers rarely meet on one lock.
+const REGISTRY_SHARDS: usize = 64;
+
+/// The part of a worker other threads see.
+pub(crate) struct WorkerShared {
+    inbox: Injector<TaskRef>,
+    stealer: Stealer<TaskRef>,
+    thread: OnceLock<Thread>,
+    counters: CachePadded<WorkerCounters>,
+}
+
+/// State shared by all workers of one system.
+pub(crate) struct Engine {
+    config: Config,
+    workers: Box<[WorkerShared]>,
+    /// Deques waiting for their worker thread to take them.
+    deques: Mutex<Vec<Option<crossbeam_deque::Worker<TaskRef>>>>,
+    sleepers: Sleepers,
+    round_robin: CachePadded<AtomicUsize>,
+    next_external_id: AtomicU64,
+    /// Live actors, so shutdown can stop every one of them.
+    registry: Box<[CachePadded<Mutex<HashMap<ActorId, TaskRef>>>]>,
+    shutdown: CachePadded<AtomicBool>,
+    counters: SystemCounters,
+    failures: Mutex<Vec<ActorFailure>>,
+    quiet_lock: Mutex<()>,
+    quiet: Condvar,
+}
+
+impl Engine {
+    /// Builds the engine and starts its worker threads.
+    pub(crate) fn start(config: Config) -> (Arc<Engine>, Vec<JoinHandle<()>>) {
+        let n = config.workers;
+        let deques: Vec<_> = (0..n).map(|_| crossbeam_deque::Worker::new_lifo()).collect();
+        let workers = deques
+            .iter()
+            .map(|d| WorkerShared {
+                inbox: Injector::new(),
+                stealer: d.stealer(),
+                thread: OnceLock::new(),
+                counters: CachePadded::new(WorkerCounters::default()),
+            })
+            .collect();
+        let engine = Arc::new(Engine {
+            workers,
+            deques: Mutex::new(deques.into_iter().map(Some).collect()),
+            sleepers: Sleepers::new(n),
+            round_robin: CachePadded::new(AtomicUsize::new(0)),
+            next_external_id: AtomicU64::new(1),
+            registry: (0..REGISTRY_SHARDS)
+                .map(|_| CachePadded::new(Mutex::new(HashMap::new())))
+                .collect(),
+            shutdown: CachePadded::new(AtomicBool::new(false)),
+            counters: SystemCounters::default(),
+            failures: Mutex::new(Vec::new()),
+            quiet_lock: Mutex::new(()),
+            quiet: Condvar::new(),
+            config,
+        });
+        let ready = Arc::new(std::sync::Barrier::new(n + 1));
+        let threads = (0..n)
+            .map(|index| {
+                let engine = Arc::clone(&engine);
+                let ready = Arc::clone(&ready);
+                std::thread::Builder::new()
+                    .name(format!("loka-worker-{index}"))
+                    .spawn(move || {
+                        let _ = engine.workers[index].thread.set(std::thread::current());
+                        let deque = engine.deques.lock()[index]
+                            .take()
+                            .expect("each worker's deque is taken once");
+                        ready.wait();
+                        Worker::new(index, engine, deque).run();
+                    })
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+        // Every worker has published its thread handle before anyone can try to wake it.
+        ready.wait();
+        (engine, threads)
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    #[inline]
+    pub(crate) fn throughput(&self) -> usize {
+        self.config.throughput
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Relaxed)
+    }
+
+    pub(crate) fn worker_counters(&self, worker: usize) -> &WorkerCounters {
+        &self.workers[worker].counters
+    }
+
+    /// A fresh actor id: `(worker + 1) << 48 | n` from workers, `n` from plain threads.
+    pub(crate) fn next_actor_id(&self, from: Option<&Worker>) -> ActorId {
+        match from {
+            Some(worker) => worker.next_actor_id(),
+            None => ActorId(self.next_external_id.fetch_add(1, Relaxed)),
+        }
+    }
+
+    fn registry_shard(&self, id: ActorId) -> &Mutex<HashMap<ActorId, TaskRef>> {
+        // Ids are sequential per worker; mixing in the worker bits spreads workers over shards.
+        let h = id.0 ^ (id.0 >> 48).wrapping_mul(0x9E37_79B9);
+        &self.registry[(h as usize) % REGISTRY_SHARDS]
+    }
+
+    pub(crate) fn register(&self, id: ActorId, task: TaskRef, from: Option<&Worker>) {
+        self.registry_shard(id).lock().insert(id, task);
+        match from {
+            Some(worker) => worker.counters().spawned.bump(1),
+            None => self.counters.external_spawns.add_shared(1),
+        }
+    }
+
+    pub(crate) fn unregister(&self, id: ActorId) {
+        self.registry_shard(id).lock().remove(&id);
+    }
+
+    pub(crate) fn note_stopped(&self) {
+        self.counters.actors_stopped.add_shared(1);
+    }
+
+    pub(crate) fn note_dead_letters(&self, actor: ActorId, n: u64) {
+        if n > 0 {
+            self.counters.dead_letters.add_shared(n);
+            tracing::debug!(%actor, dropped = n, "messages to a stopped actor dropped (dead letters)");
+        }
+    }
+
+    pub(crate) fn record_failure(&self, failure: ActorFailure) {
+        self.counters.panics.add_shared(1);
+        self.failures.lock().push(failure);
+    }
+
+    pub(crate) fn failures(&self) -> Vec<ActorFailure> {
+        self.failures.lock().clone()
+    }
+
+    /// Queues an actor woken by a send.
+    #[inline]
+    pub(crate) fn schedule_woken(&self, task: TaskRef) {
+        match Worker::current_of(self) {
+            Some(worker) => worker.schedule(worker.policy().route_woken(), task),
+            None => {
+                self.counters.external_sends.add_shared(1);
+                self.schedule_external(task, crate::actor::Placement::Default);
+            }
+        }
+    }
+
+    /// Queues a freshly spawned actor for its first activation.
+    pub(crate) fn schedule_spawned(
+        &self,
+        task: TaskRef,
+        options: &SpawnOptions,
+        from: Option<&Worker>,
+    ) {
+        match from {
+            Some(worker) => worker.schedule(worker.policy().route_spawned(options.placement), task),
+            None => self.schedule_external(task, options.placement),
+        }
+    }
+
+    fn schedule_external(&self, task: TaskRef, placement: crate::actor::Placement) {
+        let ticket = self.round_robin.fetch_add(1, Relaxed);
+        match cls::route_external(placement, ticket, self.workers.len()) {
+            Route::Tail(w) => self.push_tail(w, task),
+            route => unreachable!("external routes are tails, got {route:?}"),
+        }
+    }
+
+    /// External enqueue: the tail of worker `w`'s queue, then wake someone (`w` first).
+    pub(crate) fn push_tail(&self, w: usize, task: TaskRef) {
+        self.workers[w].inbox.push(task);
+        self.notify(Some(w));
+    }
+
+    /// Wakes a parked worker (`prefer` first) if any: call after making work visible.
+    pub(crate) fn notify(&self, prefer: Option<usize>) {
+        if let Some(w) = self.sleepers.notify(prefer) {
+            self.counters.unparks.add_shared(1);
+            if let Some(thread) = self.workers[w].thread.get() {
+                thread.unpark();
+            }
+        }
+    }
+
+    /// Steals one actor from worker `victim`: its inbox (oldest, external work) first, then its
+    /// deque's tail.
+    pub(crate) fn steal_from(&self, victim: usize) -> Option<TaskRef> {
+        let shared = &self.workers[victim];
+        steal_one(|| shared.inbox.steal()).or_else(|| steal_one(|| shared.stealer.steal()))
+    }
+
+    /// Pops from worker `w`'s own inbox.
+    pub(crate) fn pop_inbox(&self, w: usize) -> Option<TaskRef> {
+        steal_one(|| self.workers[w].inbox.steal())
+    }
+
+    /// Whether any queue holds an actor (next slots excepted: their owners are awake).
+    fn has_visible_work(&self) -> bool {
+        self.workers
+            .iter()
+            .any(|w| !w.inbox.is_empty() || !w.stealer.is_empty())
+    }
+
+    /// Parks worker `w` until work arrives or shutdown. Returns at once if the final re-check
+    /// finds work.
+    pub(crate) fn park(&self, w: usize) {
+        self.sleepers.announce(w);
+        if self.has_visible_work() || self.is_shutdown() {
+            self.sleepers.cancel(w);
+            return;
+        }
+        self.workers[w].counters.parks.bump(1);
+        if self.sleepers.all_asleep() {
+            let _guard = self.quiet_lock.lock();
+            self.quiet.notify_all();
+        }
+        while !self.sleepers.is_notified(w) && !self.is_shutdown() {
+            std::thread::park();
+        }
+        self.sleepers.awake(w);
+    }
+
+    /// Blocks until no actor is runnable and no message is in flight, or `timeout` passes.
+    /// Returns whether the system became quiescent.
+    pub(crate) fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut guard = self.quiet_lock.lock();
+        loop {
+            // Every worker parked after a last look found all queues empty, and every push wakes a
+            // parked worker (decrementing the count) before the pusher can go idle itself; so "all
+            // asleep" means nothing is runnable and no send is half-done on a worker.
+            if self.sleepers.all_asleep() && !self.has_visible_work() {
+                return true;
+            }
+            // Polling bound: a notify racing our check is caught within a millisecond.
+            let step = Instant::now() + Duration::from_millis(1);
+            let until = deadline.map_or(step, |d| d.min(step));
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return false;
+            }
+            self.quiet.wait_until(&mut guard, until);
+        }
+    }
+
+    /// Stops the workers, then every live actor (their `stopped` hooks run on this thread).
+    pub(crate) fn shutdown(&self, threads: Vec<JoinHandle<()>>) {
+        if self.shutdown.swap(true, SeqCst) {
+            return;
+        }
+        for w in self.sleepers.notify_all() {
+            if let Some(thread) = self.workers[w].thread.get() {
+                thread.unpark();
+            }
+        }
+        for w in self.workers.iter() {
+            if let Some(thread) = w.thread.get() {
+                thread.unpark();
+            }
+        }
+        for t in threads {
+            let _ = t.join();
+        }
+        // Queued tasks are plain pointers: drop them without touching the actors.
+        for w in self.workers.iter() {
+            while !w.inbox.steal().is_empty() {}
+        }
+        // Stopping an actor may spawn or release others: repeat until none is left.
+        loop {
+            let live: Vec<TaskRef> = self
+                .registry
+                .iter()
+                .flat_map(|shard| shard.lock().drain().map(|(_, t)| t).collect::<Vec<_>>())
+                .collect();
+            if live.is_empty() {
+                break;
+            }
+            for task in live {
+                // SAFETY: every worker has been joined, and each task was registered (alive) and is
+                // shut down once because the registry handed it out once.
+                unsafe { task.shutdown() };
+            }
+        }
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        let workers: Vec<_> = self.workers.iter().map(|w| w.counters.snapshot()).collect();
+        let mut total = crate::telemetry::WorkerStats::default();
+        for w in &workers {
+            total.accumulate(w);
+        }
+        Stats {
+            actors_spawned: total.spawned + self.counters.external_spawns.get(),
+            actors_stopped: self.counters.actors_stopped.get(),
+            external_sends: self.counters.external_sends.get(),
+            dead_letters: self.counters.dead_letters.get(),
+            panics: self.counters.panics.get(),
+            unparks: self.counters.unparks.get(),
+            workers,
+            total,
+        }
+    }
+}
+
+fn steal_one(mut steal: impl FnMut() -> crossbeam_deque::Steal<TaskRef>) -> Option<TaskRef> {
+    loop {
+        match steal() {
+            crossbeam_deque::Steal::Success(task) => return Some(task),
+            crossbeam_deque::Steal::Empty => return None,
+            crossbeam_deque::Steal::Retry => crate::sync::spin_hint(),
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! [`System`]: a set of workers running actors, built from a [`Config`].
+
+use crate::actor::cell::{self, Life};
+use crate::actor::{Actor, ActorFailure, ActorRef, SpawnOptions};
+use crate::config::{Config, ConfigError, IdleStrategy};
+use crate::engine::actor_centric::Engine;
+use crate::policy::PolicyKind;
+use crate::telemetry::Stats;
+use parking_lot::Mutex;
+use std::path::Path;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// An actor system: worker threads, their queues, and the actors they run.
+///
+/// Dropping a `System` shuts it down (see [`System::shutdown`]).
+pub struct System {
+    engine: Arc<Engine>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl System {
+    /// A builder starting from the defaults.
+    pub fn builder() -> SystemBuilder {
+        SystemBuilder {
+            config: Config::default(),
+        }
+    }
+
+    /// Starts a system from a validated configuration.
+    pub fn from_config(config: Config) -> Result<System, ConfigError> {
+        config.validate("the configuration")?;
+        let (engine, threads) = Engine::start(config);
+        Ok(System {
+            engine,
+            threads: Mutex::new(threads),
+        })
+    }
+
+    /// Spawns an actor from a plain thread (placed round robin).
+    pub fn spawn<A: Actor>(&self, actor: A) -> ActorRef<A::Msg> {
+        self.spawn_with(actor, SpawnOptions::default())
+    }
+
+    /// Spawns an actor with options.
+    pub fn spawn_with<A: Actor>(&self, actor: A, options: SpawnOptions) -> ActorRef<A::Msg> {
+        cell::spawn(&self.engine, Life::Ready(actor), options, None, None)
+    }
+
+    /// Spawns an actor whose state is built by `factory` on its first activation, on the worker
+    /// that runs it.
+    pub fn spawn_fn<A: Actor>(
+        &self,
+        factory: impl FnOnce() -> A + Send + 'static,
+        options: SpawnOptions,
+    ) -> ActorRef<A::Msg> {
+        cell::spawn(
+            &self.engine,
+            Life::Factory(Box::new(factory)),
+            options,
+            None,
+            None,
+        )
+    }
+
+    /// Blocks until the system is quiescent: no actor runnable, no message in flight. Messages sent
+    /// by other plain threads concurrently with this call may or may not be waited for.
+    pub fn run_until_idle(&self) {
+        self.engine.wait_quiescent(None);
+    }
+
+    /// [`run_until_idle`](Self::run_until_idle) with a time limit; returns whether the system
+    /// became quiescent in time.
+    pub fn run_until_idle_timeout(&self, timeout: Duration) -> bool {
+        self.engine.wait_quiescent(Some(timeout))
+    }
+
+    /// Stops the workers (each finishes its current activation), then stops every live actor:
+    /// their [`Actor::stopped`] hooks run on the calling thread, and messages still queued are
+    /// dropped and counted as dead letters. Call [`run_until_idle`](Self::run_until_idle) first to
+    /// let pending work finish. Idempotent.
+    pub fn shutdown(&self) {
+        let threads = std::mem::take(&mut *self.threads.lock());
+        self.engine.shutdown(threads);
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> Stats {
+        self.engine.stats()
+    }
+
+    /// Actors that stopped because a handler panicked, oldest first.
+    pub fn failures(&self) -> Vec<ActorFailure> {
+        self.engine.failures()
+    }
+
+    /// The configuration the system runs with.
+    pub fn config(&self) -> &Config {
+        self.engine.config()
+    }
+
+    /// The number of workers.
+    pub fn workers(&self) -> usize {
+        self.engine.config().workers
+    }
+}
+
+impl Drop for System {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl std::fmt::Debug for System {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("System")
+            .field("config", self.engine.config())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`System`]: defaults, then optionally a TOML file and the environment, then explicit
+/// settings.
+#[derive(Debug, Clone)]
+pub struct SystemBuilder {
+    config: Config,
+}
+
+impl SystemBuilder {
+    /// Replaces the whole configuration.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Loads a TOML file over the current settings' defaults.
+    pub fn config_file(mut self, path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        self.config = Config::from_file(path)?;
+        Ok(self)
+    }
+
+    /// Applies `LOKA_*` environment variables (see [`Config::apply_env`]).
+    pub fn env(mut self) -> Result<Self, ConfigError> {
+        self.config.apply_env()?;
+        Ok(self)
+    }
+
+    /// Worker threads (≥ 1).
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.config.workers = workers;
+        self
+    }
+
+    /// Messages per activation (≥ 1).
+    pub fn throughput(mut self, throughput: usize) -> Self {
+        self.config.throughput = throughput;
+        self
+    }
+
+    /// The idle strategy.
+    pub fn idle(mut self, idle: IdleStrategy) -> Self {
+        self.config.idle = idle;
+        self
+    }
+
+    /// The scheduler policy.
+    pub fn policy(mut self, policy: PolicyKind) -> Self {
+        self.config.policy = policy;
+        self
+    }
+
+    /// Whether woken actors use the non-stealable next slot.
+    pub fn lifo_slot(mut self, on: bool) -> Self {
+        self.config.lifo_slot = on;
+        self
+    }
+
+    /// The RNG seed of the workers.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.config.seed = seed;
+        self
+    }
+
+    /// The topology source (`host`, `preset:NAME`, `synthetic:DESC`, `xml:FILE`).
+    pub fn topology(mut self, spec: impl Into<String>) -> Self {
+        self.config.topology = spec.into();
+        self
+    }
+
+    /// The configuration as it stands.
+    pub fn current(&self) -> &Config {
+        &self.config
+    }
+
+    /// Validates the configuration and starts the system.
+    pub fn build(self) -> Result<System, ConfigError> {
+        System::from_config(self.config)
+    }
+}

@@ -1,0 +1,40 @@
+//! The configurations every guarantee test runs under. Add each new engine, policy and variant
+//! here and every guarantee is checked under it.
+
+#![allow(dead_code)]
+
+use loka::{Config, PolicyKind};
+
+/// (label, configuration) for every engine × policy × variant, at several worker counts.
+pub fn configurations() -> Vec<(String, Config)> {
+    let mut out = Vec::new();
+    for &policy in PolicyKind::ALL {
+        for workers in [1, 2, 4] {
+            for lifo_slot in [true, false] {
+                let config = Config {
+                    workers,
+                    policy,
+                    lifo_slot,
+                    ..Config::default()
+                };
+                out.push((format!("{policy} workers={workers} lifo_slot={lifo_slot}"), config));
+            }
+        }
+    }
+    out
+}
+
+/// A smaller set for the heaviest tests: each policy and variant once, with real parallelism.
+pub fn heavy_configurations() -> Vec<(String, Config)> {
+    configurations()
+        .into_iter()
+        .filter(|(_, c)| c.workers == 4 || (c.workers == 2 && c.lifo_slot))
+        .collect()
+}
+
+/// A 64-bit mix (SplitMix64 finaliser) for order-independent checksums.
+pub fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
+    x ^ (x >> 31)
+}
