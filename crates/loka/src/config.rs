@@ -7,7 +7,9 @@
 //! throughput = 128     # messages per activation
 //! policy = "cls"
 //! engine = "actor-centric"
-//! topology = "host"
+//! topology = "host"   # or preset:NAME, synthetic:DESC, xml:FILE
+//! # cost = "cost.txt"  # optional cost matrix override
+//! pin = true           # pin workers to PUs on the real machine
 //! lifo_slot = true
 //! seed = 42
 //! [idle]
@@ -24,7 +26,7 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A configuration file could not be read.
-    #[error("cannot read configuration file {path}: {source}")]
+    #[error("cannot read configuration file {path}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -38,6 +40,14 @@ pub enum ConfigError {
         source_name: String,
         /// The parser's message, with line and column.
         message: String,
+    },
+    /// The topology (or cost file) could not be loaded or does not fit the workers.
+    #[error("topology `{spec}`")]
+    Topology {
+        /// The topology spec.
+        spec: String,
+        /// What went wrong.
+        source: loka_topology::TopologyError,
     },
     /// A value is out of range or unknown.
     #[error("invalid {key} = `{value}` in {source_name}: {reason}")]
@@ -117,6 +127,10 @@ pub struct Config {
     pub engine: EngineKind,
     /// Topology source: `host`, `preset:NAME`, `synthetic:DESC` or `xml:FILE`.
     pub topology: String,
+    /// A cost matrix file overriding the topology's hierarchical costs (SPEC §2).
+    pub cost: Option<std::path::PathBuf>,
+    /// Pin worker `i` to PU `i` on the real machine (ignored on synthetic/preset topologies).
+    pub pin: bool,
     /// Use the non-stealable next slot for woken actors (see [`crate::policy::cls`]).
     pub lifo_slot: bool,
     /// Seed of the workers' random number generators (victim choice), for reproducible runs.
@@ -133,6 +147,8 @@ impl Default for Config {
             policy: PolicyKind::default(),
             engine: EngineKind::default(),
             topology: "host".to_owned(),
+            cost: None,
+            pin: true,
             lifo_slot: true,
             seed: 0x5eed,
             idle: IdleStrategy::default(),
@@ -161,7 +177,7 @@ impl Config {
         Self::from_toml_str(&text, &path.display().to_string())
     }
 
-    /// Applies `LOKA_WORKERS`, `LOKA_THROUGHPUT`, `LOKA_POLICY`, `LOKA_TOPOLOGY`, `LOKA_LIFO_SLOT`,
+    /// Applies `LOKA_WORKERS`, `LOKA_THROUGHPUT`, `LOKA_POLICY`, `LOKA_TOPOLOGY`, `LOKA_LIFO_SLOT`, `LOKA_PIN`,
     /// `LOKA_SEED`, `LOKA_IDLE_SPIN_US`, `LOKA_IDLE_YIELD_US` from the process environment.
     pub fn apply_env(&mut self) -> Result<(), ConfigError> {
         self.apply_vars(|name| std::env::var(name).ok())
@@ -179,12 +195,15 @@ impl Config {
         where
             T::Err: std::fmt::Display,
         {
-            value.trim().parse().map_err(|e: T::Err| ConfigError::Invalid {
-                key,
-                value: value.to_owned(),
-                source_name: format!("environment variable {name}"),
-                reason: e.to_string(),
-            })
+            value
+                .trim()
+                .parse()
+                .map_err(|e: T::Err| ConfigError::Invalid {
+                    key,
+                    value: value.to_owned(),
+                    source_name: format!("environment variable {name}"),
+                    reason: e.to_string(),
+                })
         }
         macro_rules! env_field {
             ($name:literal, $key:literal, $($field:ident).+) => {
@@ -197,6 +216,7 @@ impl Config {
         env_field!("LOKA_THROUGHPUT", "throughput", throughput);
         env_field!("LOKA_POLICY", "policy", policy);
         env_field!("LOKA_LIFO_SLOT", "lifo_slot", lifo_slot);
+        env_field!("LOKA_PIN", "pin", pin);
         env_field!("LOKA_SEED", "seed", seed);
         env_field!("LOKA_IDLE_SPIN_US", "idle.spin_us", idle.spin_us);
         env_field!("LOKA_IDLE_YIELD_US", "idle.yield_us", idle.yield_us);
@@ -217,7 +237,11 @@ impl Config {
             reason: reason.to_owned(),
         };
         if self.workers == 0 {
-            return Err(invalid("workers", "0".into(), "at least one worker is needed"));
+            return Err(invalid(
+                "workers",
+                "0".into(),
+                "at least one worker is needed",
+            ));
         }
         if self.workers > 4096 {
             return Err(invalid(
@@ -269,7 +293,10 @@ mod tests {
     #[test]
     fn zero_workers_is_an_error_naming_the_key() {
         let err = Config::from_toml_str("workers = 0\n", "z.toml").unwrap_err();
-        assert!(matches!(err, ConfigError::Invalid { key: "workers", .. }), "{err}");
+        assert!(
+            matches!(err, ConfigError::Invalid { key: "workers", .. }),
+            "{err}"
+        );
     }
 
     #[test]
@@ -287,7 +314,10 @@ mod tests {
             })
             .unwrap_err();
         assert!(err.to_string().contains("LOKA_WORKERS"), "{err}");
-        assert_eq!(c, before, "a bad variable leaves the configuration unchanged");
+        assert_eq!(
+            c, before,
+            "a bad variable leaves the configuration unchanged"
+        );
     }
 
     #[test]

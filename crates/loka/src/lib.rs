@@ -25,6 +25,7 @@
 pub mod actor;
 pub mod config;
 mod engine;
+pub mod machine;
 mod mailbox;
 pub mod policy;
 mod sync;
@@ -36,6 +37,8 @@ pub use actor::{
     SendError, SpawnOptions,
 };
 pub use config::{Config, ConfigError, EngineKind, IdleStrategy};
+pub use loka_topology as topology;
+pub use machine::Machine;
 pub use policy::PolicyKind;
 pub use system::{System, SystemBuilder};
 pub use telemetry::{Stats, WorkerStats};

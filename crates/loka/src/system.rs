@@ -4,6 +4,7 @@ use crate::actor::cell::{self, Life};
 use crate::actor::{Actor, ActorFailure, ActorRef, SpawnOptions};
 use crate::config::{Config, ConfigError, IdleStrategy};
 use crate::engine::actor_centric::Engine;
+use crate::machine::Machine;
 use crate::policy::PolicyKind;
 use crate::telemetry::Stats;
 use parking_lot::Mutex;
@@ -31,7 +32,8 @@ impl System {
     /// Starts a system from a validated configuration.
     pub fn from_config(config: Config) -> Result<System, ConfigError> {
         config.validate("the configuration")?;
-        let (engine, threads) = Engine::start(config);
+        let machine = Machine::load(&config)?;
+        let (engine, threads) = Engine::start(config, machine);
         Ok(System {
             engine,
             threads: Mutex::new(threads),
@@ -98,6 +100,11 @@ impl System {
     /// The configuration the system runs with.
     pub fn config(&self) -> &Config {
         self.engine.config()
+    }
+
+    /// The machine model the system was built on (topology and worker layout).
+    pub fn machine(&self) -> &Machine {
+        self.engine.machine()
     }
 
     /// The number of workers.

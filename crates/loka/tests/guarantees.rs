@@ -100,7 +100,11 @@ fn fifo_per_sender_receiver_pair_8_senders_100k_each() {
             sender.send(()).unwrap();
         }
         let next = receiver.ask(RecvMsg::WhenDone).unwrap().wait().unwrap();
-        assert_eq!(next, vec![100_000; 8], "{label}: every sender's messages arrived");
+        assert_eq!(
+            next,
+            vec![100_000; 8],
+            "{label}: every sender's messages arrived"
+        );
         assert_eq!(violations.load(SeqCst), 0, "{label}: FIFO violated");
         system.shutdown();
     }
@@ -172,7 +176,9 @@ impl Actor for Relay {
                     .wrapping_add(mix(id.wrapping_mul(1_000) + u64::from(ttl)));
                 if ttl > 0 {
                     let next = (id.wrapping_mul(31) + u64::from(ttl)) as usize % RELAYS;
-                    self.peers[next].send(Hop::Msg { id, ttl: ttl - 1 }).unwrap();
+                    self.peers[next]
+                        .send(Hop::Msg { id, ttl: ttl - 1 })
+                        .unwrap();
                 }
             }
             Hop::Flush => {
@@ -227,12 +233,27 @@ fn no_loss_no_duplicate_no_concurrent_handler_10m_messages_1000_actors() {
             r.send(Hop::Flush).unwrap();
         }
         system.run_until_idle();
-        assert_eq!(count.load(SeqCst), MESSAGES * u64::from(HOPS), "{label}: lost or duplicated");
-        assert_eq!(checksum.load(SeqCst), expected_sum, "{label}: wrong set of deliveries");
-        assert_eq!(overlaps.load(SeqCst), 0, "{label}: a handler ran concurrently with itself");
+        assert_eq!(
+            count.load(SeqCst),
+            MESSAGES * u64::from(HOPS),
+            "{label}: lost or duplicated"
+        );
+        assert_eq!(
+            checksum.load(SeqCst),
+            expected_sum,
+            "{label}: wrong set of deliveries"
+        );
+        assert_eq!(
+            overlaps.load(SeqCst),
+            0,
+            "{label}: a handler ran concurrently with itself"
+        );
         let stats = system.stats();
         assert_eq!(stats.dead_letters, 0, "{label}");
-        assert!(stats.total.messages >= MESSAGES * u64::from(HOPS), "{label}");
+        assert!(
+            stats.total.messages >= MESSAGES * u64::from(HOPS),
+            "{label}"
+        );
     }
 }
 
@@ -347,10 +368,17 @@ fn panic_stops_only_that_actor_and_is_reported_to_its_parent() {
         let reported = failures.lock().unwrap().clone();
         assert_eq!(reported.len(), 1, "{label}: parent told once");
         assert!(reported[0].message.contains("asked to fail"), "{label}");
-        assert_eq!(system.failures(), reported, "{label}: recorded by the system");
+        assert_eq!(
+            system.failures(),
+            reported,
+            "{label}: recorded by the system"
+        );
         let stats = system.stats();
         assert_eq!(stats.panics, 1, "{label}");
-        assert_eq!(stats.dead_letters, 1, "{label}: the message after the panic");
+        assert_eq!(
+            stats.dead_letters, 1,
+            "{label}: the message after the panic"
+        );
         assert_eq!(handled.load(SeqCst), 1, "{label}");
         // The workers survived: the parent and new actors still run.
         assert!(!parent.is_stopped(), "{label}: parent unaffected");
@@ -361,7 +389,11 @@ fn panic_stops_only_that_actor_and_is_reported_to_its_parent() {
             survivor.send(false).unwrap();
         }
         system.run_until_idle();
-        assert_eq!(handled.load(SeqCst), 11, "{label}: workers keep running after a panic");
+        assert_eq!(
+            handled.load(SeqCst),
+            11,
+            "{label}: workers keep running after a panic"
+        );
     }
 }
 
@@ -498,7 +530,10 @@ fn send_to_a_stopped_actor_returns_a_typed_error_with_the_message() {
         assert!(actor.is_stopped(), "{label}");
         let err = actor.send(StopMsg::Work).unwrap_err();
         assert_eq!(err.actor, actor.id(), "{label}");
-        assert!(matches!(err.message, StopMsg::Work), "{label}: message handed back");
+        assert!(
+            matches!(err.message, StopMsg::Work),
+            "{label}: message handed back"
+        );
         assert!(err.to_string().contains("stopped"), "{label}");
         assert!(!actor.stop(), "{label}: stopping twice reports it");
     }
@@ -514,7 +549,11 @@ fn stop_signal_delivers_messages_queued_before_it() {
         }
         assert!(actor.stop(), "{label}");
         system.run_until_idle();
-        assert_eq!(seen.load(SeqCst), 1_000, "{label}: poison pill comes after queued work");
+        assert_eq!(
+            seen.load(SeqCst),
+            1_000,
+            "{label}: poison pill comes after queued work"
+        );
         assert!(stopped.load(SeqCst), "{label}");
         assert_eq!(system.stats().dead_letters, 0, "{label}");
     }
@@ -553,7 +592,11 @@ fn actor_stops_when_its_last_reference_is_dropped() {
         drop(copy);
         system.run_until_idle();
         assert!(stopped.load(SeqCst), "{label}: unreferenced actor stopped");
-        assert_eq!(seen.load(SeqCst), 1, "{label}: its queued message was handled first");
+        assert_eq!(
+            seen.load(SeqCst),
+            1,
+            "{label}: its queued message was handled first"
+        );
     }
 }
 
@@ -565,7 +608,10 @@ fn shutdown_stops_every_live_actor() {
         system.run_until_idle();
         system.shutdown();
         for (_, _, stopped) in &flags {
-            assert!(stopped.load(SeqCst), "{label}: stopped hook ran at shutdown");
+            assert!(
+                stopped.load(SeqCst),
+                "{label}: stopped hook ran at shutdown"
+            );
         }
         assert_eq!(system.stats().actors_live(), 0, "{label}");
         assert!(flags[0].0.send(StopMsg::Work).is_err(), "{label}");

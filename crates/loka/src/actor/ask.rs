@@ -125,7 +125,12 @@ impl<R> Pending<R> {
             if let Some(value) = slot.value.take() {
                 return value;
             }
-            if self.shared.ready.wait_until(&mut slot, deadline).timed_out() {
+            if self
+                .shared
+                .ready
+                .wait_until(&mut slot, deadline)
+                .timed_out()
+            {
                 return slot.value.take().unwrap_or(Err(AskError::Timeout(timeout)));
             }
         }
@@ -169,6 +174,9 @@ mod tests {
     fn wait_timeout_expires() {
         let (_reply, pending) = oneshot::<u32>();
         let timeout = Duration::from_millis(5);
-        assert_eq!(pending.wait_timeout(timeout), Err(AskError::Timeout(timeout)));
+        assert_eq!(
+            pending.wait_timeout(timeout),
+            Err(AskError::Timeout(timeout))
+        );
     }
 }

@@ -75,12 +75,15 @@ impl TaskRef {
     }
 }
 
+/// A closure that runs like a message, with the actor's state and context.
+pub(crate) type Continuation<A> = Box<dyn FnOnce(&mut A, &mut Context<A>) + Send>;
+
 /// What travels through a mailbox.
 pub(crate) enum Envelope<A: Actor> {
     /// A user message.
     Msg(A::Msg),
     /// A closure run with the actor's state: ask continuations, child-failure notices.
-    Call(Box<dyn FnOnce(&mut A, &mut Context<A>) + Send>),
+    Call(Continuation<A>),
     /// The first activation of an eagerly started actor.
     Start,
     /// A stop signal (poison pill): queued messages before it are still handled.
@@ -266,7 +269,16 @@ impl<A: Actor> ActorCell<A> {
         }
         let budget = self.engine.throughput();
         let mut processed = 0;
+        // Never consume more than has been counted: a sender pushes before it counts, so the
+        // queue may hold a message whose count (and whose possible 0 → 1 wake-up) is still to come.
+        let mut counted = self.mailbox.pending();
         while failure.is_none() && !ctx.stopping && processed < budget {
+            if processed == counted {
+                counted = self.mailbox.pending();
+                if processed == counted {
+                    break;
+                }
+            }
             // SAFETY: we hold the schedule: single consumer.
             let envelope = match unsafe { self.mailbox.pop() } {
                 Pop::Item(envelope) => envelope,
@@ -303,7 +315,6 @@ impl<A: Actor> ActorCell<A> {
         }
         worker.counters().messages.bump(processed as u64);
         if failure.is_some() || ctx.stopping {
-            drop(ctx);
             self.terminate(inner, failure, Some(worker));
             return RunOutcome::Stopped;
         }
@@ -350,7 +361,10 @@ impl<A: Actor> ActorCell<A> {
                 message,
             };
             engine.record_failure(failure.clone());
-            let told = self.parent.as_ref().is_some_and(|sink| sink(failure.clone()));
+            let told = self
+                .parent
+                .as_ref()
+                .is_some_and(|sink| sink(failure.clone()));
             if !told {
                 tracing::warn!(actor = %failure.actor, kind = failure.actor_type, message = %failure.message, "actor failed");
             }
@@ -411,13 +425,14 @@ impl<A: Actor> Drop for ActorCell<A> {
 impl<A: Actor> Deliver<A::Msg> for ActorCell<A> {
     #[inline]
     fn deliver(&self, msg: A::Msg) -> Result<(), SendError<A::Msg>> {
-        self.enqueue(Envelope::Msg(msg)).map_err(|envelope| match envelope {
-            Envelope::Msg(message) => SendError {
-                actor: self.id(),
-                message,
-            },
-            _ => unreachable!("enqueue hands back what it was given"),
-        })
+        self.enqueue(Envelope::Msg(msg))
+            .map_err(|envelope| match envelope {
+                Envelope::Msg(message) => SendError {
+                    actor: self.id(),
+                    message,
+                },
+                _ => unreachable!("enqueue hands back what it was given"),
+            })
     }
 
     fn stop_signal(&self) -> bool {

@@ -6,8 +6,9 @@
 //! * **Sender**: push the message into the queue, *then* increment the count. The sender whose
 //!   increment moves the count from 0 is the one (and only one) that must schedule the actor
 //!   ([`Push::Wake`]). A message is therefore always fully written before it is counted.
-//! * **Consumer** (the single activation holding the schedule): pop up to `throughput` messages, then
-//!   subtract what it processed. If the count is still non-zero, messages arrived meanwhile (or a
+//! * **Consumer** (the single activation holding the schedule): pop up to `throughput` messages, but
+//!   never more than the count (a pushed message may not be counted yet, and its sender may still
+//!   see the count at 0 and schedule), then subtract what it processed. If the count is still non-zero, messages arrived meanwhile (or a
 //!   counted slot was claimed but not yet written): the actor stays scheduled and is re-queued.
 //!   Otherwise it is idle, and the next sender's 0 → 1 increment schedules it again.
 //!
@@ -137,6 +138,19 @@ mod tests {
     }
 
     #[test]
+    fn pushed_but_uncounted_message_is_not_consumed_ahead_of_its_count() {
+        // Simulate a sender between its push and its count: the queue holds the message, the
+        // count does not.
+        let mb = Mailbox::new();
+        mb.queue.push(1);
+        assert_eq!(mb.pending(), 0, "the consumer must not take it yet");
+        // That sender now counts, sees 0 and is the one to schedule.
+        assert_eq!(mb.state.fetch_add(1, AcqRel), 0);
+        assert_eq!(unsafe { mb.pop() }, Pop::Item(1));
+        assert!(!mb.complete(1));
+    }
+
+    #[test]
     fn closed_mailbox_rejects_and_returns_message() {
         let mb = Mailbox::new();
         assert_eq!(mb.push(1), Push::Wake);
@@ -160,7 +174,8 @@ mod loom_tests {
         assert!(!running.swap(true, SeqCst), "two activations overlap");
         loop {
             let mut processed = 0;
-            loop {
+            // As the runtime does: consume at most what has been counted.
+            while processed < mb.pending() {
                 match unsafe { mb.pop() } {
                     Pop::Item(v) => {
                         seen.lock().unwrap().push(v);

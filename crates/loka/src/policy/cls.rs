@@ -97,8 +97,14 @@ mod tests {
         let caf = Cls::new(0, 4, false);
         assert_eq!(with_slot.route_woken(), Route::LocalNext);
         assert_eq!(caf.route_woken(), Route::LocalHead);
-        assert_eq!(with_slot.route_spawned(Placement::Default), Route::LocalHead);
-        assert_eq!(with_slot.route_spawned(Placement::Worker(6)), Route::Tail(2));
+        assert_eq!(
+            with_slot.route_spawned(Placement::Default),
+            Route::LocalHead
+        );
+        assert_eq!(
+            with_slot.route_spawned(Placement::Worker(6)),
+            Route::Tail(2)
+        );
         assert_eq!(route_external(Placement::Default, 9, 4), Route::Tail(1));
         assert_eq!(route_external(Placement::Worker(3), 9, 4), Route::Tail(3));
     }

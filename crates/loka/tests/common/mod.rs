@@ -15,13 +15,28 @@ pub fn configurations() -> Vec<(String, Config)> {
                     workers,
                     policy,
                     lifo_slot,
+                    topology: topology_for(workers),
                     ..Config::default()
                 };
-                out.push((format!("{policy} workers={workers} lifo_slot={lifo_slot}"), config));
+                out.push((
+                    format!("{policy} workers={workers} lifo_slot={lifo_slot}"),
+                    config,
+                ));
             }
         }
     }
     out
+}
+
+/// The real machine where it has enough PUs (workers get pinned), else a synthetic machine of
+/// `workers` PUs (decisions only, no pinning), so tests run on any machine.
+pub fn topology_for(workers: usize) -> String {
+    let host_pus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if workers <= host_pus {
+        "host".to_owned()
+    } else {
+        format!("synthetic:package:2 core:{} pu:1", workers.div_ceil(2))
+    }
 }
 
 /// A smaller set for the heaviest tests: each policy and variant once, with real parallelism.

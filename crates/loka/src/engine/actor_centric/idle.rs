@@ -113,7 +113,11 @@ mod tests {
         assert!(!s.all_asleep());
         assert_eq!(s.notify(Some(2)), Some(2));
         assert!(s.is_notified(2));
-        assert_eq!(s.notify(Some(2)), Some(1), "2 already claimed: next sleeper");
+        assert_eq!(
+            s.notify(Some(2)),
+            Some(1),
+            "2 already claimed: next sleeper"
+        );
         assert_eq!(s.notify(None), None);
     }
 

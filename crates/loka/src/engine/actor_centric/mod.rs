@@ -18,6 +18,7 @@ pub(crate) use worker::Worker;
 use crate::actor::cell::TaskRef;
 use crate::actor::{ActorFailure, ActorId, SpawnOptions};
 use crate::config::Config;
+use crate::machine::Machine;
 use crate::policy::{cls, Route};
 use crate::telemetry::{Stats, SystemCounters, WorkerCounters};
 use crossbeam_deque::{Injector, Stealer};
@@ -33,6 +34,9 @@ use std::time::{Duration, Instant};
 /// Registry shards: spawns and terminations on different workers rarely meet on one lock.
 const REGISTRY_SHARDS: usize = 64;
 
+/// Live actors whose ids hash to one shard.
+type RegistryShard = HashMap<ActorId, TaskRef>;
+
 /// The part of a worker other threads see.
 pub(crate) struct WorkerShared {
     inbox: Injector<TaskRef>,
@@ -44,6 +48,7 @@ pub(crate) struct WorkerShared {
 /// State shared by all workers of one system.
 pub(crate) struct Engine {
     config: Config,
+    machine: Machine,
     workers: Box<[WorkerShared]>,
     /// Deques waiting for their worker thread to take them.
     deques: Mutex<Vec<Option<crossbeam_deque::Worker<TaskRef>>>>,
@@ -51,7 +56,7 @@ pub(crate) struct Engine {
     round_robin: CachePadded<AtomicUsize>,
     next_external_id: AtomicU64,
     /// Live actors, so shutdown can stop every one of them.
-    registry: Box<[CachePadded<Mutex<HashMap<ActorId, TaskRef>>>]>,
+    registry: Box<[CachePadded<Mutex<RegistryShard>>]>,
     shutdown: CachePadded<AtomicBool>,
     counters: SystemCounters,
     failures: Mutex<Vec<ActorFailure>>,
@@ -61,9 +66,11 @@ pub(crate) struct Engine {
 
 impl Engine {
     /// Builds the engine and starts its worker threads.
-    pub(crate) fn start(config: Config) -> (Arc<Engine>, Vec<JoinHandle<()>>) {
+    pub(crate) fn start(config: Config, machine: Machine) -> (Arc<Engine>, Vec<JoinHandle<()>>) {
         let n = config.workers;
-        let deques: Vec<_> = (0..n).map(|_| crossbeam_deque::Worker::new_lifo()).collect();
+        let deques: Vec<_> = (0..n)
+            .map(|_| crossbeam_deque::Worker::new_lifo())
+            .collect();
         let workers = deques
             .iter()
             .map(|d| WorkerShared {
@@ -88,6 +95,7 @@ impl Engine {
             quiet_lock: Mutex::new(()),
             quiet: Condvar::new(),
             config,
+            machine,
         });
         let ready = Arc::new(std::sync::Barrier::new(n + 1));
         let threads = (0..n)
@@ -98,6 +106,7 @@ impl Engine {
                     .name(format!("loka-worker-{index}"))
                     .spawn(move || {
                         let _ = engine.workers[index].thread.set(std::thread::current());
+                        engine.machine.pin_worker(&engine.config, index);
                         let deque = engine.deques.lock()[index]
                             .take()
                             .expect("each worker's deque is taken once");
@@ -114,6 +123,10 @@ impl Engine {
 
     pub(crate) fn config(&self) -> &Config {
         &self.config
+    }
+
+    pub(crate) fn machine(&self) -> &Machine {
+        &self.machine
     }
 
     #[inline]
@@ -137,7 +150,7 @@ impl Engine {
         }
     }
 
-    fn registry_shard(&self, id: ActorId) -> &Mutex<HashMap<ActorId, TaskRef>> {
+    fn registry_shard(&self, id: ActorId) -> &Mutex<RegistryShard> {
         // Ids are sequential per worker; mixing in the worker bits spreads workers over shards.
         let h = id.0 ^ (id.0 >> 48).wrapping_mul(0x9E37_79B9);
         &self.registry[(h as usize) % REGISTRY_SHARDS]

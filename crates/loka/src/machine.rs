@@ -1,0 +1,50 @@
+//! The machine a system runs on: its topology and the worker layout derived from it once at start.
+
+use crate::config::{Config, ConfigError};
+use loka_topology::{CostMatrix, LayoutOptions, Topology, TopologySpec, WorkerLayout};
+use std::sync::Arc;
+
+/// Topology plus worker layout, shared read-only by the workers and the policies.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    /// The topology the configuration named.
+    pub topology: Arc<Topology>,
+    /// Per-worker derived structures (victim groups, `dist`, node order, places).
+    pub layout: Arc<WorkerLayout>,
+}
+
+impl Machine {
+    /// Loads the topology named by `config.topology` (and `config.cost`) and lays out
+    /// `config.workers` workers on it. Fails on an invalid spec, an unreadable cost file, or more
+    /// workers than PUs.
+    pub fn load(config: &Config) -> Result<Machine, ConfigError> {
+        let err = |source| ConfigError::Topology {
+            spec: config.topology.clone(),
+            source,
+        };
+        let spec: TopologySpec = config.topology.parse().map_err(err)?;
+        let topology = Topology::load(&spec).map_err(err)?;
+        let cost = CostMatrix::load(&topology, config.cost.as_deref(), false).map_err(err)?;
+        let options = LayoutOptions {
+            workers: config.workers,
+            ..LayoutOptions::default()
+        };
+        let layout = WorkerLayout::new(&topology, &cost, &options).map_err(err)?;
+        Ok(Machine {
+            topology: Arc::new(topology),
+            layout: Arc::new(layout),
+        })
+    }
+
+    /// Pins the calling worker thread to its PU when the topology is the real machine and pinning
+    /// is on; a failure is logged, never fatal (the worker still runs, unpinned).
+    pub(crate) fn pin_worker(&self, config: &Config, worker: usize) {
+        if !config.pin || !self.topology.is_real() {
+            return;
+        }
+        let pu = self.layout.pu_of(worker);
+        if let Err(e) = loka_topology::pin_current_thread(&self.topology, pu) {
+            tracing::warn!(worker, pu, error = %e, "could not pin worker thread");
+        }
+    }
+}
