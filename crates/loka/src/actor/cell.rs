@@ -11,8 +11,7 @@ use super::ask::{AskError, ReplyTo};
 use super::context::Context;
 use super::{Actor, ActorFailure, ActorId, ActorRef, Deliver, SendError, SpawnOptions};
 use crate::engine::actor_centric::{Engine, Worker};
-use crate::mailbox::queue::Pop;
-use crate::mailbox::{Mailbox, Push};
+use crate::mailbox::{Mailbox, Pop, Push};
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
@@ -189,9 +188,7 @@ impl<A: Actor> ActorCell<A> {
                 self.engine.schedule_woken(self.task());
                 Ok(())
             }
-            // Closed: the actor stopped while we pushed; the envelope is dropped and counted
-            // with the mailbox (see `Drop`).
-            Push::Queued | Push::Closed => Ok(()),
+            Push::Queued => Ok(()),
             Push::Rejected(envelope) => Err(envelope),
         }
     }
@@ -269,20 +266,24 @@ impl<A: Actor> ActorCell<A> {
         }
         let budget = self.engine.throughput();
         let mut processed = 0;
-        // Never consume more than has been counted: a sender pushes before it counts, so the
-        // queue may hold a message whose count (and whose possible 0 → 1 wake-up) is still to come.
-        let mut counted = self.mailbox.pending();
-        while failure.is_none() && !ctx.stopping && processed < budget {
-            if processed == counted {
-                counted = self.mailbox.pending();
-                if processed == counted {
-                    break;
-                }
+        let outcome = loop {
+            if failure.is_some() || ctx.stopping {
+                break RunOutcome::Stopped;
+            }
+            if processed == budget {
+                break RunOutcome::Requeue;
             }
             // SAFETY: we hold the schedule: single consumer.
             let envelope = match unsafe { self.mailbox.pop() } {
                 Pop::Item(envelope) => envelope,
-                Pop::Empty | Pop::NotReady => break,
+                // A sender is writing the next slot: stay scheduled, come back soon.
+                Pop::NotReady => break RunOutcome::Requeue,
+                // SAFETY: as above.
+                Pop::Empty => match unsafe { self.mailbox.try_idle() } {
+                    true => break RunOutcome::Idle,
+                    // A send raced in; it did not schedule us, so we go on.
+                    false => continue,
+                },
             };
             processed += 1;
             let Life::Ready(actor) = &mut inner.life else {
@@ -304,32 +305,28 @@ impl<A: Actor> ActorCell<A> {
                     // behind this signal (e.g. a message the actor sent itself). Every reference's
                     // last drop queues a new signal after that reference's sends, so the final
                     // signal always finds an empty mailbox.
-                    let queued_behind = self.mailbox.pending() - processed;
-                    if self.handles.load(Acquire) == 0 && queued_behind == 0 {
+                    // SAFETY: we hold the schedule.
+                    let queued_behind = unsafe { self.mailbox.has_more() };
+                    if self.handles.load(Acquire) == 0 && !queued_behind {
                         ctx.stop();
                     }
                     Ok(())
                 }
             };
             failure = result.err().map(panic_message);
-        }
+        };
         worker.counters().messages.bump(processed as u64);
-        if failure.is_some() || ctx.stopping {
+        if outcome == RunOutcome::Stopped {
             self.terminate(inner, failure, Some(worker));
-            return RunOutcome::Stopped;
         }
-        if self.mailbox.complete(processed) {
-            RunOutcome::Requeue
-        } else {
-            RunOutcome::Idle
-        }
+        outcome
     }
 
     /// Stops the actor for good: close the mailbox, run `stopped`, drop the state, report queued
     /// messages as dead letters, report a failure, release the life reference.
     fn terminate(&self, inner: &mut Inner<A>, failure: Option<String>, worker: Option<&Worker>) {
-        // While the closing activation holds its messages unacknowledged the count is non-zero, so
-        // from here on no sender can schedule this actor again.
+        // The closing activation holds the schedule, so no sender can schedule this actor again;
+        // from here on every send is rejected with its message.
         self.mailbox.close();
         if let Life::Ready(actor) = &mut inner.life {
             if inner.started {
@@ -347,7 +344,8 @@ impl<A: Actor> ActorCell<A> {
                 // Dropping a request's ReplyTo tells its asker NoReply.
                 Pop::Item(Envelope::Msg(_)) => dropped += 1,
                 Pop::Item(_) => {}
-                // A racing sender's message not yet written: dropped with the mailbox (`Drop`).
+                // A sender that claimed before the close is still writing: dropped (and counted)
+                // with the mailbox in `Drop`.
                 Pop::Empty | Pop::NotReady => break,
             }
         }
@@ -410,7 +408,7 @@ fn panic_message(payload: Box<dyn Any + Send>) -> String {
 
 impl<A: Actor> Drop for ActorCell<A> {
     fn drop(&mut self) {
-        // Messages that raced with the close: never lost silently.
+        // Messages claimed before the close but written after the final drain: never lost silently.
         let mut dropped = 0;
         // SAFETY: `&mut self`: nobody else touches the mailbox.
         while let Pop::Item(envelope) = unsafe { self.mailbox.pop() } {
