@@ -1,5 +1,6 @@
 //! The `loka` command: inspect the topology, run benchmarks, write reports.
 
+mod bench;
 mod topo;
 
 use clap::{Parser, Subcommand};
@@ -16,12 +17,16 @@ struct Cli {
 enum Command {
     /// Show the machine model: tree, distances, worker groups, node order, places.
     Topo(topo::TopoArgs),
+    /// Run and list benchmarks.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Topo(args) => topo::run(args),
+        Command::Bench(command) => bench::run(command),
     };
     if let Err(err) = result {
         // Errors are printed as a cause chain, never with a backtrace.

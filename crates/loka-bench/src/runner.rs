@@ -1,0 +1,52 @@
+//! Runs workloads under a configuration and turns them into [`Record`]s.
+
+use crate::record::Record;
+use crate::{Bench, Size};
+use loka::{Config, System};
+
+/// Runs `bench` once on a fresh system built from `config`.
+pub fn run_once(
+    bench: &Bench,
+    size: Size,
+    config: &Config,
+    repeat: usize,
+) -> Result<Record, crate::BenchError> {
+    let system = System::from_config(config.clone())?;
+    let measured = (bench.run)(&system, size);
+    // Counters as the run left them (the system is shut down right after).
+    let stats = system.stats();
+    system.shutdown();
+    let seconds = measured.elapsed.as_secs_f64();
+    let mut telemetry = serde_json::to_value(&stats.total).unwrap_or_default();
+    if let serde_json::Value::Object(map) = &mut telemetry {
+        for (key, value) in [
+            ("actors_spawned", stats.actors_spawned),
+            ("dead_letters", stats.dead_letters),
+            ("panics", stats.panics),
+            ("unparks", stats.unparks),
+            ("external_sends", stats.external_sends),
+        ] {
+            map.insert(key.to_owned(), value.into());
+        }
+        map.insert("check".to_owned(), measured.check.clone().into());
+    }
+    Ok(Record {
+        runtime: "loka".to_owned(),
+        bench: bench.name.to_owned(),
+        engine: config.engine.to_string(),
+        policy: config.policy.to_string(),
+        topology: config.topology.clone(),
+        workers: config.workers,
+        size: size.to_string(),
+        messages: measured.messages,
+        seconds,
+        msgs_per_sec: if seconds > 0.0 {
+            measured.messages as f64 / seconds
+        } else {
+            0.0
+        },
+        verified: measured.verified,
+        telemetry,
+        repeat,
+    })
+}
