@@ -1,7 +1,8 @@
 //! The machine a system runs on: its topology and the worker layout derived from it once at start.
 
 use crate::config::{Config, ConfigError};
-use loka_topology::{CostMatrix, LayoutOptions, Topology, TopologySpec, WorkerLayout};
+use crate::policy::PolicyKind;
+use loka_topology::{CostMatrix, GroupLevel, LayoutOptions, Topology, TopologySpec, WorkerLayout};
 use std::sync::Arc;
 
 /// Topology plus worker layout, shared read-only by the workers and the policies.
@@ -25,11 +26,23 @@ impl Machine {
         let spec: TopologySpec = config.topology.parse().map_err(err)?;
         let topology = Topology::load(&spec).map_err(err)?;
         let cost = CostMatrix::load(&topology, config.cost.as_deref(), false).map_err(err)?;
+        // LGS-CO: the innermost victim group is the L2 sharers instead of the NUMA node.
+        let co = matches!(config.policy, PolicyKind::Lgs(v) if v.co);
         let options = LayoutOptions {
             workers: config.workers,
+            group_level: if co { GroupLevel::L2 } else { GroupLevel::Numa },
             ..LayoutOptions::default()
         };
         let layout = WorkerLayout::new(&topology, &cost, &options).map_err(err)?;
+        if co && !layout.has_l2_sharing() {
+            return Err(ConfigError::Invalid {
+                key: "policy",
+                value: config.policy.to_string(),
+                source_name: format!("topology `{}`", config.topology),
+                reason: "the `co` variant needs workers that share an L2 cache, and none do here"
+                    .to_owned(),
+            });
+        }
         Ok(Machine {
             topology: Arc::new(topology),
             layout: Arc::new(layout),

@@ -15,7 +15,10 @@ use crate::mailbox::{Mailbox, Pop, Push};
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::AcqRel, Ordering::Acquire,
+    Ordering::Relaxed,
+};
 use std::sync::{Arc, Weak};
 
 /// What an activation tells the worker.
@@ -33,6 +36,91 @@ pub(crate) enum RunOutcome {
 pub(crate) struct Header {
     vtable: &'static Vtable,
     pub(crate) id: ActorId,
+    /// Scheduling metadata (home PU, flags, samples).
+    pub(crate) placement: ActorPlacement,
+}
+
+/// Where an actor lives, as the scheduling policies see it.
+///
+/// Written with relaxed atomics: the home is set at spawn (before the actor is queued) and at
+/// its first activation (by the holder of the schedule); the flags and wake counters are
+/// heuristics read and written by senders, where a lost update only delays a decision.
+pub(crate) struct ActorPlacement {
+    home: AtomicU32,
+    flags: AtomicU8,
+    /// Sampled enqueue time (ns since the engine started, 0 = none), for the queue-wait telemetry.
+    pub(crate) enqueued_at: AtomicU64,
+    remote_wakes: AtomicU32,
+    local_wakes: AtomicU32,
+}
+
+const NO_HOME: u32 = u32::MAX;
+const RAN: u8 = 1;
+const UNPINNED: u8 = 2;
+const HUB: u8 = 4;
+
+impl ActorPlacement {
+    fn new(options: &SpawnOptions) -> Self {
+        let mut flags = 0;
+        if options.unpinned {
+            flags |= UNPINNED;
+        }
+        if options.hub {
+            flags |= HUB;
+        }
+        ActorPlacement {
+            home: AtomicU32::new(NO_HOME),
+            flags: AtomicU8::new(flags),
+            enqueued_at: AtomicU64::new(0),
+            remote_wakes: AtomicU32::new(0),
+            local_wakes: AtomicU32::new(0),
+        }
+    }
+
+    /// The home worker (HPU), if any.
+    #[inline]
+    pub(crate) fn home(&self) -> Option<usize> {
+        let h = self.home.load(Relaxed);
+        (h != NO_HOME).then_some(h as usize)
+    }
+
+    pub(crate) fn set_home(&self, home: Option<usize>) {
+        self.home.store(home.map_or(NO_HOME, |h| h as u32), Relaxed);
+    }
+
+    /// The home, unless the actor is unpinned (spawn option or hub release).
+    #[inline]
+    pub(crate) fn pinned_home(&self) -> Option<usize> {
+        if self.flags.load(Relaxed) & UNPINNED != 0 {
+            None
+        } else {
+            self.home()
+        }
+    }
+
+    /// True exactly once: at the actor's first activation.
+    #[inline]
+    pub(crate) fn first_run(&self) -> bool {
+        self.flags.load(Relaxed) & RAN == 0 && self.flags.fetch_or(RAN, Relaxed) & RAN == 0
+    }
+
+    /// Counts a wake-up routed to a distant home; returns true when the hub rule says to unpin
+    /// (and unpins). Racy increments on purpose: a heuristic, not worth a locked instruction.
+    pub(crate) fn note_remote_wake(&self) -> bool {
+        let remote = self.remote_wakes.load(Relaxed).saturating_add(1);
+        self.remote_wakes.store(remote, Relaxed);
+        if crate::policy::lgs::should_release_hub(remote, self.local_wakes.load(Relaxed)) {
+            self.flags.fetch_or(UNPINNED, Relaxed) & UNPINNED == 0
+        } else {
+            false
+        }
+    }
+
+    /// Counts a wake-up run next to the home.
+    pub(crate) fn note_local_wake(&self) {
+        let local = self.local_wakes.load(Relaxed).saturating_add(1);
+        self.local_wakes.store(local, Relaxed);
+    }
 }
 
 struct Vtable {
@@ -62,6 +150,14 @@ impl TaskRef {
     pub(crate) unsafe fn run(self, worker: &Worker) -> RunOutcome {
         // SAFETY: queued tasks are alive (module docs); the caller holds the schedule.
         unsafe { (self.0.as_ref().vtable.run)(self.0, worker) }
+    }
+
+    /// The scheduling metadata.
+    #[inline]
+    pub(crate) fn placement(&self) -> &ActorPlacement {
+        // SAFETY: a TaskRef handed to the engine points to a live cell: queued tasks are kept
+        // alive by the life reference, and a sender scheduling one holds an `ActorRef`.
+        unsafe { &self.0.as_ref().placement }
     }
 
     /// Terminates the actor at shutdown.
@@ -141,6 +237,7 @@ pub(crate) fn spawn<A: Actor>(
         header: Header {
             vtable: &ActorCell::<A>::VTABLE,
             id: engine.next_actor_id(from),
+            placement: ActorPlacement::new(&options),
         },
         mailbox: Mailbox::new(),
         handles: AtomicUsize::new(1),
@@ -367,7 +464,7 @@ impl<A: Actor> ActorCell<A> {
                 tracing::warn!(actor = %failure.actor, kind = failure.actor_type, message = %failure.message, "actor failed");
             }
         }
-        engine.note_stopped();
+        engine.note_stopped(worker);
         // SAFETY: releases the life reference taken in `spawn`, exactly once (an actor terminates
         // once). Must be the last use of `self`, which may be freed here.
         unsafe { drop(Arc::from_raw(self as *const Self)) };

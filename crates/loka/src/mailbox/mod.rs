@@ -446,6 +446,14 @@ mod loom_tests {
     use loom::sync::Arc;
     use std::sync::atomic::Ordering::SeqCst;
 
+    /// Explores every interleaving with up to 3 preemptions (exhaustive search of this model does
+    /// not finish in minutes; bugs of this kind need at most 2–3 preemptions to show).
+    fn model(f: impl Fn() + Sync + Send + 'static) {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(3);
+        builder.check(f);
+    }
+
     /// One activation run inline by the sender that woke the actor.
     fn activation(mb: &Mailbox<u32>, running: &AtomicBool, seen: &loom::sync::Mutex<Vec<u32>>) {
         assert!(!running.swap(true, SeqCst), "two activations overlap");
@@ -468,7 +476,7 @@ mod loom_tests {
     /// trigger: every message is handled once, activations never overlap, the mailbox ends idle.
     #[test]
     fn idle_to_scheduled_protocol() {
-        loom::model(|| {
+        model(|| {
             let mb = Arc::new(Mailbox::new());
             let running = Arc::new(AtomicBool::new(false));
             let seen = Arc::new(loom::sync::Mutex::new(Vec::new()));
@@ -504,7 +512,7 @@ mod loom_tests {
     /// in the mailbox) or it gets the message back. Never both, never neither.
     #[test]
     fn close_races_with_send() {
-        loom::model(|| {
+        model(|| {
             let mb = Arc::new(Mailbox::new());
             assert_eq!(mb.push(0), Push::Wake);
             let sender = {

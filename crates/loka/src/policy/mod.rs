@@ -6,48 +6,94 @@
 //! simulator of large machines.
 
 pub mod cls;
+pub mod lgs;
+
+pub use lgs::LgsVariants;
 
 use std::fmt;
 use std::str::FromStr;
 
 /// The scheduler policies loka knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+///
+/// Names: `cls`, `lgs`, or `lgs:VARIANT[,VARIANT…]` with variants `tp`, `dfs`, `co`, `alt`,
+/// `nosleep`, `auto` (see [`lgs`]).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 #[serde(try_from = "String", into = "String")]
 pub enum PolicyKind {
     /// CAF's random work stealing with communication locality (SPEC §3.1).
     #[default]
     Cls,
+    /// Locality-guided scheduling with its variant switches (SPEC §3.2).
+    Lgs(LgsVariants),
 }
 
 impl PolicyKind {
-    /// Every policy name, as accepted by [`FromStr`].
-    pub const NAMES: &'static [&'static str] = &["cls"];
-    /// Every policy.
-    pub const ALL: &'static [PolicyKind] = &[PolicyKind::Cls];
+    /// The policy names, as accepted by [`FromStr`].
+    pub const NAMES: &'static [&'static str] = &[
+        "cls",
+        "lgs",
+        "lgs:VARIANTS (comma-separated: tp, dfs, co, alt, nosleep, auto)",
+    ];
+
+    /// A representative of every policy and variant, for tests and policy comparisons. (`co`
+    /// needs L2 sharing between workers and is left out: it is an error on most small machines.)
+    pub const ALL: &'static [PolicyKind] = &[
+        PolicyKind::Cls,
+        PolicyKind::Lgs(LgsVariants::NONE),
+        PolicyKind::Lgs(LgsVariants::TP),
+        PolicyKind::Lgs(LgsVariants::DFS),
+        PolicyKind::Lgs(LgsVariants::ALT),
+        PolicyKind::Lgs(LgsVariants::AUTO),
+    ];
 }
 
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            PolicyKind::Cls => "cls",
-        })
+        match self {
+            PolicyKind::Cls => f.write_str("cls"),
+            PolicyKind::Lgs(v) if *v == LgsVariants::NONE => f.write_str("lgs"),
+            PolicyKind::Lgs(v) => write!(f, "lgs:{v}"),
+        }
     }
 }
 
-/// An unknown policy name.
+/// An unknown policy or variant name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scheduler policy `{name}` (known: {known})", known = PolicyKind::NAMES.join(", "))]
-pub struct UnknownPolicy {
-    /// The name given.
-    pub name: String,
+pub enum UnknownPolicy {
+    /// No policy has this name.
+    #[error("unknown scheduler policy `{name}` (known: {known})", known = PolicyKind::NAMES.join(", "))]
+    Policy {
+        /// The name given.
+        name: String,
+    },
+    /// The policy exists but not this variant.
+    #[error("unknown {policy} variant `{variant}` in `{name}` (known: {known})", known = LgsVariants::NAMES.join(", "))]
+    Variant {
+        /// The whole name given.
+        name: String,
+        /// The policy.
+        policy: &'static str,
+        /// The bad variant.
+        variant: String,
+    },
 }
 
 impl FromStr for PolicyKind {
     type Err = UnknownPolicy;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "cls" => Ok(PolicyKind::Cls),
-            _ => Err(UnknownPolicy { name: s.to_owned() }),
+        let (policy, variants) = s.split_once(':').unwrap_or((s, ""));
+        match policy {
+            "cls" if variants.is_empty() => Ok(PolicyKind::Cls),
+            "lgs" => LgsVariants::parse(variants)
+                .map(PolicyKind::Lgs)
+                .map_err(|variant| UnknownPolicy::Variant {
+                    name: s.to_owned(),
+                    policy: "lgs",
+                    variant,
+                }),
+            _ => Err(UnknownPolicy::Policy { name: s.to_owned() }),
         }
     }
 }
@@ -75,4 +121,34 @@ pub enum Route {
     LocalHead,
     /// The tail of worker `w`'s queue (CAF's external enqueue).
     Tail(usize),
+    /// The head of worker `w`'s queue from another worker (LGS-DFS): runs before `w`'s queued work.
+    Head(usize),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_names_round_trip() {
+        for p in PolicyKind::ALL {
+            assert_eq!(p.to_string().parse::<PolicyKind>().unwrap(), *p);
+        }
+        assert_eq!(
+            "lgs:dfs,co".parse::<PolicyKind>().unwrap().to_string(),
+            "lgs:dfs,co"
+        );
+    }
+
+    #[test]
+    fn unknown_policy_and_variant_are_named() {
+        let e = "fifo".parse::<PolicyKind>().unwrap_err().to_string();
+        assert!(e.contains("`fifo`") && e.contains("lgs"), "{e}");
+        let e = "lgs:dfs,warp"
+            .parse::<PolicyKind>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`warp`") && e.contains("nosleep"), "{e}");
+        assert!("cls:tp".parse::<PolicyKind>().is_err());
+    }
 }

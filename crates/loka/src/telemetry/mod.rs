@@ -29,19 +29,65 @@ impl Counter {
     }
 }
 
+/// Deepest victim-group level counted separately (deeper levels count in the last slot).
+pub const MAX_LEVELS: usize = 8;
+/// Queue-wait histogram buckets: bucket `b` counts waits in `[2^b, 2^(b+1))` ns.
+const WAIT_BUCKETS: usize = 40;
+
 macro_rules! worker_counters {
     ($($(#[doc = $doc:literal])* $name:ident),* $(,)?) => {
         /// The live counters of one worker.
-        #[derive(Debug, Default)]
-        pub(crate) struct WorkerCounters { $(pub(crate) $name: Counter,)* }
+        #[derive(Debug)]
+        pub(crate) struct WorkerCounters {
+            $(pub(crate) $name: Counter,)*
+            /// Successful steals by the level of the victim's group (innermost first).
+            pub(crate) steals_by_level: [Counter; MAX_LEVELS],
+            /// Sampled time woken actors waited in a queue, log2 ns buckets.
+            pub(crate) queue_wait: [Counter; WAIT_BUCKETS],
+        }
 
         /// A snapshot of one worker's counters (or their sum over workers).
         #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
-        pub struct WorkerStats { $($(#[doc = $doc])* pub $name: u64,)* }
+        pub struct WorkerStats {
+            $($(#[doc = $doc])* pub $name: u64,)*
+            /// Successful steals by victim-group level, innermost (g0) first.
+            pub steals_by_level: Vec<u64>,
+            /// 99th percentile of the sampled queue wait of woken actors, in ns (an upper bound:
+            /// the top of the histogram bucket). Exposes convoys behind long jobs.
+            pub queue_wait_ns_p99: u64,
+            /// Median of the same samples, in ns.
+            pub queue_wait_ns_p50: u64,
+            /// The sampled queue-wait histogram (bucket `b`: `[2^b, 2^(b+1))` ns).
+            #[serde(skip)]
+            pub queue_wait_hist: Vec<u64>,
+        }
+
+        impl Default for WorkerCounters {
+            fn default() -> Self {
+                WorkerCounters {
+                    $($name: Counter::default(),)*
+                    steals_by_level: std::array::from_fn(|_| Counter::default()),
+                    queue_wait: std::array::from_fn(|_| Counter::default()),
+                }
+            }
+        }
 
         impl WorkerCounters {
             pub(crate) fn snapshot(&self) -> WorkerStats {
-                WorkerStats { $($name: self.$name.get(),)* }
+                let mut stats = WorkerStats {
+                    $($name: self.$name.get(),)*
+                    steals_by_level: self.steals_by_level.iter().map(Counter::get).collect(),
+                    queue_wait_hist: self.queue_wait.iter().map(Counter::get).collect(),
+                    ..WorkerStats::default()
+                };
+                stats.derive_percentiles();
+                stats
+            }
+
+            /// Records one sampled queue wait (owner only).
+            pub(crate) fn record_queue_wait(&self, ns: u64) {
+                let bucket = (u64::BITS - ns.max(1).leading_zeros() - 1) as usize;
+                self.queue_wait[bucket.min(WAIT_BUCKETS - 1)].bump(1);
             }
         }
 
@@ -49,9 +95,49 @@ macro_rules! worker_counters {
             /// Adds every counter of `other` to `self`.
             pub fn accumulate(&mut self, other: &WorkerStats) {
                 $(self.$name += other.$name;)*
+                add_vec(&mut self.steals_by_level, &other.steals_by_level);
+                add_vec(&mut self.queue_wait_hist, &other.queue_wait_hist);
+                self.derive_percentiles();
+            }
+
+            fn derive_percentiles(&mut self) {
+                self.queue_wait_ns_p99 = percentile(&self.queue_wait_hist, 0.99);
+                self.queue_wait_ns_p50 = percentile(&self.queue_wait_hist, 0.50);
+            }
+
+            /// Executions on the actor's home PU as a share of all activations with a home.
+            pub fn home_pu_share(&self) -> f64 {
+                let all = self.exec_home_pu + self.exec_home_node + self.exec_remote_node;
+                if all == 0 { 0.0 } else { self.exec_home_pu as f64 / all as f64 }
             }
         }
     };
+}
+
+fn add_vec(into: &mut Vec<u64>, from: &[u64]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        *a += b;
+    }
+}
+
+/// The upper edge of the histogram bucket holding quantile `q` (0 with no samples).
+fn percentile(hist: &[u64], q: f64) -> u64 {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let rank = ((total as f64) * q).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    for (bucket, &n) in hist.iter().enumerate() {
+        seen += n;
+        if seen >= rank {
+            return (1u64 << (bucket + 1)) - 1;
+        }
+    }
+    u64::MAX
 }
 
 worker_counters! {
@@ -59,18 +145,34 @@ worker_counters! {
     messages,
     /// Actor activations (one activation handles up to `throughput` messages).
     activations,
-    /// Activations taken from the worker's non-stealable LIFO slot.
+    /// Activations taken from the worker's non-stealable next slot.
     lifo_runs,
     /// Steal attempts (one victim probed).
     steal_attempts,
     /// Successful steals (one actor each).
     steals,
+    /// Idle cycles that restarted weighted stealing at g0 (LGS back-off resets).
+    backoff_resets,
     /// Times the worker parked its thread.
     parks,
     /// Actors spawned by actors running on this worker.
     spawned,
+    /// Actors that stopped on this worker.
+    stopped,
     /// Activations that ended with messages left, re-queued for fairness.
     requeues,
+    /// Activations on the actor's home PU (its HPU; under `cls` the worker that first ran it).
+    exec_home_pu,
+    /// Activations elsewhere on the home PU's NUMA node.
+    exec_home_node,
+    /// Activations on another NUMA node than the home PU's.
+    exec_remote_node,
+    /// Wake-ups sent to the tail (or head) of a distant home PU's queue (LGS Listing 5.3).
+    hpu_pushes,
+    /// Actors unpinned by the automatic hub release (`lgs:auto`).
+    hubs_released,
+    /// Queue-wait samples taken.
+    queue_wait_samples,
 }
 
 /// A snapshot of the whole system's counters, from [`crate::System::stats`].
@@ -111,4 +213,27 @@ pub(crate) struct SystemCounters {
     pub(crate) dead_letters: Counter,
     pub(crate) panics: Counter,
     pub(crate) unparks: Counter,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_come_from_the_histogram() {
+        let c = WorkerCounters::default();
+        for _ in 0..98 {
+            c.record_queue_wait(100); // bucket 6: [64, 128)
+        }
+        c.record_queue_wait(5_000); // bucket 12
+        c.record_queue_wait(1_000_000); // bucket 19
+        let s = c.snapshot();
+        assert_eq!(s.queue_wait_ns_p50, 127);
+        assert_eq!(s.queue_wait_ns_p99, 8191);
+        let mut total = WorkerStats::default();
+        total.accumulate(&s);
+        total.accumulate(&s);
+        assert_eq!(total.queue_wait_ns_p99, 8191);
+        assert_eq!(total.queue_wait_hist.iter().sum::<u64>(), 200);
+    }
 }

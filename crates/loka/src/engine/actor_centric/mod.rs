@@ -19,7 +19,7 @@ use crate::actor::cell::TaskRef;
 use crate::actor::{ActorFailure, ActorId, SpawnOptions};
 use crate::config::Config;
 use crate::machine::Machine;
-use crate::policy::{cls, Route};
+use crate::policy::{cls, lgs, LgsVariants, PolicyKind, Route};
 use crate::telemetry::{Stats, SystemCounters, WorkerCounters};
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
@@ -40,6 +40,8 @@ type RegistryShard = HashMap<ActorId, TaskRef>;
 /// The part of a worker other threads see.
 pub(crate) struct WorkerShared {
     inbox: Injector<TaskRef>,
+    /// Wake-ups other workers push at this worker's *head* (LGS-DFS); the owner takes these first.
+    urgent: Injector<TaskRef>,
     stealer: Stealer<TaskRef>,
     thread: OnceLock<Thread>,
     counters: CachePadded<WorkerCounters>,
@@ -62,6 +64,8 @@ pub(crate) struct Engine {
     failures: Mutex<Vec<ActorFailure>>,
     quiet_lock: Mutex<()>,
     quiet: Condvar,
+    /// Origin of the queue-wait timestamps.
+    clock: Instant,
 }
 
 impl Engine {
@@ -75,6 +79,7 @@ impl Engine {
             .iter()
             .map(|d| WorkerShared {
                 inbox: Injector::new(),
+                urgent: Injector::new(),
                 stealer: d.stealer(),
                 thread: OnceLock::new(),
                 counters: CachePadded::new(WorkerCounters::default()),
@@ -94,6 +99,7 @@ impl Engine {
             failures: Mutex::new(Vec::new()),
             quiet_lock: Mutex::new(()),
             quiet: Condvar::new(),
+            clock: Instant::now(),
             config,
             machine,
         });
@@ -168,8 +174,11 @@ impl Engine {
         self.registry_shard(id).lock().remove(&id);
     }
 
-    pub(crate) fn note_stopped(&self) {
-        self.counters.actors_stopped.add_shared(1);
+    pub(crate) fn note_stopped(&self, worker: Option<&Worker>) {
+        match worker {
+            Some(worker) => worker.counters().stopped.bump(1),
+            None => self.counters.actors_stopped.add_shared(1),
+        }
     }
 
     pub(crate) fn note_dead_letters(&self, actor: ActorId, n: u64) {
@@ -192,33 +201,97 @@ impl Engine {
     #[inline]
     pub(crate) fn schedule_woken(&self, task: TaskRef) {
         match Worker::current_of(self) {
-            Some(worker) => worker.schedule(worker.policy().route_woken(), task),
+            Some(worker) => worker.schedule_woken(task),
             None => {
                 self.counters.external_sends.add_shared(1);
-                self.schedule_external(task, crate::actor::Placement::Default);
+                // LGS, Listing 5.3: from a plain thread, to the tail of the actor's home.
+                match (self.lgs_routing(), task.placement().pinned_home()) {
+                    (Some(variants), Some(home)) => {
+                        let neighbours = |a, b| self.machine.layout.same_group0(a, b);
+                        let route = lgs::route_woken(
+                            variants,
+                            None,
+                            Some(home),
+                            neighbours,
+                            Route::LocalHead,
+                        );
+                        self.push_route_external(route, task);
+                    }
+                    _ => self.schedule_external(task, crate::actor::Placement::Default),
+                }
             }
         }
     }
 
-    /// Queues a freshly spawned actor for its first activation.
+    /// The LGS variant switches when wake-ups follow home PUs (`lgs`, not `lgs:tp`).
+    #[inline]
+    pub(crate) fn lgs_routing(&self) -> Option<LgsVariants> {
+        match self.config.policy {
+            PolicyKind::Lgs(v) if !v.tp => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Queues a freshly spawned actor for its first activation. Under LGS the worker it is placed
+    /// on becomes its home PU.
     pub(crate) fn schedule_spawned(
         &self,
         task: TaskRef,
         options: &SpawnOptions,
         from: Option<&Worker>,
     ) {
+        let route = match from {
+            Some(worker) => worker.policy().route_spawned(options.placement),
+            None => {
+                let ticket = self.round_robin.fetch_add(1, Relaxed);
+                cls::route_external(options.placement, ticket, self.workers.len())
+            }
+        };
+        if self.lgs_routing().is_some() {
+            let placed = match route {
+                Route::LocalNext | Route::LocalHead => from.map(Worker::index),
+                Route::Tail(w) | Route::Head(w) => Some(w),
+            };
+            task.placement().set_home(placed);
+        }
         match from {
-            Some(worker) => worker.schedule(worker.policy().route_spawned(options.placement), task),
-            None => self.schedule_external(task, options.placement),
+            Some(worker) => worker.schedule(route, task),
+            None => self.push_route_external(route, task),
         }
     }
 
     fn schedule_external(&self, task: TaskRef, placement: crate::actor::Placement) {
         let ticket = self.round_robin.fetch_add(1, Relaxed);
-        match cls::route_external(placement, ticket, self.workers.len()) {
+        let route = cls::route_external(placement, ticket, self.workers.len());
+        self.push_route_external(route, task);
+    }
+
+    /// Carries out a route decided for a plain thread (no local queue of its own).
+    fn push_route_external(&self, route: Route, task: TaskRef) {
+        match route {
             Route::Tail(w) => self.push_tail(w, task),
-            route => unreachable!("external routes are tails, got {route:?}"),
+            Route::Head(w) => self.push_urgent(w, task),
+            Route::LocalNext | Route::LocalHead => {
+                unreachable!("plain threads have no local queue: {route:?}")
+            }
         }
+    }
+
+    /// The head of worker `w`'s queue from elsewhere (LGS-DFS).
+    pub(crate) fn push_urgent(&self, w: usize, task: TaskRef) {
+        self.workers[w].urgent.push(task);
+        self.notify(Some(w));
+    }
+
+    /// Pops from worker `w`'s urgent queue.
+    pub(crate) fn pop_urgent(&self, w: usize) -> Option<TaskRef> {
+        steal_one(|| self.workers[w].urgent.steal())
+    }
+
+    /// Nanoseconds since the engine started (never 0), for queue-wait samples.
+    #[inline]
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.clock.elapsed().as_nanos() as u64 + 1
     }
 
     /// External enqueue: the tail of worker `w`'s queue, then wake someone (`w` first).
@@ -241,7 +314,9 @@ impl Engine {
     /// deque's tail.
     pub(crate) fn steal_from(&self, victim: usize) -> Option<TaskRef> {
         let shared = &self.workers[victim];
-        steal_one(|| shared.inbox.steal()).or_else(|| steal_one(|| shared.stealer.steal()))
+        steal_one(|| shared.urgent.steal())
+            .or_else(|| steal_one(|| shared.inbox.steal()))
+            .or_else(|| steal_one(|| shared.stealer.steal()))
     }
 
     /// Pops from worker `w`'s own inbox.
@@ -253,7 +328,7 @@ impl Engine {
     fn has_visible_work(&self) -> bool {
         self.workers
             .iter()
-            .any(|w| !w.inbox.is_empty() || !w.stealer.is_empty())
+            .any(|w| !w.inbox.is_empty() || !w.urgent.is_empty() || !w.stealer.is_empty())
     }
 
     /// Parks worker `w` until work arrives or shutdown. Returns at once if the final re-check
@@ -318,6 +393,7 @@ impl Engine {
         // Queued tasks are plain pointers: drop them without touching the actors.
         for w in self.workers.iter() {
             while !w.inbox.steal().is_empty() {}
+            while !w.urgent.steal().is_empty() {}
         }
         // Stopping an actor may spawn or release others: repeat until none is left.
         loop {
@@ -345,7 +421,7 @@ impl Engine {
         }
         Stats {
             actors_spawned: total.spawned + self.counters.external_spawns.get(),
-            actors_stopped: self.counters.actors_stopped.get(),
+            actors_stopped: total.stopped + self.counters.actors_stopped.get(),
             external_sends: self.counters.external_sends.get(),
             dead_letters: self.counters.dead_letters.get(),
             panics: self.counters.panics.get(),

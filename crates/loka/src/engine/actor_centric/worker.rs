@@ -4,12 +4,13 @@ use super::Engine;
 use crate::actor::cell::{RunOutcome, TaskRef};
 use crate::actor::ActorId;
 use crate::policy::cls::Cls;
-use crate::policy::Route;
-use crate::telemetry::WorkerCounters;
+use crate::policy::lgs::{self, LgsVariants, WeightedVictims};
+use crate::policy::{PolicyKind, Route};
+use crate::telemetry::{WorkerCounters, MAX_LEVELS};
 use std::cell::Cell;
 use std::ptr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Every this-many activations the worker looks at its inbox first, so actors pushed there by
 /// other threads cannot be starved by a busy local deque.
@@ -19,10 +20,23 @@ const INBOX_CHECK_INTERVAL: u32 = 61;
 const NEXT_SLOT_STREAK_LIMIT: u32 = 32;
 /// `spin_loop` hints between two steal rounds in the spin phase.
 const SPIN_PAUSES: u32 = 32;
+/// One wake-up in this many gets its queue wait measured (two clock reads).
+const QUEUE_WAIT_SAMPLE_INTERVAL: u32 = 16;
+/// How long an `lgs:nosleep` worker keeps polling before it parks after all.
+const NOSLEEP_POLL: Duration = Duration::from_millis(10);
 
 thread_local! {
     /// The worker running on this thread, if any (set for the whole life of a worker thread).
     static CURRENT: Cell<*const Worker> = const { Cell::new(ptr::null()) };
+}
+
+/// How a thief picks victims.
+#[derive(Debug, Clone)]
+enum Victims {
+    /// `cls`: uniformly random other worker.
+    Random(Cls),
+    /// `lgs`: weighted over nested groups.
+    Weighted(WeightedVictims),
 }
 
 /// A worker's thread-local state. Shared by reference with the activations it runs.
@@ -33,8 +47,15 @@ pub(crate) struct Worker {
     next_slot: Cell<Option<TaskRef>>,
     next_streak: Cell<u32>,
     tick: Cell<u32>,
+    sample_tick: Cell<u32>,
     next_id: Cell<u64>,
     policy: Cls,
+    /// `Some` when wake-ups follow home PUs (LGS other than `tp`).
+    lgs: Option<LgsVariants>,
+    /// Any LGS variant with head pushes between workers.
+    dfs: bool,
+    /// Group level of each other worker as seen from this one (for steals-by-level).
+    level_of: Vec<u8>,
 }
 
 impl Worker {
@@ -45,14 +66,29 @@ impl Worker {
     ) -> Self {
         let config = engine.config();
         let policy = Cls::new(index, config.workers, config.lifo_slot);
+        let groups = engine.machine().layout.groups(index);
+        let mut level_of = vec![0u8; config.workers];
+        for (level, group) in groups.iter().enumerate().rev() {
+            for &w in group {
+                level_of[w] = level.min(MAX_LEVELS - 1) as u8;
+            }
+        }
+        let (lgs, dfs) = match config.policy {
+            PolicyKind::Lgs(v) => ((!v.tp).then_some(v), v.dfs),
+            PolicyKind::Cls => (None, false),
+        };
         Worker {
             index,
             deque,
             next_slot: Cell::new(None),
             next_streak: Cell::new(0),
             tick: Cell::new(0),
+            sample_tick: Cell::new(0),
             next_id: Cell::new(1),
             policy,
+            lgs,
+            dfs,
+            level_of,
             engine,
         }
     }
@@ -88,6 +124,48 @@ impl Worker {
         ActorId(((self.index as u64 + 1) << 48) | n)
     }
 
+    /// Routes an actor woken by a message from an actor running here.
+    #[inline]
+    pub(crate) fn schedule_woken(&self, task: TaskRef) {
+        let local = self.policy.route_woken();
+        let route = match self.lgs {
+            None => local,
+            Some(variants) => self.lgs_route(variants, task, local),
+        };
+        self.sample_queue_wait(task);
+        self.schedule(route, task);
+    }
+
+    /// Listing 5.3, plus the bookkeeping of the hub rule.
+    fn lgs_route(&self, variants: LgsVariants, task: TaskRef, local: Route) -> Route {
+        let placement = task.placement();
+        let home = placement.pinned_home();
+        let layout = &self.engine.machine().layout;
+        let route = lgs::route_woken(
+            variants,
+            Some(self.index),
+            home,
+            |a, b| layout.same_group0(a, b),
+            local,
+        );
+        match route {
+            Route::Tail(_) | Route::Head(_) => {
+                self.counters().hpu_pushes.bump(1);
+                if variants.auto && placement.note_remote_wake() {
+                    self.counters().hubs_released.bump(1);
+                    // Released: from now on it runs where its partners are.
+                    return local;
+                }
+            }
+            Route::LocalNext | Route::LocalHead => {
+                if variants.auto && home.is_some() {
+                    placement.note_local_wake();
+                }
+            }
+        }
+        route
+    }
+
     /// Carries out a routing decision for a runnable actor.
     #[inline]
     pub(crate) fn schedule(&self, route: Route, task: TaskRef) {
@@ -99,12 +177,26 @@ impl Worker {
             }
             Route::LocalHead => self.push_head(task),
             Route::Tail(w) => self.engine.push_tail(w, task),
+            Route::Head(w) if w == self.index => self.push_head(task),
+            Route::Head(w) => self.engine.push_urgent(w, task),
         }
     }
 
     fn push_head(&self, task: TaskRef) {
         self.deque.push(task);
         self.engine.notify(None);
+    }
+
+    /// Every few wake-ups, stamps the actor so its queue wait is measured when it runs.
+    #[inline]
+    fn sample_queue_wait(&self, task: TaskRef) {
+        let tick = self.sample_tick.get().wrapping_add(1);
+        self.sample_tick.set(tick);
+        if tick % QUEUE_WAIT_SAMPLE_INTERVAL == 0 {
+            task.placement()
+                .enqueued_at
+                .store(self.engine.now_ns(), std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// The worker loop.
@@ -116,11 +208,16 @@ impl Worker {
                 .seed
                 .wrapping_add((self.index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
         );
-        let mut policy = self.policy.clone();
+        let mut victims = match self.engine.config().policy {
+            PolicyKind::Cls => Victims::Random(self.policy.clone()),
+            PolicyKind::Lgs(_) => Victims::Weighted(WeightedVictims::new(
+                self.engine.machine().layout.groups(self.index),
+            )),
+        };
         loop {
             let task = match self.next_local() {
                 Some(task) => task,
-                None => match self.search(&mut policy, &mut rng) {
+                None => match self.search(&mut victims, &mut rng) {
                     Some(task) => task,
                     None if self.engine.is_shutdown() => break,
                     None => continue,
@@ -133,13 +230,15 @@ impl Worker {
     }
 
     fn run_task(&self, task: TaskRef) {
-        self.counters().activations.bump(1);
+        let counters = self.counters();
+        counters.activations.bump(1);
+        self.account_locality(task);
         // SAFETY: the task came out of a run queue (or the next slot) of this system, so this
         // worker now holds its schedule.
         match unsafe { task.run(self) } {
             RunOutcome::Idle | RunOutcome::Stopped => {}
             RunOutcome::Requeue => {
-                self.counters().requeues.bump(1);
+                counters.requeues.bump(1);
                 let alone = self.next_slot.get().is_none() && self.deque.is_empty();
                 if alone {
                     // Nothing else to run here: keep going with this actor.
@@ -152,8 +251,47 @@ impl Worker {
         }
     }
 
-    /// Local work: the inbox now and then, the next slot, the deque's head, the inbox.
+    /// Before an activation: the first-activation home rule (Listing 5.2; under `cls` the first
+    /// worker to run an actor is its home), where it runs relative to its home, its queue wait.
+    #[inline]
+    fn account_locality(&self, task: TaskRef) {
+        let placement = task.placement();
+        let layout = &self.engine.machine().layout;
+        if placement.first_run() {
+            let home = lgs::first_activation_home(placement.home(), self.index, |a, b| {
+                layout.same_group0(a, b)
+            });
+            placement.set_home(home);
+        }
+        let counters = self.counters();
+        match placement.home() {
+            Some(home) if home == self.index => counters.exec_home_pu.bump(1),
+            Some(home) if layout.node_of(home) == layout.node_of(self.index) => {
+                counters.exec_home_node.bump(1)
+            }
+            Some(_) => counters.exec_remote_node.bump(1),
+            None => {}
+        }
+        let stamped = placement
+            .enqueued_at
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if stamped != 0 {
+            placement
+                .enqueued_at
+                .store(0, std::sync::atomic::Ordering::Relaxed);
+            counters.queue_wait_samples.bump(1);
+            counters.record_queue_wait(self.engine.now_ns().saturating_sub(stamped));
+        }
+    }
+
+    /// Local work: urgent head pushes (LGS-DFS), the inbox now and then, the next slot, the
+    /// deque's head, the inbox.
     fn next_local(&self) -> Option<TaskRef> {
+        if self.dfs {
+            if let Some(task) = self.engine.pop_urgent(self.index) {
+                return Some(task);
+            }
+        }
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         if tick % INBOX_CHECK_INTERVAL == 0 {
@@ -184,19 +322,38 @@ impl Worker {
 
     /// Idle phase: steal (spinning, then yielding), then park. `None` after a wake-up or at
     /// shutdown; the caller looks at its local queues again.
-    fn search(&self, policy: &mut Cls, rng: &mut fastrand::Rng) -> Option<TaskRef> {
+    fn search(&self, victims: &mut Victims, rng: &mut fastrand::Rng) -> Option<TaskRef> {
         let idle = self.engine.config().idle;
-        let (spin_until, yield_until) = (idle.spin(), idle.spin_and_yield());
+        let nosleep = matches!(self.engine.config().policy, PolicyKind::Lgs(v) if v.nosleep);
+        let spin_until = idle.spin();
+        let yield_until = if nosleep {
+            idle.spin_and_yield() + NOSLEEP_POLL
+        } else {
+            idle.spin_and_yield()
+        };
+        if let Victims::Weighted(w) = victims {
+            w.restart();
+            self.counters().backoff_resets.bump(1);
+        }
         let start = Instant::now();
         loop {
-            if let Some(victim) = policy.next_victim(rng) {
+            let victim = match victims {
+                Victims::Random(p) => p.next_victim(rng).map(|v| (v, self.level_of[v] as usize)),
+                Victims::Weighted(w) => w.next_victim(rng),
+            };
+            if let Some((victim, level)) = victim {
                 self.counters().steal_attempts.bump(1);
                 if let Some(task) = self.engine.steal_from(victim) {
                     self.counters().steals.bump(1);
+                    self.counters().steals_by_level[level.min(MAX_LEVELS - 1)].bump(1);
                     return Some(task);
                 }
             }
-            if let Some(task) = self.engine.pop_inbox(self.index) {
+            if let Some(task) = self
+                .engine
+                .pop_inbox(self.index)
+                .or_else(|| self.engine.pop_urgent(self.index))
+            {
                 return Some(task);
             }
             if self.engine.is_shutdown() {
