@@ -618,3 +618,34 @@ fn shutdown_stops_every_live_actor() {
         system.shutdown(); // idempotent
     }
 }
+
+// ------------------------------------------------------------------------------- idle workers
+
+#[test]
+fn idle_workers_park_and_stop_polling() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, _, _) = stoppable(&system);
+        for _ in 0..1_000 {
+            actor.send(StopMsg::Work).unwrap();
+        }
+        system.run_until_idle();
+        let before = system.stats().total;
+        std::thread::sleep(Duration::from_millis(100));
+        let after = system.stats().total;
+        assert_eq!(
+            after.steal_attempts, before.steal_attempts,
+            "{label}: a quiescent system keeps polling"
+        );
+        assert!(
+            after.parks >= config.workers as u64,
+            "{label}: every worker parked"
+        );
+        // And it wakes up promptly for new work.
+        actor.send(StopMsg::Work).unwrap();
+        assert!(
+            system.run_until_idle_timeout(Duration::from_secs(5)),
+            "{label}"
+        );
+    }
+}

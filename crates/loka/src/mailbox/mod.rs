@@ -495,7 +495,12 @@ mod loom_tests {
             for s in senders {
                 s.join().unwrap();
             }
-            assert_eq!(mb.push(99), Push::Wake, "ended idle: no message stranded");
+            assert_eq!(unsafe { mb.pop() }, Pop::Empty, "a message was stranded");
+            assert_eq!(
+                mb.push(99),
+                Push::Wake,
+                "ended idle, so the next send schedules"
+            );
             let seen = seen.lock().unwrap().clone();
             let from = |s: u32| {
                 seen.iter()
