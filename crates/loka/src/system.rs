@@ -3,7 +3,7 @@
 use crate::actor::cell::{self, Life};
 use crate::actor::{Actor, ActorFailure, ActorRef, SpawnOptions};
 use crate::config::{Config, ConfigError, IdleStrategy};
-use crate::engine::actor_centric::Engine;
+use crate::engine::actor_centric::{Engine, EngineHandle};
 use crate::machine::Machine;
 use crate::policy::PolicyKind;
 use crate::telemetry::Stats;
@@ -18,6 +18,8 @@ use std::time::Duration;
 /// Dropping a `System` shuts it down (see [`System::shutdown`]).
 pub struct System {
     engine: Arc<Engine>,
+    /// The engine handle cloned by actors spawned from plain threads.
+    handle: Arc<EngineHandle>,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -35,6 +37,7 @@ impl System {
         let machine = Machine::load(&config)?;
         let (engine, threads) = Engine::start(config, machine);
         Ok(System {
+            handle: Arc::new(EngineHandle(Arc::clone(&engine))),
             engine,
             threads: Mutex::new(threads),
         })
@@ -47,7 +50,7 @@ impl System {
 
     /// Spawns an actor with options.
     pub fn spawn_with<A: Actor>(&self, actor: A, options: SpawnOptions) -> ActorRef<A::Msg> {
-        cell::spawn(&self.engine, Life::Ready(actor), options, None, None)
+        cell::spawn(&self.handle, Life::Ready(actor), options, None, None)
     }
 
     /// Spawns an actor whose state is built by `factory` on its first activation, on the worker
@@ -58,7 +61,7 @@ impl System {
         options: SpawnOptions,
     ) -> ActorRef<A::Msg> {
         cell::spawn(
-            &self.engine,
+            &self.handle,
             Life::Factory(Box::new(factory)),
             options,
             None,

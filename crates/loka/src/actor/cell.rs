@@ -10,7 +10,7 @@
 use super::ask::{AskError, ReplyTo};
 use super::context::Context;
 use super::{Actor, ActorFailure, ActorId, ActorRef, Deliver, SendError, SpawnOptions};
-use crate::engine::actor_centric::{Engine, Worker};
+use crate::engine::actor_centric::{EngineHandle, Worker};
 use crate::mailbox::{Mailbox, Pop, Push};
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -215,7 +215,7 @@ pub(crate) struct ActorCell<A: Actor> {
     handles: AtomicUsize,
     /// Touched only by the activation holding the schedule.
     inner: std::cell::UnsafeCell<Inner<A>>,
-    pub(crate) engine: Arc<Engine>,
+    pub(crate) engine: Arc<EngineHandle>,
     parent: Option<FailureSink>,
 }
 
@@ -227,7 +227,7 @@ unsafe impl<A: Actor> Send for ActorCell<A> {}
 
 /// Creates, registers and (unless lazy) schedules a new actor.
 pub(crate) fn spawn<A: Actor>(
-    engine: &Arc<Engine>,
+    engine: &Arc<EngineHandle>,
     life: Life<A>,
     options: SpawnOptions,
     parent: Option<FailureSink>,

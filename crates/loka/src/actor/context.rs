@@ -85,7 +85,9 @@ impl<A: Actor> Context<A> {
         // SAFETY: the cell is alive through an Arc (see `cell()`).
         let me = unsafe { self.cell().arc_from_ref() };
         let sink = me.failure_sink();
-        cell::spawn(&me.engine, life, options, Some(sink), self.worker())
+        // Clone the running worker's engine handle (a core-local count), not the parent's.
+        let engine = self.worker().map_or(&me.engine, Worker::handle);
+        cell::spawn(engine, life, options, Some(sink), self.worker())
     }
 
     /// Sends a request built around a [`ReplyTo`] and, when the reply (or [`AskError::NoReply`])

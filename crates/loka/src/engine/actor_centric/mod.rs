@@ -15,6 +15,7 @@ mod worker;
 
 pub(crate) use worker::Worker;
 
+
 use crate::actor::cell::TaskRef;
 use crate::actor::{ActorFailure, ActorId, SpawnOptions};
 use crate::config::Config;
@@ -45,6 +46,22 @@ pub(crate) struct WorkerShared {
     stealer: Stealer<TaskRef>,
     thread: OnceLock<Thread>,
     counters: CachePadded<WorkerCounters>,
+}
+
+/// A reference to the engine with its own reference count.
+///
+/// Every actor cell keeps the engine alive. If all cells cloned one `Arc<Engine>`, every spawn and
+/// every stop would be a locked read-modify-write on one cache line shared by all workers; instead
+/// each worker (and the `System`) owns a handle, and cells clone the handle of the worker that
+/// spawned them, so the count they touch mostly stays in that worker's cache.
+pub(crate) struct EngineHandle(pub(crate) Arc<Engine>);
+
+impl std::ops::Deref for EngineHandle {
+    type Target = Engine;
+    #[inline]
+    fn deref(&self) -> &Engine {
+        &self.0
+    }
 }
 
 /// State shared by all workers of one system.

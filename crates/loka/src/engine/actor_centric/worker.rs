@@ -1,6 +1,6 @@
 //! One worker thread: run local actors, otherwise steal, otherwise park.
 
-use super::Engine;
+use super::{Engine, EngineHandle};
 use crate::actor::cell::{RunOutcome, TaskRef};
 use crate::actor::ActorId;
 use crate::policy::cls::Cls;
@@ -43,6 +43,8 @@ enum Victims {
 pub(crate) struct Worker {
     index: usize,
     engine: Arc<Engine>,
+    /// What actors spawned here clone to keep the engine alive (see [`EngineHandle`]).
+    handle: Arc<EngineHandle>,
     deque: crossbeam_deque::Worker<TaskRef>,
     next_slot: Cell<Option<TaskRef>>,
     next_streak: Cell<u32>,
@@ -79,6 +81,7 @@ impl Worker {
         };
         Worker {
             index,
+            handle: Arc::new(EngineHandle(Arc::clone(&engine))),
             deque,
             next_slot: Cell::new(None),
             next_streak: Cell::new(0),
@@ -107,6 +110,11 @@ impl Worker {
 
     pub(crate) fn index(&self) -> usize {
         self.index
+    }
+
+    /// This worker's engine handle, for cells spawned here.
+    pub(crate) fn handle(&self) -> &Arc<EngineHandle> {
+        &self.handle
     }
 
     #[inline]
