@@ -12,11 +12,14 @@
 //! pin = true           # pin workers to PUs on the real machine
 //! lifo_slot = true
 //! seed = 42
+//! placement = "default"      # regular actors: default|compact|scatter|circular|random
+//! hub_placement = "circular" # hubs
 //! [idle]
 //! spin_us = 50         # spin (stealing) this long before yielding
 //! yield_us = 50        # then yield (stealing) this long before parking
 //! ```
 
+use crate::policy::placement::PlacementStrategy;
 use crate::policy::PolicyKind;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -137,6 +140,10 @@ pub struct Config {
     pub seed: u64,
     /// Idle strategy.
     pub idle: IdleStrategy,
+    /// Initial placement of regular actors (changeable at run time: `System::set_placement`).
+    pub placement: PlacementStrategy,
+    /// Initial placement of hubs.
+    pub hub_placement: PlacementStrategy,
 }
 
 impl Default for Config {
@@ -152,6 +159,8 @@ impl Default for Config {
             lifo_slot: true,
             seed: 0x5eed,
             idle: IdleStrategy::default(),
+            placement: PlacementStrategy::Default,
+            hub_placement: PlacementStrategy::Circular,
         }
     }
 }
@@ -217,6 +226,8 @@ impl Config {
         env_field!("LOKA_POLICY", "policy", policy);
         env_field!("LOKA_LIFO_SLOT", "lifo_slot", lifo_slot);
         env_field!("LOKA_PIN", "pin", pin);
+        env_field!("LOKA_PLACEMENT", "placement", placement);
+        env_field!("LOKA_HUB_PLACEMENT", "hub_placement", hub_placement);
         env_field!("LOKA_SEED", "seed", seed);
         env_field!("LOKA_IDLE_SPIN_US", "idle.spin_us", idle.spin_us);
         env_field!("LOKA_IDLE_YIELD_US", "idle.yield_us", idle.yield_us);

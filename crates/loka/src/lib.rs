@@ -33,12 +33,13 @@ mod system;
 pub mod telemetry;
 
 pub use actor::{
-    Actor, ActorFailure, ActorId, ActorRef, AskError, Context, Pending, Placement, ReplyTo,
-    SendError, SpawnOptions,
+    Actor, ActorFailure, ActorId, ActorRef, AskError, Context, HubError, Pending, Placement,
+    ReplyTo, SendError, SpawnOptions,
 };
 pub use config::{Config, ConfigError, EngineKind, IdleStrategy};
 pub use loka_topology as topology;
 pub use machine::Machine;
+pub use policy::placement::PlacementStrategy;
 pub use policy::PolicyKind;
 pub use system::{System, SystemBuilder};
 pub use telemetry::{Stats, WorkerStats};

@@ -90,6 +90,12 @@ impl System {
         self.engine.shutdown(threads);
     }
 
+    /// Changes the initial placement strategy of hubs (`hubs = true`) or regular actors from now
+    /// on; actors already placed stay where they are.
+    pub fn set_placement(&self, hubs: bool, strategy: crate::PlacementStrategy) {
+        self.engine.set_placement(hubs, strategy);
+    }
+
     /// A snapshot of the counters.
     pub fn stats(&self) -> Stats {
         self.engine.stats()

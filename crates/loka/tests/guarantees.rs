@@ -649,3 +649,80 @@ fn idle_workers_park_and_stop_polling() {
         );
     }
 }
+
+// ------------------------------------------------------------------------------------------ hubs
+
+struct Hub {
+    workers_seen: Arc<Mutex<std::collections::HashSet<usize>>>,
+}
+
+impl Actor for Hub {
+    type Msg = u32;
+    fn handle(&mut self, ctx: &mut Context<Self>, _: u32) {
+        if let Some(w) = ctx.worker_index() {
+            self.workers_seen.lock().unwrap().insert(w);
+        }
+    }
+}
+
+struct Chatter {
+    hub: ActorRef<u32>,
+    left: u32,
+}
+
+impl Actor for Chatter {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, _: ()) {
+        for _ in 0..50 {
+            self.hub.send(1).unwrap();
+        }
+        self.left -= 1;
+        if self.left > 0 {
+            ctx.myself().send(()).unwrap();
+        } else {
+            ctx.stop();
+        }
+    }
+}
+
+#[test]
+fn hubs_stay_on_their_worker_under_hierarchical() {
+    for (label, config) in configurations() {
+        if !matches!(config.policy, loka::PolicyKind::Hierarchical { .. }) || config.workers < 2 {
+            continue;
+        }
+        let system = system(&config);
+        let workers_seen = Arc::new(Mutex::new(std::collections::HashSet::new()));
+        let hub = system.spawn_with(
+            Hub {
+                workers_seen: Arc::clone(&workers_seen),
+            },
+            loka::SpawnOptions::new().hub(true),
+        );
+        for _ in 0..64 {
+            system
+                .spawn(Chatter {
+                    hub: hub.clone(),
+                    left: 20,
+                })
+                .send(())
+                .unwrap();
+        }
+        system.run_until_idle();
+        let seen = workers_seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1, "{label}: the hub ran on workers {seen:?}");
+        assert!(system.stats().hubs >= 1, "{label}");
+    }
+}
+
+#[test]
+fn hub_toggle_on_a_stopped_actor_is_an_error() {
+    let system = System::builder().workers(1).build().unwrap();
+    let (actor, _, _) = stoppable(&system);
+    actor.set_hub(true).unwrap();
+    actor.send(StopMsg::StopNow).unwrap();
+    system.run_until_idle();
+    let err = actor.set_hub(false).unwrap_err();
+    assert_eq!(err.actor, actor.id());
+    assert!(err.to_string().contains("stopped"), "{err}");
+}

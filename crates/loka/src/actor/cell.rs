@@ -47,6 +47,8 @@ pub(crate) struct Header {
 /// heuristics read and written by senders, where a lost update only delays a decision.
 pub(crate) struct ActorPlacement {
     home: AtomicU32,
+    /// The worker of the latest activation.
+    last: AtomicU32,
     flags: AtomicU8,
     /// Sampled enqueue time (ns since the engine started, 0 = none), for the queue-wait telemetry.
     pub(crate) enqueued_at: AtomicU64,
@@ -70,6 +72,7 @@ impl ActorPlacement {
         }
         ActorPlacement {
             home: AtomicU32::new(NO_HOME),
+            last: AtomicU32::new(NO_HOME),
             flags: AtomicU8::new(flags),
             enqueued_at: AtomicU64::new(0),
             remote_wakes: AtomicU32::new(0),
@@ -98,6 +101,39 @@ impl ActorPlacement {
         }
     }
 
+    /// The worker of the latest activation, if any.
+    #[inline]
+    pub(crate) fn last(&self) -> Option<usize> {
+        let l = self.last.load(Relaxed);
+        (l != NO_HOME).then_some(l as usize)
+    }
+
+    /// Records the worker of this activation; returns the previous one.
+    #[inline]
+    pub(crate) fn swap_last(&self, worker: usize) -> Option<usize> {
+        let prev = self.last.load(Relaxed);
+        if prev != worker as u32 {
+            self.last.store(worker as u32, Relaxed);
+        }
+        (prev != NO_HOME).then_some(prev as usize)
+    }
+
+    /// Whether the actor is a hub (spawn option, `set_hub`, or online detection).
+    #[inline]
+    pub(crate) fn is_hub(&self) -> bool {
+        self.flags.load(Relaxed) & HUB != 0
+    }
+
+    /// Sets or clears the hub flag; returns whether it changed.
+    pub(crate) fn set_hub(&self, hub: bool) -> bool {
+        let prev = if hub {
+            self.flags.fetch_or(HUB, Relaxed)
+        } else {
+            self.flags.fetch_and(!HUB, Relaxed)
+        };
+        (prev & HUB != 0) != hub
+    }
+
     /// True exactly once: at the actor's first activation.
     #[inline]
     pub(crate) fn first_run(&self) -> bool {
@@ -114,6 +150,15 @@ impl ActorPlacement {
         } else {
             false
         }
+    }
+
+    /// Counts a wake-up from another worker than the actor's; returns true when the online hub
+    /// detection marks it a hub (and marks it). Same racy counters as the LGS rule.
+    pub(crate) fn note_foreign_sender(&self) -> bool {
+        let remote = self.remote_wakes.load(Relaxed).saturating_add(1);
+        self.remote_wakes.store(remote, Relaxed);
+        crate::policy::lgs::should_release_hub(remote, self.local_wakes.load(Relaxed))
+            && self.flags.fetch_or(HUB, Relaxed) & HUB == 0
     }
 
     /// Counts a wake-up run next to the home.
@@ -252,6 +297,9 @@ pub(crate) fn spawn<A: Actor>(
     // The life reference, released by `terminate`.
     let _ = Arc::into_raw(Arc::clone(&cell));
     engine.register(cell.header.id, task, from);
+    if options.hub {
+        engine.note_hub(from);
+    }
     if !options.lazy {
         // A fresh mailbox is idle, so this push always asks us to schedule.
         let pushed = cell.mailbox.push(Envelope::Start);
@@ -274,6 +322,10 @@ impl<A: Actor> ActorCell<A> {
 
     pub(crate) fn id(&self) -> ActorId {
         self.header.id
+    }
+
+    pub(crate) fn placement(&self) -> &ActorPlacement {
+        &self.header.placement
     }
 
     /// Puts an envelope in the mailbox and schedules the actor if it was idle. Hands the envelope
@@ -540,6 +592,16 @@ impl<A: Actor> Deliver<A::Msg> for ActorCell<A> {
 
     fn is_stopped(&self) -> bool {
         self.mailbox.is_closed()
+    }
+
+    fn set_hub(&self, hub: bool) -> bool {
+        if self.mailbox.is_closed() {
+            return false;
+        }
+        if self.header.placement.set_hub(hub) && hub {
+            self.engine.note_hub(None);
+        }
+        true
     }
 
     fn acquire_handle(&self) {

@@ -56,6 +56,19 @@ impl<A: Actor> Context<A> {
         self.stopping = true;
     }
 
+    /// Marks this actor as a communication hub (or clears the mark) from inside: under
+    /// `hierarchical`, a hub stays on its worker and is never stolen or migrated.
+    pub fn set_hub(&mut self, hub: bool) {
+        if self.cell().placement().set_hub(hub) && hub {
+            self.cell().engine.note_hub(self.worker());
+        }
+    }
+
+    /// Whether this actor is currently a hub.
+    pub fn is_hub(&self) -> bool {
+        self.cell().placement().is_hub()
+    }
+
     /// The index of the worker running this activation (`None` while stopping at shutdown).
     pub fn worker_index(&self) -> Option<usize> {
         self.worker().map(Worker::index)

@@ -168,12 +168,21 @@ impl<M> fmt::Debug for SendError<M> {
     }
 }
 
+/// A hub toggle on an actor that has stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("cannot change the hub flag of actor {actor}: it has stopped")]
+pub struct HubError {
+    /// The stopped actor.
+    pub actor: ActorId,
+}
+
 /// The type-erased receiving side of an actor, as seen by an [`ActorRef`].
 pub(crate) trait Deliver<M>: Send + Sync {
     fn deliver(&self, msg: M) -> Result<(), SendError<M>>;
     fn stop_signal(&self) -> bool;
     fn id(&self) -> ActorId;
     fn is_stopped(&self) -> bool;
+    fn set_hub(&self, hub: bool) -> bool;
     fn acquire_handle(&self);
     fn release_handle(&self);
 }
@@ -220,6 +229,16 @@ impl<M: Send + 'static> ActorRef<M> {
     /// The actor's id.
     pub fn id(&self) -> ActorId {
         self.cell.id()
+    }
+
+    /// Marks the actor as a communication hub, or clears the mark (used by hub-aware policies:
+    /// under `hierarchical` a hub stays on its worker and is never stolen). Fails on a stopped actor.
+    pub fn set_hub(&self, hub: bool) -> Result<(), HubError> {
+        if self.cell.set_hub(hub) {
+            Ok(())
+        } else {
+            Err(HubError { actor: self.id() })
+        }
     }
 
     /// Whether the actor has stopped (sends would fail).

@@ -6,7 +6,9 @@
 //! simulator of large machines.
 
 pub mod cls;
+pub mod hierarchical;
 pub mod lgs;
+pub mod placement;
 
 pub use lgs::LgsVariants;
 
@@ -15,8 +17,8 @@ use std::str::FromStr;
 
 /// The scheduler policies loka knows.
 ///
-/// Names: `cls`, `lgs`, or `lgs:VARIANT[,VARIANT…]` with variants `tp`, `dfs`, `co`, `alt`,
-/// `nosleep`, `auto` (see [`lgs`]).
+/// Names: `cls`, `lgs`, `lgs:VARIANT[,VARIANT…]` with variants `tp`, `dfs`, `co`, `alt`,
+/// `nosleep`, `auto` (see [`lgs`]), `hierarchical`, `hierarchical:auto` (see [`hierarchical`]).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
 )]
@@ -27,6 +29,11 @@ pub enum PolicyKind {
     Cls,
     /// Locality-guided scheduling with its variant switches (SPEC §3.2).
     Lgs(LgsVariants),
+    /// Hub-aware hierarchical scheduling (SPEC §3.3); `auto` detects hubs online.
+    Hierarchical {
+        /// Mark actors as hubs automatically (beyond the text).
+        auto_hubs: bool,
+    },
 }
 
 impl PolicyKind {
@@ -46,6 +53,8 @@ impl PolicyKind {
         PolicyKind::Lgs(LgsVariants::DFS),
         PolicyKind::Lgs(LgsVariants::ALT),
         PolicyKind::Lgs(LgsVariants::AUTO),
+        PolicyKind::Hierarchical { auto_hubs: false },
+        PolicyKind::Hierarchical { auto_hubs: true },
     ];
 }
 
@@ -55,6 +64,8 @@ impl fmt::Display for PolicyKind {
             PolicyKind::Cls => f.write_str("cls"),
             PolicyKind::Lgs(v) if *v == LgsVariants::NONE => f.write_str("lgs"),
             PolicyKind::Lgs(v) => write!(f, "lgs:{v}"),
+            PolicyKind::Hierarchical { auto_hubs: false } => f.write_str("hierarchical"),
+            PolicyKind::Hierarchical { auto_hubs: true } => f.write_str("hierarchical:auto"),
         }
     }
 }
@@ -69,7 +80,7 @@ pub enum UnknownPolicy {
         name: String,
     },
     /// The policy exists but not this variant.
-    #[error("unknown {policy} variant `{variant}` in `{name}` (known: {known})", known = LgsVariants::NAMES.join(", "))]
+    #[error("unknown {policy} variant `{variant}` in `{name}` (known: {known})", known = if *policy == "lgs" { LgsVariants::NAMES.join(", ") } else { "auto".to_owned() })]
     Variant {
         /// The whole name given.
         name: String,
@@ -93,6 +104,15 @@ impl FromStr for PolicyKind {
                     policy: "lgs",
                     variant,
                 }),
+            "hierarchical" => match variants {
+                "" => Ok(PolicyKind::Hierarchical { auto_hubs: false }),
+                "auto" => Ok(PolicyKind::Hierarchical { auto_hubs: true }),
+                other => Err(UnknownPolicy::Variant {
+                    name: s.to_owned(),
+                    policy: "hierarchical",
+                    variant: other.to_owned(),
+                }),
+            },
             _ => Err(UnknownPolicy::Policy { name: s.to_owned() }),
         }
     }
@@ -123,6 +143,15 @@ pub enum Route {
     Tail(usize),
     /// The head of worker `w`'s queue from another worker (LGS-DFS): runs before `w`'s queued work.
     Head(usize),
+    /// Worker `w`'s pinned queue: only `w` runs it, no thief takes it (hubs).
+    Pinned(usize),
+    /// Worker `worker`'s foreign queue for actors whose home is NUMA node `home_node`.
+    Foreign {
+        /// The worker that will run it unless a thief from its home node brings it home.
+        worker: usize,
+        /// The actor's home node.
+        home_node: usize,
+    },
 }
 
 #[cfg(test)]

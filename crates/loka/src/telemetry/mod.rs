@@ -173,6 +173,12 @@ worker_counters! {
     hubs_released,
     /// Queue-wait samples taken.
     queue_wait_samples,
+    /// Activations on another worker than the actor's previous activation.
+    migrations,
+    /// Steals of foreign actors back to their home node (hierarchical, Alg. 4.4 step 1).
+    bring_home_steals,
+    /// Actors marked as hubs here (spawn option, `set_hub`, online detection).
+    hubs,
 }
 
 /// A snapshot of the whole system's counters, from [`crate::System::stats`].
@@ -195,6 +201,8 @@ pub struct Stats {
     pub panics: u64,
     /// Parked workers woken because work arrived.
     pub unparks: u64,
+    /// Actors marked as hubs (spawn option, `set_hub`, online detection).
+    pub hubs: u64,
 }
 
 impl Stats {
@@ -213,6 +221,7 @@ pub(crate) struct SystemCounters {
     pub(crate) dead_letters: Counter,
     pub(crate) panics: Counter,
     pub(crate) unparks: Counter,
+    pub(crate) external_hubs: Counter,
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use loka::{Config, PolicyKind};
+use loka::{Config, PlacementStrategy, PolicyKind};
 
 /// (label, configuration) for every engine × policy × variant, at several worker counts.
 pub fn configurations() -> Vec<(String, Config)> {
@@ -22,6 +22,22 @@ pub fn configurations() -> Vec<(String, Config)> {
                     format!("{policy} workers={workers} lifo_slot={lifo_slot}"),
                     config,
                 ));
+            }
+        }
+    }
+    // Hub-aware scheduling under every placement strategy (for regular actors and hubs alike).
+    for &strategy in PlacementStrategy::ALL {
+        for &policy in PolicyKind::ALL {
+            if let PolicyKind::Hierarchical { .. } = policy {
+                let config = Config {
+                    workers: 4,
+                    policy,
+                    placement: strategy,
+                    hub_placement: strategy,
+                    topology: topology_for(4),
+                    ..Config::default()
+                };
+                out.push((format!("{policy} workers=4 placement={strategy}"), config));
             }
         }
     }

@@ -15,19 +15,21 @@ mod worker;
 
 pub(crate) use worker::Worker;
 
-
 use crate::actor::cell::TaskRef;
 use crate::actor::{ActorFailure, ActorId, SpawnOptions};
 use crate::config::Config;
 use crate::machine::Machine;
-use crate::policy::{cls, lgs, LgsVariants, PolicyKind, Route};
+use crate::policy::placement::PlacementStrategy;
+use crate::policy::{cls, hierarchical, lgs, LgsVariants, PolicyKind, Route};
 use crate::telemetry::{Stats, SystemCounters, WorkerCounters};
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 use idle::Sleepers;
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst,
+};
 use std::sync::{Arc, OnceLock};
 use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
@@ -43,6 +45,11 @@ pub(crate) struct WorkerShared {
     inbox: Injector<TaskRef>,
     /// Wake-ups other workers push at this worker's *head* (LGS-DFS); the owner takes these first.
     urgent: Injector<TaskRef>,
+    /// Actors only this worker may run (hubs under `hierarchical`); thieves never look here.
+    pinned: Injector<TaskRef>,
+    /// Per home NUMA node: actors runnable here that live away from home (`hierarchical`), where
+    /// thieves of that node look first to bring them home.
+    foreign: Box<[Injector<TaskRef>]>,
     stealer: Stealer<TaskRef>,
     thread: OnceLock<Thread>,
     counters: CachePadded<WorkerCounters>,
@@ -83,6 +90,10 @@ pub(crate) struct Engine {
     quiet: Condvar,
     /// Origin of the queue-wait timestamps.
     clock: Instant,
+    /// Placement strategies for regular actors [0] and hubs [1], changeable at run time.
+    strategies: [AtomicU8; 2],
+    /// Spawns placed by each strategy slot so far (their round-robin position).
+    tickets: [CachePadded<AtomicUsize>; 2],
 }
 
 impl Engine {
@@ -97,6 +108,10 @@ impl Engine {
             .map(|d| WorkerShared {
                 inbox: Injector::new(),
                 urgent: Injector::new(),
+                pinned: Injector::new(),
+                foreign: (0..machine.layout.node_count())
+                    .map(|_| Injector::new())
+                    .collect(),
                 stealer: d.stealer(),
                 thread: OnceLock::new(),
                 counters: CachePadded::new(WorkerCounters::default()),
@@ -117,6 +132,14 @@ impl Engine {
             quiet_lock: Mutex::new(()),
             quiet: Condvar::new(),
             clock: Instant::now(),
+            strategies: [
+                AtomicU8::new(strategy_index(config.placement)),
+                AtomicU8::new(strategy_index(config.hub_placement)),
+            ],
+            tickets: [
+                CachePadded::new(AtomicUsize::new(0)),
+                CachePadded::new(AtomicUsize::new(0)),
+            ],
             config,
             machine,
         });
@@ -221,6 +244,13 @@ impl Engine {
             Some(worker) => worker.schedule_woken(task),
             None => {
                 self.counters.external_sends.add_shared(1);
+                if let PolicyKind::Hierarchical { .. } = self.config.policy {
+                    match self.hierarchical_route(task, None) {
+                        Some(route) => self.push_route_external(route, task),
+                        None => self.schedule_external(task, crate::actor::Placement::Default),
+                    }
+                    return;
+                }
                 // LGS, Listing 5.3: from a plain thread, to the tail of the actor's home.
                 match (self.lgs_routing(), task.placement().pinned_home()) {
                     (Some(variants), Some(home)) => {
@@ -240,6 +270,36 @@ impl Engine {
         }
     }
 
+    /// Where a woken actor goes under `hierarchical` (see [`hierarchical::wake_target`]): a hub to
+    /// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
+    /// where they last ran. `None` when the actor never ran and no sender worker is known.
+    pub(crate) fn hierarchical_route(&self, task: TaskRef, sender: Option<usize>) -> Option<Route> {
+        let placement = task.placement();
+        let hub = placement.is_hub();
+        let target = hierarchical::wake_target(hub, placement.home(), placement.last(), sender)?;
+        let here = Some(target) == sender;
+        if hub {
+            // Even on its own worker a hub skips the next slot, which spills into stealable
+            // queues; the owner looks at its pinned queue first anyway.
+            return Some(Route::Pinned(target));
+        }
+        let layout = &self.machine.layout;
+        if let Some(home) = placement.home() {
+            let home_node = layout.node_of(home);
+            if home_node != layout.node_of(target) {
+                return Some(Route::Foreign {
+                    worker: target,
+                    home_node,
+                });
+            }
+        }
+        Some(if here {
+            Route::LocalNext
+        } else {
+            Route::Tail(target)
+        })
+    }
+
     /// The LGS variant switches when wake-ups follow home PUs (`lgs`, not `lgs:tp`).
     #[inline]
     pub(crate) fn lgs_routing(&self) -> Option<LgsVariants> {
@@ -249,31 +309,68 @@ impl Engine {
         }
     }
 
-    /// Queues a freshly spawned actor for its first activation. Under LGS the worker it is placed
-    /// on becomes its home PU.
+    /// Queues a freshly spawned actor for its first activation: an explicit `Placement` wins,
+    /// then the placement strategy for its kind (hub or regular). Under LGS the worker it is placed
+    /// on becomes its home PU; under `hierarchical` a hub is pinned there.
     pub(crate) fn schedule_spawned(
         &self,
         task: TaskRef,
         options: &SpawnOptions,
         from: Option<&Worker>,
     ) {
-        let route = match from {
-            Some(worker) => worker.policy().route_spawned(options.placement),
-            None => {
-                let ticket = self.round_robin.fetch_add(1, Relaxed);
-                cls::route_external(options.placement, ticket, self.workers.len())
+        let hub = task.placement().is_hub();
+        let strategy = self.placement_strategy(hub);
+        let explicit = options.placement != crate::actor::Placement::Default;
+        let route = if explicit || strategy == PlacementStrategy::Default {
+            match from {
+                Some(worker) => worker.policy().route_spawned(options.placement),
+                None => {
+                    let ticket = self.round_robin.fetch_add(1, Relaxed);
+                    cls::route_external(options.placement, ticket, self.workers.len())
+                }
+            }
+        } else {
+            let ticket = self.tickets[usize::from(hub)].fetch_add(1, Relaxed);
+            let mut rng = fastrand::Rng::with_seed(self.config.seed ^ ticket as u64);
+            let parent = from.map(Worker::index);
+            match strategy.place(parent, ticket, &mut rng, &self.machine.layout) {
+                w if Some(w) == parent => Route::LocalHead,
+                w => Route::Tail(w),
             }
         };
+        let placed = match route {
+            Route::LocalNext | Route::LocalHead => from.map(Worker::index),
+            Route::Tail(w) | Route::Head(w) | Route::Pinned(w) => Some(w),
+            Route::Foreign { worker, .. } => Some(worker),
+        };
         if self.lgs_routing().is_some() {
-            let placed = match route {
-                Route::LocalNext | Route::LocalHead => from.map(Worker::index),
-                Route::Tail(w) | Route::Head(w) => Some(w),
-            };
             task.placement().set_home(placed);
         }
+        let route = match (self.config.policy, placed) {
+            // A hub lives on the worker it was placed on, out of every thief's reach.
+            (PolicyKind::Hierarchical { .. }, Some(w)) if hub => Route::Pinned(w),
+            _ => route,
+        };
         match from {
             Some(worker) => worker.schedule(route, task),
             None => self.push_route_external(route, task),
+        }
+    }
+
+    fn placement_strategy(&self, hub: bool) -> PlacementStrategy {
+        PlacementStrategy::ALL[self.strategies[usize::from(hub)].load(Relaxed) as usize]
+    }
+
+    /// Changes the placement strategy for hubs or regular actors from now on.
+    pub(crate) fn set_placement(&self, hubs: bool, strategy: PlacementStrategy) {
+        self.strategies[usize::from(hubs)].store(strategy_index(strategy), Relaxed);
+    }
+
+    /// Counts an actor marked as a hub.
+    pub(crate) fn note_hub(&self, worker: Option<&Worker>) {
+        match worker {
+            Some(worker) => worker.counters().hubs.bump(1),
+            None => self.counters.external_hubs.add_shared(1),
         }
     }
 
@@ -284,10 +381,12 @@ impl Engine {
     }
 
     /// Carries out a route decided for a plain thread (no local queue of its own).
-    fn push_route_external(&self, route: Route, task: TaskRef) {
+    pub(crate) fn push_route_external(&self, route: Route, task: TaskRef) {
         match route {
             Route::Tail(w) => self.push_tail(w, task),
             Route::Head(w) => self.push_urgent(w, task),
+            Route::Pinned(w) => self.push_pinned(w, task),
+            Route::Foreign { worker, home_node } => self.push_foreign(worker, home_node, task),
             Route::LocalNext | Route::LocalHead => {
                 unreachable!("plain threads have no local queue: {route:?}")
             }
@@ -298,6 +397,52 @@ impl Engine {
     pub(crate) fn push_urgent(&self, w: usize, task: TaskRef) {
         self.workers[w].urgent.push(task);
         self.notify(Some(w));
+    }
+
+    /// Worker `w`'s pinned queue (only `w` runs it).
+    pub(crate) fn push_pinned(&self, w: usize, task: TaskRef) {
+        self.workers[w].pinned.push(task);
+        self.notify(Some(w));
+    }
+
+    /// Worker `w`'s foreign queue for home node `node`.
+    pub(crate) fn push_foreign(&self, w: usize, node: usize, task: TaskRef) {
+        self.workers[w].foreign[node].push(task);
+        self.notify(Some(w));
+    }
+
+    /// Pops from worker `w`'s pinned queue (owner only).
+    pub(crate) fn pop_pinned(&self, w: usize) -> Option<TaskRef> {
+        steal_one(|| self.workers[w].pinned.steal())
+    }
+
+    /// Takes one actor of home node `node` from worker `victim`'s foreign queue.
+    pub(crate) fn steal_foreign(&self, victim: usize, node: usize) -> Option<TaskRef> {
+        steal_one(|| self.workers[victim].foreign[node].steal())
+    }
+
+    /// Pops from any of worker `w`'s own foreign queues.
+    pub(crate) fn pop_own_foreign(&self, w: usize) -> Option<TaskRef> {
+        self.workers[w]
+            .foreign
+            .iter()
+            .find_map(|q| steal_one(|| q.steal()))
+    }
+
+    /// The worker among `workers` with the most stealable work.
+    pub(crate) fn longest_of(&self, workers: &[usize]) -> Option<usize> {
+        workers
+            .iter()
+            .copied()
+            .map(|w| {
+                (
+                    self.workers[w].stealer.len() + self.workers[w].inbox.len(),
+                    w,
+                )
+            })
+            .filter(|&(len, _)| len > 0)
+            .max()
+            .map(|(_, w)| w)
     }
 
     /// Pops from worker `w`'s urgent queue.
@@ -343,9 +488,13 @@ impl Engine {
 
     /// Whether any queue holds an actor (next slots excepted: their owners are awake).
     fn has_visible_work(&self) -> bool {
-        self.workers
-            .iter()
-            .any(|w| !w.inbox.is_empty() || !w.urgent.is_empty() || !w.stealer.is_empty())
+        self.workers.iter().any(|w| {
+            !w.inbox.is_empty()
+                || !w.urgent.is_empty()
+                || !w.stealer.is_empty()
+                || !w.pinned.is_empty()
+                || w.foreign.iter().any(|q| !q.is_empty())
+        })
     }
 
     /// Parks worker `w` until work arrives or shutdown. Returns at once if the final re-check
@@ -409,8 +558,12 @@ impl Engine {
         }
         // Queued tasks are plain pointers: drop them without touching the actors.
         for w in self.workers.iter() {
-            while !w.inbox.steal().is_empty() {}
-            while !w.urgent.steal().is_empty() {}
+            for q in [&w.inbox, &w.urgent, &w.pinned]
+                .into_iter()
+                .chain(w.foreign.iter())
+            {
+                while !q.steal().is_empty() {}
+            }
         }
         // Stopping an actor may spawn or release others: repeat until none is left.
         loop {
@@ -443,6 +596,7 @@ impl Engine {
             dead_letters: self.counters.dead_letters.get(),
             panics: self.counters.panics.get(),
             unparks: self.counters.unparks.get(),
+            hubs: total.hubs + self.counters.external_hubs.get(),
             workers,
             total,
         }
@@ -457,4 +611,11 @@ fn steal_one(mut steal: impl FnMut() -> crossbeam_deque::Steal<TaskRef>) -> Opti
             crossbeam_deque::Steal::Retry => crate::sync::spin_hint(),
         }
     }
+}
+
+fn strategy_index(strategy: PlacementStrategy) -> u8 {
+    PlacementStrategy::ALL
+        .iter()
+        .position(|s| *s == strategy)
+        .expect("every strategy is listed") as u8
 }

@@ -4,6 +4,7 @@ use super::{Engine, EngineHandle};
 use crate::actor::cell::{RunOutcome, TaskRef};
 use crate::actor::ActorId;
 use crate::policy::cls::Cls;
+use crate::policy::hierarchical::{self, StealStep};
 use crate::policy::lgs::{self, LgsVariants, WeightedVictims};
 use crate::policy::{PolicyKind, Route};
 use crate::telemetry::{WorkerCounters, MAX_LEVELS};
@@ -37,6 +38,8 @@ enum Victims {
     Random(Cls),
     /// `lgs`: weighted over nested groups.
     Weighted(WeightedVictims),
+    /// `hierarchical`: Alg. 4.4's plan.
+    Plan(Vec<StealStep>),
 }
 
 /// A worker's thread-local state. Shared by reference with the activations it runs.
@@ -58,6 +61,8 @@ pub(crate) struct Worker {
     dfs: bool,
     /// Group level of each other worker as seen from this one (for steals-by-level).
     level_of: Vec<u8>,
+    /// `hierarchical` (pinned hubs, foreign queues); `Some(auto_hubs)`.
+    hierarchical: Option<bool>,
 }
 
 impl Worker {
@@ -77,7 +82,11 @@ impl Worker {
         }
         let (lgs, dfs) = match config.policy {
             PolicyKind::Lgs(v) => ((!v.tp).then_some(v), v.dfs),
-            PolicyKind::Cls => (None, false),
+            PolicyKind::Cls | PolicyKind::Hierarchical { .. } => (None, false),
+        };
+        let hierarchical = match config.policy {
+            PolicyKind::Hierarchical { auto_hubs } => Some(auto_hubs),
+            _ => None,
         };
         Worker {
             index,
@@ -92,6 +101,7 @@ impl Worker {
             lgs,
             dfs,
             level_of,
+            hierarchical,
             engine,
         }
     }
@@ -136,9 +146,10 @@ impl Worker {
     #[inline]
     pub(crate) fn schedule_woken(&self, task: TaskRef) {
         let local = self.policy.route_woken();
-        let route = match self.lgs {
-            None => local,
-            Some(variants) => self.lgs_route(variants, task, local),
+        let route = match (self.lgs, self.hierarchical) {
+            (Some(variants), _) => self.lgs_route(variants, task, local),
+            (None, Some(auto_hubs)) => self.hierarchical_route(auto_hubs, task),
+            (None, None) => local,
         };
         self.sample_queue_wait(task);
         self.schedule(route, task);
@@ -170,8 +181,31 @@ impl Worker {
                     placement.note_local_wake();
                 }
             }
+            Route::Pinned(_) | Route::Foreign { .. } => {
+                unreachable!("LGS routes only locally or to a home PU's head or tail")
+            }
         }
         route
+    }
+
+    /// `hierarchical` routing, plus the online hub detection of `hierarchical:auto`: an actor woken
+    /// again and again from other workers than its own talks with many partners spread over the
+    /// machine, so it becomes a hub and stays put.
+    fn hierarchical_route(&self, auto_hubs: bool, task: TaskRef) -> Route {
+        let placement = task.placement();
+        if auto_hubs && !placement.is_hub() {
+            match placement.last() {
+                Some(last) if last != self.index && placement.note_foreign_sender() => {
+                    self.counters().hubs.bump(1);
+                }
+                Some(last) if last != self.index => {}
+                Some(_) => placement.note_local_wake(),
+                None => {}
+            }
+        }
+        self.engine
+            .hierarchical_route(task, Some(self.index))
+            .unwrap_or(Route::LocalNext)
     }
 
     /// Carries out a routing decision for a runnable actor.
@@ -187,6 +221,10 @@ impl Worker {
             Route::Tail(w) => self.engine.push_tail(w, task),
             Route::Head(w) if w == self.index => self.push_head(task),
             Route::Head(w) => self.engine.push_urgent(w, task),
+            Route::Pinned(w) => self.engine.push_pinned(w, task),
+            Route::Foreign { worker, home_node } => {
+                self.engine.push_foreign(worker, home_node, task)
+            }
         }
     }
 
@@ -221,6 +259,10 @@ impl Worker {
             PolicyKind::Lgs(_) => Victims::Weighted(WeightedVictims::new(
                 self.engine.machine().layout.groups(self.index),
             )),
+            PolicyKind::Hierarchical { .. } => Victims::Plan(hierarchical::steal_plan(
+                self.index,
+                &self.engine.machine().layout,
+            )),
         };
         loop {
             let task = match self.next_local() {
@@ -247,6 +289,19 @@ impl Worker {
             RunOutcome::Idle | RunOutcome::Stopped => {}
             RunOutcome::Requeue => {
                 counters.requeues.bump(1);
+                if self.hierarchical.is_some() {
+                    // Hubs stay pinned here; foreign actors stay findable by their home node.
+                    if let Some(route @ (Route::Pinned(_) | Route::Foreign { .. })) =
+                        self.engine.hierarchical_route(task, Some(self.index))
+                    {
+                        let route = match route {
+                            Route::Pinned(_) => Route::Pinned(self.index),
+                            other => other,
+                        };
+                        self.schedule(route, task);
+                        return;
+                    }
+                }
                 let alone = self.next_slot.get().is_none() && self.deque.is_empty();
                 if alone {
                     // Nothing else to run here: keep going with this actor.
@@ -272,6 +327,12 @@ impl Worker {
             placement.set_home(home);
         }
         let counters = self.counters();
+        if placement
+            .swap_last(self.index)
+            .is_some_and(|last| last != self.index)
+        {
+            counters.migrations.bump(1);
+        }
         match placement.home() {
             Some(home) if home == self.index => counters.exec_home_pu.bump(1),
             Some(home) if layout.node_of(home) == layout.node_of(self.index) => {
@@ -295,6 +356,11 @@ impl Worker {
     /// Local work: urgent head pushes (LGS-DFS), the inbox now and then, the next slot, the
     /// deque's head, the inbox.
     fn next_local(&self) -> Option<TaskRef> {
+        if self.hierarchical.is_some() {
+            if let Some(task) = self.engine.pop_pinned(self.index) {
+                return Some(task);
+            }
+        }
         if self.dfs {
             if let Some(task) = self.engine.pop_urgent(self.index) {
                 return Some(task);
@@ -326,6 +392,41 @@ impl Worker {
         self.deque
             .pop()
             .or_else(|| self.engine.pop_inbox(self.index))
+            .or_else(|| {
+                self.hierarchical
+                    .and_then(|_| self.engine.pop_own_foreign(self.index))
+            })
+    }
+
+    /// One pass over Alg. 4.4's plan.
+    fn follow_plan(&self, plan: &[StealStep]) -> Option<TaskRef> {
+        let layout = &self.engine.machine().layout;
+        let my_node = layout.node_of(self.index);
+        for step in plan {
+            let counters = self.counters();
+            counters.steal_attempts.bump(1);
+            let (task, victim) = match step {
+                StealStep::Foreign { victim, node } => {
+                    let task = self.engine.steal_foreign(*victim, *node);
+                    if task.is_some() && *node == my_node {
+                        counters.bring_home_steals.bump(1);
+                    }
+                    (task, *victim)
+                }
+                StealStep::Worker { victim } => (self.engine.steal_from(*victim), *victim),
+                StealStep::LongestOf { workers } => match self.engine.longest_of(workers) {
+                    Some(victim) => (self.engine.steal_from(victim), victim),
+                    None => (None, 0),
+                },
+            };
+            if let Some(task) = task {
+                counters.steals.bump(1);
+                counters.steals_by_level[(self.level_of[victim] as usize).min(MAX_LEVELS - 1)]
+                    .bump(1);
+                return Some(task);
+            }
+        }
+        None
     }
 
     /// Idle phase: steal (spinning, then yielding), then park. `None` after a wake-up or at
@@ -345,9 +446,15 @@ impl Worker {
         }
         let start = Instant::now();
         loop {
+            if let Victims::Plan(plan) = victims {
+                if let Some(task) = self.follow_plan(plan) {
+                    return Some(task);
+                }
+            }
             let victim = match victims {
                 Victims::Random(p) => p.next_victim(rng).map(|v| (v, self.level_of[v] as usize)),
                 Victims::Weighted(w) => w.next_victim(rng),
+                Victims::Plan(_) => None,
             };
             if let Some((victim, level)) = victim {
                 self.counters().steal_attempts.bump(1);
@@ -361,6 +468,8 @@ impl Worker {
                 .engine
                 .pop_inbox(self.index)
                 .or_else(|| self.engine.pop_urgent(self.index))
+                .or_else(|| self.engine.pop_pinned(self.index))
+                .or_else(|| self.engine.pop_own_foreign(self.index))
             {
                 return Some(task);
             }

@@ -1,0 +1,171 @@
+//! `hierarchical`: Francesquini's hub-aware hierarchical scheduling (SPEC §3.3, Alg. 4.3/4.4).
+//!
+//! * Hubs are pinned to their worker: they are queued where only that worker looks, so no steal
+//!   ever moves them.
+//! * Every actor has a *home node* (the NUMA node of the worker that first ran it). An actor that
+//!   becomes runnable on a worker outside its home node is *foreign* there and is queued in that
+//!   worker's foreign queue for its home node (O(1) per (worker, home node)).
+//! * An idle worker steals following Alg. 4.4, as a fixed plan computed once per worker
+//!   ([`steal_plan`]): (1) bring home: foreign actors whose home is my node, farthest worker first;
+//!   (2) local: my node's workers, nearest first; (3) remote: nodes in `numaNodesInDistanceOrder`,
+//!   choosing on each node per Alg. 4.3: foreign actors of that node's workers (nearest worker
+//!   first), then the longest queue of the node (hubs are never in stealable queues, so "the first
+//!   non-hub" is whatever the thief takes).
+//! * A woken regular actor goes back to the worker it last ran on (Erlang keeps a process on its
+//!   scheduler); a woken hub to its home worker.
+//!
+//! Not implemented (documented in docs/decisions.md): the periodic load balancing of Alg. 4.1/4.2
+//! with Erlang's migration limits and paths.
+
+use loka_topology::WorkerLayout;
+
+/// One step of a thief's plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StealStep {
+    /// Take from `victim`'s foreign queue of actors whose home node is `node`.
+    Foreign {
+        /// The worker holding foreign actors.
+        victim: usize,
+        /// Their home node.
+        node: usize,
+    },
+    /// Take from `victim`'s ordinary queues.
+    Worker {
+        /// The victim.
+        victim: usize,
+    },
+    /// Take from the longest ordinary queue among these workers (one remote node).
+    LongestOf {
+        /// The node's workers.
+        workers: Vec<usize>,
+    },
+}
+
+/// Alg. 4.4 as a plan for worker `me`.
+pub fn steal_plan(me: usize, layout: &WorkerLayout) -> Vec<StealStep> {
+    let my_node = layout.node_of(me);
+    let dist = layout.dist(me);
+    let mut plan = Vec::new();
+    // (1) Bring home: actors of my node running elsewhere, farthest first.
+    for &victim in dist.iter().rev() {
+        if layout.node_of(victim) != my_node {
+            plan.push(StealStep::Foreign {
+                victim,
+                node: my_node,
+            });
+        }
+    }
+    // (2) Local, nearest first.
+    for &victim in dist {
+        if layout.node_of(victim) == my_node {
+            plan.push(StealStep::Worker { victim });
+        }
+    }
+    // (3) Remote nodes, nearest first: their foreign actors (nearest worker first), then the
+    // longest queue.
+    for &node in layout.node_order(my_node) {
+        let members: Vec<usize> = dist
+            .iter()
+            .copied()
+            .filter(|&w| layout.node_of(w) == node)
+            .collect();
+        for &victim in &members {
+            for other in (0..layout.node_count()).filter(|&n| n != my_node && n != node) {
+                plan.push(StealStep::Foreign {
+                    victim,
+                    node: other,
+                });
+            }
+        }
+        plan.push(StealStep::LongestOf { workers: members });
+    }
+    plan
+}
+
+/// Where a woken actor goes under `hierarchical`, as a worker and whether it is foreign there.
+///
+/// `hub`: pinned to `home`. Otherwise the worker it last ran on (`last`), else its home, else the
+/// sender's worker.
+pub fn wake_target(
+    hub: bool,
+    home: Option<usize>,
+    last: Option<usize>,
+    sender: Option<usize>,
+) -> Option<usize> {
+    if hub {
+        home.or(last).or(sender)
+    } else {
+        last.or(home).or(sender)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loka_topology::{CostMatrix, LayoutOptions, Topology};
+
+    fn layout(preset: &str) -> WorkerLayout {
+        let topo = Topology::load(&preset.parse().unwrap()).unwrap();
+        let cost = CostMatrix::hierarchical(&topo);
+        WorkerLayout::new(&topo, &cost, &LayoutOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn plan_follows_alg_4_4_order() {
+        let l = layout("preset:xeon-x7560"); // 4 nodes × 8 workers
+        let plan = steal_plan(0, &l);
+        let my_node = l.node_of(0);
+        // 1. bring home from the 24 workers of other nodes, farthest first.
+        let bring: Vec<_> = plan
+            .iter()
+            .take_while(|s| matches!(s, StealStep::Foreign { node, .. } if *node == my_node))
+            .collect();
+        assert_eq!(bring.len(), 24);
+        // 2. then the 7 local workers, nearest first (dist order).
+        let local: Vec<usize> = plan[24..31]
+            .iter()
+            .map(|s| match s {
+                StealStep::Worker { victim } => *victim,
+                other => panic!("expected a local step, got {other:?}"),
+            })
+            .collect();
+        let expected: Vec<usize> = l
+            .dist(0)
+            .iter()
+            .copied()
+            .filter(|&w| l.node_of(w) == my_node)
+            .collect();
+        assert_eq!(local, expected);
+        // 3. remote nodes in node order, each ending with its longest-queue step.
+        let longest: Vec<Vec<usize>> = plan
+            .iter()
+            .filter_map(|s| match s {
+                StealStep::LongestOf { workers } => Some(workers.clone()),
+                _ => None,
+            })
+            .collect();
+        let nodes: Vec<usize> = longest.iter().map(|ws| l.node_of(ws[0])).collect();
+        assert_eq!(nodes, l.node_order(my_node));
+        // Never a step against myself.
+        assert!(plan.iter().all(|s| !matches!(
+            s,
+            StealStep::Worker { victim: 0 } | StealStep::Foreign { victim: 0, .. }
+        )));
+    }
+
+    #[test]
+    fn one_node_machine_has_only_local_steps() {
+        let l = layout("synthetic:package:1 core:4 pu:1");
+        let plan = steal_plan(1, &l);
+        assert_eq!(plan.len(), 3);
+        assert!(plan.iter().all(|s| matches!(s, StealStep::Worker { .. })));
+    }
+
+    #[test]
+    fn hubs_go_home_regular_actors_stay_where_they_ran() {
+        assert_eq!(wake_target(true, Some(3), Some(5), Some(1)), Some(3));
+        assert_eq!(wake_target(false, Some(3), Some(5), Some(1)), Some(5));
+        assert_eq!(wake_target(false, None, None, Some(1)), Some(1));
+        assert_eq!(wake_target(false, None, None, None), None);
+    }
+}
