@@ -25,6 +25,10 @@ pub fn run_once(
             ("panics", stats.panics),
             ("unparks", stats.unparks),
             ("external_sends", stats.external_sends),
+            // Hubs marked anywhere, plain-thread spawns included.
+            ("hubs", stats.hubs),
+            // Francesquini's name: activations outside the actor's home node.
+            ("foreign_exec", stats.total.exec_remote_node),
         ] {
             map.insert(key.to_owned(), value.into());
         }

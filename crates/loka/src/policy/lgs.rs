@@ -176,7 +176,7 @@ pub fn should_release_hub(remote_wakes: u32, local_wakes: u32) -> bool {
 }
 
 /// Remote wake-ups needed before an actor may be called a hub.
-pub const HUB_MIN_WAKES: u32 = 64;
+pub const HUB_MIN_WAKES: u32 = 16;
 /// How many times more remote than local wake-ups make a hub.
 pub const HUB_REMOTE_RATIO: u32 = 4;
 
