@@ -1,0 +1,664 @@
+// The docs/benchmarks.md workloads on CAF 0.17: event-based actors returning a `behavior`,
+// atoms as message tags, CAF's default work-stealing scheduler with `--threads` workers
+// (`scheduler.max-threads`), and a `scoped_actor` as the driver. Where the driver waits for
+// one answer it uses `request(...).receive(...)`; where it collects many reports it is itself
+// their receiver (`receive_for`), as a blocking CAF actor naturally is.
+
+#include <caf/all.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace peer {
+
+using caf::actor;
+using caf::behavior;
+using caf::event_based_actor;
+using caf::infinite;
+using caf::result;
+using caf::scoped_actor;
+using caf::stateful_actor;
+using caf::typed_response_promise;
+
+// ------------------------------------------------------------------------------ workloads
+
+enum class bench { pingpong, counting, threadring, fjthrput, fjcreate, fib, chameneos, big };
+
+const bench all_benches[] = {bench::pingpong, bench::counting, bench::threadring,
+                             bench::fjthrput, bench::fjcreate, bench::fib,
+                             bench::chameneos, bench::big};
+
+const char* name(bench b) {
+  switch (b) {
+    case bench::pingpong: return "pingpong";
+    case bench::counting: return "counting";
+    case bench::threadring: return "threadring";
+    case bench::fjthrput: return "fjthrput";
+    case bench::fjcreate: return "fjcreate";
+    case bench::fib: return "fib";
+    case bench::chameneos: return "chameneos";
+    case bench::big: return "big";
+  }
+  return "?";
+}
+
+// The parameters of one workload at the chosen size (table in docs/benchmarks.md): `a` is the
+// actor count (A, C, W) where the workload has one, `n` the other parameter (N, R, M).
+struct workload {
+  bench which;
+  uint64_t a;
+  uint64_t n;
+};
+
+workload make_workload(bench b, bool quick) {
+  auto pick = [quick](uint64_t q, uint64_t f) { return quick ? q : f; };
+  switch (b) {
+    case bench::pingpong: return {b, 0, pick(500000, 2000000)};
+    case bench::counting: return {b, 0, pick(2000000, 10000000)};
+    case bench::threadring: return {b, pick(100, 1200), pick(1000000, 1200000)};
+    case bench::fjthrput: return {b, pick(60, 360), pick(20000, 60000)};
+    case bench::fjcreate: return {b, 0, pick(200000, 4000000)};
+    case bench::fib: return {b, 0, pick(25, 34)};
+    case bench::chameneos: return {b, pick(100, 4000), pick(200000, 800000)};
+    case bench::big: return {b, pick(60, 360), pick(10000, 60000)};
+  }
+  return {b, 0, 0};
+}
+
+// fib(n) with fib(1) = fib(2) = 1.
+uint64_t fib(uint64_t n) {
+  uint64_t a = 0, b = 1;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t next = a + b;
+    a = b;
+    b = next;
+  }
+  return a;
+}
+
+// The `messages` column of docs/benchmarks.md.
+uint64_t messages(const workload& w) {
+  switch (w.which) {
+    case bench::pingpong: return 2 * w.n;
+    case bench::counting: return w.n + 2;
+    case bench::threadring: return w.n;
+    case bench::fjthrput: return w.a * w.n;
+    case bench::fjcreate: return 2 * w.n;
+    case bench::fib: return 2 * (2 * fib(w.n) - 2); // 2 * (actors - 1), actors = 2 fib(N) - 1
+    case bench::chameneos: return 4 * w.n;
+    case bench::big: return 2 * w.a * w.n;
+  }
+  return 0;
+}
+
+// Savina's per-message work, as docs/benchmarks.md writes it; the empty asm is Rust's
+// `black_box`: the result must exist in memory, so the work cannot be dropped.
+inline void compute() {
+  double t = 37.2;
+  double s = std::sin(t);
+  double r = s * s + std::cos(t);
+  asm volatile("" : "+m"(r));
+}
+
+// The per-actor xorshift64* generator of `big`, seeded with actor_index + 1.
+struct xorshift64star {
+  uint64_t state;
+
+  uint64_t next() {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    return state * UINT64_C(0x2545F4914F6CDD1D);
+  }
+
+  // The next ping target of actor `me` among `actors`: never `me` itself.
+  uint64_t next_target(uint64_t me, uint64_t actors) {
+    uint64_t t = next() % (actors - 1);
+    return t >= me ? t + 1 : t;
+  }
+};
+
+// Chameneo colours: i mod 3 gives blue (0), red (1), yellow (2).
+int32_t complement(int32_t a, int32_t b) {
+  return a == b ? a : 3 - a - b;
+}
+
+// ---------------------------------------------------------------------------------- atoms
+
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using ping_atom = caf::atom_constant<caf::atom("ping")>;
+using pong_atom = caf::atom_constant<caf::atom("pong")>;
+using increment_atom = caf::atom_constant<caf::atom("increment")>;
+using retrieve_atom = caf::atom_constant<caf::atom("retrieve")>;
+using connect_atom = caf::atom_constant<caf::atom("connect")>;
+using token_atom = caf::atom_constant<caf::atom("token")>;
+using work_atom = caf::atom_constant<caf::atom("work")>;
+using report_atom = caf::atom_constant<caf::atom("report")>;
+using request_atom = caf::atom_constant<caf::atom("request")>;
+using reply_atom = caf::atom_constant<caf::atom("reply")>;
+using fib_atom = caf::atom_constant<caf::atom("fib")>;
+using run_atom = caf::atom_constant<caf::atom("run")>;
+using meet_atom = caf::atom_constant<caf::atom("meet")>;
+using change_atom = caf::atom_constant<caf::atom("change")>;
+using exit_atom = caf::atom_constant<caf::atom("exit")>;
+using count_atom = caf::atom_constant<caf::atom("count")>;
+using neighbours_atom = caf::atom_constant<caf::atom("neighbours")>;
+
+// ------------------------------------------------------------------------------- measuring
+
+using clock_type = std::chrono::steady_clock;
+
+struct outcome {
+  double seconds;
+  bool verified;
+};
+
+outcome since(clock_type::time_point start, bool verified) {
+  std::chrono::duration<double> d = clock_type::now() - start;
+  return {d.count(), verified};
+}
+
+// Asks `dest` and waits for its single answer; 0 if the request failed.
+template <class... Ts>
+uint64_t ask(scoped_actor& self, const actor& dest, Ts&&... xs) {
+  uint64_t answer = 0;
+  self->request(dest, infinite, std::forward<Ts>(xs)...)
+    .receive([&](uint64_t v) { answer = v; }, [&](caf::error&) { answer = 0; });
+  return answer;
+}
+
+// Stops actors that others still refer to (rings, meshes), which would otherwise never be
+// collected, once the clock has stopped.
+void stop_all(scoped_actor& self, const std::vector<actor>& actors) {
+  for (auto& a : actors)
+    self->send_exit(a, caf::exit_reason::user_shutdown);
+}
+
+// -------------------------------------------------------------------------------- pingpong
+
+struct pinger_state {
+  actor ponger;
+  uint64_t round_trips = 0;
+  uint64_t pongs = 0;
+  typed_response_promise<uint64_t> done;
+};
+
+behavior pinger(stateful_actor<pinger_state>* self, actor ponger, uint64_t round_trips) {
+  self->state.ponger = std::move(ponger);
+  self->state.round_trips = round_trips;
+  return {
+    [=](start_atom) -> result<uint64_t> {
+      auto& s = self->state;
+      s.done = self->make_response_promise<uint64_t>();
+      self->send(s.ponger, ping_atom::value);
+      return s.done;
+    },
+    [=](pong_atom) {
+      auto& s = self->state;
+      if (++s.pongs < s.round_trips)
+        self->send(s.ponger, ping_atom::value);
+      else
+        s.done.deliver(s.pongs);
+    },
+  };
+}
+
+// A value returned from a handler goes back to the sender.
+behavior ponger(event_based_actor*) {
+  return {
+    [](ping_atom) { return pong_atom::value; },
+  };
+}
+
+outcome run_pingpong(caf::actor_system& sys, uint64_t round_trips) {
+  scoped_actor self{sys};
+  auto pong = sys.spawn(ponger);
+  auto ping = sys.spawn(pinger, pong, round_trips);
+  auto start = clock_type::now();
+  auto pongs = ask(self, ping, start_atom::value);
+  auto result = since(start, pongs == round_trips);
+  stop_all(self, {ping, pong});
+  return result;
+}
+
+// -------------------------------------------------------------------------------- counting
+
+struct counter_state {
+  uint64_t count = 0;
+};
+
+behavior counter(stateful_actor<counter_state>* self) {
+  return {
+    [=](increment_atom) { ++self->state.count; },
+    [=](retrieve_atom) { return self->state.count; },
+  };
+}
+
+// Sends the increments, then delegates the driver's request as the query, so the Counter
+// answers the driver directly.
+behavior producer(event_based_actor* self, actor counter, uint64_t increments) {
+  return {
+    [=](start_atom) {
+      for (uint64_t i = 0; i < increments; ++i)
+        self->send(counter, increment_atom::value);
+      return self->delegate(counter, retrieve_atom::value);
+    },
+  };
+}
+
+outcome run_counting(caf::actor_system& sys, uint64_t increments) {
+  scoped_actor self{sys};
+  auto count = sys.spawn(counter);
+  auto produce = sys.spawn(producer, count, increments);
+  auto start = clock_type::now();
+  auto total = ask(self, produce, start_atom::value);
+  auto result = since(start, total == increments);
+  stop_all(self, {produce, count});
+  return result;
+}
+
+// ------------------------------------------------------------------------------ threadring
+
+struct ring_state {
+  actor next;
+};
+
+// The driver's request travels with the token (delegated hop by hop), so whichever member
+// takes the last hop answers the driver.
+behavior ring_member(stateful_actor<ring_state>* self) {
+  return {
+    [=](connect_atom, const actor& next) { self->state.next = next; },
+    [=](token_atom, uint64_t left, uint64_t hops) -> result<caf::message> {
+      if (left == 0)
+        return caf::make_message(hops);
+      return self->delegate(self->state.next, token_atom::value, left - 1, hops + 1);
+    },
+  };
+}
+
+outcome run_threadring(caf::actor_system& sys, uint64_t actors, uint64_t hops) {
+  scoped_actor self{sys};
+  std::vector<actor> ring;
+  for (uint64_t i = 0; i < actors; ++i)
+    ring.push_back(sys.spawn(ring_member));
+  for (uint64_t i = 0; i < actors; ++i)
+    self->send(ring[i], connect_atom::value, ring[(i + 1) % actors]);
+  auto start = clock_type::now();
+  auto taken = ask(self, ring[0], token_atom::value, hops, uint64_t{0});
+  auto result = since(start, taken == hops);
+  stop_all(self, ring);
+  return result;
+}
+
+// -------------------------------------------------------------------------------- fjthrput
+
+struct thrput_state {
+  uint64_t received = 0;
+};
+
+behavior thrput_worker(stateful_actor<thrput_state>* self, actor driver, uint64_t per_actor) {
+  return {
+    [=](work_atom) {
+      compute();
+      if (++self->state.received == per_actor)
+        self->send(driver, report_atom::value, self->state.received);
+    },
+  };
+}
+
+// Receives `expected` reports and counts those carrying `want`.
+uint64_t collect_reports(scoped_actor& self, uint64_t expected, uint64_t want) {
+  uint64_t correct = 0;
+  uint64_t i = 0;
+  self->receive_for(i, expected)([&](report_atom, uint64_t v) { correct += v == want; });
+  return correct;
+}
+
+outcome run_fjthrput(caf::actor_system& sys, uint64_t actors, uint64_t per_actor) {
+  scoped_actor self{sys};
+  std::vector<actor> workers;
+  for (uint64_t i = 0; i < actors; ++i)
+    workers.push_back(sys.spawn(thrput_worker, actor{self}, per_actor));
+  auto start = clock_type::now();
+  for (uint64_t i = 0; i < per_actor; ++i)
+    for (auto& w : workers)
+      self->send(w, work_atom::value);
+  auto complete = collect_reports(self, actors, per_actor);
+  auto result = since(start, complete == actors);
+  stop_all(self, workers);
+  return result;
+}
+
+// -------------------------------------------------------------------------------- fjcreate
+
+behavior created_worker(event_based_actor* self) {
+  return {
+    [=](request_atom) {
+      compute();
+      self->quit();
+      return reply_atom::value;
+    },
+  };
+}
+
+outcome run_fjcreate(caf::actor_system& sys, uint64_t actors) {
+  scoped_actor self{sys};
+  auto start = clock_type::now();
+  for (uint64_t i = 0; i < actors; ++i)
+    self->send(sys.spawn(created_worker), request_atom::value);
+  uint64_t replies = 0;
+  self->receive_for(replies, actors)([](reply_atom) {});
+  return since(start, replies == actors);
+}
+
+// ------------------------------------------------------------------------------------- fib
+
+struct fib_state {
+  uint64_t sum = 0;
+  int pending = 2;
+  typed_response_promise<uint64_t> answer;
+};
+
+behavior fib_actor(stateful_actor<fib_state>* self) {
+  return {
+    [=](fib_atom, uint64_t n) -> result<uint64_t> {
+      if (n <= 2) {
+        self->quit();
+        return uint64_t{1};
+      }
+      auto& s = self->state;
+      s.answer = self->make_response_promise<uint64_t>();
+      auto add = [=](uint64_t v) {
+        auto& s = self->state;
+        s.sum += v;
+        if (--s.pending == 0) {
+          s.answer.deliver(s.sum);
+          self->quit();
+        }
+      };
+      // Both requests are in flight at once (`then` does not suspend the actor).
+      self->request(self->spawn(fib_actor), infinite, fib_atom::value, n - 1).then(add);
+      self->request(self->spawn(fib_actor), infinite, fib_atom::value, n - 2).then(add);
+      return s.answer;
+    },
+  };
+}
+
+outcome run_fib(caf::actor_system& sys, uint64_t n) {
+  scoped_actor self{sys};
+  auto start = clock_type::now();
+  auto value = ask(self, sys.spawn(fib_actor), fib_atom::value, n);
+  return since(start, value == fib(n));
+}
+
+// ------------------------------------------------------------------------------- chameneos
+
+struct mall_state {
+  uint64_t meetings_left = 0;
+  uint64_t creatures = 0;
+  actor waiting;
+  uint64_t faded = 0;
+  uint64_t total = 0;
+  typed_response_promise<uint64_t> done;
+};
+
+behavior mall(stateful_actor<mall_state>* self, uint64_t meetings, uint64_t creatures) {
+  self->state.meetings_left = meetings;
+  self->state.creatures = creatures;
+  return {
+    [=](run_atom, const std::vector<actor>& all) -> result<uint64_t> {
+      auto& s = self->state;
+      s.done = self->make_response_promise<uint64_t>();
+      for (auto& c : all)
+        self->send(c, start_atom::value);
+      return s.done;
+    },
+    [=](meet_atom, const actor& from, int32_t colour) {
+      auto& s = self->state;
+      if (s.meetings_left == 0) {
+        // All meetings are done: every later visitor is asked for its meeting count.
+        self->send(from, exit_atom::value);
+      } else if (s.waiting) {
+        --s.meetings_left;
+        self->send(s.waiting, meet_atom::value, from, colour);
+        s.waiting = nullptr;
+      } else {
+        s.waiting = from;
+      }
+    },
+    [=](count_atom, uint64_t meetings) {
+      auto& s = self->state;
+      s.total += meetings;
+      if (++s.faded == s.creatures)
+        s.done.deliver(s.total);
+    },
+  };
+}
+
+struct chameneo_state {
+  actor mall;
+  int32_t colour = 0;
+  uint64_t meetings = 0;
+};
+
+behavior chameneo(stateful_actor<chameneo_state>* self, actor mall, int32_t colour) {
+  self->state.mall = std::move(mall);
+  self->state.colour = colour;
+  auto visit_mall = [=] {
+    auto& s = self->state;
+    self->send(s.mall, meet_atom::value, caf::actor_cast<actor>(self), s.colour);
+  };
+  return {
+    [=](start_atom) { visit_mall(); },
+    [=](meet_atom, const actor& other, int32_t colour) {
+      auto& s = self->state;
+      s.colour = complement(s.colour, colour);
+      ++s.meetings;
+      self->send(other, change_atom::value, s.colour);
+      visit_mall();
+    },
+    [=](change_atom, int32_t colour) {
+      self->state.colour = colour;
+      ++self->state.meetings;
+      visit_mall();
+    },
+    [=](exit_atom) {
+      self->send(self->state.mall, count_atom::value, self->state.meetings);
+      self->quit();
+    },
+  };
+}
+
+outcome run_chameneos(caf::actor_system& sys, uint64_t creatures, uint64_t meetings) {
+  scoped_actor self{sys};
+  auto the_mall = sys.spawn(mall, meetings, creatures);
+  std::vector<actor> all;
+  for (uint64_t i = 0; i < creatures; ++i)
+    all.push_back(sys.spawn(chameneo, the_mall, static_cast<int32_t>(i % 3)));
+  auto start = clock_type::now();
+  auto total = ask(self, the_mall, run_atom::value, all);
+  auto result = since(start, total == 2 * meetings);
+  stop_all(self, {the_mall});
+  return result;
+}
+
+// ------------------------------------------------------------------------------------- big
+
+struct big_state {
+  uint64_t me = 0;
+  uint64_t pings = 0;
+  uint64_t pongs = 0;
+  xorshift64star rng{0};
+  std::vector<actor> all;
+  actor sink;
+};
+
+behavior big_actor(stateful_actor<big_state>* self, uint64_t me, uint64_t pings, actor sink) {
+  auto& init = self->state;
+  init.me = me;
+  init.pings = pings;
+  init.rng = xorshift64star{me + 1};
+  init.sink = std::move(sink);
+  auto ping_someone = [=] {
+    auto& s = self->state;
+    self->send(s.all[s.rng.next_target(s.me, s.all.size())], ping_atom::value);
+  };
+  return {
+    [=](neighbours_atom, const std::vector<actor>& all) { self->state.all = all; },
+    [=](start_atom) { ping_someone(); },
+    // A value returned from a handler goes back to the sender.
+    [=](ping_atom) { return pong_atom::value; },
+    [=](pong_atom) {
+      auto& s = self->state;
+      if (++s.pongs == s.pings)
+        self->send(s.sink, report_atom::value, s.pongs);
+      else
+        ping_someone();
+    },
+  };
+}
+
+outcome run_big(caf::actor_system& sys, uint64_t actors, uint64_t pings) {
+  scoped_actor self{sys};
+  std::vector<actor> all;
+  for (uint64_t i = 0; i < actors; ++i)
+    all.push_back(sys.spawn(big_actor, i, pings, actor{self}));
+  for (auto& a : all)
+    self->send(a, neighbours_atom::value, all);
+  auto start = clock_type::now();
+  for (auto& a : all)
+    self->send(a, start_atom::value);
+  auto reports = collect_reports(self, actors, pings);
+  auto result = since(start, reports == actors);
+  stop_all(self, all);
+  return result;
+}
+
+outcome run(caf::actor_system& sys, const workload& w) {
+  switch (w.which) {
+    case bench::pingpong: return run_pingpong(sys, w.n);
+    case bench::counting: return run_counting(sys, w.n);
+    case bench::threadring: return run_threadring(sys, w.a, w.n);
+    case bench::fjthrput: return run_fjthrput(sys, w.a, w.n);
+    case bench::fjcreate: return run_fjcreate(sys, w.n);
+    case bench::fib: return run_fib(sys, w.n);
+    case bench::chameneos: return run_chameneos(sys, w.a, w.n);
+    case bench::big: return run_big(sys, w.a, w.n);
+  }
+  return {0, false};
+}
+
+// ---------------------------------------------------------------------------- command line
+
+const char* usage = "usage: peer-caf --bench NAME[,NAME...]|all [--size quick|full] "
+                    "[--threads N] [--repeat K]\n"
+                    "  NAME: pingpong counting threadring fjthrput fjcreate fib chameneos big\n";
+
+struct args {
+  std::vector<bench> benches;
+  bool quick = true;
+  uint64_t threads = 2;
+  uint64_t repeat = 1;
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  std::fprintf(stderr, "peer-caf: %s\n%s", what.c_str(), usage);
+  std::exit(2);
+}
+
+uint64_t parse_positive(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || v[0] == '-' || *end != '\0' || n == 0)
+    usage_error(flag + " expects a positive integer, got '" + v + "'");
+  return n;
+}
+
+std::vector<bench> parse_benches(const std::string& list) {
+  if (list == "all")
+    return {std::begin(all_benches), std::end(all_benches)};
+  std::vector<bench> out;
+  size_t from = 0;
+  while (true) {
+    auto comma = list.find(',', from);
+    auto item = list.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    bool found = false;
+    for (auto b : all_benches) {
+      if (item == name(b)) {
+        out.push_back(b);
+        found = true;
+      }
+    }
+    if (!found)
+      usage_error("unknown bench '" + item + "'");
+    if (comma == std::string::npos)
+      return out;
+    from = comma + 1;
+  }
+}
+
+args parse_args(int argc, char** argv) {
+  args out;
+  bool have_bench = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    }
+    if (flag != "--bench" && flag != "--size" && flag != "--threads" && flag != "--repeat")
+      usage_error("unknown argument '" + flag + "'");
+    if (i + 1 == argc)
+      usage_error(flag + " needs a value");
+    std::string value = argv[++i];
+    if (flag == "--bench") {
+      out.benches = parse_benches(value);
+      have_bench = true;
+    } else if (flag == "--size") {
+      if (value != "quick" && value != "full")
+        usage_error("unknown size '" + value + "' (expected quick or full)");
+      out.quick = value == "quick";
+    } else if (flag == "--threads") {
+      out.threads = parse_positive(flag, value);
+    } else {
+      out.repeat = parse_positive(flag, value);
+    }
+  }
+  if (!have_bench)
+    usage_error("--bench is required");
+  return out;
+}
+
+} // namespace peer
+
+int main(int argc, char** argv) {
+  auto args = peer::parse_args(argc, argv);
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", static_cast<size_t>(args.threads));
+  caf::actor_system sys{cfg};
+  bool all_verified = true;
+  for (auto b : args.benches) {
+    auto w = peer::make_workload(b, args.quick);
+    auto msgs = peer::messages(w);
+    for (uint64_t r = 0; r < args.repeat; ++r) {
+      auto o = peer::run(sys, w);
+      all_verified = all_verified && o.verified;
+      std::printf("{\"runtime\":\"caf\",\"bench\":\"%s\",\"engine\":\"work-stealing\","
+                  "\"policy\":\"default\",\"topology\":\"host\",\"workers\":%llu,"
+                  "\"size\":\"%s\",\"messages\":%llu,\"seconds\":%.6f,\"msgs_per_sec\":%.1f,"
+                  "\"verified\":%s,\"telemetry\":{},\"repeat\":%llu}\n",
+                  peer::name(b), static_cast<unsigned long long>(args.threads),
+                  args.quick ? "quick" : "full", static_cast<unsigned long long>(msgs),
+                  o.seconds, static_cast<double>(msgs) / o.seconds,
+                  o.verified ? "true" : "false", static_cast<unsigned long long>(r));
+      // One line per run, flushed at once so a later hang still leaves the earlier results.
+      std::fflush(stdout);
+    }
+  }
+  return all_verified ? 0 : 1;
+}
