@@ -462,6 +462,16 @@ impl Engine {
         self.notify(Some(w));
     }
 
+    /// The tail of worker `w`'s own queue without waking anyone (the owner is awake and busy).
+    pub(crate) fn push_tail_quietly(&self, w: usize, task: TaskRef) {
+        self.workers[w].inbox.push(task);
+    }
+
+    /// Whether worker `w`'s inbox holds work.
+    pub(crate) fn has_inbox_work(&self, w: usize) -> bool {
+        !self.workers[w].inbox.is_empty()
+    }
+
     /// Wakes a parked worker (`prefer` first) if any: call after making work visible.
     pub(crate) fn notify(&self, prefer: Option<usize>) {
         if let Some(w) = self.sleepers.notify(prefer) {

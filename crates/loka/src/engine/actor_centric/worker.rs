@@ -378,14 +378,15 @@ impl Worker {
         }
         if let Some(task) = self.next_slot.take() {
             let streak = self.next_streak.get();
-            if streak < NEXT_SLOT_STREAK_LIMIT {
+            if streak < NEXT_SLOT_STREAK_LIMIT || !self.has_local_work() {
                 self.next_streak.set(streak + 1);
                 self.counters().lifo_runs.bump(1);
                 return Some(task);
             }
-            // Let queued actors run; the chain continues from the tail.
+            // Queued actors wait behind a long chain: let them run; the chain continues from the
+            // tail. No wake-up: an idle thief would only tear the chain across cores.
             self.next_streak.set(0);
-            self.engine.push_tail(self.index, task);
+            self.engine.push_tail_quietly(self.index, task);
         } else {
             self.next_streak.set(0);
         }
@@ -427,6 +428,11 @@ impl Worker {
             }
         }
         None
+    }
+
+    /// Whether anything besides the next slot waits on this worker.
+    fn has_local_work(&self) -> bool {
+        !self.deque.is_empty() || self.engine.has_inbox_work(self.index)
     }
 
     /// Idle phase: steal (spinning, then yielding), then park. `None` after a wake-up or at
