@@ -10,7 +10,7 @@ RESULTS := report/results.jsonl
 # CAF + cmake for the C++ peer, hyperfine for whole-command timings.
 DEB_PACKAGES := pkg-config libhwloc-dev libudev-dev libcaf-dev cmake g++ hyperfine
 
-.PHONY: all deps build bench bench-quick test fmt clippy unit loom smoke doc clean
+.PHONY: all deps build bench peers bench-quick test fmt clippy unit loom smoke doc clean
 
 all: build
 
@@ -27,12 +27,30 @@ deps:
 build: deps
 	$(CARGO) build --release -p loka-cli
 
-# The main job: the quick suite under the default policy, written to report/.
-bench: build
+# The main job: the quick suite under the default policy, loka against the peers, the worker
+# sweep and every policy, each written to report/*.jsonl as runs finish, then report/index.md.
+# A failing step does not stop the others (the report shows what finished); make still fails.
+bench: build peers
 	@mkdir -p report
-	@rm -f $(RESULTS)
-	$(LOKA) bench run all --size quick --repeat 3 --out $(RESULTS)
-	@echo "results: $(RESULTS)"
+	@rm -f $(RESULTS) report/compare.jsonl report/scale.jsonl report/policies.jsonl report/.failed
+	$(LOKA) bench run all --size quick --repeat 3 --out $(RESULTS) || touch report/.failed
+	$(LOKA) bench compare all --size quick --repeat 3 --out report/compare.jsonl || touch report/.failed
+	$(LOKA) bench scale all --size quick --repeat 3 --out report/scale.jsonl || touch report/.failed
+	$(LOKA) bench policies all --size quick --out report/policies.jsonl || touch report/.failed
+	$(LOKA) report || touch report/.failed
+	@if [ -e report/.failed ]; then rm -f report/.failed; \
+	  echo "make bench: a step failed (see above); report/ has everything that finished"; exit 1; fi
+
+# The peer runtimes for `loka bench compare` (peers/README.md). A missing toolchain is reported
+# with how to install it and skipped: compare then runs without that peer.
+peers:
+	@if command -v $(CARGO) >/dev/null; then \
+	  (cd peers/rust && $(CARGO) build --release) || echo "peers: building the Rust peers failed; compare skips them"; \
+	else echo "peers: cargo not found (install Rust from https://rustup.rs); compare skips the Rust peers"; fi
+	@if command -v cmake >/dev/null && echo '#include <caf/all.hpp>' | c++ -std=c++17 -E -x c++ - >/dev/null 2>&1; then \
+	  { cmake -S peers/caf -B peers/caf/build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build peers/caf/build -j2; } \
+	    || echo "peers: building peer-caf failed; compare skips it"; \
+	else echo "peers: cmake, g++ or libcaf-dev missing (apt-get install libcaf-dev cmake g++); compare skips caf"; fi
 
 test: deps fmt clippy unit loom smoke
 
@@ -49,10 +67,11 @@ unit:
 loom:
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) test -p loka --lib loom
 
-# Every benchmark once at its smallest size, on 2 workers, verified; plus the criterion bench
-# compiled and run once.
+# Every benchmark once at its smallest size, on 2 workers, verified; the report written from a
+# tiny fixture (no peers); plus the criterion bench compiled and run once.
 smoke: build
 	$(LOKA) bench run all --size quick --workers 2
+	$(LOKA) report --input crates/loka-cli/tests/fixtures/tiny.jsonl --out target/smoke-report
 	$(CARGO) bench -p loka --bench send_latency -- --test
 
 doc:

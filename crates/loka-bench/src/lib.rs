@@ -1,7 +1,10 @@
 //! loka's benchmark workloads, the runner that measures them under a configuration, and their
 //! result records. Workload definitions shared with the peers: `docs/benchmarks.md`.
 
+pub mod bencherl;
+mod matrix_search;
 pub mod record;
+pub mod report;
 pub mod runner;
 pub mod savina;
 
@@ -104,7 +107,10 @@ impl std::fmt::Debug for Bench {
 
 /// Every benchmark, in listing order.
 pub fn all() -> Vec<Bench> {
-    savina::all()
+    let mut all = savina::all();
+    all.extend(bencherl::all());
+    all.extend(matrix_search::all());
+    all
 }
 
 /// Looks up benchmarks by name; `all` expands to every benchmark.

@@ -1,6 +1,10 @@
 //! The `loka` command: inspect the topology, run benchmarks, write reports.
 
 mod bench;
+mod compare;
+mod progress;
+mod report;
+mod sweep;
 mod topo;
 
 use clap::{Parser, Subcommand};
@@ -20,6 +24,8 @@ enum Command {
     /// Run and list benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Turn result files (JSON lines) into report/index.md with tables and SVG charts.
+    Report(report::ReportArgs),
 }
 
 fn main() {
@@ -27,6 +33,7 @@ fn main() {
     let result = match cli.command {
         Command::Topo(args) => topo::run(args),
         Command::Bench(command) => bench::run(command),
+        Command::Report(args) => report::run(&args),
     };
     if let Err(err) = result {
         // Errors are printed as a cause chain, never with a backtrace.

@@ -1,0 +1,257 @@
+//! `loka bench scale` (worker counts) and `loka bench policies` (policies and engines).
+
+use crate::bench::{check_repeat, CommonArgs, Output, SystemArgs};
+use anyhow::Result;
+use loka::{Config, EngineKind, PolicyKind};
+use loka_bench::record::Record;
+use loka_bench::report::charts::human;
+use loka_bench::report::{ratio, Summary};
+use loka_bench::{runner, Bench, Size};
+
+/// `loka bench scale` arguments.
+#[derive(clap::Args)]
+pub struct ScaleArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Runs per benchmark and worker count.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    /// The largest worker count (default: the processing units the configuration has: the
+    /// machine's, or the topology's).
+    #[arg(long)]
+    pub max_workers: Option<usize>,
+    #[command(flatten)]
+    pub system: SystemArgs,
+}
+
+/// `loka bench policies` arguments.
+#[derive(clap::Args)]
+pub struct PoliciesArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Runs per benchmark, engine and policy.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    #[command(flatten)]
+    pub system: SystemArgs,
+}
+
+/// Every engine. `EngineKind` has no list of its variants: the exhaustive match below stops
+/// compiling when one is added, so this list cannot silently fall behind.
+pub fn all_engines() -> Vec<EngineKind> {
+    let all = vec![EngineKind::ActorCentric];
+    for engine in &all {
+        match engine {
+            EngineKind::ActorCentric => {}
+        }
+    }
+    all
+}
+
+/// The configurations `scale` sweeps: `base` with 1..=max workers, each validated.
+pub fn scale_configs(base: &Config, max: usize) -> Result<Vec<Config>> {
+    anyhow::ensure!(max >= 1, "--max-workers must be at least 1, got {max}");
+    (1..=max)
+        .map(|workers| {
+            let config = Config {
+                workers,
+                ..base.clone()
+            };
+            config.validate("--max-workers")?;
+            Ok(config)
+        })
+        .collect()
+}
+
+/// The configurations `policies` runs: `base` under every engine and policy that exists.
+/// Combinations the configuration rejects are returned apart, with the reason.
+pub fn policy_configs(base: &Config) -> (Vec<Config>, Vec<String>) {
+    let mut ok = Vec::new();
+    let mut rejected = Vec::new();
+    for engine in all_engines() {
+        for policy in PolicyKind::ALL {
+            let config = Config {
+                engine,
+                policy: *policy,
+                ..base.clone()
+            };
+            match config.validate("the policy sweep") {
+                Ok(()) => ok.push(config),
+                Err(e) => rejected.push(format!("{engine}/{policy}: {e}")),
+            }
+        }
+    }
+    (ok, rejected)
+}
+
+/// Runs every benchmark `repeat` times under each configuration, alternating configurations
+/// within a repetition; returns the records per (benchmark, configuration).
+fn sweep(
+    out: &mut Output,
+    benches: &[Bench],
+    size: Size,
+    configs: &[Config],
+    repeat: usize,
+    prefix: &'static str,
+) -> Result<Vec<Vec<Vec<Record>>>> {
+    out.start((benches.len() * configs.len() * repeat) as u64, prefix);
+    let mut failed = Vec::new();
+    let mut all = Vec::new();
+    for bench in benches {
+        let mut per_config = vec![Vec::new(); configs.len()];
+        for r in 0..repeat {
+            for (i, config) in configs.iter().enumerate() {
+                out.progress_message(format!(
+                    "{} {}/{} w={}",
+                    bench.name, config.engine, config.policy, config.workers
+                ));
+                let record = runner::run_once(bench, size, config, r)?;
+                if !record.verified {
+                    failed.push(format!(
+                        "{} ({}/{}, {} workers, run {r})",
+                        bench.name, config.engine, config.policy, config.workers
+                    ));
+                }
+                out.record(&record)?;
+                per_config[i].push(record);
+            }
+        }
+        all.push(per_config);
+    }
+    out.finish();
+    anyhow::ensure!(
+        failed.is_empty(),
+        "verification failed: {}",
+        failed.join(", ")
+    );
+    Ok(all)
+}
+
+fn summary(records: &[Record], key: fn(&Record) -> f64) -> Summary {
+    let values: Vec<f64> = records.iter().map(key).collect();
+    Summary::of(&values).unwrap_or(Summary {
+        n: 0,
+        median: f64::NAN,
+        min: f64::NAN,
+        max: f64::NAN,
+    })
+}
+
+/// Runs `loka bench scale`.
+pub fn scale(args: &ScaleArgs) -> Result<()> {
+    let (benches, size) = args.common.resolve()?;
+    check_repeat(args.repeat)?;
+    anyhow::ensure!(
+        args.system.workers.is_none(),
+        "`loka bench scale` sweeps the worker count itself: use --max-workers N instead of \
+         --workers"
+    );
+    let base = args.system.resolve()?;
+    let configs = scale_configs(&base, args.max_workers.unwrap_or(base.workers))?;
+    let mut out = Output::open(&args.common, true)?;
+    let results = sweep(&mut out, &benches, size, &configs, args.repeat, "scale")?;
+    if out.json() {
+        return Ok(());
+    }
+    out.println(&format!(
+        "\n{:<22} {:>7} {:>10} {:>21} {:>8}",
+        "bench", "workers", "median s", "min–max s", "speed-up"
+    ))?;
+    for (bench, per_config) in benches.iter().zip(&results) {
+        let first = summary(&per_config[0], |r| r.seconds).median;
+        for (config, records) in configs.iter().zip(per_config) {
+            let s = summary(records, |r| r.seconds);
+            out.println(&format!(
+                "{:<22} {:>7} {:>10.4} {:>21} {:>8}",
+                bench.name,
+                config.workers,
+                s.median,
+                if s.n > 1 {
+                    format!("{:.4} – {:.4}", s.min, s.max)
+                } else {
+                    format!("{:.4}", s.min)
+                },
+                ratio(first, s.median).map_or("n/a".into(), |r| format!("{r:.2}×"))
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `loka bench policies`.
+pub fn policies(args: &PoliciesArgs) -> Result<()> {
+    let (benches, size) = args.common.resolve()?;
+    check_repeat(args.repeat)?;
+    anyhow::ensure!(
+        args.system.policy.is_none(),
+        "`loka bench policies` runs every policy ({}): drop --policy (`loka bench run --policy \
+         P` runs one)",
+        PolicyKind::NAMES.join(", ")
+    );
+    let base = args.system.resolve()?;
+    let (configs, rejected) = policy_configs(&base);
+    anyhow::ensure!(
+        !configs.is_empty(),
+        "no engine/policy combination is valid here: {}",
+        rejected.join("; ")
+    );
+    let mut out = Output::open(&args.common, true)?;
+    for r in &rejected {
+        out.note(&format!("note: skipping {r}"));
+    }
+    let results = sweep(&mut out, &benches, size, &configs, args.repeat, "policies")?;
+    if out.json() {
+        return Ok(());
+    }
+    let default = Config::default();
+    out.println(&format!(
+        "\n{:<22} {:<32} {:>13} {:>21} {:>11}",
+        "bench", "engine/policy", "median msgs/s", "min–max msgs/s", "vs default"
+    ))?;
+    for (bench, per_config) in benches.iter().zip(&results) {
+        let base = configs
+            .iter()
+            .position(|c| c.engine == default.engine && c.policy == default.policy)
+            .map(|i| summary(&per_config[i], |r| r.msgs_per_sec).median);
+        for (config, records) in configs.iter().zip(per_config) {
+            let s = summary(records, |r| r.msgs_per_sec);
+            out.println(&format!(
+                "{:<22} {:<32} {:>13} {:>21} {:>11}",
+                bench.name,
+                format!("{}/{}", config.engine, config.policy),
+                human(s.median),
+                if s.n > 1 {
+                    format!("{} – {}", human(s.min), human(s.max))
+                } else {
+                    human(s.min)
+                },
+                base.and_then(|b| ratio(s.median, b))
+                    .map_or("n/a".into(), |r| format!("{r:.2}×"))
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_policy_and_engine_is_swept() {
+        let (configs, rejected) = policy_configs(&Config::default());
+        assert!(rejected.is_empty(), "{rejected:?}");
+        assert_eq!(configs.len(), all_engines().len() * PolicyKind::ALL.len());
+        for policy in PolicyKind::ALL {
+            assert!(configs.iter().any(|c| c.policy == *policy));
+        }
+    }
+
+    #[test]
+    fn scale_counts_from_one_worker() {
+        let configs = scale_configs(&Config::default(), 3).unwrap();
+        let workers: Vec<usize> = configs.iter().map(|c| c.workers).collect();
+        assert_eq!(workers, [1, 2, 3]);
+        assert!(scale_configs(&Config::default(), 0).is_err());
+    }
+}

@@ -1,0 +1,222 @@
+//! The `loka` command's argument checks, `loka report` on fixtures (a corrupted line
+//! included) and `loka bench compare` without peers.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn loka(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loka"))
+        .args(args)
+        .output()
+        .expect("the loka binary runs")
+}
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("loka-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny.jsonl")
+}
+
+#[test]
+fn report_on_the_fixture() {
+    let dir = scratch("report");
+    let out = loka(&[
+        "report",
+        "--input",
+        fixture().to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let md = std::fs::read_to_string(dir.join("index.md")).unwrap();
+    for needle in [
+        "## Machine",
+        "nproc",
+        "`loka bench compare pingpong fib --repeat 2 --out report/compare.jsonl`",
+        "## Runtimes",
+        "| pingpong | caf |",
+        "## Scaling",
+        "## Scheduler policies",
+        "## Locality counters",
+        "`steal_attempts`",
+    ] {
+        assert!(md.contains(needle), "missing {needle:?}");
+    }
+    for chart in ["runtimes.svg", "scale.svg", "policies.svg", "locality.svg"] {
+        assert!(dir.join(chart).is_file(), "{chart}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_corrupted_results_file_is_named_with_its_line_and_the_rest_is_reported() {
+    let dir = scratch("corrupt");
+    let bad = dir.join("bad.jsonl");
+    let good = std::fs::read_to_string(fixture()).unwrap();
+    let mut lines: Vec<&str> = good.lines().collect();
+    lines.insert(2, "{\"bench\":\"pingpong\",\"runtime\":\"lo"); // a run cut off mid-write
+    std::fs::write(&bad, lines.join("\n")).unwrap();
+    let out = loka(&[
+        "report",
+        "--input",
+        bad.to_str().unwrap(),
+        "--out",
+        dir.join("r").to_str().unwrap(),
+    ]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains(&format!("{}:3:", bad.display())),
+        "{stderr}"
+    );
+    let md = std::fs::read_to_string(dir.join("r/index.md")).unwrap();
+    assert!(md.contains(&format!("{}:3:", bad.display())));
+    assert!(
+        md.contains("| pingpong | caf |"),
+        "the valid records are reported"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn report_without_input_says_so() {
+    let out = loka(&["report", "--input", "/nonexistent/results.jsonl"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("/nonexistent/results.jsonl"), "{stderr}");
+}
+
+#[test]
+fn bad_arguments_are_refused_before_anything_runs() {
+    let dir = scratch("args");
+    let results = dir.join("r.jsonl");
+    let r = results.to_str().unwrap();
+    for (args, expected) in [
+        (
+            vec!["bench", "compare", "pingpnog", "--out", r],
+            "unknown benchmark `pingpnog`",
+        ),
+        (
+            vec![
+                "bench", "compare", "pingpong", "--peers", "akka", "--out", r,
+            ],
+            "unknown peer runtime `akka`",
+        ),
+        (
+            vec!["bench", "compare", "pingpong", "--repeat", "0", "--out", r],
+            "--repeat must be at least 1",
+        ),
+        (
+            vec!["bench", "compare", "pingpong", "--size", "huge", "--out", r],
+            "unknown size `huge`",
+        ),
+        (
+            vec!["bench", "scale", "pingpong", "--workers", "2", "--out", r],
+            "--max-workers",
+        ),
+        (
+            vec![
+                "bench",
+                "scale",
+                "pingpong",
+                "--max-workers",
+                "0",
+                "--out",
+                r,
+            ],
+            "at least 1",
+        ),
+        (
+            vec![
+                "bench", "policies", "pingpong", "--policy", "cls", "--out", r,
+            ],
+            "drop --policy",
+        ),
+        (
+            vec!["bench", "policies", "nosuch", "--out", r],
+            "unknown benchmark `nosuch`",
+        ),
+        (
+            vec!["bench", "run", "pingpong", "--policy", "nosuch", "--out", r],
+            "nosuch",
+        ),
+    ] {
+        let out = loka(&args);
+        let (_, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(expected),
+            "{args:?}: {stderr}"
+        );
+        assert!(!results.exists(), "{args:?} wrote results");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn compare_without_peers_says_how_to_get_them_and_runs_loka() {
+    let dir = scratch("nopeers");
+    let results = dir.join("compare.jsonl");
+    let out = loka(&[
+        "bench",
+        "compare",
+        "pingpong",
+        "--repeat",
+        "2",
+        "--workers",
+        "2",
+        "--peers-dir",
+        dir.to_str().unwrap(),
+        "--out",
+        results.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("peer toolchain/script missing") && stderr.contains("run-peers.sh"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("pingpong") && stdout.contains("loka"),
+        "{stdout}"
+    );
+    let lines = std::fs::read_to_string(&results).unwrap();
+    assert_eq!(lines.lines().count(), 2, "{lines}");
+    assert!(
+        lines.contains("\"command\":\"loka bench compare pingpong"),
+        "{lines}"
+    );
+
+    // --json: one record per (benchmark, runtime) with the median.
+    let out = loka(&[
+        "bench",
+        "compare",
+        "pingpong",
+        "--repeat",
+        "1",
+        "--workers",
+        "2",
+        "--peers",
+        "none",
+        "--json",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let record: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(record["runtime"], "loka");
+    assert!(record["msgs_per_sec_median"].as_f64().unwrap() > 0.0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
