@@ -2,7 +2,7 @@
 //! BenchErl fork (definitions, sizes and deviations in `docs/workloads.md`).
 //!
 //! BenchErl scales each input with the machine's core count: `full` is BenchErl's `short` input
-//! for [`FULL_CORES`] cores (Francesquini's 32-core NUMA 32 platform), so the message count of a
+//! for `FULL_CORES` cores (Francesquini's 32-core NUMA 32 platform), so the message count of a
 //! `full` run does not depend on the worker count; `quick` is sized for a 2-core machine. The
 //! environment variables `LOKA_BENCHERL_INPUT` (`short`, `intermediate`, `long`) and
 //! `LOKA_BENCHERL_CORES` change what `full` stands for.
@@ -36,7 +36,7 @@ pub(crate) struct Scale {
 }
 
 impl Scale {
-    /// `short` on [`FULL_CORES`] cores unless `LOKA_BENCHERL_INPUT` / `LOKA_BENCHERL_CORES` say
+    /// `short` on `FULL_CORES` cores unless `LOKA_BENCHERL_INPUT` / `LOKA_BENCHERL_CORES` say
     /// otherwise. Panics, naming the variable, on a value it does not understand.
     pub(crate) fn full() -> Scale {
         let input = match std::env::var("LOKA_BENCHERL_INPUT").as_deref() {
