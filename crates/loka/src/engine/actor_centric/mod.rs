@@ -276,14 +276,25 @@ impl Engine {
     pub(crate) fn hierarchical_route(&self, task: TaskRef, sender: Option<usize>) -> Option<Route> {
         let placement = task.placement();
         let hub = placement.is_hub();
-        let target = hierarchical::wake_target(hub, placement.home(), placement.last(), sender)?;
+        let layout = &self.machine.layout;
+        let sender_on_home_node = match (sender, placement.home()) {
+            (Some(s), Some(home)) => layout.node_of(s) == layout.node_of(home),
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let target = hierarchical::wake_target(
+            hub,
+            placement.home(),
+            placement.last(),
+            sender,
+            sender_on_home_node,
+        )?;
         let here = Some(target) == sender;
         if hub {
             // Even on its own worker a hub skips the next slot, which spills into stealable
             // queues; the owner looks at its pinned queue first anyway.
             return Some(Route::Pinned(target));
         }
-        let layout = &self.machine.layout;
         if let Some(home) = placement.home() {
             let home_node = layout.node_of(home);
             if home_node != layout.node_of(target) {
