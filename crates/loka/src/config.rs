@@ -14,6 +14,8 @@
 //! seed = 42
 //! placement = "default"      # regular actors: default|compact|scatter|circular|random
 //! hub_placement = "circular" # hubs
+//! balance_interval = 2000    # hierarchical: activations between load-balancing rounds (0 = off)
+//! balance_threshold = 0.5    # hierarchical: node imbalance that triggers a global round
 //! [idle]
 //! spin_us = 50         # spin (stealing) this long before yielding
 //! yield_us = 50        # then yield (stealing) this long before parking
@@ -117,7 +119,7 @@ impl std::fmt::Display for EngineKind {
 }
 
 /// Everything a [`crate::System`] is built from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// Worker threads (≥ 1).
@@ -144,6 +146,12 @@ pub struct Config {
     pub placement: PlacementStrategy,
     /// Initial placement of hubs.
     pub hub_placement: PlacementStrategy,
+    /// `hierarchical` load balancing: activations a worker runs between two balancing rounds it
+    /// may trigger (Erlang's reduction trigger); 0 turns balancing off.
+    pub balance_interval: u64,
+    /// `hierarchical` load balancing: a global round (between NUMA nodes) runs when
+    /// `(max − min) / min` of the nodes' migration limits exceeds this (> 0).
+    pub balance_threshold: f64,
 }
 
 impl Default for Config {
@@ -161,6 +169,8 @@ impl Default for Config {
             idle: IdleStrategy::default(),
             placement: PlacementStrategy::Default,
             hub_placement: PlacementStrategy::Circular,
+            balance_interval: 2_000,
+            balance_threshold: 0.5,
         }
     }
 }
@@ -228,6 +238,16 @@ impl Config {
         env_field!("LOKA_PIN", "pin", pin);
         env_field!("LOKA_PLACEMENT", "placement", placement);
         env_field!("LOKA_HUB_PLACEMENT", "hub_placement", hub_placement);
+        env_field!(
+            "LOKA_BALANCE_INTERVAL",
+            "balance_interval",
+            balance_interval
+        );
+        env_field!(
+            "LOKA_BALANCE_THRESHOLD",
+            "balance_threshold",
+            balance_threshold
+        );
         env_field!("LOKA_SEED", "seed", seed);
         env_field!("LOKA_IDLE_SPIN_US", "idle.spin_us", idle.spin_us);
         env_field!("LOKA_IDLE_YIELD_US", "idle.yield_us", idle.yield_us);
@@ -259,6 +279,13 @@ impl Config {
                 "workers",
                 self.workers.to_string(),
                 "more than 4096 workers is not supported",
+            ));
+        }
+        if !(self.balance_threshold > 0.0 && self.balance_threshold.is_finite()) {
+            return Err(invalid(
+                "balance_threshold",
+                self.balance_threshold.to_string(),
+                "the imbalance threshold must be a positive number",
             ));
         }
         if self.throughput == 0 {
@@ -329,6 +356,24 @@ mod tests {
             c, before,
             "a bad variable leaves the configuration unchanged"
         );
+    }
+
+    #[test]
+    fn non_positive_balance_threshold_is_rejected() {
+        for bad in ["0", "-1.5", "0.0"] {
+            let err = Config::from_toml_str(&format!("balance_threshold = {bad}\n"), "b.toml")
+                .unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ConfigError::Invalid {
+                        key: "balance_threshold",
+                        ..
+                    }
+                ),
+                "{bad}: {err}"
+            );
+        }
     }
 
     #[test]

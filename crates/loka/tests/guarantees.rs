@@ -726,3 +726,76 @@ fn hub_toggle_on_a_stopped_actor_is_an_error() {
     assert_eq!(err.actor, actor.id());
     assert!(err.to_string().contains("stopped"), "{err}");
 }
+
+// -------------------------------------------------------------------------------- load balancing
+
+struct Busy {
+    left: u32,
+}
+
+impl Actor for Busy {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, _: ()) {
+        // A few µs of work per message, so queues stay long enough to be balanced.
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_micros(5) {
+            std::hint::spin_loop();
+        }
+        self.left -= 1;
+        if self.left == 0 {
+            ctx.stop();
+        } else {
+            ctx.myself().send(()).unwrap();
+        }
+    }
+}
+
+#[test]
+fn hierarchical_load_balancing_pulls_actors_along_migration_paths() {
+    // One node (local rounds only) and four nodes (a global round must happen: all work starts
+    // on node 0).
+    for (topology, workers) in [
+        ("synthetic:package:1 core:4 pu:1", 4),
+        ("preset:xeon-x7560", 32),
+    ] {
+        let config = loka::Config {
+            workers,
+            policy: loka::PolicyKind::Hierarchical { auto_hubs: false },
+            topology: topology.to_owned(),
+            balance_interval: 20,
+            ..loka::Config::default()
+        };
+        let system = system(&config);
+        for _ in 0..200 {
+            system
+                .spawn_with(
+                    Busy { left: 20 },
+                    loka::SpawnOptions::new().placement(loka::Placement::Worker(0)),
+                )
+                .send(())
+                .unwrap();
+        }
+        system.run_until_idle();
+        let stats = system.stats();
+        assert_eq!(stats.actors_live(), 0, "{topology}: every actor finished");
+        assert!(
+            stats.total.balance_rounds > 0,
+            "{topology}: no balancing round ran"
+        );
+        assert!(
+            stats.total.balance_migrations > 0,
+            "{topology}: no actor was pulled along a migration path: {:?}",
+            stats.total
+        );
+        if workers == 32 {
+            // Workers outside node 0 can only pull through a global round (their own nodes hold
+            // nothing to balance locally).
+            let layout = &system.machine().layout;
+            let remote_pulls: u64 = (0..workers)
+                .filter(|&w| layout.node_of(w) != layout.node_of(0))
+                .map(|w| stats.workers[w].balance_migrations)
+                .sum();
+            assert!(remote_pulls > 0, "no global round moved work off node 0");
+        }
+    }
+}

@@ -179,6 +179,10 @@ worker_counters! {
     bring_home_steals,
     /// Actors marked as hubs here (spawn option, `set_hub`, online detection).
     hubs,
+    /// Load-balancing rounds this worker computed (hierarchical, Alg. 4.1).
+    balance_rounds,
+    /// Actors this worker pulled along a migration path (hierarchical, Alg. 4.2).
+    balance_migrations,
 }
 
 /// A snapshot of the whole system's counters, from [`crate::System::stats`].

@@ -20,7 +20,7 @@ use crate::actor::{ActorFailure, ActorId, SpawnOptions};
 use crate::config::Config;
 use crate::machine::Machine;
 use crate::policy::placement::PlacementStrategy;
-use crate::policy::{cls, hierarchical, lgs, LgsVariants, PolicyKind, Route};
+use crate::policy::{balance, cls, hierarchical, lgs, LgsVariants, PolicyKind, Route};
 use crate::telemetry::{Stats, SystemCounters, WorkerCounters};
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
@@ -53,6 +53,19 @@ pub(crate) struct WorkerShared {
     stealer: Stealer<TaskRef>,
     thread: OnceLock<Thread>,
     counters: CachePadded<WorkerCounters>,
+    /// Load balancing (hierarchical): the migration path this worker follows (pull-based).
+    migration: Migration,
+    /// Set when the worker went idle since the last balancing round (Erlang's `OutOfWork`).
+    out_of_work: AtomicBool,
+}
+
+/// A pull-based migration assignment (Alg. 4.2): take up to `left` actors from `from` (a worker,
+/// or with `global` a NUMA node).
+#[derive(Default)]
+struct Migration {
+    from: AtomicUsize,
+    left: AtomicUsize,
+    global: AtomicBool,
 }
 
 /// A reference to the engine with its own reference count.
@@ -90,6 +103,8 @@ pub(crate) struct Engine {
     quiet: Condvar,
     /// Origin of the queue-wait timestamps.
     clock: Instant,
+    /// Load-balancing history, held by the worker computing a round (others skip the round).
+    balance: Mutex<BalanceHistory>,
     /// Placement strategies for regular actors [0] and hubs [1], changeable at run time.
     strategies: [AtomicU8; 2],
     /// Spawns placed by each strategy slot so far (their round-robin position).
@@ -115,6 +130,8 @@ impl Engine {
                 stealer: d.stealer(),
                 thread: OnceLock::new(),
                 counters: CachePadded::new(WorkerCounters::default()),
+                migration: Migration::default(),
+                out_of_work: AtomicBool::new(false),
             })
             .collect();
         let engine = Arc::new(Engine {
@@ -132,6 +149,7 @@ impl Engine {
             quiet_lock: Mutex::new(()),
             quiet: Condvar::new(),
             clock: Instant::now(),
+            balance: Mutex::new(BalanceHistory::new(n)),
             strategies: [
                 AtomicU8::new(strategy_index(config.placement)),
                 AtomicU8::new(strategy_index(config.hub_placement)),
@@ -157,7 +175,16 @@ impl Engine {
                             .take()
                             .expect("each worker's deque is taken once");
                         ready.wait();
-                        Worker::new(index, engine, deque).run();
+                        // Handler panics are caught per actor. A panic here is a bug in loka itself:
+                        // its invariants no longer hold, and a dead worker would leave its actors
+                        // stranded and the system hung, so fail loudly instead.
+                        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            Worker::new(index, engine, deque).run()
+                        }));
+                        if run.is_err() {
+                            eprintln!("loka: worker {index} panicked outside any actor handler (a bug in loka); aborting");
+                            std::process::abort();
+                        }
                     })
                     .expect("spawning a worker thread")
             })
@@ -456,6 +483,132 @@ impl Engine {
             .map(|(_, w)| w)
     }
 
+    /// Alg. 4.1: computes migration limits and paths, locally for `me`'s NUMA node or globally
+    /// between nodes when they are out of balance, and hands out pull assignments. Skipped if
+    /// another worker is computing a round.
+    pub(crate) fn balance(&self, me: &Worker) {
+        let Some(mut history) = self.balance.try_lock() else {
+            return;
+        };
+        me.counters().balance_rounds.bump(1);
+        let layout = &self.machine.layout;
+        let lengths: Vec<usize> = self
+            .workers
+            .iter()
+            .map(|w| w.stealer.len() + w.inbox.len())
+            .collect();
+        let out_of_work: Vec<bool> = self
+            .workers
+            .iter()
+            .map(|w| w.out_of_work.swap(false, Relaxed))
+            .collect();
+        let slot = history.round % 8;
+        history.round += 1;
+        let history = &mut *history;
+        let avg_work: Vec<f64> = self
+            .workers
+            .iter()
+            .zip(history.last_activations.iter_mut())
+            .zip(history.recent.iter_mut())
+            .map(|((worker, last), recent)| {
+                let now = worker.counters.activations.get();
+                recent[slot] = now - *last;
+                *last = now;
+                recent.iter().sum::<u64>() as f64 / 8.0
+            })
+            .collect();
+        let avail = balance::availability(&out_of_work, &avg_work);
+        // Node limits: every node's queues as one (Alg. 4.1 line 7).
+        let nodes = layout.node_count();
+        let node_len: Vec<usize> = (0..nodes)
+            .map(|node| {
+                layout
+                    .workers_of_node(node)
+                    .iter()
+                    .map(|&w| lengths[w])
+                    .sum()
+            })
+            .collect();
+        let node_avail: Vec<f64> = (0..nodes)
+            .map(|node| layout.workers_of_node(node).iter().map(|&w| avail[w]).sum())
+            .collect();
+        let node_limits = balance::migration_limits(&node_len, &node_avail);
+        if nodes > 1 && balance::needs_global_round(&node_limits, self.config.balance_threshold) {
+            let d: Vec<i64> = node_len
+                .iter()
+                .zip(&node_limits)
+                .map(|(&len, &lim)| len as i64 - lim as i64)
+                .collect();
+            for path in balance::migration_paths(&d) {
+                let pullers = layout.workers_of_node(path.to);
+                let share = path.count.div_ceil(pullers.len().max(1));
+                for &w in pullers {
+                    self.assign(w, path.from, share, true);
+                }
+            }
+        } else {
+            let local = layout.workers_of_node(layout.node_of(me.index()));
+            let lens: Vec<usize> = local.iter().map(|&w| lengths[w]).collect();
+            let ooo: Vec<bool> = local.iter().map(|&w| out_of_work[w]).collect();
+            let work: Vec<f64> = local.iter().map(|&w| avg_work[w]).collect();
+            for path in balance::plan(&lens, &ooo, &work) {
+                self.assign(local[path.to], local[path.from], path.count, false);
+            }
+        }
+    }
+
+    fn assign(&self, worker: usize, from: usize, count: usize, global: bool) {
+        let m = &self.workers[worker].migration;
+        m.from.store(from, Relaxed);
+        m.global.store(global, Relaxed);
+        // Release: a puller that sees `left` sees `from` and `global`.
+        m.left.store(count, std::sync::atomic::Ordering::Release);
+        self.notify(Some(worker));
+    }
+
+    /// Alg. 4.2: follows `me`'s migration path, if any: one actor per call. A global path takes
+    /// actors of `me`'s node home first (Alg. 4.3), then from the longest queue of the source
+    /// node; hubs are never taken (they are never in stealable queues).
+    pub(crate) fn pull_migration(&self, me: &Worker) -> Option<TaskRef> {
+        let m = &self.workers[me.index()].migration;
+        let left = m.left.load(std::sync::atomic::Ordering::Acquire);
+        if left == 0 {
+            return None;
+        }
+        let from = m.from.load(Relaxed);
+        let task = if m.global.load(Relaxed) {
+            let layout = &self.machine.layout;
+            let my_node = layout.node_of(me.index());
+            let members = layout.workers_of_node(from);
+            members
+                .iter()
+                .find_map(|&w| self.steal_foreign(w, my_node))
+                .or_else(|| self.longest_of(members).and_then(|w| self.steal_from(w)))
+        } else {
+            self.steal_from(from)
+        };
+        match task {
+            Some(task) => {
+                m.left.store(left - 1, Relaxed);
+                me.counters().balance_migrations.bump(1);
+                Some(task)
+            }
+            None => {
+                // Nothing left to take: the path is done (Alg. 4.2 line 7).
+                m.left.store(0, Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Notes that worker `w` ran out of work in this interval.
+    pub(crate) fn note_out_of_work(&self, w: usize) {
+        let flag = &self.workers[w].out_of_work;
+        if !flag.load(Relaxed) {
+            flag.store(true, Relaxed);
+        }
+    }
+
     /// Pops from worker `w`'s urgent queue.
     pub(crate) fn pop_urgent(&self, w: usize) -> Option<TaskRef> {
         steal_one(|| self.workers[w].urgent.steal())
@@ -630,6 +783,23 @@ fn steal_one(mut steal: impl FnMut() -> crossbeam_deque::Steal<TaskRef>) -> Opti
             crossbeam_deque::Steal::Success(task) => return Some(task),
             crossbeam_deque::Steal::Empty => return None,
             crossbeam_deque::Steal::Retry => crate::sync::spin_hint(),
+        }
+    }
+}
+
+/// Per-worker work (activations) over the last intervals, for Erlang's availability (Eq. B.3).
+struct BalanceHistory {
+    last_activations: Vec<u64>,
+    recent: Vec<[u64; 8]>,
+    round: usize,
+}
+
+impl BalanceHistory {
+    fn new(workers: usize) -> Self {
+        BalanceHistory {
+            last_activations: vec![0; workers],
+            recent: vec![[0; 8]; workers],
+            round: 0,
         }
     }
 }

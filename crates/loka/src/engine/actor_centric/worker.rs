@@ -63,6 +63,8 @@ pub(crate) struct Worker {
     level_of: Vec<u8>,
     /// `hierarchical` (pinned hubs, foreign queues); `Some(auto_hubs)`.
     hierarchical: Option<bool>,
+    /// Activations since this worker last tried a load-balancing round (hierarchical).
+    since_balance: Cell<u64>,
 }
 
 impl Worker {
@@ -102,6 +104,7 @@ impl Worker {
             dfs,
             level_of,
             hierarchical,
+            since_balance: Cell::new(0),
             engine,
         }
     }
@@ -282,6 +285,17 @@ impl Worker {
     fn run_task(&self, task: TaskRef) {
         let counters = self.counters();
         counters.activations.bump(1);
+        if self.hierarchical.is_some() {
+            // Alg. 4.2 lines 16–18: enough work done since the last round → try one.
+            let interval = self.engine.config().balance_interval;
+            let since = self.since_balance.get() + 1;
+            if interval > 0 && since >= interval {
+                self.since_balance.set(0);
+                self.engine.balance(self);
+            } else {
+                self.since_balance.set(since);
+            }
+        }
         self.account_locality(task);
         // SAFETY: the task came out of a run queue (or the next slot) of this system, so this
         // worker now holds its schedule.
@@ -358,6 +372,10 @@ impl Worker {
     fn next_local(&self) -> Option<TaskRef> {
         if self.hierarchical.is_some() {
             if let Some(task) = self.engine.pop_pinned(self.index) {
+                return Some(task);
+            }
+            // Alg. 4.2 lines 3–15: follow a migration path before anything else.
+            if let Some(task) = self.engine.pull_migration(self) {
                 return Some(task);
             }
         }
@@ -450,6 +468,7 @@ impl Worker {
             w.restart();
             self.counters().backoff_resets.bump(1);
         }
+        self.engine.note_out_of_work(self.index);
         let start = Instant::now();
         loop {
             if let Victims::Plan(plan) = victims {
