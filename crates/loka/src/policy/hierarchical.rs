@@ -15,8 +15,7 @@
 //!   sender is on the actor's home node (communication locality is cheap inside a node), else goes
 //!   back to the worker it last ran on (Erlang keeps a process on its scheduler).
 //!
-//! Not implemented (documented in docs/decisions.md): the periodic load balancing of Alg. 4.1/4.2
-//! with Erlang's migration limits and paths.
+//! Periodic load balancing (Alg. 4.1/4.2) is in [`super::balance`].
 
 use loka_topology::WorkerLayout;
 
