@@ -29,6 +29,8 @@ VIEWS = {
         ("hubs", lambda m, execs: f"{m('hubs'):,.0f}"),
         ("steals", lambda m, execs: f"{m('steals'):,.0f}"),
         ("exec on home node %", lambda m, execs: f"{100 * (m('exec_home_pu') + m('exec_home_node')) / max(execs, 1):.1f}"),
+        ("balance rounds", lambda m, execs: f"{m('balance_rounds'):,.0f}"),
+        ("balance pulls", lambda m, execs: f"{m('balance_migrations'):,.0f}"),
     ],
 }
 
