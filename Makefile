@@ -10,7 +10,7 @@ RESULTS := report/results.jsonl
 # CAF + cmake for the C++ peer, hyperfine for whole-command timings.
 DEB_PACKAGES := pkg-config libhwloc-dev libudev-dev libcaf-dev cmake g++ hyperfine
 
-.PHONY: all deps build bench peers bench-quick test fmt clippy unit loom smoke doc clean
+.PHONY: all deps build bench peers test fmt clippy unit loom smoke doc clean
 
 all: build
 
