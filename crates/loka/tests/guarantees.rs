@@ -799,3 +799,64 @@ fn hierarchical_load_balancing_pulls_actors_along_migration_paths() {
         }
     }
 }
+
+// ------------------------------------------- actors referenced only by their in-flight requests
+
+enum ClientMsg {
+    Go,
+    Answer(u64),
+}
+
+struct Service;
+
+impl Actor for Service {
+    type Msg = (u64, ActorRef<ClientMsg>);
+    fn handle(&mut self, _ctx: &mut Context<Self>, (n, reply_to): Self::Msg) {
+        // Answer, then drop what may be the client's last reference.
+        reply_to.send(ClientMsg::Answer(n)).unwrap();
+    }
+}
+
+struct Client {
+    service: ActorRef<(u64, ActorRef<ClientMsg>)>,
+    answers: Arc<AtomicU64>,
+    left: u32,
+}
+
+impl Actor for Client {
+    type Msg = ClientMsg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: ClientMsg) {
+        if let ClientMsg::Answer(n) = msg {
+            self.answers.fetch_add(n, SeqCst);
+            self.left -= 1;
+        }
+        if self.left == 0 {
+            ctx.stop();
+        } else {
+            self.service.send((1, ctx.myself())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn an_actor_referenced_only_by_its_own_requests_gets_every_reply() {
+    for (label, config) in heavy_configurations() {
+        let system = system(&config);
+        let service = system.spawn(Service);
+        let answers = Arc::new(AtomicU64::new(0));
+        for _ in 0..200 {
+            // The only reference after this statement travels inside the client's requests.
+            system
+                .spawn(Client {
+                    service: service.clone(),
+                    answers: Arc::clone(&answers),
+                    left: 50,
+                })
+                .send(ClientMsg::Go)
+                .unwrap();
+        }
+        system.run_until_idle();
+        assert_eq!(answers.load(SeqCst), 200 * 50, "{label}: a reply was lost");
+        assert_eq!(system.stats().dead_letters, 0, "{label}");
+    }
+}

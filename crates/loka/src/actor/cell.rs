@@ -454,9 +454,14 @@ impl<A: Actor> ActorCell<A> {
                     // behind this signal (e.g. a message the actor sent itself). Every reference's
                     // last drop queues a new signal after that reference's sends, so the final
                     // signal always finds an empty mailbox.
-                    // SAFETY: we hold the schedule.
-                    let queued_behind = unsafe { self.mailbox.has_more() };
-                    if self.handles.load(Acquire) == 0 && !queued_behind {
+                    //
+                    // Order matters: references first, then the queue. A sender finishes its claim
+                    // before it drops its reference (AcqRel decrement), so once we have read 0 with
+                    // Acquire, every claim made through a reference is visible to `has_more`. The
+                    // other order loses a reply whose sender sends and drops its reference between
+                    // the two reads.
+                    // SAFETY (has_more): we hold the schedule.
+                    if self.handles.load(Acquire) == 0 && !unsafe { self.mailbox.has_more() } {
                         ctx.stop();
                     }
                     Ok(())
