@@ -1,13 +1,28 @@
 //! The Savina micro benchmarks (SPEC §7; definitions in `docs/benchmarks.md`).
 
+mod apsp;
+mod banking;
 mod big;
+mod bitonicsort;
+mod bndbuffer;
 mod chameneos;
+mod concdict;
+mod concsll;
 mod counting;
+mod facloc;
 mod fib;
 mod fjcreate;
 mod fjthrput;
+mod logmap;
+mod nqueens;
+mod philosopher;
 mod pingpong;
+mod quicksort;
+mod radixsort;
+mod recmatmul;
+mod sieve;
 mod threadring;
+mod trapezoid;
 
 use crate::Bench;
 
@@ -22,5 +37,20 @@ pub fn all() -> Vec<Bench> {
         fib::BENCH,
         chameneos::BENCH,
         big::BENCH,
+        concdict::BENCH,
+        concsll::BENCH,
+        bndbuffer::BENCH,
+        philosopher::BENCH,
+        logmap::BENCH,
+        banking::BENCH,
+        apsp::BENCH,
+        nqueens::BENCH,
+        recmatmul::BENCH,
+        quicksort::BENCH,
+        radixsort::BENCH,
+        bitonicsort::BENCH,
+        sieve::BENCH,
+        facloc::BENCH,
+        trapezoid::BENCH,
     ]
 }

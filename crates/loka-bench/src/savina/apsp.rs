@@ -1,0 +1,324 @@
+//! All-Pairs Shortest Path: Floyd-Warshall on an N-node graph split into (N/B)² block actors of
+//! B×B distances; in every one of the N steps each block sends its block to the blocks of its row
+//! and column and updates itself from theirs (Savina #17).
+
+use crate::{Bench, Measured, Size};
+use loka::{Actor, ActorRef, Context, ReplyTo, System};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub(super) const BENCH: Bench = Bench {
+    name: "apsp",
+    suite: "savina",
+    about: "Floyd-Warshall by (N/B)² block actors exchanging blocks each step (N·(N/B)²·2·(N/B − 1) + (N/B)² messages)",
+    run,
+};
+
+/// A B×B block of distances, row-major.
+type Block = Arc<[u32]>;
+
+/// The graph: a complete undirected graph with weights 1..=W (Savina's `generateGraph`), drawn with
+/// xorshift64* seeded with N; row-major N×N.
+fn graph(n: usize, max_weight: u64) -> Vec<u32> {
+    let mut state = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut g = vec![0_u32; n * n];
+    for i in 0..n {
+        for j in i + 1..n {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            let w = (state.wrapping_mul(0x2545_F491_4F6C_DD1D) % max_weight) as u32 + 1;
+            g[i * n + j] = w;
+            g[j * n + i] = w;
+        }
+    }
+    g
+}
+
+/// The sequential reference.
+fn floyd_warshall(n: usize, d: &mut [u32]) {
+    for k in 0..n {
+        let row_k: Vec<u32> = d[k * n..(k + 1) * n].to_vec();
+        for i in 0..n {
+            let dik = d[i * n + k];
+            let row = &mut d[i * n..(i + 1) * n];
+            for (dij, &dkj) in row.iter_mut().zip(&row_k) {
+                *dij = (*dij).min(dik + dkj);
+            }
+        }
+    }
+}
+
+/// The blocks of the same row (indexed by block column) and of the same column (by block row).
+struct Received {
+    row: Vec<Option<Block>>,
+    col: Vec<Option<Block>>,
+    count: usize,
+}
+
+impl Received {
+    fn new(blocks: usize) -> Received {
+        Received {
+            row: vec![None; blocks],
+            col: vec![None; blocks],
+            count: 0,
+        }
+    }
+}
+
+enum BlockMsg {
+    /// Set-up: every block actor, row-major by block.
+    Table(Arc<[ActorRef<BlockMsg>]>),
+    Start,
+    /// Block (bi, bj) as it is after `k` steps.
+    Data {
+        k: usize,
+        bi: usize,
+        bj: usize,
+        data: Block,
+    },
+}
+
+struct FloydWarshallBlock {
+    bi: usize,
+    bj: usize,
+    /// Blocks per dimension.
+    blocks: usize,
+    b: usize,
+    n: usize,
+    data: Vec<u32>,
+    /// Steps done.
+    k: usize,
+    neighbors: Vec<ActorRef<BlockMsg>>,
+    /// Neighbors' blocks after `k` steps, and the ones already sent for step `k + 1` (a neighbor
+    /// can be at most one step ahead: it needs this block's data to get further).
+    current: Received,
+    next: Received,
+    master: ActorRef<MasterMsg>,
+}
+
+impl FloydWarshallBlock {
+    fn notify_neighbors(&self) {
+        let data: Block = Arc::from(&self.data[..]);
+        for neighbor in &self.neighbors {
+            neighbor
+                .send(BlockMsg::Data {
+                    k: self.k,
+                    bi: self.bi,
+                    bj: self.bj,
+                    data: Arc::clone(&data),
+                })
+                .expect("block alive");
+        }
+    }
+
+    /// Step k: `d[i][j] = min(d[i][j], d[i][k] + d[k][j])` for this block's i, j.
+    fn step(&mut self) {
+        let (b, k) = (self.b, self.k);
+        let (kb, kk) = (k / b, k % b);
+        let col_k: Vec<u32> = if kb == self.bj {
+            (0..b).map(|i| self.data[i * b + kk]).collect()
+        } else {
+            let block = self.current.row[kb].as_ref().expect("row block received");
+            (0..b).map(|i| block[i * b + kk]).collect()
+        };
+        let row_k: Vec<u32> = if kb == self.bi {
+            self.data[kk * b..(kk + 1) * b].to_vec()
+        } else {
+            let block = self.current.col[kb]
+                .as_ref()
+                .expect("column block received");
+            block[kk * b..(kk + 1) * b].to_vec()
+        };
+        for (i, &dik) in col_k.iter().enumerate() {
+            let row = &mut self.data[i * b..(i + 1) * b];
+            for (dij, &dkj) in row.iter_mut().zip(&row_k) {
+                *dij = (*dij).min(dik + dkj);
+            }
+        }
+    }
+
+    /// Runs every step whose data is complete; reports and stops after the last.
+    fn advance(&mut self, ctx: &mut Context<Self>) {
+        while self.current.count == self.neighbors.len() {
+            self.step();
+            self.k += 1;
+            self.current = std::mem::replace(&mut self.next, Received::new(self.blocks));
+            if self.k == self.n {
+                self.master
+                    .send(MasterMsg::Block {
+                        bi: self.bi,
+                        bj: self.bj,
+                        data: std::mem::take(&mut self.data),
+                    })
+                    .expect("master alive");
+                ctx.stop();
+                return;
+            }
+            self.notify_neighbors();
+        }
+    }
+}
+
+impl Actor for FloydWarshallBlock {
+    type Msg = BlockMsg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: BlockMsg) {
+        match msg {
+            BlockMsg::Table(table) => {
+                let (bi, bj, blocks) = (self.bi, self.bj, self.blocks);
+                self.neighbors = (0..blocks)
+                    .filter(|&r| r != bi)
+                    .map(|r| table[r * blocks + bj].clone())
+                    .chain(
+                        (0..blocks)
+                            .filter(|&c| c != bj)
+                            .map(|c| table[bi * blocks + c].clone()),
+                    )
+                    .collect();
+            }
+            BlockMsg::Start => {
+                self.notify_neighbors();
+                self.advance(ctx);
+            }
+            BlockMsg::Data { k, bi, bj, data } => {
+                let slot = if k == self.k {
+                    &mut self.current
+                } else {
+                    assert_eq!(k, self.k + 1, "a neighbor is at most one step ahead");
+                    &mut self.next
+                };
+                if bi == self.bi {
+                    slot.row[bj] = Some(data);
+                } else {
+                    slot.col[bi] = Some(data);
+                }
+                slot.count += 1;
+                self.advance(ctx);
+            }
+        }
+    }
+}
+
+enum MasterMsg {
+    Start {
+        blocks: Arc<[ActorRef<BlockMsg>]>,
+        done: ReplyTo<Vec<u32>>,
+    },
+    /// A block's final distances.
+    Block {
+        bi: usize,
+        bj: usize,
+        data: Vec<u32>,
+    },
+}
+
+struct Master {
+    /// Every block actor, held until the end so that none is ever unreferenced while it works.
+    table: Option<Arc<[ActorRef<BlockMsg>]>>,
+    n: usize,
+    b: usize,
+    result: Vec<u32>,
+    reports: usize,
+    blocks: usize,
+    done: Option<ReplyTo<Vec<u32>>>,
+}
+
+impl Actor for Master {
+    type Msg = MasterMsg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: MasterMsg) {
+        match msg {
+            MasterMsg::Start { blocks, done } => {
+                self.done = Some(done);
+                for block in blocks.iter() {
+                    block.send(BlockMsg::Start).expect("block alive");
+                }
+                self.table = Some(blocks);
+            }
+            MasterMsg::Block { bi, bj, data } => {
+                let (n, b) = (self.n, self.b);
+                for i in 0..b {
+                    let at = (bi * b + i) * n + bj * b;
+                    self.result[at..at + b].copy_from_slice(&data[i * b..(i + 1) * b]);
+                }
+                self.reports += 1;
+                if self.reports == self.blocks * self.blocks {
+                    if let Some(done) = self.done.take() {
+                        done.send(std::mem::take(&mut self.result));
+                    }
+                    ctx.stop();
+                }
+            }
+        }
+    }
+}
+
+fn run(system: &System, size: Size) -> Measured {
+    let (n, b, max_weight) = size.pick((300, 50, 100), (900, 150, 300));
+    assert_eq!(n % b, 0, "the block size divides the node count");
+    let blocks = n / b;
+    let g = graph(n, max_weight);
+    let master = system.spawn(Master {
+        table: None,
+        n,
+        b,
+        result: vec![0; n * n],
+        reports: 0,
+        blocks,
+        done: None,
+    });
+    let table: Arc<[ActorRef<BlockMsg>]> = (0..blocks * blocks)
+        .map(|id| {
+            let (bi, bj) = (id / blocks, id % blocks);
+            let data: Vec<u32> = (0..b * b)
+                .map(|x| g[(bi * b + x / b) * n + bj * b + x % b])
+                .collect();
+            system.spawn(FloydWarshallBlock {
+                bi,
+                bj,
+                blocks,
+                b,
+                n,
+                data,
+                k: 0,
+                neighbors: Vec::new(),
+                current: Received::new(blocks),
+                next: Received::new(blocks),
+                master: master.clone(),
+            })
+        })
+        .collect();
+    for block in table.iter() {
+        block
+            .send(BlockMsg::Table(Arc::clone(&table)))
+            .expect("fresh actor");
+    }
+    system.run_until_idle();
+    let start = Instant::now();
+    let result = master
+        .ask(|done| MasterMsg::Start {
+            blocks: table,
+            done,
+        })
+        .expect("fresh actor")
+        .wait()
+        .unwrap_or_default();
+    let elapsed = start.elapsed();
+    let mut expected = g;
+    floyd_warshall(n, &mut expected);
+    let differing = if result.len() == expected.len() {
+        result.iter().zip(&expected).filter(|(a, b)| a != b).count()
+    } else {
+        usize::MAX
+    };
+    let total = blocks * blocks;
+    let messages = (n * total * 2 * (blocks - 1) + total) as u64;
+    Measured {
+        messages,
+        elapsed,
+        verified: differing == 0,
+        check: format!(
+            "{differing} of {} distances differ from a sequential Floyd-Warshall",
+            n * n
+        ),
+    }
+}

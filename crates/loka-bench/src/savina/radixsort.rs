@@ -1,0 +1,216 @@
+//! Radix Sort: a pipeline of one sorting actor per bit, lowest bit first; a stage forwards
+//! values whose bit is clear at once and buffers the others until it has seen all N, then
+//! forwards the buffer in arrival order (Savina #22).
+
+use crate::{Bench, Measured, Size};
+use loka::{Actor, ActorRef, Context, ReplyTo, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub(super) const BENCH: Bench = Bench {
+    name: "radixsort",
+    suite: "savina",
+    about: "N values through a pipeline of 60 one-bit sorting actors (N·61 messages)",
+    run,
+};
+
+/// Values are below 2^BITS (Savina's M = 2⁶⁰): one stage per bit.
+const BITS: u32 = 60;
+
+/// A tiny xorshift64* generator (deterministic inputs).
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+/// SplitMix64's finaliser: summed over values it fingerprints a multiset in any order.
+fn mix(v: u64) -> u64 {
+    let mut z = v.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Messages sent, added up by every actor when it stops.
+type Tally = Arc<AtomicU64>;
+
+/// What the validator saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    count: usize,
+    sorted: bool,
+    fingerprint: u64,
+}
+
+enum SourceMsg {
+    Start,
+}
+
+/// Generates the N values and sends them down the pipeline.
+struct Source {
+    values: usize,
+    seed: u64,
+    next: ActorRef<SortMsg>,
+    tally: Tally,
+}
+
+impl Actor for Source {
+    type Msg = SourceMsg;
+    fn handle(&mut self, ctx: &mut Context<Self>, SourceMsg::Start: SourceMsg) {
+        let mut rng = XorShift(self.seed);
+        for _ in 0..self.values {
+            self.next
+                .send(SortMsg::Value(rng.next() >> (64 - BITS)))
+                .expect("stage alive");
+        }
+        self.tally.fetch_add(self.values as u64, Ordering::Relaxed);
+        ctx.stop();
+    }
+}
+
+enum SortMsg {
+    Value(u64),
+    /// Set-up for the validator: where to report.
+    Watch(ReplyTo<Seen>),
+}
+
+struct Stage {
+    values: usize,
+    radix: u64,
+    next: ActorRef<SortMsg>,
+    buffer: Vec<u64>,
+    seen: usize,
+    sent: u64,
+    tally: Tally,
+}
+
+impl Actor for Stage {
+    type Msg = SortMsg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: SortMsg) {
+        let SortMsg::Value(value) = msg else {
+            return;
+        };
+        self.seen += 1;
+        if value & self.radix == 0 {
+            self.next.send(SortMsg::Value(value)).expect("next alive");
+            self.sent += 1;
+        } else {
+            self.buffer.push(value);
+        }
+        if self.seen == self.values {
+            for value in self.buffer.drain(..) {
+                self.next.send(SortMsg::Value(value)).expect("next alive");
+                self.sent += 1;
+            }
+            ctx.stop();
+        }
+    }
+
+    fn stopped(&mut self, _ctx: &mut Context<Self>) {
+        self.tally.fetch_add(self.sent, Ordering::Relaxed);
+    }
+}
+
+struct Validator {
+    values: usize,
+    seen: Seen,
+    previous: u64,
+    done: Option<ReplyTo<Seen>>,
+}
+
+impl Actor for Validator {
+    type Msg = SortMsg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: SortMsg) {
+        match msg {
+            SortMsg::Watch(done) => self.done = Some(done),
+            SortMsg::Value(value) => {
+                let seen = &mut self.seen;
+                seen.count += 1;
+                seen.sorted &= value >= self.previous;
+                seen.fingerprint = seen.fingerprint.wrapping_add(mix(value));
+                self.previous = value;
+                if seen.count == self.values {
+                    if let Some(done) = self.done.take() {
+                        done.send(*seen);
+                    }
+                    ctx.stop();
+                }
+            }
+        }
+    }
+}
+
+fn run(system: &System, size: Size) -> Measured {
+    let values = size.pick(100_000, 400_000);
+    let seed = 2_048;
+    let mut rng = XorShift(seed);
+    let expected = Seen {
+        count: values,
+        sorted: true,
+        fingerprint: (0..values).fold(0u64, |sum, _| {
+            sum.wrapping_add(mix(rng.next() >> (64 - BITS)))
+        }),
+    };
+    let tally = Tally::default();
+    let validator = system.spawn(Validator {
+        values,
+        seen: Seen {
+            count: 0,
+            sorted: true,
+            fingerprint: 0,
+        },
+        previous: 0,
+        done: None,
+    });
+    let pending = validator.ask(SortMsg::Watch).expect("fresh actor");
+    // Built from the end: the highest bit's stage feeds the validator, the lowest bit's is first.
+    let mut next = validator;
+    for bit in (0..BITS).rev() {
+        next = system.spawn(Stage {
+            values,
+            radix: 1 << bit,
+            next,
+            buffer: Vec::new(),
+            seen: 0,
+            sent: 0,
+            tally: Arc::clone(&tally),
+        });
+    }
+    let source = system.spawn(Source {
+        values,
+        seed,
+        next,
+        tally: Arc::clone(&tally),
+    });
+    system.run_until_idle();
+    let start = Instant::now();
+    source.send(SourceMsg::Start).expect("fresh actor");
+    let seen = pending.wait();
+    let elapsed = start.elapsed();
+    // Let the last stage's `stopped` add its count (not timed).
+    system.run_until_idle();
+    let messages = tally.load(Ordering::Relaxed);
+    let expected_messages = values as u64 * (u64::from(BITS) + 1);
+    let Ok(seen) = seen else {
+        return Measured {
+            messages,
+            elapsed,
+            verified: false,
+            check: "the validator never answered".to_owned(),
+        };
+    };
+    let mut m = Measured::checked(messages, elapsed, seen, expected);
+    m.verified &= messages == expected_messages;
+    m.check = format!(
+        "{}; {messages} messages counted (expected N·(bits + 1) = {expected_messages})",
+        m.check
+    );
+    m
+}
