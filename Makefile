@@ -10,7 +10,7 @@ RESULTS := report/results.jsonl
 # CAF + cmake for the C++ peer, hyperfine for whole-command timings.
 DEB_PACKAGES := pkg-config libhwloc-dev libudev-dev libcaf-dev cmake g++ hyperfine
 
-.PHONY: all deps build bench peers test fmt clippy unit loom smoke doc clean
+.PHONY: all deps build bench peers test fmt clippy unit loom smoke miri doc clean
 
 all: build
 
@@ -73,6 +73,11 @@ smoke: build
 	$(LOKA) bench run all --size quick --workers 2
 	$(LOKA) report --input crates/loka-cli/tests/fixtures/tiny.jsonl --out target/smoke-report
 	$(CARGO) bench -p loka --bench send_latency -- --test
+
+# The lock-free pieces' unit tests under Miri (needs: rustup component add miri rust-src --toolchain
+# nightly). Topology and policy tests call hwloc through FFI, which Miri cannot run.
+miri:
+	$(CARGO) +nightly miri test -p loka --lib -- mailbox:: engine::actor_centric::idle:: actor::ask:: telemetry::
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
