@@ -5,6 +5,7 @@ pub mod bencherl;
 mod matrix_search;
 pub mod record;
 pub mod report;
+pub mod rng;
 pub mod runner;
 pub mod savina;
 

@@ -2,6 +2,7 @@
 //! debits itself, credits the destination and stays locked until the destination acknowledges
 //! (Savina #16).
 
+use crate::rng::XorShift as Rng;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::VecDeque;
@@ -17,21 +18,6 @@ pub(super) const BENCH: Bench = Bench {
 
 /// Every account's opening balance, in cents.
 const INITIAL_BALANCE: i64 = 1_000_000_000_000;
-
-/// xorshift64*: the teller's transfers.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn below(&mut self, bound: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % bound as u64) as usize
-    }
-}
 
 /// One transfer `(source, destination, cents)`, drawn as in Savina: the source among the first 80 %
 /// of the accounts, the destination above it (so waiting chains always climb and cannot deadlock),

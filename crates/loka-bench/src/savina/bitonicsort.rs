@@ -2,6 +2,7 @@
 //! log N merge stages of split–compare-exchange–join steps turn the input into bitonic sequences
 //! and merge them; every value is a message at every hop (Savina #24).
 
+use crate::rng::XorShift;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::VecDeque;
@@ -15,18 +16,6 @@ pub(super) const BENCH: Bench = Bench {
     about: "N values through a bitonic sorting network of actors (one message per value and hop)",
     run,
 };
-
-/// A tiny xorshift64* generator (deterministic inputs).
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
 
 /// SplitMix64's finaliser: summed over values it fingerprints a multiset in any order.
 fn mix(v: u64) -> u64 {

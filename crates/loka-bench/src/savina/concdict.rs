@@ -1,6 +1,7 @@
 //! Concurrent Dictionary: E workers send M read/write requests each to one dictionary actor and
 //! wait for every answer before the next request (Savina #9).
 
+use crate::rng::XorShift as Rng;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::HashMap;
@@ -15,21 +16,6 @@ pub(super) const BENCH: Bench = Bench {
 
 /// Percentage of requests that are writes (Savina's W = 10).
 const WRITE_PERCENT: u64 = 10;
-
-/// xorshift64*: the workers' request streams.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
 
 /// The value every write stores under `key`: a function of the key only, so the final dictionary
 /// does not depend on the order in which the workers' writes arrive.

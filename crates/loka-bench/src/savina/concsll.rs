@@ -1,6 +1,7 @@
 //! Concurrent Sorted Linked List: E workers send M requests each (insert, contains, size) to one
 //! actor that keeps a sorted singly linked list, waiting for every answer (Savina #10).
 
+use crate::rng::XorShift as Rng;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
@@ -16,21 +17,6 @@ pub(super) const BENCH: Bench = Bench {
 const WRITE_PERCENT: u64 = 10;
 /// Percentage of requests that ask for the size (Savina's default 1).
 const SIZE_PERCENT: u64 = 1;
-
-/// xorshift64*: the workers' request streams.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Op {

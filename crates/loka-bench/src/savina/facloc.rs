@@ -4,6 +4,7 @@
 //! child quadrants that take over its customers; facility openings are announced to the parent
 //! and the diagonally opposite sibling (Savina #27).
 
+use crate::rng::XorShift;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
@@ -20,23 +21,6 @@ pub(super) const BENCH: Bench = Bench {
 const ALPHA: f64 = 2.0;
 /// Quadrants this deep never split (a safety bound; random inputs stop splitting far earlier).
 const MAX_DEPTH: u32 = 24;
-
-/// A tiny xorshift64* generator (deterministic inputs).
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-}
 
 /// SplitMix64's finaliser.
 fn mix(v: u64) -> u64 {

@@ -2,6 +2,7 @@
 //! hands the smaller and greater parts to two new children and concatenates their sorted
 //! answers; vectors under T elements are sorted sequentially (Savina #21).
 
+use crate::rng::XorShift;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorFailure, ActorRef, Context, ReplyTo, SpawnOptions, System};
 use std::time::Instant;
@@ -12,18 +13,6 @@ pub(super) const BENCH: Bench = Bench {
     about: "a tree of actors quicksorts N values, sequential below T (2 messages per child)",
     run,
 };
-
-/// A tiny xorshift64* generator (deterministic inputs).
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
 
 /// An order-independent fingerprint of a multiset of values (with the count, a permutation check).
 fn fingerprint(values: &[u64]) -> u64 {

@@ -2,6 +2,7 @@
 //! values whose bit is clear at once and buffers the others until it has seen all N, then
 //! forwards the buffer in arrival order (Savina #22).
 
+use crate::rng::XorShift;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,18 +18,6 @@ pub(super) const BENCH: Bench = Bench {
 
 /// Values are below 2^BITS (Savina's M = 2⁶⁰): one stage per bit.
 const BITS: u32 = 60;
-
-/// A tiny xorshift64* generator (deterministic inputs).
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
 
 /// SplitMix64's finaliser: summed over values it fingerprints a multiset in any order.
 fn mix(v: u64) -> u64 {

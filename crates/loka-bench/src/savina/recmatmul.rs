@@ -2,6 +2,7 @@
 //! sub-products until a block has at most T elements; W workers multiply the blocks into a
 //! shared result matrix (Savina #20).
 
+use crate::rng::XorShift;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::sync::{Arc, Mutex};
@@ -13,18 +14,6 @@ pub(super) const BENCH: Bench = Bench {
     about: "N×N product split recursively into 8 sub-products down to T-element blocks, W workers",
     run,
 };
-
-/// A tiny xorshift64* generator (deterministic inputs).
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
 
 /// The matrices, shared by all workers. A and B are read-only; C is stored as leaf blocks, each
 /// behind its own lock. Savina sends every work item for one C block to the same worker, so the
