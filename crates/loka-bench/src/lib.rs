@@ -8,6 +8,7 @@ pub mod report;
 pub mod rng;
 pub mod runner;
 pub mod savina;
+pub mod verify;
 
 use std::time::Duration;
 

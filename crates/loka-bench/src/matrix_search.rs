@@ -115,11 +115,9 @@ impl Params {
 
 /// SplitMix64: the seeded generator of matrices and words.
 fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    let current = *state;
+    *state = current.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    crate::verify::mix(current)
 }
 
 /// Seeker `seeker`'s matrix, row-major: 32 letters from each 64-bit draw, two bits a letter.

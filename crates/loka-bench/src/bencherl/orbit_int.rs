@@ -8,6 +8,7 @@
 //! holds 1 again. The master then asks every bucket for its part of the table.
 
 use super::{noting, params};
+use crate::verify::mix;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, SpawnOptions, System};
 use std::collections::{BTreeSet, HashSet};
@@ -157,14 +158,6 @@ impl Conf {
         // A bucket stops only after the orbit is complete.
         let _ = self.buckets[bucket].send(BucketMsg::Vertex { x, slot, k });
     }
-}
-
-/// The vertex hash (BenchErl uses `erlang:phash2`; the orbit does not depend on it).
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 enum BucketMsg {

@@ -3,6 +3,7 @@
 //! and merge them; every value is a message at every hop (Savina #24).
 
 use crate::rng::XorShift;
+use crate::verify::SortedStream;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::VecDeque;
@@ -17,24 +18,8 @@ pub(super) const BENCH: Bench = Bench {
     run,
 };
 
-/// SplitMix64's finaliser: summed over values it fingerprints a multiset in any order.
-fn mix(v: u64) -> u64 {
-    let mut z = v.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// Messages sent, added up by every actor when it stops.
 type Tally = Arc<AtomicU64>;
-
-/// What the validator saw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Seen {
-    count: usize,
-    sorted: bool,
-    fingerprint: u64,
-}
 
 /// Every network actor takes these (Savina's ValueMessage and DataMessage).
 enum Msg {
@@ -42,7 +27,7 @@ enum Msg {
     /// A value tagged with the index of the branch it comes from, for a joiner.
     Data(usize, u64),
     /// Set-up for the validator: where to report.
-    Watch(ReplyTo<Seen>),
+    Watch(ReplyTo<SortedStream>),
 }
 
 type Next = ActorRef<Msg>;
@@ -227,9 +212,8 @@ impl Actor for Source {
 
 struct Validator {
     values: usize,
-    seen: Seen,
-    previous: u64,
-    done: Option<ReplyTo<Seen>>,
+    seen: SortedStream,
+    done: Option<ReplyTo<SortedStream>>,
 }
 
 impl Actor for Validator {
@@ -238,14 +222,10 @@ impl Actor for Validator {
         match msg {
             Msg::Watch(done) => self.done = Some(done),
             Msg::Value(value) | Msg::Data(_, value) => {
-                let seen = &mut self.seen;
-                seen.count += 1;
-                seen.sorted &= value >= self.previous;
-                seen.fingerprint = seen.fingerprint.wrapping_add(mix(value));
-                self.previous = value;
-                if seen.count == self.values {
+                self.seen.observe(value);
+                if self.seen.count == self.values {
                     if let Some(done) = self.done.take() {
-                        done.send(*seen);
+                        done.send(self.seen);
                     }
                     ctx.stop();
                 }
@@ -401,20 +381,11 @@ fn run(system: &System, size: Size) -> Measured {
     assert!(values.is_power_of_two(), "N must be a power of 2");
     let seed = 2_048;
     let mut rng = XorShift(seed);
-    let expected = Seen {
-        count: values,
-        sorted: true,
-        fingerprint: (0..values).fold(0u64, |sum, _| sum.wrapping_add(mix(rng.next() >> 4))),
-    };
+    let expected = SortedStream::expected((0..values).map(|_| rng.next() >> 4));
     let tally = Tally::default();
     let validator = system.spawn(Validator {
         values,
-        seen: Seen {
-            count: 0,
-            sorted: true,
-            fingerprint: 0,
-        },
-        previous: 0,
+        seen: SortedStream::new(),
         done: None,
     });
     let pending = validator.ask(Msg::Watch).expect("fresh actor");

@@ -1,6 +1,7 @@
 //! Producer-Consumer with Bounded Buffer: a manager actor hands the items of P producers to C
 //! consumers through a buffer of B places (Savina #11).
 
+use crate::verify::mix;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::VecDeque;
@@ -29,15 +30,6 @@ fn process_item(term: f64, cost: u32) -> f64 {
         res += (unit + 0.01).ln();
     }
     std::hint::black_box(res)
-}
-
-/// What a consumer adds to its checksum for the item with this id (a 64-bit mix, summed wrapping,
-/// so the checksum does not depend on which consumer got which item or in which order).
-fn mix(id: u64) -> u64 {
-    let mut z = id.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 struct Item {

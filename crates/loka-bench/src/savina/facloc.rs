@@ -5,6 +5,7 @@
 //! and the diagonally opposite sibling (Savina #27).
 
 use crate::rng::XorShift;
+use crate::verify::mix;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
@@ -21,14 +22,6 @@ pub(super) const BENCH: Bench = Bench {
 const ALPHA: f64 = 2.0;
 /// Quadrants this deep never split (a safety bound; random inputs stop splitting far earlier).
 const MAX_DEPTH: u32 = 24;
-
-/// SplitMix64's finaliser.
-fn mix(v: u64) -> u64 {
-    let mut z = v.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Point {

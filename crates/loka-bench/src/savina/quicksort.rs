@@ -3,6 +3,7 @@
 //! answers; vectors under T elements are sorted sequentially (Savina #21).
 
 use crate::rng::XorShift;
+use crate::verify::fingerprint;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorFailure, ActorRef, Context, ReplyTo, SpawnOptions, System};
 use std::time::Instant;
@@ -13,17 +14,6 @@ pub(super) const BENCH: Bench = Bench {
     about: "a tree of actors quicksorts N values, sequential below T (2 messages per child)",
     run,
 };
-
-/// An order-independent fingerprint of a multiset of values (with the count, a permutation check).
-fn fingerprint(values: &[u64]) -> u64 {
-    values.iter().fold(0u64, |sum, &v| {
-        // SplitMix64's finaliser.
-        let mut z = v.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        sum.wrapping_add(z ^ (z >> 31))
-    })
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Side {
@@ -168,7 +158,7 @@ fn run(system: &System, size: Size) -> Measured {
     let (n, threshold) = size.pick((1_000_000, 2_048), (40_000_000, 2_048));
     let mut rng = XorShift(1_024);
     let data: Vec<u64> = (0..n).map(|_| rng.next() >> 4).collect();
-    let expected_fingerprint = fingerprint(&data);
+    let expected_fingerprint = fingerprint(data.iter().copied());
     let root = system.spawn(QuickSort::new(Parent::None, threshold));
     system.run_until_idle();
     let start = Instant::now();
@@ -186,7 +176,7 @@ fn run(system: &System, size: Size) -> Measured {
         };
     };
     let in_order = sorted.windows(2).all(|w| w[0] <= w[1]);
-    let same = sorted.len() == n && fingerprint(&sorted) == expected_fingerprint;
+    let same = sorted.len() == n && fingerprint(sorted.iter().copied()) == expected_fingerprint;
     Measured {
         messages,
         elapsed,

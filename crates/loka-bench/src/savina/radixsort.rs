@@ -3,6 +3,7 @@
 //! forwards the buffer in arrival order (Savina #22).
 
 use crate::rng::XorShift;
+use crate::verify::SortedStream;
 use crate::{Bench, Measured, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,24 +20,8 @@ pub(super) const BENCH: Bench = Bench {
 /// Values are below 2^BITS (Savina's M = 2⁶⁰): one stage per bit.
 const BITS: u32 = 60;
 
-/// SplitMix64's finaliser: summed over values it fingerprints a multiset in any order.
-fn mix(v: u64) -> u64 {
-    let mut z = v.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// Messages sent, added up by every actor when it stops.
 type Tally = Arc<AtomicU64>;
-
-/// What the validator saw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Seen {
-    count: usize,
-    sorted: bool,
-    fingerprint: u64,
-}
 
 enum SourceMsg {
     Start,
@@ -67,7 +52,7 @@ impl Actor for Source {
 enum SortMsg {
     Value(u64),
     /// Set-up for the validator: where to report.
-    Watch(ReplyTo<Seen>),
+    Watch(ReplyTo<SortedStream>),
 }
 
 struct Stage {
@@ -109,9 +94,8 @@ impl Actor for Stage {
 
 struct Validator {
     values: usize,
-    seen: Seen,
-    previous: u64,
-    done: Option<ReplyTo<Seen>>,
+    seen: SortedStream,
+    done: Option<ReplyTo<SortedStream>>,
 }
 
 impl Actor for Validator {
@@ -120,14 +104,10 @@ impl Actor for Validator {
         match msg {
             SortMsg::Watch(done) => self.done = Some(done),
             SortMsg::Value(value) => {
-                let seen = &mut self.seen;
-                seen.count += 1;
-                seen.sorted &= value >= self.previous;
-                seen.fingerprint = seen.fingerprint.wrapping_add(mix(value));
-                self.previous = value;
-                if seen.count == self.values {
+                self.seen.observe(value);
+                if self.seen.count == self.values {
                     if let Some(done) = self.done.take() {
-                        done.send(*seen);
+                        done.send(self.seen);
                     }
                     ctx.stop();
                 }
@@ -140,22 +120,11 @@ fn run(system: &System, size: Size) -> Measured {
     let values = size.pick(100_000, 400_000);
     let seed = 2_048;
     let mut rng = XorShift(seed);
-    let expected = Seen {
-        count: values,
-        sorted: true,
-        fingerprint: (0..values).fold(0u64, |sum, _| {
-            sum.wrapping_add(mix(rng.next() >> (64 - BITS)))
-        }),
-    };
+    let expected = SortedStream::expected((0..values).map(|_| rng.next() >> (64 - BITS)));
     let tally = Tally::default();
     let validator = system.spawn(Validator {
         values,
-        seen: Seen {
-            count: 0,
-            sorted: true,
-            fingerprint: 0,
-        },
-        previous: 0,
+        seen: SortedStream::new(),
         done: None,
     });
     let pending = validator.ask(SortMsg::Watch).expect("fresh actor");
