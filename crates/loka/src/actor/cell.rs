@@ -143,22 +143,22 @@ impl ActorPlacement {
     /// Counts a wake-up routed to a distant home; returns true when the hub rule says to unpin
     /// (and unpins). Racy increments on purpose: a heuristic, not worth a locked instruction.
     pub(crate) fn note_remote_wake(&self) -> bool {
-        let remote = self.remote_wakes.load(Relaxed).saturating_add(1);
-        self.remote_wakes.store(remote, Relaxed);
-        if crate::policy::lgs::should_release_hub(remote, self.local_wakes.load(Relaxed)) {
-            self.flags.fetch_or(UNPINNED, Relaxed) & UNPINNED == 0
-        } else {
-            false
-        }
+        self.count_remote_wake_and_set(UNPINNED)
     }
 
     /// Counts a wake-up from another worker than the actor's; returns true when the online hub
-    /// detection marks it a hub (and marks it). Same racy counters as the LGS rule.
+    /// detection marks it a hub (and marks it). Same counters and rule as the LGS release.
     pub(crate) fn note_foreign_sender(&self) -> bool {
+        self.count_remote_wake_and_set(HUB)
+    }
+
+    /// One more remote wake-up; when [`crate::policy::lgs::should_release_hub`] holds, sets `flag`
+    /// and returns whether this call set it.
+    fn count_remote_wake_and_set(&self, flag: u8) -> bool {
         let remote = self.remote_wakes.load(Relaxed).saturating_add(1);
         self.remote_wakes.store(remote, Relaxed);
         crate::policy::lgs::should_release_hub(remote, self.local_wakes.load(Relaxed))
-            && self.flags.fetch_or(HUB, Relaxed) & HUB == 0
+            && self.flags.fetch_or(flag, Relaxed) & flag == 0
     }
 
     /// Counts a wake-up run next to the home.

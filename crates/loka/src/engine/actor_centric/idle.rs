@@ -78,10 +78,12 @@ impl Sleepers {
         (0..n).map(|i| (start + i) % n).find(|&w| self.claim(w))
     }
 
-    /// Claims every sleeper (shutdown); returns them.
-    pub(crate) fn notify_all(&self) -> Vec<usize> {
+    /// Claims every sleeper (shutdown); the caller then unparks every worker thread.
+    pub(crate) fn notify_all(&self) {
         fence(SeqCst);
-        (0..self.states.len()).filter(|&w| self.claim(w)).collect()
+        for w in 0..self.states.len() {
+            self.claim(w);
+        }
     }
 
     fn claim(&self, worker: usize) -> bool {

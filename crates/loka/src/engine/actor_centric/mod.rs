@@ -68,6 +68,32 @@ struct Migration {
     global: AtomicBool,
 }
 
+/// How runnable actors are routed, decided once from the scheduler policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Routing {
+    /// `cls`, and `lgs:tp` (pinned workers, free actors): a woken actor runs on the sender's
+    /// worker.
+    Local,
+    /// `lgs` other than `tp`: wake-ups follow home PUs (Listing 5.3).
+    Lgs(LgsVariants),
+    /// `hierarchical`: pinned hubs, home nodes, foreign queues.
+    Hierarchical {
+        /// Mark hubs online (`hierarchical:auto`).
+        auto_hubs: bool,
+    },
+}
+
+impl Routing {
+    fn of(policy: PolicyKind) -> Routing {
+        match policy {
+            PolicyKind::Cls => Routing::Local,
+            PolicyKind::Lgs(v) if v.tp => Routing::Local,
+            PolicyKind::Lgs(v) => Routing::Lgs(v),
+            PolicyKind::Hierarchical { auto_hubs } => Routing::Hierarchical { auto_hubs },
+        }
+    }
+}
+
 /// A reference to the engine with its own reference count.
 ///
 /// Every actor cell keeps the engine alive. If all cells cloned one `Arc<Engine>`, every spawn and
@@ -87,6 +113,7 @@ impl std::ops::Deref for EngineHandle {
 /// State shared by all workers of one system.
 pub(crate) struct Engine {
     config: Config,
+    routing: Routing,
     machine: Machine,
     workers: Box<[WorkerShared]>,
     /// Deques waiting for their worker thread to take them.
@@ -158,6 +185,7 @@ impl Engine {
                 CachePadded::new(AtomicUsize::new(0)),
                 CachePadded::new(AtomicUsize::new(0)),
             ],
+            routing: Routing::of(config.policy),
             config,
             machine,
         });
@@ -271,7 +299,7 @@ impl Engine {
             Some(worker) => worker.schedule_woken(task),
             None => {
                 self.counters.external_sends.add_shared(1);
-                if let PolicyKind::Hierarchical { .. } = self.config.policy {
+                if let Routing::Hierarchical { .. } = self.routing {
                     match self.hierarchical_route(task, None) {
                         Some(route) => self.push_route_external(route, task),
                         None => self.schedule_external(task, crate::actor::Placement::Default),
@@ -338,11 +366,17 @@ impl Engine {
         })
     }
 
+    /// How runnable actors are routed.
+    #[inline]
+    pub(crate) fn routing(&self) -> Routing {
+        self.routing
+    }
+
     /// The LGS variant switches when wake-ups follow home PUs (`lgs`, not `lgs:tp`).
     #[inline]
-    pub(crate) fn lgs_routing(&self) -> Option<LgsVariants> {
-        match self.config.policy {
-            PolicyKind::Lgs(v) if !v.tp => Some(v),
+    fn lgs_routing(&self) -> Option<LgsVariants> {
+        match self.routing {
+            Routing::Lgs(v) => Some(v),
             _ => None,
         }
     }
@@ -362,10 +396,7 @@ impl Engine {
         let route = if explicit || strategy == PlacementStrategy::Default {
             match from {
                 Some(worker) => worker.policy().route_spawned(options.placement),
-                None => {
-                    let ticket = self.round_robin.fetch_add(1, Relaxed);
-                    cls::route_external(options.placement, ticket, self.workers.len())
-                }
+                None => self.external_route(options.placement),
             }
         } else {
             let ticket = self.tickets[usize::from(hub)].fetch_add(1, Relaxed);
@@ -384,9 +415,9 @@ impl Engine {
         if self.lgs_routing().is_some() {
             task.placement().set_home(placed);
         }
-        let route = match (self.config.policy, placed) {
+        let route = match (self.routing, placed) {
             // A hub lives on the worker it was placed on, out of every thief's reach.
-            (PolicyKind::Hierarchical { .. }, Some(w)) if hub => Route::Pinned(w),
+            (Routing::Hierarchical { .. }, Some(w)) if hub => Route::Pinned(w),
             _ => route,
         };
         match from {
@@ -413,9 +444,13 @@ impl Engine {
     }
 
     fn schedule_external(&self, task: TaskRef, placement: crate::actor::Placement) {
+        self.push_route_external(self.external_route(placement), task);
+    }
+
+    /// Where work from a plain thread goes (`cls`: round robin unless placed).
+    fn external_route(&self, placement: crate::actor::Placement) -> Route {
         let ticket = self.round_robin.fetch_add(1, Relaxed);
-        let route = cls::route_external(placement, ticket, self.workers.len());
-        self.push_route_external(route, task);
+        cls::route_external(placement, ticket, self.workers.len())
     }
 
     /// Carries out a route decided for a plain thread (no local queue of its own).
@@ -717,11 +752,8 @@ impl Engine {
         if self.shutdown.swap(true, SeqCst) {
             return;
         }
-        for w in self.sleepers.notify_all() {
-            if let Some(thread) = self.workers[w].thread.get() {
-                thread.unpark();
-            }
-        }
+        // Claim every sleeper (so none stays counted as asleep), then wake every thread.
+        self.sleepers.notify_all();
         for w in self.workers.iter() {
             if let Some(thread) = w.thread.get() {
                 thread.unpark();

@@ -1,6 +1,6 @@
 //! One worker thread: run local actors, otherwise steal, otherwise park.
 
-use super::{Engine, EngineHandle};
+use super::{Engine, EngineHandle, Routing};
 use crate::actor::cell::{RunOutcome, TaskRef};
 use crate::actor::ActorId;
 use crate::policy::cls::Cls;
@@ -55,14 +55,10 @@ pub(crate) struct Worker {
     sample_tick: Cell<u32>,
     next_id: Cell<u64>,
     policy: Cls,
-    /// `Some` when wake-ups follow home PUs (LGS other than `tp`).
-    lgs: Option<LgsVariants>,
-    /// Any LGS variant with head pushes between workers.
-    dfs: bool,
+    /// How runnable actors are routed (the engine's decision, kept at hand).
+    routing: Routing,
     /// Group level of each other worker as seen from this one (for steals-by-level).
     level_of: Vec<u8>,
-    /// `hierarchical` (pinned hubs, foreign queues); `Some(auto_hubs)`.
-    hierarchical: Option<bool>,
     /// Activations since this worker last tried a load-balancing round (hierarchical).
     since_balance: Cell<u64>,
 }
@@ -82,14 +78,7 @@ impl Worker {
                 level_of[w] = level.min(MAX_LEVELS - 1) as u8;
             }
         }
-        let (lgs, dfs) = match config.policy {
-            PolicyKind::Lgs(v) => ((!v.tp).then_some(v), v.dfs),
-            PolicyKind::Cls | PolicyKind::Hierarchical { .. } => (None, false),
-        };
-        let hierarchical = match config.policy {
-            PolicyKind::Hierarchical { auto_hubs } => Some(auto_hubs),
-            _ => None,
-        };
+        let routing = engine.routing();
         Worker {
             index,
             handle: Arc::new(EngineHandle(Arc::clone(&engine))),
@@ -100,10 +89,8 @@ impl Worker {
             sample_tick: Cell::new(0),
             next_id: Cell::new(1),
             policy,
-            lgs,
-            dfs,
+            routing,
             level_of,
-            hierarchical,
             since_balance: Cell::new(0),
             engine,
         }
@@ -123,6 +110,10 @@ impl Worker {
 
     pub(crate) fn index(&self) -> usize {
         self.index
+    }
+
+    fn is_hierarchical(&self) -> bool {
+        matches!(self.routing, Routing::Hierarchical { .. })
     }
 
     /// This worker's engine handle, for cells spawned here.
@@ -149,10 +140,10 @@ impl Worker {
     #[inline]
     pub(crate) fn schedule_woken(&self, task: TaskRef) {
         let local = self.policy.route_woken();
-        let route = match (self.lgs, self.hierarchical) {
-            (Some(variants), _) => self.lgs_route(variants, task, local),
-            (None, Some(auto_hubs)) => self.hierarchical_route(auto_hubs, task),
-            (None, None) => local,
+        let route = match self.routing {
+            Routing::Local => local,
+            Routing::Lgs(variants) => self.lgs_route(variants, task, local),
+            Routing::Hierarchical { auto_hubs } => self.hierarchical_route(auto_hubs, task),
         };
         self.sample_queue_wait(task);
         self.schedule(route, task);
@@ -285,7 +276,7 @@ impl Worker {
     fn run_task(&self, task: TaskRef) {
         let counters = self.counters();
         counters.activations.bump(1);
-        if self.hierarchical.is_some() {
+        if self.is_hierarchical() {
             // Alg. 4.2 lines 16–18: enough work done since the last round → try one.
             let interval = self.engine.config().balance_interval;
             let since = self.since_balance.get() + 1;
@@ -303,7 +294,7 @@ impl Worker {
             RunOutcome::Idle | RunOutcome::Stopped => {}
             RunOutcome::Requeue => {
                 counters.requeues.bump(1);
-                if self.hierarchical.is_some() {
+                if self.is_hierarchical() {
                     // Hubs stay pinned here; foreign actors stay findable by their home node.
                     if let Some(route @ (Route::Pinned(_) | Route::Foreign { .. })) =
                         self.engine.hierarchical_route(task, Some(self.index))
@@ -370,7 +361,7 @@ impl Worker {
     /// Local work: urgent head pushes (LGS-DFS), the inbox now and then, the next slot, the
     /// deque's head, the inbox.
     fn next_local(&self) -> Option<TaskRef> {
-        if self.hierarchical.is_some() {
+        if self.is_hierarchical() {
             if let Some(task) = self.engine.pop_pinned(self.index) {
                 return Some(task);
             }
@@ -379,7 +370,7 @@ impl Worker {
                 return Some(task);
             }
         }
-        if self.dfs {
+        if matches!(self.routing, Routing::Lgs(v) if v.dfs) {
             if let Some(task) = self.engine.pop_urgent(self.index) {
                 return Some(task);
             }
@@ -412,8 +403,11 @@ impl Worker {
             .pop()
             .or_else(|| self.engine.pop_inbox(self.index))
             .or_else(|| {
-                self.hierarchical
-                    .and_then(|_| self.engine.pop_own_foreign(self.index))
+                if self.is_hierarchical() {
+                    self.engine.pop_own_foreign(self.index)
+                } else {
+                    None
+                }
             })
     }
 
