@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::error::TopologyError;
-use crate::matrix::{self, ParsedMatrix};
+use crate::matrix::{self, ParsedMatrix, Square};
 use crate::model::Topology;
 
 /// A square matrix of communication costs between PUs, rows and columns in
@@ -16,9 +16,7 @@ use crate::model::Topology;
 /// `docs/topology.md`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostMatrix {
-    n: usize,
-    values: Vec<f64>,
-    source: String,
+    m: Square,
 }
 
 impl CostMatrix {
@@ -60,9 +58,7 @@ impl CostMatrix {
             "hierarchical (tree height)"
         };
         CostMatrix {
-            n,
-            values,
-            source: source.to_owned(),
+            m: Square::new(n, values, source.to_owned()),
         }
     }
 
@@ -117,14 +113,13 @@ impl CostMatrix {
             matrix::invert(m, input)?;
         }
         matrix::check_global_diagonal(m, input)?;
+        let source = if invert {
+            format!("{input} (inverted)")
+        } else {
+            input.to_owned()
+        };
         Ok(CostMatrix {
-            n: m.n,
-            values: m.values.clone(),
-            source: if invert {
-                format!("{input} (inverted)")
-            } else {
-                input.to_owned()
-            },
+            m: Square::new(m.n, m.values.clone(), source),
         })
     }
 
@@ -153,10 +148,10 @@ impl CostMatrix {
     /// # Errors
     /// [`TopologyError::CostSize`] naming both sizes.
     pub fn check_size(&self, topo: &Topology) -> Result<(), TopologyError> {
-        if self.n != topo.pu_count() {
+        if self.size() != topo.pu_count() {
             return Err(TopologyError::CostSize {
-                input: self.source.clone(),
-                size: self.n,
+                input: self.source().to_owned(),
+                size: self.size(),
                 topology: topo.spec().to_string(),
                 pus: topo.pu_count(),
             });
@@ -166,7 +161,7 @@ impl CostMatrix {
 
     /// Side length (number of PUs).
     pub fn size(&self) -> usize {
-        self.n
+        self.m.size()
     }
 
     /// `Cost(a, b)` between PUs `a` and `b`.
@@ -174,7 +169,7 @@ impl CostMatrix {
     /// # Panics
     /// If a PU is out of range.
     pub fn get(&self, a: usize, b: usize) -> f64 {
-        self.values[a * self.n + b]
+        self.m.get(a, b)
     }
 
     /// Row `a`: costs from PU `a` to every PU.
@@ -182,12 +177,12 @@ impl CostMatrix {
     /// # Panics
     /// If `a` is out of range.
     pub fn row(&self, a: usize) -> &[f64] {
-        &self.values[a * self.n..(a + 1) * self.n]
+        self.m.row(a)
     }
 
     /// Where the matrix came from (`hierarchical …` or the file name).
     pub fn source(&self) -> &str {
-        &self.source
+        self.m.source()
     }
 }
 

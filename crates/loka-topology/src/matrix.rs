@@ -189,6 +189,44 @@ pub(crate) fn check_row_diagonal(m: &ParsedMatrix, input: &str) -> Result<(), To
     Ok(())
 }
 
+/// A square matrix of `f64` in row-major order and where it came from: the storage shared by
+/// [`crate::CostMatrix`] (PU costs) and [`crate::NumaDistances`] (node distances), which differ
+/// only in how they are built and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Square {
+    n: usize,
+    values: Vec<f64>,
+    source: String,
+}
+
+impl Square {
+    /// `values` must hold `n * n` entries (callers validate before).
+    pub(crate) fn new(n: usize, values: Vec<f64>, source: String) -> Square {
+        debug_assert_eq!(values.len(), n * n);
+        Square { n, values, source }
+    }
+
+    /// Side length.
+    pub(crate) fn size(&self) -> usize {
+        self.n
+    }
+
+    /// Entry at row `a`, column `b` (panics out of range).
+    pub(crate) fn get(&self, a: usize, b: usize) -> f64 {
+        self.values[a * self.n + b]
+    }
+
+    /// Row `a` (panics out of range).
+    pub(crate) fn row(&self, a: usize) -> &[f64] {
+        &self.values[a * self.n..(a + 1) * self.n]
+    }
+
+    /// Where the matrix came from.
+    pub(crate) fn source(&self) -> &str {
+        &self.source
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::error::TopologyError;
+use crate::matrix::Square;
 use crate::spec::TopologySpec;
 
 /// A level of the machine tree, outermost first.
@@ -135,9 +136,7 @@ pub struct TopoObject {
 /// or a hop matrix): rows and columns in NUMA logical order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NumaDistances {
-    n: usize,
-    values: Vec<f64>,
-    source: String,
+    m: Square,
 }
 
 impl NumaDistances {
@@ -175,36 +174,35 @@ impl NumaDistances {
             }
         }
         Ok(NumaDistances {
-            n,
-            values,
-            source: source.to_owned(),
+            m: Square::new(n, values, source.to_owned()),
         })
     }
 
     /// Number of NUMA nodes (rows).
     pub fn size(&self) -> usize {
-        self.n
+        self.m.size()
     }
 
     /// Distance from node `a` to node `b`.
     pub fn get(&self, a: usize, b: usize) -> f64 {
-        self.values[a * self.n + b]
+        self.m.get(a, b)
     }
 
     /// Row `a`: distances from node `a` to every node.
     pub fn row(&self, a: usize) -> &[f64] {
-        &self.values[a * self.n..(a + 1) * self.n]
+        self.m.row(a)
     }
 
     /// Where the matrix came from (`hwloc`, a preset, a spec, a file).
     pub fn source(&self) -> &str {
-        &self.source
+        self.m.source()
     }
 
     /// Distinct off-diagonal values of the whole matrix, ascending.
     pub fn classes(&self) -> Vec<f64> {
-        let mut v: Vec<f64> = (0..self.n)
-            .flat_map(|i| (0..self.n).filter(move |&j| j != i).map(move |j| (i, j)))
+        let n = self.size();
+        let mut v: Vec<f64> = (0..n)
+            .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
             .map(|(i, j)| self.get(i, j))
             .collect();
         v.sort_by(f64::total_cmp);
