@@ -4,7 +4,9 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
-LOKA := target/release/loka
+# Honour CARGO_TARGET_DIR when the caller sets one (shared caches, CI runners).
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+LOKA := $(TARGET_DIR)/release/loka
 RESULTS := report/results.jsonl
 # Debian packages the build needs: hwloc (topology), udev link for hwloc's static flags,
 # CAF + cmake for the C++ peer, hyperfine for whole-command timings.
@@ -65,13 +67,13 @@ unit:
 
 # loom model tests of the lock-free protocols (own target dir: different cfg).
 loom:
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) test -p loka --lib loom
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(TARGET_DIR)/loom $(CARGO) test -p loka --lib loom
 
 # Every benchmark once at its smallest size, on 2 workers, verified; the report written from a
 # tiny fixture (no peers); plus the criterion bench compiled and run once.
 smoke: build
 	$(LOKA) bench run all --size quick --workers 2
-	$(LOKA) report --input crates/loka-cli/tests/fixtures/tiny.jsonl --out target/smoke-report
+	$(LOKA) report --input crates/loka-cli/tests/fixtures/tiny.jsonl --out $(TARGET_DIR)/smoke-report
 	$(CARGO) bench -p loka --bench send_latency -- --test
 
 # The lock-free pieces' unit tests under Miri (needs: rustup component add miri rust-src --toolchain

@@ -87,7 +87,7 @@ binary_for() {
     case "$runtime" in
         actix | actix-1thread | ractor | kameo)
             local package="peer-${runtime%-1thread}"
-            local bin="$rust_dir/target/release/$package"
+            local bin="${CARGO_TARGET_DIR:-$rust_dir/target}/release/$package"
             if command -v cargo >/dev/null; then
                 # The whole workspace at once: building one package alone resolves tokio's
                 # features differently and would rebuild the dependencies every time.
