@@ -7,12 +7,16 @@
 //! actor; the consumer does no atomic read-modify-write at all except one compare-and-swap when it
 //! goes idle. Messages are stored inline in blocks of [`BLOCK_CAP`] slots (one allocation per block,
 //! not per message), and a consumed block is kept as the mailbox's spare for the next one, so a
-//! steady stream allocates nothing (see [`Mailbox::recycle`]).
+//! steady stream allocates nothing (see [`Mailbox::recycle`]). The first block is small
+//! ([`FIRST_CAP`] slots): most actors only ever hold a few messages at a time, and many short-lived
+//! actors (fork-join, request handlers) would otherwise each carry a kilobyte of empty slots.
 //!
 //! ## The tail word
 //! `position << 2 | CLOSED | IDLE`. Positions advance by one per slot; a block covers [`LAP`]
-//! positions, the last of which (`offset == BLOCK_CAP`) is a marker meaning "the producer that took
-//! this block's last slot is linking the next block"; others wait for it (a few instructions).
+//! positions: its slots, then a marker (`offset == capacity`) meaning "the producer that took this
+//! block's last slot is linking the next block"; others wait for it (a few instructions). The small
+//! first block leaves the rest of lap 0 unused: its linker steps the position from the marker
+//! straight to `LAP`, so `position % LAP` is the slot offset in every block.
 //!
 //! ## The protocol
 //! * **Send**: CAS the tail from `(p, flags)` to `(p + 1, flags without IDLE)`. If `IDLE` was set,
@@ -43,6 +47,12 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 pub(crate) const BLOCK_CAP: usize = 31;
 #[cfg(loom)]
 pub(crate) const BLOCK_CAP: usize = 2;
+/// Slots of a mailbox's first block (lap 0). Three hold a request, a stop signal and a reply, the
+/// whole life of a typical short-lived actor, in a block of two cache lines for small messages.
+#[cfg(not(loom))]
+pub(crate) const FIRST_CAP: usize = 3;
+#[cfg(loom)]
+pub(crate) const FIRST_CAP: usize = 1;
 /// Positions per block: the slots plus the "next block being linked" marker.
 const LAP: usize = BLOCK_CAP + 1;
 
@@ -56,37 +66,81 @@ struct Slot<T> {
     ready: AtomicBool,
 }
 
-struct Block<T> {
+/// A block of `N` slots. Blocks are handled as `*mut Block<T>` (the full size) whatever their
+/// capacity: `repr(C)` gives every `N` the same `next` and slot offsets, and slots are reached by
+/// raw pointer arithmetic within the capacity the position implies ([`capacity_at`]), never through
+/// a reference to the whole array.
+#[repr(C)]
+struct Block<T, const N: usize = BLOCK_CAP> {
     /// Written once, by the producer that claims this block's last slot, before it marks that slot
     /// ready; so a consumer that has read the last slot always sees it non-null.
     next: AtomicPtr<Block<T>>,
-    slots: [Slot<T>; BLOCK_CAP],
+    slots: [Slot<T>; N],
 }
 
-impl<T> Block<T> {
+/// The capacity of the block holding `position`: the small first block in lap 0, full blocks after.
+#[inline]
+fn capacity_at(position: usize) -> usize {
+    if position < LAP {
+        FIRST_CAP
+    } else {
+        BLOCK_CAP
+    }
+}
+
+impl<T, const N: usize> Block<T, N> {
     fn new_boxed() -> *mut Block<T> {
-        let block = Block {
+        let block = Block::<T, N> {
             next: AtomicPtr::new(ptr::null_mut()),
             slots: std::array::from_fn(|_| Slot {
                 value: UnsafeCell::new(MaybeUninit::uninit()),
                 ready: AtomicBool::new(false),
             }),
         };
-        Box::into_raw(Box::new(block))
+        Box::into_raw(Box::new(block)).cast()
     }
+}
 
-    /// Makes a consumed block look fresh: no slot ready, no successor.
+impl<T> Block<T> {
+    /// Slot `offset` of `block`.
     ///
     /// # Safety
-    /// `block` is exclusively owned (consumed or never published).
+    /// `block` is live and `offset` is below its capacity.
+    #[inline]
+    unsafe fn slot<'a>(block: *mut Block<T>, offset: usize) -> &'a Slot<T> {
+        // SAFETY: the caller's contract; `addr_of!` makes no reference to the (maybe shorter)
+        // array, it only computes the in-bounds address of its first element.
+        unsafe { &*ptr::addr_of!((*block).slots).cast::<Slot<T>>().add(offset) }
+    }
+
+    /// Frees a block that no one else can reach, whatever its capacity.
+    ///
+    /// # Safety
+    /// `block` is exclusively owned, its values already moved out or never written, and `first`
+    /// says whether it is a mailbox's first (small) block.
+    unsafe fn free(block: *mut Block<T>, first: bool) {
+        // SAFETY: allocated by `new_boxed` with this capacity (caller's contract).
+        unsafe {
+            if first {
+                drop(Box::from_raw(block.cast::<Block<T, FIRST_CAP>>()));
+            } else {
+                drop(Box::from_raw(block));
+            }
+        }
+    }
+
+    /// Makes a consumed full-size block look fresh: no slot ready, no successor.
+    ///
+    /// # Safety
+    /// `block` is a full-size block, exclusively owned (consumed or never published).
     unsafe fn reset(block: *mut Block<T>) {
         // Relaxed: the block is handed over with a Release/Acquire pair on `Mailbox::spare`, and
         // republished to senders with the tail's Release, so these stores precede every later use.
-        // SAFETY: exclusive ownership (caller's contract).
+        // SAFETY: exclusive ownership of a full block (caller's contract).
         unsafe {
             (*block).next.store(ptr::null_mut(), Relaxed);
-            for slot in &(*block).slots {
-                slot.ready.store(false, Relaxed);
+            for offset in 0..BLOCK_CAP {
+                Block::slot(block, offset).ready.store(false, Relaxed);
             }
         }
     }
@@ -141,7 +195,7 @@ unsafe impl<T: Send> Sync for Mailbox<T> {}
 impl<T> Mailbox<T> {
     /// An empty, idle mailbox.
     pub(crate) fn new() -> Self {
-        let first = Block::<T>::new_boxed();
+        let first = Block::<T, FIRST_CAP>::new_boxed();
         Mailbox {
             head: CachePadded::new(UnsafeCell::new(Head {
                 position: 0,
@@ -164,15 +218,15 @@ impl<T> Mailbox<T> {
                 return block;
             }
         }
-        Block::new_boxed()
+        Block::<T>::new_boxed()
     }
 
-    /// Keeps an exclusively owned, reset block as the spare, or frees it when a spare is already
-    /// kept. The swap in `fresh_block` hands a spare to exactly one taker, and putting one back
-    /// only ever replaces null, so no pointer can be taken twice (no ABA).
+    /// Keeps an exclusively owned, reset, full-size block as the spare, or frees it when a spare
+    /// is already kept. The swap in `fresh_block` hands a spare to exactly one taker, and putting
+    /// one back only ever replaces null, so no pointer can be taken twice (no ABA).
     ///
     /// # Safety
-    /// `block` is exclusively owned and reset.
+    /// `block` is a full-size block, exclusively owned and reset.
     unsafe fn recycle(&self, block: *mut Block<T>) {
         if self
             .spare
@@ -202,14 +256,15 @@ impl<T> Mailbox<T> {
             }
             let position = word >> SHIFT;
             let offset = position % LAP;
-            if offset == BLOCK_CAP {
+            let capacity = capacity_at(position);
+            if offset == capacity {
                 // The next block is being linked (right after its installer's claim).
                 spin_hint();
                 word = self.tail_word.load(Acquire);
                 continue;
             }
             // Allocate before claiming a block's last slot, so others wait only a few instructions.
-            if offset + 1 == BLOCK_CAP && next_block.is_null() {
+            if offset + 1 == capacity && next_block.is_null() {
                 next_block = self.fresh_block();
             }
             let block = self.tail_block.load(Acquire);
@@ -227,18 +282,19 @@ impl<T> Mailbox<T> {
                     // would have failed the CAS, since the position moves past a marker only after
                     // the block pointer changed); the block lives until all its slots are read.
                     unsafe {
-                        if offset + 1 == BLOCK_CAP {
+                        if offset + 1 == capacity {
                             let next = next_block;
                             next_block = ptr::null_mut();
                             self.tail_block.store(next, Release);
-                            // Step over the marker, keeping any CLOSED bit set meanwhile.
-                            self.tail_word.fetch_add(1 << SHIFT, Release);
+                            // Step over the marker (and the rest of lap 0 after the small first
+                            // block) to the next block's first slot, keeping any CLOSED bit.
+                            self.tail_word.fetch_add((LAP - capacity) << SHIFT, Release);
                             (*block).next.store(next, Release);
                         }
-                        let slot = (*block).slots.as_ptr().add(offset);
-                        (*slot).value.with_mut(|p| p.write(MaybeUninit::new(value)));
+                        let slot = Block::slot(block, offset);
+                        slot.value.with_mut(|p| p.write(MaybeUninit::new(value)));
                         // Release publishes the value (and, for a last slot, `next`).
-                        (*slot).ready.store(true, Release);
+                        slot.ready.store(true, Release);
                     }
                     if !next_block.is_null() {
                         // SAFETY: taken for a last slot someone else claimed; never published, so
@@ -266,8 +322,10 @@ impl<T> Mailbox<T> {
             // SAFETY: the caller guarantees a single consumer.
             let head = unsafe { &mut *head };
             let offset = head.position % LAP;
-            // SAFETY: `head.block` is freed only below, by this consumer, after its last slot.
-            let slot = unsafe { &*(*head.block).slots.as_ptr().add(offset) };
+            let capacity = capacity_at(head.position);
+            // SAFETY: `head.block` is freed only below, by this consumer, after its last slot, and
+            // `offset` is below the capacity of the block at this position.
+            let slot = unsafe { Block::slot(head.block, offset) };
             // Acquire pairs with the producer's Release: the value (and `next`) are visible.
             if !slot.ready.load(Acquire) {
                 return if self.tail_word.load(Acquire) >> SHIFT == head.position {
@@ -278,7 +336,7 @@ impl<T> Mailbox<T> {
             }
             // SAFETY: ready, and we are its only reader; reading moves the value out.
             let value = slot.value.with(|p| unsafe { p.read().assume_init() });
-            if offset + 1 == BLOCK_CAP {
+            if offset + 1 == capacity {
                 // Last slot read: every producer of this block is done with it (each one's last
                 // access is its `ready` store; one that read a stale tail block pointer failed
                 // its claim and never dereferenced it), so the block is ours to reuse.
@@ -286,11 +344,16 @@ impl<T> Mailbox<T> {
                 unsafe {
                     let next = (*head.block).next.load(Acquire);
                     debug_assert!(!next.is_null());
-                    Block::reset(head.block);
-                    self.recycle(head.block);
+                    if capacity == BLOCK_CAP {
+                        Block::reset(head.block);
+                        self.recycle(head.block);
+                    } else {
+                        // The small first block is never reused: spares must be full-size.
+                        Block::free(head.block, true);
+                    }
                     head.block = next;
                 }
-                head.position += 2;
+                head.position += 1 + LAP - capacity;
             } else {
                 head.position += 1;
             }
@@ -350,13 +413,14 @@ impl<T> Drop for Mailbox<T> {
             drop(value);
         }
         self.head.with_mut(|head| {
-            // SAFETY: exclusive access; the head block is the only block still in the chain.
-            unsafe { drop(Box::from_raw((*head).block)) }
+            // SAFETY: exclusive access; the head block is the only block still in the chain, and
+            // it is the small first one while the head is in lap 0.
+            unsafe { Block::free((*head).block, (*head).position < LAP) }
         });
         let spare = self.spare.load(Acquire);
         if !spare.is_null() {
-            // SAFETY: exclusive access; the spare is owned by the mailbox alone.
-            drop(unsafe { Box::from_raw(spare) });
+            // SAFETY: exclusive access; the spare is a full block owned by the mailbox alone.
+            unsafe { Block::free(spare, false) };
         }
     }
 }
@@ -426,12 +490,14 @@ mod tests {
     #[test]
     fn fifo_across_blocks_and_close_at_a_block_boundary() {
         let mb = Mailbox::new();
-        for i in 0..(BLOCK_CAP * 3 - 1) {
+        // The small first block, a full one, and all but the last slot of another.
+        let before_last_slot = FIRST_CAP + 2 * BLOCK_CAP - 1;
+        for i in 0..before_last_slot {
             mb.push(i);
         }
         mb.close(); // the next push would claim a block's last slot
         assert_eq!(mb.push(999), Push::Rejected(999));
-        for i in 0..(BLOCK_CAP * 3 - 1) {
+        for i in 0..before_last_slot {
             assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
         }
         assert_eq!(unsafe { mb.pop() }, Pop::Empty);
@@ -440,32 +506,40 @@ mod tests {
     #[test]
     fn a_consumed_block_becomes_the_next_tail_block() {
         let mb = Mailbox::new();
-        let first = mb.tail_block.load(Relaxed);
-        for i in 0..BLOCK_CAP {
-            mb.push(i);
-        }
+        let fill = |from: usize, n: usize| {
+            for i in from..from + n {
+                assert_ne!(mb.push(i), Push::Rejected(i));
+            }
+        };
+        fill(0, FIRST_CAP);
         let second = mb.tail_block.load(Relaxed);
-        assert_ne!(
-            first, second,
-            "the last slot's sender linked a second block"
-        );
-        for i in 0..BLOCK_CAP {
+        fill(FIRST_CAP, BLOCK_CAP);
+        for i in 0..FIRST_CAP {
             assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
         }
-        assert_eq!(mb.spare.load(Relaxed), first, "the consumed block is kept");
-        for i in 0..BLOCK_CAP {
-            mb.push(100 + i);
+        assert!(
+            mb.spare.load(Relaxed).is_null(),
+            "the small first block is freed, never kept"
+        );
+        for i in FIRST_CAP..FIRST_CAP + BLOCK_CAP {
+            assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
         }
         assert_eq!(
+            mb.spare.load(Relaxed),
+            second,
+            "a consumed full block is kept"
+        );
+        fill(100, BLOCK_CAP);
+        assert_eq!(
             mb.tail_block.load(Relaxed),
-            first,
+            second,
             "the spare is linked instead of a new allocation"
         );
         assert!(mb.spare.load(Relaxed).is_null());
-        for i in 0..BLOCK_CAP {
+        for i in 100..100 + BLOCK_CAP {
             assert_eq!(
                 unsafe { mb.pop() },
-                Pop::Item(100 + i),
+                Pop::Item(i),
                 "no slot of the reused block is seen before it is written"
             );
         }
@@ -546,8 +620,12 @@ mod loom_tests {
     /// Explores every interleaving with up to 3 preemptions (exhaustive search of this model does
     /// not finish in minutes; bugs of this kind need at most 2–3 preemptions to show).
     fn model(f: impl Fn() + Sync + Send + 'static) {
+        model_bounded(3, f);
+    }
+
+    fn model_bounded(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
         let mut builder = loom::model::Builder::new();
-        builder.preemption_bound = Some(3);
+        builder.preemption_bound = Some(preemptions);
         builder.check(f);
     }
 
@@ -610,31 +688,33 @@ mod loom_tests {
         });
     }
 
-    /// A sender streams five messages over three blocks (BLOCK_CAP = 2 under loom) while the
-    /// consumer reads them: the block the consumer finishes first comes back as the third, so the
-    /// hand-over through the spare must order the consumer's reads and reset before the sender's
-    /// new writes (loom checks the cells' accesses), and FIFO must hold across the reuse.
+    /// A sender streams six messages over four blocks (FIRST_CAP = 1 and BLOCK_CAP = 2 under
+    /// loom) while the consumer reads them: the first full block, once consumed, can come back as
+    /// the fourth, so the hand-over through the spare must order the consumer's reads and reset
+    /// before the sender's new writes (loom checks the cells' accesses), and FIFO must hold across
+    /// the reuse and across the small first block.
     #[test]
     fn recycled_block_is_reused_without_stale_slots() {
-        model(|| {
+        // Two preemptions: the model has four block hand-overs, and three takes minutes.
+        model_bounded(2, || {
             let mb = Arc::new(Mailbox::new());
             let sender = {
                 let mb = mb.clone();
                 loom::thread::spawn(move || {
-                    for i in 0..5u32 {
+                    for i in 0..6u32 {
                         mb.push(i);
                     }
                 })
             };
             let mut got = Vec::new();
-            while got.len() < 5 {
+            while got.len() < 6 {
                 match unsafe { mb.pop() } {
                     Pop::Item(v) => got.push(v),
                     Pop::Empty | Pop::NotReady => loom::thread::yield_now(),
                 }
             }
             sender.join().unwrap();
-            assert_eq!(got, vec![0, 1, 2, 3, 4]);
+            assert_eq!(got, (0..6).collect::<Vec<_>>());
         });
     }
 
