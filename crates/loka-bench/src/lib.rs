@@ -86,6 +86,18 @@ impl Measured {
             check,
         }
     }
+
+    /// Also requires `messages == expected_messages` (a network that must carry an exact count),
+    /// naming both in the check; `formula` says how the expected count is made, if not obvious.
+    pub fn with_message_count(mut self, expected_messages: u64, formula: &str) -> Measured {
+        let messages = self.messages;
+        self.verified &= messages == expected_messages;
+        self.check = format!(
+            "{}; {messages} messages counted (expected {formula}{expected_messages})",
+            self.check
+        );
+        self
+    }
 }
 
 /// A workload: its name, suite, and how to run it on a started system.

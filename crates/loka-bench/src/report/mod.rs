@@ -481,26 +481,33 @@ impl Report {
                     .collect(),
             };
             let path = self.out_dir.join(&file);
-            let drawn = charts::bar_chart(&path, &part).map_err(|message| BenchError::Results {
-                path: path.display().to_string(),
-                message,
-            })?;
-            if drawn {
-                self.line(format!("\n![{}]({file})\n", part.title));
-                self.charts.push(path);
-            }
+            let drawn = charts::bar_chart(&path, &part);
+            self.embed(&file, &part.title, path, drawn)?;
         }
         Ok(())
     }
 
     fn line_chart(&mut self, file: &str, lines: &Lines) -> Result<(), BenchError> {
         let path = self.out_dir.join(file);
-        let drawn = charts::line_chart(&path, lines).map_err(|message| BenchError::Results {
+        let drawn = charts::line_chart(&path, lines);
+        self.embed(file, &lines.title, path, drawn)
+    }
+
+    /// Links a chart that was drawn (`Ok(true)`), skips one with nothing to draw (`Ok(false)`), and
+    /// turns a drawing failure into an error naming the file.
+    fn embed(
+        &mut self,
+        file: &str,
+        title: &str,
+        path: PathBuf,
+        drawn: Result<bool, String>,
+    ) -> Result<(), BenchError> {
+        let drawn = drawn.map_err(|message| BenchError::Results {
             path: path.display().to_string(),
             message,
         })?;
         if drawn {
-            self.line(format!("\n![{}]({file})\n", lines.title));
+            self.line(format!("\n![{title}]({file})\n"));
             self.charts.push(path);
         }
         Ok(())

@@ -164,11 +164,6 @@ fn run(system: &System, size: Size) -> Measured {
             check: "the validator never answered".to_owned(),
         };
     };
-    let mut m = Measured::checked(messages, elapsed, seen, expected);
-    m.verified &= messages == expected_messages;
-    m.check = format!(
-        "{}; {messages} messages counted (expected N·(bits + 1) = {expected_messages})",
-        m.check
-    );
-    m
+    Measured::checked(messages, elapsed, seen, expected)
+        .with_message_count(expected_messages, "N·(bits + 1) = ")
 }
