@@ -54,6 +54,16 @@ pub enum ConfigError {
         /// What went wrong.
         source: loka_topology::TopologyError,
     },
+    /// The engine cannot run the policy (see [`EngineKind::supports`]).
+    #[error("engine `{engine}` does not support policy `{policy}` (in {source_name})")]
+    Unsupported {
+        /// The engine.
+        engine: EngineKind,
+        /// The policy it cannot run.
+        policy: PolicyKind,
+        /// Where the pair came from.
+        source_name: String,
+    },
     /// A value is out of range or unknown.
     #[error("invalid {key} = `{value}` in {source_name}: {reason}")]
     Invalid {
@@ -101,20 +111,78 @@ impl IdleStrategy {
     }
 }
 
-/// The engine running the actors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// The engine running the actors: how runnable work is queued and handed to worker threads. Every
+/// engine runs the same actors with the same guarantees; they differ in what they queue and where.
+///
+/// Names (`engine = "..."` in TOML, `LOKA_ENGINE`, `--engine`): `actor-centric`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum EngineKind {
-    /// Per-worker queues of actors (CAF, Erlang, LGS, hierarchical).
+    /// Per-worker queues of runnable actors (CAF, Erlang, LGS, hierarchical): a worker dequeues an
+    /// actor and runs a batch of its messages.
     #[default]
     ActorCentric,
 }
 
+impl EngineKind {
+    /// Every engine, in the order sweeps and tests visit them.
+    pub const ALL: &'static [EngineKind] = &[EngineKind::ActorCentric];
+
+    /// The engine's name, as accepted by [`FromStr`](std::str::FromStr).
+    pub const fn name(self) -> &'static str {
+        match self {
+            EngineKind::ActorCentric => "actor-centric",
+        }
+    }
+
+    /// Whether this engine can carry out `policy`'s decisions. The actor-centric engine runs every
+    /// policy loka has; an engine added later declares here what it supports, and
+    /// [`Config::validate`] turns an unsupported pair into [`ConfigError::Unsupported`].
+    pub fn supports(self, policy: PolicyKind) -> bool {
+        match self {
+            EngineKind::ActorCentric => {
+                let _ = policy;
+                true
+            }
+        }
+    }
+}
+
 impl std::fmt::Display for EngineKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            EngineKind::ActorCentric => "actor-centric",
-        })
+        f.write_str(self.name())
+    }
+}
+
+/// An engine name loka does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown engine `{name}` (known: {known})", known = EngineKind::ALL.iter().map(|e| e.name()).collect::<Vec<_>>().join(", "))]
+pub struct UnknownEngine {
+    /// The name given.
+    pub name: String,
+}
+
+impl std::str::FromStr for EngineKind {
+    type Err = UnknownEngine;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        EngineKind::ALL
+            .iter()
+            .copied()
+            .find(|e| e.name() == s.trim())
+            .ok_or_else(|| UnknownEngine { name: s.to_owned() })
+    }
+}
+
+impl TryFrom<String> for EngineKind {
+    type Error = UnknownEngine;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<EngineKind> for String {
+    fn from(e: EngineKind) -> String {
+        e.name().to_owned()
     }
 }
 
@@ -196,7 +264,7 @@ impl Config {
         Self::from_toml_str(&text, &path.display().to_string())
     }
 
-    /// Applies `LOKA_WORKERS`, `LOKA_THROUGHPUT`, `LOKA_POLICY`, `LOKA_TOPOLOGY`, `LOKA_LIFO_SLOT`, `LOKA_PIN`,
+    /// Applies `LOKA_WORKERS`, `LOKA_THROUGHPUT`, `LOKA_POLICY`, `LOKA_ENGINE`, `LOKA_TOPOLOGY`, `LOKA_LIFO_SLOT`, `LOKA_PIN`,
     /// `LOKA_SEED`, `LOKA_IDLE_SPIN_US`, `LOKA_IDLE_YIELD_US` from the process environment.
     pub fn apply_env(&mut self) -> Result<(), ConfigError> {
         self.apply_vars(|name| std::env::var(name).ok())
@@ -234,6 +302,7 @@ impl Config {
         env_field!("LOKA_WORKERS", "workers", workers);
         env_field!("LOKA_THROUGHPUT", "throughput", throughput);
         env_field!("LOKA_POLICY", "policy", policy);
+        env_field!("LOKA_ENGINE", "engine", engine);
         env_field!("LOKA_LIFO_SLOT", "lifo_slot", lifo_slot);
         env_field!("LOKA_PIN", "pin", pin);
         env_field!("LOKA_PLACEMENT", "placement", placement);
@@ -287,6 +356,13 @@ impl Config {
                 self.balance_threshold.to_string(),
                 "the imbalance threshold must be a positive number",
             ));
+        }
+        if !self.engine.supports(self.policy) {
+            return Err(ConfigError::Unsupported {
+                engine: self.engine,
+                policy: self.policy,
+                source_name: source_name.to_owned(),
+            });
         }
         if self.throughput == 0 {
             return Err(invalid(
@@ -373,6 +449,57 @@ mod tests {
                 ),
                 "{bad}: {err}"
             );
+        }
+    }
+
+    #[test]
+    fn engine_names_round_trip_and_unknown_engine_is_named() {
+        for &engine in EngineKind::ALL {
+            assert_eq!(engine.name().parse::<EngineKind>().unwrap(), engine);
+            let c = Config::from_toml_str(&format!("engine = \"{engine}\"\n"), "e.toml").unwrap();
+            assert_eq!(c.engine, engine);
+        }
+        let err = Config::from_toml_str("engine = \"warp-drive\"\n", "e.toml").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("warp-drive") && text.contains("actor-centric"),
+            "{text}"
+        );
+        let mut c = Config::default();
+        let before = c.clone();
+        let err = c
+            .apply_vars(|k| (k == "LOKA_ENGINE").then(|| "warp-drive".to_owned()))
+            .unwrap_err();
+        assert!(err.to_string().contains("LOKA_ENGINE"), "{err}");
+        assert_eq!(c, before);
+    }
+
+    #[test]
+    fn unsupported_pair_names_engine_and_policy() {
+        let err = ConfigError::Unsupported {
+            engine: EngineKind::ActorCentric,
+            policy: PolicyKind::Cls,
+            source_name: "x.toml".into(),
+        };
+        let text = err.to_string();
+        assert!(
+            text.contains("`actor-centric`") && text.contains("`cls`"),
+            "{text}"
+        );
+        // Every engine that claims a policy must accept it in validation.
+        for &engine in EngineKind::ALL {
+            for &policy in PolicyKind::ALL {
+                let c = Config {
+                    engine,
+                    policy,
+                    ..Config::default()
+                };
+                assert_eq!(
+                    c.validate("t").is_ok(),
+                    engine.supports(policy),
+                    "{engine}/{policy}"
+                );
+            }
         }
     }
 

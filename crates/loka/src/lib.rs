@@ -36,7 +36,7 @@ pub use actor::{
     Actor, ActorFailure, ActorId, ActorRef, AskError, Context, HubError, Pending, Placement,
     ReplyTo, SendError, SpawnOptions,
 };
-pub use config::{Config, ConfigError, EngineKind, IdleStrategy};
+pub use config::{Config, ConfigError, EngineKind, IdleStrategy, UnknownEngine};
 pub use loka_topology as topology;
 pub use machine::Machine;
 pub use policy::placement::PlacementStrategy;
