@@ -22,12 +22,16 @@
 //! assert_eq!(answer, "hello, loka");
 //! ```
 
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod actor;
 pub mod config;
 mod engine;
 pub mod machine;
 mod mailbox;
 pub mod policy;
+mod runtime;
 mod sync;
 mod system;
 pub mod telemetry;

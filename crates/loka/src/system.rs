@@ -1,26 +1,25 @@
 //! [`System`]: a set of workers running actors, built from a [`Config`].
 
-use crate::actor::cell::{self, Life};
 use crate::actor::{Actor, ActorFailure, ActorRef, SpawnOptions};
-use crate::config::{Config, ConfigError, IdleStrategy};
-use crate::engine::actor_centric::{Engine, EngineHandle};
+use crate::config::{Config, ConfigError, EngineKind, IdleStrategy};
+use crate::engine::Engine;
 use crate::machine::Machine;
 use crate::policy::PolicyKind;
+use crate::runtime::cell::{self, Life};
+use crate::runtime::{Runtime, Shared};
 use crate::telemetry::Stats;
-use parking_lot::Mutex;
 use std::path::Path;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// An actor system: worker threads, their queues, and the actors they run.
+/// An actor system: an engine (worker threads and their queues) and the actors it runs.
 ///
 /// Dropping a `System` shuts it down (see [`System::shutdown`]).
 pub struct System {
-    engine: Arc<Engine>,
-    /// The engine handle cloned by actors spawned from plain threads.
-    handle: Arc<EngineHandle>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
+    engine: Engine,
+    shared: Arc<Shared>,
+    /// The runtime handle kept by actors spawned from plain threads.
+    runtime: Arc<Runtime>,
 }
 
 impl System {
@@ -35,12 +34,17 @@ impl System {
     pub fn from_config(config: Config) -> Result<System, ConfigError> {
         config.validate("the configuration")?;
         let machine = Machine::load(&config)?;
-        let (engine, threads) = Engine::start(config, machine);
+        let shared = Arc::new(Shared::new(config, machine));
+        let (engine, runtime) = Engine::start(Arc::clone(&shared));
         Ok(System {
-            handle: Arc::new(EngineHandle(Arc::clone(&engine))),
             engine,
-            threads: Mutex::new(threads),
+            shared,
+            runtime,
         })
+    }
+
+    fn spawn_life<A: Actor>(&self, life: Life<A>, options: SpawnOptions) -> ActorRef<A::Msg> {
+        ActorRef::from_cell(cell::spawn(&self.runtime, life, options, None, None))
     }
 
     /// Spawns an actor from a plain thread (placed round robin).
@@ -50,7 +54,7 @@ impl System {
 
     /// Spawns an actor with options.
     pub fn spawn_with<A: Actor>(&self, actor: A, options: SpawnOptions) -> ActorRef<A::Msg> {
-        cell::spawn(&self.handle, Life::Ready(actor), options, None, None)
+        self.spawn_life(Life::Ready(actor), options)
     }
 
     /// Spawns an actor whose state is built by `factory` on its first activation, on the worker
@@ -60,13 +64,7 @@ impl System {
         factory: impl FnOnce() -> A + Send + 'static,
         options: SpawnOptions,
     ) -> ActorRef<A::Msg> {
-        cell::spawn(
-            &self.handle,
-            Life::Factory(Box::new(factory)),
-            options,
-            None,
-            None,
-        )
+        self.spawn_life(Life::Factory(Box::new(factory)), options)
     }
 
     /// Blocks until the system is quiescent: no actor runnable, no message in flight. Messages sent
@@ -86,8 +84,10 @@ impl System {
     /// dropped and counted as dead letters. Call [`run_until_idle`](Self::run_until_idle) first to
     /// let pending work finish. Idempotent.
     pub fn shutdown(&self) {
-        let threads = std::mem::take(&mut *self.threads.lock());
-        self.engine.shutdown(threads);
+        if self.engine.stop_workers() {
+            // SAFETY: every worker has been joined, so no activation runs or will run.
+            unsafe { self.shared.terminate_all() };
+        }
     }
 
     /// Changes the initial placement strategy of hubs (`hubs = true`) or regular actors from now
@@ -98,27 +98,27 @@ impl System {
 
     /// A snapshot of the counters.
     pub fn stats(&self) -> Stats {
-        self.engine.stats()
+        self.shared.stats()
     }
 
     /// Actors that stopped because a handler panicked, oldest first.
     pub fn failures(&self) -> Vec<ActorFailure> {
-        self.engine.failures()
+        self.shared.failures()
     }
 
     /// The configuration the system runs with.
     pub fn config(&self) -> &Config {
-        self.engine.config()
+        &self.shared.config
     }
 
     /// The machine model the system was built on (topology and worker layout).
     pub fn machine(&self) -> &Machine {
-        self.engine.machine()
+        &self.shared.machine
     }
 
     /// The number of workers.
     pub fn workers(&self) -> usize {
-        self.engine.config().workers
+        self.shared.config.workers
     }
 }
 
@@ -131,7 +131,7 @@ impl Drop for System {
 impl std::fmt::Debug for System {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("System")
-            .field("config", self.engine.config())
+            .field("config", &self.shared.config)
             .finish_non_exhaustive()
     }
 }
@@ -177,6 +177,12 @@ impl SystemBuilder {
     /// The idle strategy.
     pub fn idle(mut self, idle: IdleStrategy) -> Self {
         self.config.idle = idle;
+        self
+    }
+
+    /// The engine (see [`EngineKind`]).
+    pub fn engine(mut self, engine: EngineKind) -> Self {
+        self.config.engine = engine;
         self
     }
 

@@ -1,12 +1,17 @@
 //! The actor API: the [`Actor`] trait, [`ActorRef`], [`Context`], spawn options, request/reply.
 
 mod ask;
-pub(crate) mod cell;
 mod context;
+mod error;
+pub(crate) mod options;
 
+pub use crate::runtime::{ActorFailure, ActorId};
 pub use ask::{AskError, Pending, ReplyTo};
 pub use context::Context;
+pub use error::{HubError, SendError};
+pub use options::{Placement, SpawnOptions};
 
+use crate::runtime::{Behavior, CellContext, Deliver};
 use std::fmt;
 use std::sync::Arc;
 
@@ -58,135 +63,6 @@ pub trait Actor: Sized + Send + 'static {
     }
 }
 
-/// The identity of an actor, unique within its system.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-pub struct ActorId(pub(crate) u64);
-
-impl ActorId {
-    /// The raw id.
-    pub fn as_u64(self) -> u64 {
-        self.0
-    }
-}
-
-impl fmt::Debug for ActorId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "<{}.{}>", self.0 >> 48, self.0 & ((1 << 48) - 1))
-    }
-}
-
-impl fmt::Display for ActorId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self, f)
-    }
-}
-
-/// A record of an actor that stopped because its handler panicked.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ActorFailure {
-    /// The actor that failed.
-    pub actor: ActorId,
-    /// Its Rust type name.
-    pub actor_type: &'static str,
-    /// The panic message.
-    pub message: String,
-}
-
-/// Where a new actor is first placed. Hints only: they never change what a program computes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Placement {
-    /// The policy's default: the spawning actor's worker, or round robin from a plain thread.
-    #[default]
-    Default,
-    /// A specific worker (taken modulo the worker count).
-    Worker(usize),
-}
-
-/// Optional spawn settings. Every field is a hint that never changes program meaning.
-#[derive(Debug, Clone, Default)]
-pub struct SpawnOptions {
-    /// A name for logs and failure reports.
-    pub name: Option<String>,
-    /// Start on the first message instead of right away: no activation is spent before the
-    /// first message arrives, and [`Actor::started`] runs just before that message.
-    pub lazy: bool,
-    /// Where the actor is first placed.
-    pub placement: Placement,
-    /// The actor is a communication hub (used by hub-aware policies).
-    pub hub: bool,
-    /// Do not soft-pin this actor to a home worker (used by locality-guided policies).
-    pub unpinned: bool,
-}
-
-impl SpawnOptions {
-    /// Default options.
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Sets [`SpawnOptions::name`].
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
-    /// Sets [`SpawnOptions::lazy`].
-    pub fn lazy(mut self, lazy: bool) -> Self {
-        self.lazy = lazy;
-        self
-    }
-    /// Sets [`SpawnOptions::placement`].
-    pub fn placement(mut self, placement: Placement) -> Self {
-        self.placement = placement;
-        self
-    }
-    /// Sets [`SpawnOptions::hub`].
-    pub fn hub(mut self, hub: bool) -> Self {
-        self.hub = hub;
-        self
-    }
-    /// Sets [`SpawnOptions::unpinned`].
-    pub fn unpinned(mut self, unpinned: bool) -> Self {
-        self.unpinned = unpinned;
-        self
-    }
-}
-
-/// A send failed because the actor has stopped; the message is handed back.
-#[derive(PartialEq, Eq, thiserror::Error)]
-#[error("actor {actor} has stopped; the message was not delivered")]
-pub struct SendError<M> {
-    /// The stopped actor.
-    pub actor: ActorId,
-    /// The message that was not delivered.
-    pub message: M,
-}
-
-impl<M> fmt::Debug for SendError<M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SendError")
-            .field("actor", &self.actor)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A hub toggle on an actor that has stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("cannot change the hub flag of actor {actor}: it has stopped")]
-pub struct HubError {
-    /// The stopped actor.
-    pub actor: ActorId,
-}
-
-/// The type-erased receiving side of an actor, as seen by an [`ActorRef`].
-pub(crate) trait Deliver<M>: Send + Sync {
-    fn deliver(&self, msg: M) -> Result<(), SendError<M>>;
-    fn stop_signal(&self) -> bool;
-    fn id(&self) -> ActorId;
-    fn is_stopped(&self) -> bool;
-    fn set_hub(&self, hub: bool) -> bool;
-    fn acquire_handle(&self);
-    fn release_handle(&self);
-}
-
 /// A reference to a running actor accepting messages of type `M`: cheap to clone, `Send`, and
 /// sending never blocks.
 ///
@@ -205,7 +81,10 @@ impl<M: Send + 'static> ActorRef<M> {
     /// Sends `msg` (fire and forget). Fails, handing the message back, if the actor has stopped.
     #[inline]
     pub fn send(&self, msg: M) -> Result<(), SendError<M>> {
-        self.cell.deliver(msg)
+        self.cell.deliver(msg).map_err(|message| SendError {
+            actor: self.cell.id(),
+            message,
+        })
     }
 
     /// Sends a request built around a fresh [`ReplyTo`] and returns a [`Pending`] reply that a plain
@@ -244,6 +123,34 @@ impl<M: Send + 'static> ActorRef<M> {
     /// Whether the actor has stopped (sends would fail).
     pub fn is_stopped(&self) -> bool {
         self.cell.is_stopped()
+    }
+}
+
+/// The runtime runs every [`Actor`] through [`Behavior`]; its context is [`Context`].
+impl<A: Actor> Behavior for A {
+    type Msg = A::Msg;
+    type Ctx = Context<A>;
+
+    #[inline]
+    fn context(inner: CellContext<A>) -> Context<A> {
+        Context::new(inner)
+    }
+    #[inline]
+    fn inner(ctx: &mut Context<A>) -> &mut CellContext<A> {
+        ctx.inner_mut()
+    }
+    #[inline]
+    fn handle(&mut self, ctx: &mut Context<A>, msg: A::Msg) {
+        Actor::handle(self, ctx, msg)
+    }
+    fn started(&mut self, ctx: &mut Context<A>) {
+        Actor::started(self, ctx)
+    }
+    fn stopped(&mut self, ctx: &mut Context<A>) {
+        Actor::stopped(self, ctx)
+    }
+    fn child_failed(&mut self, ctx: &mut Context<A>, failure: ActorFailure) {
+        Actor::child_failed(self, ctx, failure)
     }
 }
 

@@ -9,8 +9,8 @@
 //! of the stealable head, so an idle thief cannot tear a ping-pong pair across cores; the actor the
 //! slot displaces goes to the stealable head. `lifo_slot = false` restores CAF's exact behaviour.
 
+use super::placement::Placement;
 use super::Route;
-use crate::actor::Placement;
 
 /// Routing and victim choice of `cls` for one worker.
 #[derive(Debug, Clone)]

@@ -18,6 +18,16 @@ use loka_topology::WorkerLayout;
 use std::fmt;
 use std::str::FromStr;
 
+/// Where a new actor is first placed. Hints only: they never change what a program computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// The policy's default: the spawning actor's worker, or round robin from a plain thread.
+    #[default]
+    Default,
+    /// A specific worker (taken modulo the worker count).
+    Worker(usize),
+}
+
 /// A placement strategy.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,

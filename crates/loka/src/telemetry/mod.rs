@@ -5,8 +5,10 @@
 //! happen outside workers (sends from plain threads, dead letters, panics) go to system-wide
 //! counters updated with `fetch_add`.
 
+use crate::sync::AtomicU64;
+use crossbeam_utils::CachePadded;
 use serde::Serialize;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
 /// One counter written by a single thread and read by any.
 #[derive(Debug, Default)]
@@ -213,6 +215,51 @@ impl Stats {
     /// Actors alive now (spawned and not yet stopped).
     pub fn actors_live(&self) -> u64 {
         self.actors_spawned.saturating_sub(self.actors_stopped)
+    }
+}
+
+/// Every counter of one system: a cache-padded block per worker, and the system-wide ones.
+#[derive(Debug)]
+pub(crate) struct Counters {
+    workers: Box<[CachePadded<WorkerCounters>]>,
+    pub(crate) system: SystemCounters,
+}
+
+impl Counters {
+    pub(crate) fn new(workers: usize) -> Self {
+        Counters {
+            workers: (0..workers)
+                .map(|_| CachePadded::new(WorkerCounters::default()))
+                .collect(),
+            system: SystemCounters::default(),
+        }
+    }
+
+    /// Worker `w`'s counters (only worker `w` may bump them).
+    #[inline]
+    pub(crate) fn worker(&self, w: usize) -> &WorkerCounters {
+        &self.workers[w]
+    }
+
+    /// A snapshot of every counter.
+    pub(crate) fn stats(&self) -> Stats {
+        let workers: Vec<_> = self.workers.iter().map(|w| w.snapshot()).collect();
+        let mut total = WorkerStats::default();
+        for w in &workers {
+            total.accumulate(w);
+        }
+        let system = &self.system;
+        Stats {
+            actors_spawned: total.spawned + system.external_spawns.get(),
+            actors_stopped: total.stopped + system.actors_stopped.get(),
+            external_sends: system.external_sends.get(),
+            dead_letters: system.dead_letters.get(),
+            panics: system.panics.get(),
+            unparks: system.unparks.get(),
+            hubs: total.hubs + system.external_hubs.get(),
+            workers,
+            total,
+        }
     }
 }
 

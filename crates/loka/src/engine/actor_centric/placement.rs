@@ -1,0 +1,163 @@
+//! The actor-centric engine's per-actor state: where an actor lives and last ran, its hints, and
+//! the counters of the automatic rules. Kept in the words the runtime reserves in every task header
+//! ([`SchedWords`](crate::runtime::task::SchedWords)), so the runtime itself carries no policy's
+//! metadata.
+//!
+//! Written with relaxed atomics: the home is set at spawn (before the actor is queued) and at its
+//! first activation (by the holder of the schedule); the flags and wake counters are heuristics
+//! read and written by senders, where a lost update only delays a decision.
+//!
+//! | field | used by |
+//! |---|---|
+//! | `home`, `last`, `RAN` | every policy: first-activation home (LGS Listing 5.2), locality telemetry, `hierarchical` routing |
+//! | `UNPINNED` | `lgs` (spawn option, `lgs:auto` release) |
+//! | `HUB` | `hierarchical` (spawn option, `set_hub`, `hierarchical:auto` detection) |
+//! | `remote_wakes`, `local_wakes` | `lgs:auto` and `hierarchical:auto` ([`crate::policy::lgs::should_release_hub`]) |
+//! | `enqueued_at` | the sampled queue-wait telemetry |
+
+use crate::actor::options::SpawnOptions;
+use crate::runtime::task::SCHED_WORDS;
+use crate::runtime::{SchedState, TaskRef};
+use crate::sync::{AtomicU32, AtomicU64, AtomicU8};
+use std::sync::atomic::Ordering::Relaxed;
+
+/// Where an actor lives, as the scheduling policies see it.
+pub(crate) struct ActorPlacement {
+    home: AtomicU32,
+    /// The worker of the latest activation.
+    last: AtomicU32,
+    /// Sampled enqueue time (ns since the engine started, 0 = none), for the queue-wait telemetry.
+    pub(crate) enqueued_at: AtomicU64,
+    remote_wakes: AtomicU32,
+    local_wakes: AtomicU32,
+    flags: AtomicU8,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<ActorPlacement>() <= 8 * SCHED_WORDS
+        && std::mem::align_of::<ActorPlacement>() <= 8
+);
+
+// SAFETY: the assertion above checks size and alignment; the fields are atomics (Sync, no drop
+// glue).
+unsafe impl SchedState for ActorPlacement {}
+
+const NO_HOME: u32 = u32::MAX;
+const RAN: u8 = 1;
+const UNPINNED: u8 = 2;
+const HUB: u8 = 4;
+
+/// The placement state of a task of this engine.
+#[inline]
+pub(crate) fn of(task: &TaskRef) -> &ActorPlacement {
+    // SAFETY: every task this engine sees was spawned into its system, whose runtime called this
+    // engine's `init_task`, which initialises the words as an `ActorPlacement`.
+    unsafe { task.sched::<ActorPlacement>() }
+}
+
+impl ActorPlacement {
+    pub(crate) fn new(options: &SpawnOptions) -> Self {
+        let mut flags = 0;
+        if options.unpinned {
+            flags |= UNPINNED;
+        }
+        if options.hub {
+            flags |= HUB;
+        }
+        ActorPlacement {
+            home: AtomicU32::new(NO_HOME),
+            last: AtomicU32::new(NO_HOME),
+            flags: AtomicU8::new(flags),
+            enqueued_at: AtomicU64::new(0),
+            remote_wakes: AtomicU32::new(0),
+            local_wakes: AtomicU32::new(0),
+        }
+    }
+
+    /// The home worker (HPU), if any.
+    #[inline]
+    pub(crate) fn home(&self) -> Option<usize> {
+        let h = self.home.load(Relaxed);
+        (h != NO_HOME).then_some(h as usize)
+    }
+
+    pub(crate) fn set_home(&self, home: Option<usize>) {
+        self.home.store(home.map_or(NO_HOME, |h| h as u32), Relaxed);
+    }
+
+    /// The home, unless the actor is unpinned (spawn option or hub release).
+    #[inline]
+    pub(crate) fn pinned_home(&self) -> Option<usize> {
+        if self.flags.load(Relaxed) & UNPINNED != 0 {
+            None
+        } else {
+            self.home()
+        }
+    }
+
+    /// The worker of the latest activation, if any.
+    #[inline]
+    pub(crate) fn last(&self) -> Option<usize> {
+        let l = self.last.load(Relaxed);
+        (l != NO_HOME).then_some(l as usize)
+    }
+
+    /// Records the worker of this activation; returns the previous one.
+    #[inline]
+    pub(crate) fn swap_last(&self, worker: usize) -> Option<usize> {
+        let prev = self.last.load(Relaxed);
+        if prev != worker as u32 {
+            self.last.store(worker as u32, Relaxed);
+        }
+        (prev != NO_HOME).then_some(prev as usize)
+    }
+
+    /// Whether the actor is a hub (spawn option, `set_hub`, or online detection).
+    #[inline]
+    pub(crate) fn is_hub(&self) -> bool {
+        self.flags.load(Relaxed) & HUB != 0
+    }
+
+    /// Sets or clears the hub flag; returns whether it changed.
+    pub(crate) fn set_hub(&self, hub: bool) -> bool {
+        let prev = if hub {
+            self.flags.fetch_or(HUB, Relaxed)
+        } else {
+            self.flags.fetch_and(!HUB, Relaxed)
+        };
+        (prev & HUB != 0) != hub
+    }
+
+    /// True exactly once: at the actor's first activation.
+    #[inline]
+    pub(crate) fn first_run(&self) -> bool {
+        self.flags.load(Relaxed) & RAN == 0 && self.flags.fetch_or(RAN, Relaxed) & RAN == 0
+    }
+
+    /// Counts a wake-up routed to a distant home; returns true when the hub rule says to unpin
+    /// (and unpins). Racy increments on purpose: a heuristic, not worth a locked instruction.
+    pub(crate) fn note_remote_wake(&self) -> bool {
+        self.count_remote_wake_and_set(UNPINNED)
+    }
+
+    /// Counts a wake-up from another worker than the actor's; returns true when the online hub
+    /// detection marks it a hub (and marks it). Same counters and rule as the LGS release.
+    pub(crate) fn note_foreign_sender(&self) -> bool {
+        self.count_remote_wake_and_set(HUB)
+    }
+
+    /// One more remote wake-up; when [`crate::policy::lgs::should_release_hub`] holds, sets `flag`
+    /// and returns whether this call set it.
+    fn count_remote_wake_and_set(&self, flag: u8) -> bool {
+        let remote = self.remote_wakes.load(Relaxed).saturating_add(1);
+        self.remote_wakes.store(remote, Relaxed);
+        crate::policy::lgs::should_release_hub(remote, self.local_wakes.load(Relaxed))
+            && self.flags.fetch_or(flag, Relaxed) & flag == 0
+    }
+
+    /// Counts a wake-up run next to the home.
+    pub(crate) fn note_local_wake(&self) {
+        let local = self.local_wakes.load(Relaxed).saturating_add(1);
+        self.local_wakes.store(local, Relaxed);
+    }
+}

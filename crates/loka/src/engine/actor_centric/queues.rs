@@ -1,0 +1,94 @@
+//! A worker's run queues, as every thread sees them.
+//!
+//! * the *deque* (crossbeam Chase-Lev): the owner pushes and pops at the head (CAF's internal
+//!   enqueue); thieves take one actor from the other end through its [`Stealer`]. The owner's end
+//!   lives in the worker itself (`worker.rs`), with the non-stealable *next slot*;
+//! * the *inbox*: the tail where other threads push (CAF's external enqueue), and where the owner
+//!   re-queues actors that used up their throughput budget;
+//! * *urgent*: wake-ups other workers push at this worker's head (LGS-DFS); taken first;
+//! * *pinned*: actors only this worker may run (hubs under `hierarchical`); thieves never look;
+//! * *foreign*, one per home NUMA node: actors runnable here that live away from home
+//!   (`hierarchical`), where thieves of that node look first to bring them home.
+
+use crate::runtime::TaskRef;
+use crossbeam_deque::{Injector, Steal, Stealer};
+
+/// The queues of one worker that other threads push to or steal from.
+pub(crate) struct WorkerQueues {
+    pub(crate) inbox: Injector<TaskRef>,
+    pub(crate) urgent: Injector<TaskRef>,
+    pub(crate) pinned: Injector<TaskRef>,
+    pub(crate) foreign: Box<[Injector<TaskRef>]>,
+    pub(crate) stealer: Stealer<TaskRef>,
+}
+
+impl WorkerQueues {
+    /// The queues of a worker whose deque is `stealer`'s, on a machine of `nodes` NUMA nodes.
+    pub(crate) fn new(stealer: Stealer<TaskRef>, nodes: usize) -> Self {
+        WorkerQueues {
+            inbox: Injector::new(),
+            urgent: Injector::new(),
+            pinned: Injector::new(),
+            foreign: (0..nodes).map(|_| Injector::new()).collect(),
+            stealer,
+        }
+    }
+
+    /// Every injector queue of this worker (all but the deque).
+    pub(crate) fn injectors(&self) -> impl Iterator<Item = &Injector<TaskRef>> {
+        [&self.inbox, &self.urgent, &self.pinned]
+            .into_iter()
+            .chain(self.foreign.iter())
+    }
+
+    /// Whether any of these queues holds an actor.
+    pub(crate) fn has_work(&self) -> bool {
+        !self.stealer.is_empty() || self.injectors().any(|q| !q.is_empty())
+    }
+
+    /// Actors a thief could take (deque and inbox): the queue length load balancing and the
+    /// longest-queue victim choice compare.
+    pub(crate) fn stealable_len(&self) -> usize {
+        self.stealer.len() + self.inbox.len()
+    }
+
+    /// One actor for a thief: urgent wake-ups first, then the inbox (oldest, external work), then
+    /// the deque's tail. Pinned and foreign queues are taken only by their own rules.
+    pub(crate) fn steal(&self) -> Option<TaskRef> {
+        steal_one(|| self.urgent.steal())
+            .or_else(|| steal_one(|| self.inbox.steal()))
+            .or_else(|| steal_one(|| self.stealer.steal()))
+    }
+
+    /// Any of the foreign queues, for the owner.
+    pub(crate) fn pop_foreign(&self) -> Option<TaskRef> {
+        self.foreign.iter().find_map(pop)
+    }
+
+    /// Drops every queued pointer without touching the actors (shutdown: the runtime stops the
+    /// actors afterwards).
+    pub(crate) fn clear(&self) {
+        for q in self.injectors() {
+            while !q.steal().is_empty() {}
+        }
+        while !self.stealer.steal().is_empty() {}
+    }
+}
+
+/// Takes one actor from an injector.
+#[inline]
+pub(crate) fn pop(queue: &Injector<TaskRef>) -> Option<TaskRef> {
+    steal_one(|| queue.steal())
+}
+
+/// Retries a steal until it succeeds or finds the queue empty.
+#[inline]
+pub(crate) fn steal_one(mut steal: impl FnMut() -> Steal<TaskRef>) -> Option<TaskRef> {
+    loop {
+        match steal() {
+            Steal::Success(task) => return Some(task),
+            Steal::Empty => return None,
+            Steal::Retry => crate::sync::spin_hint(),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The idle phase of a worker: steal (spinning, then yielding), then park.
+//!
+//! Whom to steal from is the policy's choice: `cls` a uniformly random other worker (CAF),
+//! `lgs` weighted over nested victim groups (Wölke §4.2), `hierarchical` the fixed plan of
+//! Francesquini's Alg. 4.4 (bring home, then nearest first; docs/references.md).
+
+use super::queues::pop;
+use super::worker::Worker;
+use crate::policy::cls::Cls;
+use crate::policy::hierarchical::{self, StealStep};
+use crate::policy::lgs::WeightedVictims;
+use crate::policy::PolicyKind;
+use crate::runtime::TaskRef;
+use std::time::{Duration, Instant};
+
+/// `spin_loop` hints between two steal rounds in the spin phase.
+const SPIN_PAUSES: u32 = 32;
+/// How long an `lgs:nosleep` worker keeps polling before it parks after all.
+const NOSLEEP_POLL: Duration = Duration::from_millis(10);
+
+/// How a thief picks victims.
+#[derive(Debug, Clone)]
+pub(super) enum Victims {
+    /// `cls`: uniformly random other worker.
+    Random(Cls),
+    /// `lgs`: weighted over nested groups.
+    Weighted(WeightedVictims),
+    /// `hierarchical`: Alg. 4.4's plan.
+    Plan(Vec<StealStep>),
+}
+
+impl Victims {
+    /// The victim choice of `worker`'s policy.
+    pub(super) fn of(worker: &Worker) -> Victims {
+        let shared = &worker.engine().shared;
+        let layout = &shared.machine.layout;
+        match shared.config.policy {
+            PolicyKind::Cls => Victims::Random(worker.policy().clone()),
+            PolicyKind::Lgs(_) => {
+                Victims::Weighted(WeightedVictims::new(layout.groups(worker.index())))
+            }
+            PolicyKind::Hierarchical { .. } => {
+                Victims::Plan(hierarchical::steal_plan(worker.index(), layout))
+            }
+        }
+    }
+}
+
+impl Worker {
+    /// Idle phase: steal (spinning, then yielding), then park. `None` after a wake-up or at
+    /// shutdown; the caller looks at its local queues again.
+    pub(super) fn search(&self, victims: &mut Victims, rng: &mut fastrand::Rng) -> Option<TaskRef> {
+        let engine = self.engine();
+        let config = &engine.shared.config;
+        let idle = config.idle;
+        let nosleep = matches!(config.policy, PolicyKind::Lgs(v) if v.nosleep);
+        let spin_until = idle.spin();
+        let yield_until = if nosleep {
+            idle.spin_and_yield() + NOSLEEP_POLL
+        } else {
+            idle.spin_and_yield()
+        };
+        if let Victims::Weighted(w) = victims {
+            w.restart();
+            self.counters().backoff_resets.bump(1);
+        }
+        engine.note_out_of_work(self.index());
+        let start = Instant::now();
+        loop {
+            if let Some(task) = self.steal_once(victims, rng) {
+                return Some(task);
+            }
+            // Work may have arrived in our own queues meanwhile.
+            let own = self.own_queues();
+            if let Some(task) = pop(&own.inbox)
+                .or_else(|| pop(&own.urgent))
+                .or_else(|| pop(&own.pinned))
+                .or_else(|| own.pop_foreign())
+            {
+                return Some(task);
+            }
+            if engine.is_shutdown() {
+                return None;
+            }
+            let idle_for = start.elapsed();
+            if idle_for < spin_until {
+                for _ in 0..SPIN_PAUSES {
+                    std::hint::spin_loop();
+                }
+            } else if idle_for < yield_until {
+                std::thread::yield_now();
+            } else {
+                engine.park(self.index());
+                return None;
+            }
+        }
+    }
+
+    /// One steal attempt (a whole pass over the plan under `hierarchical`).
+    fn steal_once(&self, victims: &mut Victims, rng: &mut fastrand::Rng) -> Option<TaskRef> {
+        let victim = match victims {
+            Victims::Plan(plan) => return self.follow_plan(plan),
+            Victims::Random(p) => p.next_victim(rng).map(|v| (v, self.level_of(v))),
+            Victims::Weighted(w) => w.next_victim(rng),
+        };
+        let (victim, level) = victim?;
+        self.counters().steal_attempts.bump(1);
+        let task = self.engine().workers[victim].queues.steal()?;
+        self.count_steal(level);
+        Some(task)
+    }
+
+    /// One pass over Alg. 4.4's plan.
+    fn follow_plan(&self, plan: &[StealStep]) -> Option<TaskRef> {
+        let engine = self.engine();
+        let layout = &engine.shared.machine.layout;
+        let my_node = layout.node_of(self.index());
+        for step in plan {
+            let counters = self.counters();
+            counters.steal_attempts.bump(1);
+            let (task, victim) = match step {
+                StealStep::Foreign { victim, node } => {
+                    let task = pop(&engine.workers[*victim].queues.foreign[*node]);
+                    if task.is_some() && *node == my_node {
+                        counters.bring_home_steals.bump(1);
+                    }
+                    (task, *victim)
+                }
+                StealStep::Worker { victim } => (engine.workers[*victim].queues.steal(), *victim),
+                StealStep::LongestOf { workers } => match engine.longest_of(workers) {
+                    Some(victim) => (engine.workers[victim].queues.steal(), victim),
+                    None => (None, 0),
+                },
+            };
+            if let Some(task) = task {
+                self.count_steal(self.level_of(victim));
+                return Some(task);
+            }
+        }
+        None
+    }
+
+    fn count_steal(&self, level: usize) {
+        let counters = self.counters();
+        counters.steals.bump(1);
+        counters.steals_by_level[level.min(crate::telemetry::MAX_LEVELS - 1)].bump(1);
+    }
+}

@@ -1,0 +1,187 @@
+//! Unit tests of the mailbox (also run under Miri: `make miri`).
+
+// Every `unsafe` call in this file is a mailbox's single-consumer operation made by the one thread
+// that consumes that mailbox in the test, which is the contract of those functions.
+#![allow(clippy::undocumented_unsafe_blocks)]
+
+use super::*;
+use std::sync::Arc;
+
+#[test]
+fn only_the_idle_to_scheduled_send_wakes() {
+    let mb = Mailbox::new();
+    assert_eq!(mb.push(1), Push::Wake);
+    assert_eq!(mb.push(2), Push::Queued);
+    unsafe {
+        assert_eq!(mb.pop(), Pop::Item(1));
+        assert!(mb.has_more());
+        assert_eq!(mb.pop(), Pop::Item(2));
+        assert_eq!(mb.pop(), Pop::Empty);
+        assert!(!mb.has_more());
+        assert!(mb.try_idle());
+    }
+    assert_eq!(
+        mb.push(3),
+        Push::Wake,
+        "idle again: the next send schedules"
+    );
+}
+
+#[test]
+fn going_idle_fails_when_a_send_raced_in() {
+    let mb = Mailbox::new();
+    assert_eq!(mb.push(1), Push::Wake);
+    unsafe {
+        assert_eq!(mb.pop(), Pop::Item(1));
+        assert_eq!(mb.pop(), Pop::Empty);
+    }
+    assert_eq!(
+        mb.push(2),
+        Push::Queued,
+        "still scheduled: no second wake-up"
+    );
+    unsafe {
+        assert!(!mb.try_idle(), "a slot was claimed: keep consuming");
+        assert_eq!(mb.pop(), Pop::Item(2));
+        assert!(mb.try_idle());
+    }
+}
+
+#[test]
+fn closed_mailbox_rejects_and_hands_the_message_back() {
+    let mb = Mailbox::new();
+    assert_eq!(mb.push(1), Push::Wake);
+    mb.close();
+    assert!(mb.is_closed());
+    assert_eq!(mb.push(2), Push::Rejected(2));
+    unsafe {
+        assert_eq!(
+            mb.pop(),
+            Pop::Item(1),
+            "claimed before the close: still there"
+        );
+        assert!(!mb.try_idle(), "a closed mailbox never goes idle");
+    }
+}
+
+#[test]
+fn fifo_across_blocks_and_close_at_a_block_boundary() {
+    let mb = Mailbox::new();
+    // The small first block, a full one, and all but the last slot of another.
+    let before_last_slot = FIRST_CAP + 2 * BLOCK_CAP - 1;
+    for i in 0..before_last_slot {
+        let _ = mb.push(i);
+    }
+    mb.close(); // the next push would claim a block's last slot
+    assert_eq!(mb.push(999), Push::Rejected(999));
+    for i in 0..before_last_slot {
+        assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
+    }
+    assert_eq!(unsafe { mb.pop() }, Pop::Empty);
+}
+
+#[test]
+fn a_consumed_block_becomes_the_next_tail_block() {
+    let mb = Mailbox::new();
+    let fill = |from: usize, n: usize| {
+        for i in from..from + n {
+            assert_ne!(mb.push(i), Push::Rejected(i));
+        }
+    };
+    fill(0, FIRST_CAP);
+    let second = mb.tail_block.load(Relaxed);
+    fill(FIRST_CAP, BLOCK_CAP);
+    for i in 0..FIRST_CAP {
+        assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
+    }
+    assert!(
+        mb.spare.load(Relaxed).is_null(),
+        "the small first block is freed, never kept"
+    );
+    for i in FIRST_CAP..FIRST_CAP + BLOCK_CAP {
+        assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
+    }
+    assert_eq!(
+        mb.spare.load(Relaxed),
+        second,
+        "a consumed full block is kept"
+    );
+    fill(100, BLOCK_CAP);
+    assert_eq!(
+        mb.tail_block.load(Relaxed),
+        second,
+        "the spare is linked instead of a new allocation"
+    );
+    assert!(mb.spare.load(Relaxed).is_null());
+    for i in 100..100 + BLOCK_CAP {
+        assert_eq!(
+            unsafe { mb.pop() },
+            Pop::Item(i),
+            "no slot of the reused block is seen before it is written"
+        );
+    }
+    assert_eq!(unsafe { mb.pop() }, Pop::Empty);
+}
+
+#[test]
+fn drop_frees_remaining_values() {
+    let marker = Arc::new(());
+    let mb = Mailbox::new();
+    for _ in 0..(BLOCK_CAP * 2 + 1) {
+        let _ = mb.push(Arc::clone(&marker));
+    }
+    assert_eq!(unsafe { mb.pop() }, Pop::Item(Arc::clone(&marker)));
+    drop(mb);
+    assert_eq!(Arc::strong_count(&marker), 1);
+}
+
+#[test]
+fn per_producer_fifo_and_one_wake_per_idle_period_with_concurrent_producers() {
+    let producers = if cfg!(miri) { 2 } else { 4 };
+    let per = if cfg!(miri) { 100 } else { 50_000 };
+    let mb = Arc::new(Mailbox::new());
+    let wakes = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..producers)
+        .map(|p| {
+            let (mb, wakes) = (Arc::clone(&mb), Arc::clone(&wakes));
+            std::thread::spawn(move || {
+                for i in 0..per {
+                    if mb.push((p, i)) == Push::Wake {
+                        wakes.fetch_add(1, Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    // The consumer behaves like an activation that is always re-run: it counts its idle
+    // periods, which must match the wake-ups one to one.
+    let mut next = vec![0usize; producers];
+    let (mut got, mut idles) = (0, 0);
+    while got < producers * per {
+        match unsafe { mb.pop() } {
+            Pop::Item((p, i)) => {
+                assert_eq!(next[p], i, "producer {p} out of order");
+                next[p] += 1;
+                got += 1;
+            }
+            Pop::Empty => {
+                if unsafe { mb.try_idle() } {
+                    idles += 1;
+                    // Wait for the sender that will wake us.
+                    while wakes.load(Acquire) < idles + 1 && got < producers * per {
+                        std::thread::yield_now();
+                    }
+                }
+            }
+            Pop::NotReady => std::thread::yield_now(),
+        }
+    }
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(
+        wakes.load(Acquire),
+        idles + 1,
+        "one wake-up per idle period"
+    );
+}

@@ -1,0 +1,491 @@
+//! The actor cell: mailbox, state and lifecycle of one actor, and its activation loop.
+//!
+//! Ownership: a cell lives in an `Arc`. Actor references hold strong references; the runtime holds
+//! one more, the *life reference*, from spawn until the actor terminates (see [`super::task`] for
+//! why queued tasks are therefore alive).
+//!
+//! The cell knows actors only through [`Behavior`], which the actor layer implements for every
+//! [`crate::Actor`]; it knows the engine only through [`super::Scheduler`].
+
+use super::exec::Exec;
+use super::handles::Handles;
+use super::id::ActorId;
+use super::task::{Header, RunOutcome, TaskRef, Vtable};
+use super::{ActorFailure, Runtime};
+use crate::actor::SpawnOptions;
+use crate::mailbox::{Mailbox, Pop, Push};
+use std::any::Any;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::NonNull;
+use std::sync::{Arc, Weak};
+
+/// What the runtime needs of an actor type: its message type, its hooks, and the context its
+/// handlers receive. The actor layer implements it for every [`crate::Actor`]; `Ctx` is
+/// [`crate::Context`], a wrapper around the runtime's [`CellContext`].
+pub(crate) trait Behavior: Sized + Send + 'static {
+    /// The message type.
+    type Msg: Send + 'static;
+    /// The context handlers receive.
+    type Ctx;
+    /// Wraps the runtime's context.
+    fn context(inner: CellContext<Self>) -> Self::Ctx;
+    /// The runtime's context inside.
+    fn inner(ctx: &mut Self::Ctx) -> &mut CellContext<Self>;
+    /// Handles one message.
+    fn handle(&mut self, ctx: &mut Self::Ctx, msg: Self::Msg);
+    /// The first activation, before any message.
+    fn started(&mut self, ctx: &mut Self::Ctx);
+    /// The actor stops.
+    fn stopped(&mut self, ctx: &mut Self::Ctx);
+    /// A child failed.
+    fn child_failed(&mut self, ctx: &mut Self::Ctx, failure: ActorFailure);
+}
+
+/// The runtime's part of a handler's context: the cell, the worker running it, the stop request.
+/// Exists only during an activation (or the termination) of its actor, on that thread.
+pub(crate) struct CellContext<B: Behavior> {
+    cell: NonNull<ActorCell<B>>,
+    exec: Option<NonNull<Exec>>,
+    /// Set by `stop`: the actor stops once the current handler returns.
+    pub(crate) stopping: bool,
+    /// Contexts are tied to the running worker thread.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<B: Behavior> CellContext<B> {
+    fn new(cell: &ActorCell<B>, exec: Option<&Exec>) -> Self {
+        CellContext {
+            cell: NonNull::from(cell),
+            exec: exec.map(NonNull::from),
+            stopping: false,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// The running actor's cell.
+    #[inline]
+    pub(crate) fn cell(&self) -> &ActorCell<B> {
+        // SAFETY: a context only lives during an activation (or the termination) of its actor,
+        // which keeps the actor alive through its life reference.
+        unsafe { self.cell.as_ref() }
+    }
+
+    /// The worker running this activation (`None` while stopping at shutdown).
+    #[inline]
+    pub(crate) fn exec(&self) -> Option<&Exec> {
+        // SAFETY: the worker's execution context outlives every activation it runs.
+        self.exec.map(|e| unsafe { e.as_ref() })
+    }
+
+    /// A new strong reference to the running actor's cell.
+    pub(crate) fn cell_arc(&self) -> Arc<ActorCell<B>> {
+        let ptr = self.cell.as_ptr() as *const ActorCell<B>;
+        // SAFETY: cells always live in an `Arc`, and this one is alive (see `cell`).
+        unsafe {
+            Arc::increment_strong_count(ptr);
+            Arc::from_raw(ptr)
+        }
+    }
+
+    /// The runtime handle a child spawned now should keep: the running worker's (a core-local
+    /// count), else the actor's own.
+    pub(crate) fn runtime(&self) -> &Arc<Runtime> {
+        self.exec().map_or(&self.cell().runtime, Exec::runtime)
+    }
+}
+
+/// A closure that runs like a message, with the actor's state and context.
+pub(crate) type Continuation<B> = Box<dyn FnOnce(&mut B, &mut <B as Behavior>::Ctx) + Send>;
+
+/// What travels through a mailbox.
+pub(crate) enum Envelope<B: Behavior> {
+    /// A user message.
+    Msg(B::Msg),
+    /// A closure run with the actor's state: ask continuations, child-failure notices.
+    Call(Continuation<B>),
+    /// The first activation of an eagerly started actor.
+    Start,
+    /// A stop signal (poison pill): queued messages before it are still handled.
+    Stop,
+    /// The last handle was dropped (see [`super::handles`]).
+    Unreferenced,
+}
+
+/// How the actor's state comes to be.
+pub(crate) enum Life<B> {
+    /// Built on the first activation, on the worker that runs it (deferred initialisation: its
+    /// memory is first touched where it runs).
+    Factory(Box<dyn FnOnce() -> B + Send>),
+    /// Built.
+    Ready(B),
+    /// Stopped and dropped.
+    Gone,
+}
+
+struct Inner<B> {
+    life: Life<B>,
+    started: bool,
+}
+
+/// Called with a child's failure; returns `false` when the parent is gone.
+pub(crate) type FailureSink = Box<dyn Fn(ActorFailure) -> bool + Send + Sync>;
+
+/// One actor. `repr(C)` keeps the header first, so a header pointer is a cell pointer.
+#[repr(C)]
+pub(crate) struct ActorCell<B: Behavior> {
+    header: Header,
+    mailbox: Mailbox<Envelope<B>>,
+    handles: Handles,
+    /// Touched only by the activation holding the schedule.
+    inner: std::cell::UnsafeCell<Inner<B>>,
+    runtime: Arc<Runtime>,
+    parent: Option<FailureSink>,
+    /// Spawned with a name (kept in the runtime's name table).
+    named: bool,
+}
+
+// SAFETY: `inner` is only accessed by the single activation holding the schedule (mailbox
+// protocol), or at shutdown when no activation runs; everything else is `Sync`.
+unsafe impl<B: Behavior> Sync for ActorCell<B> {}
+// SAFETY: the actor state and messages are `Send`.
+unsafe impl<B: Behavior> Send for ActorCell<B> {}
+
+/// Creates, registers and (unless lazy) schedules a new actor. The returned cell counts as one
+/// handle.
+pub(crate) fn spawn<B: Behavior>(
+    runtime: &Arc<Runtime>,
+    life: Life<B>,
+    options: SpawnOptions,
+    parent: Option<FailureSink>,
+    from: Option<&Exec>,
+) -> Arc<ActorCell<B>> {
+    let shared = &runtime.shared;
+    let id = shared.next_actor_id(from);
+    let cell = Arc::new(ActorCell {
+        header: Header::new(&ActorCell::<B>::VTABLE, id),
+        mailbox: Mailbox::new(),
+        handles: Handles::new(1),
+        inner: std::cell::UnsafeCell::new(Inner {
+            life,
+            started: false,
+        }),
+        runtime: Arc::clone(runtime),
+        parent,
+        named: options.name.is_some(),
+    });
+    // SAFETY: the cell was just made; no other thread can see it yet.
+    unsafe { runtime.scheduler().init_task(&cell.header, &options) };
+    if let Some(name) = &options.name {
+        shared.name(id, name);
+    }
+    let task = cell.task();
+    // The life reference, released by `terminate`.
+    let _ = Arc::into_raw(Arc::clone(&cell));
+    shared.register(id, task, from);
+    if options.hub {
+        shared.note_hub(from);
+    }
+    if !options.lazy {
+        // A fresh mailbox is idle, so this push always asks us to schedule.
+        let pushed = cell.mailbox.push(Envelope::Start);
+        debug_assert!(matches!(pushed, Push::Wake));
+        runtime.scheduler().schedule_spawned(task, &options, from);
+    }
+    cell
+}
+
+impl<B: Behavior> ActorCell<B> {
+    const VTABLE: Vtable = Vtable {
+        run: Self::run_raw,
+        shutdown: Self::shutdown_raw,
+    };
+
+    #[inline]
+    fn task(&self) -> TaskRef {
+        TaskRef::from_header(&self.header)
+    }
+
+    pub(crate) fn id(&self) -> ActorId {
+        self.header.id
+    }
+
+    /// Sets or clears the hub mark (counting a new hub against `from`); `false` if stopped.
+    pub(crate) fn set_hub(&self, hub: bool, from: Option<&Exec>) -> bool {
+        if self.mailbox.is_closed() {
+            return false;
+        }
+        if self.runtime.scheduler().set_hub(self.task(), hub) && hub {
+            self.runtime.shared.note_hub(from);
+        }
+        true
+    }
+
+    /// Whether the actor is a hub.
+    pub(crate) fn is_hub(&self) -> bool {
+        self.runtime.scheduler().is_hub(self.task())
+    }
+
+    /// Puts an envelope in the mailbox and schedules the actor if it was idle. Hands the envelope
+    /// back if the actor has stopped.
+    #[inline]
+    pub(crate) fn enqueue(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
+        match self.mailbox.push(envelope) {
+            Push::Wake => {
+                self.runtime.scheduler().schedule_woken(self.task());
+                Ok(())
+            }
+            Push::Queued => Ok(()),
+            Push::Rejected(envelope) => Err(envelope),
+        }
+    }
+
+    /// One more handle (a reference, or a pending continuation that may still send to us).
+    #[inline]
+    pub(crate) fn acquire_handle(&self) {
+        self.handles.acquire();
+    }
+
+    /// One handle fewer; the last one queues the `Unreferenced` signal.
+    #[inline]
+    pub(crate) fn release_handle(&self) {
+        if self.handles.release() {
+            let _ = self.enqueue(Envelope::Unreferenced);
+        }
+    }
+
+    /// A sink that reports a child's failure to this actor's `child_failed` hook.
+    pub(crate) fn failure_sink(self: &Arc<Self>) -> FailureSink {
+        let parent: Weak<Self> = Arc::downgrade(self);
+        Box::new(move |failure| match parent.upgrade() {
+            Some(parent) => parent
+                .enqueue(Envelope::Call(Box::new(move |actor, ctx| {
+                    actor.child_failed(ctx, failure)
+                })))
+                .is_ok(),
+            None => false,
+        })
+    }
+
+    /// The actor's name, if it was spawned with one.
+    fn name(&self) -> Option<Arc<str>> {
+        self.named
+            .then(|| self.runtime.shared.name_of(self.id()))
+            .flatten()
+    }
+
+    unsafe fn run_raw(ptr: NonNull<Header>, exec: &Exec) -> RunOutcome {
+        // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)).
+        let cell = unsafe { ptr.cast::<Self>().as_ref() };
+        cell.activate(exec)
+    }
+
+    unsafe fn shutdown_raw(ptr: NonNull<Header>) {
+        // SAFETY: as in `run_raw`; no activation runs (the caller's contract).
+        let cell = unsafe { ptr.cast::<Self>().as_ref() };
+        // SAFETY: no activation runs, so we have exclusive access to `inner`.
+        let inner = unsafe { &mut *cell.inner.get() };
+        cell.terminate(inner, None, None);
+    }
+
+    /// One activation: up to the throughput budget of envelopes.
+    fn activate(&self, exec: &Exec) -> RunOutcome {
+        // SAFETY: we hold the schedule, so we are the only activation (mailbox protocol).
+        let inner = unsafe { &mut *self.inner.get() };
+        let mut ctx = B::context(CellContext::new(self, Some(exec)));
+        let mut failure = None;
+        if !inner.started {
+            failure = start(inner, &mut ctx).err();
+        }
+        let budget = self.runtime.throughput();
+        let mut processed = 0;
+        let outcome = loop {
+            if failure.is_some() || B::inner(&mut ctx).stopping {
+                break RunOutcome::Stopped;
+            }
+            if processed == budget {
+                break RunOutcome::Requeue;
+            }
+            // SAFETY: we hold the schedule: single consumer.
+            let envelope = match unsafe { self.mailbox.pop() } {
+                Pop::Item(envelope) => envelope,
+                // A sender is writing the next slot: stay scheduled, come back soon.
+                Pop::NotReady => break RunOutcome::Requeue,
+                // SAFETY: as above.
+                Pop::Empty => match unsafe { self.mailbox.try_idle() } {
+                    true => break RunOutcome::Idle,
+                    // A send raced in; it did not schedule us, so we go on.
+                    false => continue,
+                },
+            };
+            processed += 1;
+            let Life::Ready(actor) = &mut inner.life else {
+                unreachable!("a started actor has state until it terminates")
+            };
+            let result = match envelope {
+                Envelope::Msg(msg) => {
+                    catch_unwind(AssertUnwindSafe(|| actor.handle(&mut ctx, msg)))
+                }
+                Envelope::Call(call) => catch_unwind(AssertUnwindSafe(|| call(actor, &mut ctx))),
+                Envelope::Start => Ok(()),
+                Envelope::Stop => {
+                    B::inner(&mut ctx).stopping = true;
+                    Ok(())
+                }
+                Envelope::Unreferenced => {
+                    // SAFETY: we hold the schedule.
+                    if unsafe { self.handles.can_stop(&self.mailbox) } {
+                        B::inner(&mut ctx).stopping = true;
+                    }
+                    Ok(())
+                }
+            };
+            failure = result.err().map(panic_message);
+        };
+        exec.counters().messages.bump(processed as u64);
+        if outcome == RunOutcome::Stopped {
+            self.terminate(inner, failure, Some(exec));
+        }
+        outcome
+    }
+
+    /// Stops the actor for good: close the mailbox, run `stopped`, drop the state, report queued
+    /// messages as dead letters, report a failure, release the life reference.
+    fn terminate(&self, inner: &mut Inner<B>, failure: Option<String>, exec: Option<&Exec>) {
+        // The closing activation holds the schedule, so no sender can schedule this actor again;
+        // from here on every send is rejected with its message.
+        self.mailbox.close();
+        if let Life::Ready(actor) = &mut inner.life {
+            if inner.started {
+                let mut ctx = B::context(CellContext::new(self, exec));
+                if let Err(panic) = catch_unwind(AssertUnwindSafe(|| actor.stopped(&mut ctx))) {
+                    tracing::warn!(actor = %self.id(), name = ?self.name(), message = %panic_message(panic), "`stopped` hook panicked");
+                }
+            }
+        }
+        inner.life = Life::Gone;
+        let mut dropped = 0;
+        loop {
+            // SAFETY: we still hold the schedule (or run at shutdown): single consumer.
+            match unsafe { self.mailbox.pop() } {
+                // Dropping a request's ReplyTo tells its asker NoReply.
+                Pop::Item(Envelope::Msg(_)) => dropped += 1,
+                Pop::Item(_) => {}
+                // A sender that claimed before the close is still writing: dropped (and counted)
+                // with the mailbox in `Drop`.
+                Pop::Empty | Pop::NotReady => break,
+            }
+        }
+        let shared = &self.runtime.shared;
+        shared.note_dead_letters(self.id(), dropped);
+        if let Some(message) = failure {
+            let failure = ActorFailure {
+                actor: self.id(),
+                name: self.name().map(|n| n.to_string()),
+                actor_type: std::any::type_name::<B>(),
+                message,
+            };
+            shared.record_failure(failure.clone());
+            let told = self
+                .parent
+                .as_ref()
+                .is_some_and(|sink| sink(failure.clone()));
+            if !told {
+                tracing::warn!(actor = %failure.actor, name = ?failure.name, kind = failure.actor_type, message = %failure.message, "actor failed");
+            }
+        }
+        shared.unregister(self.id(), self.named);
+        shared.note_stopped(exec);
+        // SAFETY: releases the life reference taken in `spawn`, exactly once (an actor terminates
+        // once). Must be the last use of `self`, which may be freed here.
+        unsafe { drop(Arc::from_raw(self as *const Self)) };
+    }
+}
+
+/// Builds the state (deferred initialisation) and runs `started`.
+fn start<B: Behavior>(inner: &mut Inner<B>, ctx: &mut B::Ctx) -> Result<(), String> {
+    inner.started = true;
+    if let Life::Factory(_) = inner.life {
+        let Life::Factory(factory) = std::mem::replace(&mut inner.life, Life::Gone) else {
+            unreachable!()
+        };
+        inner.life = Life::Ready(catch_unwind(AssertUnwindSafe(factory)).map_err(panic_message)?);
+    }
+    let Life::Ready(actor) = &mut inner.life else {
+        unreachable!("state built above")
+    };
+    catch_unwind(AssertUnwindSafe(|| actor.started(ctx))).map_err(panic_message)
+}
+
+fn panic_message(payload: Box<dyn Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}
+
+impl<B: Behavior> Drop for ActorCell<B> {
+    fn drop(&mut self) {
+        // Messages claimed before the close but written after the final drain: never lost silently.
+        let mut dropped = 0;
+        // SAFETY: `&mut self`: nobody else touches the mailbox.
+        while let Pop::Item(envelope) = unsafe { self.mailbox.pop() } {
+            if matches!(envelope, Envelope::Msg(_)) {
+                dropped += 1;
+            }
+        }
+        self.runtime.shared.note_dead_letters(self.id(), dropped);
+    }
+}
+
+/// The type-erased receiving side of an actor, as an [`crate::ActorRef`] sees it.
+pub(crate) trait Deliver<M>: Send + Sync {
+    /// Queues a message; hands it back if the actor has stopped.
+    fn deliver(&self, msg: M) -> Result<(), M>;
+    /// Queues the stop signal; `false` if the actor has stopped.
+    fn stop_signal(&self) -> bool;
+    fn id(&self) -> ActorId;
+    fn is_stopped(&self) -> bool;
+    /// Sets or clears the hub mark from a plain thread; `false` if the actor has stopped.
+    fn set_hub(&self, hub: bool) -> bool;
+    fn acquire_handle(&self);
+    fn release_handle(&self);
+}
+
+impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
+    #[inline]
+    fn deliver(&self, msg: B::Msg) -> Result<(), B::Msg> {
+        self.enqueue(Envelope::Msg(msg))
+            .map_err(|envelope| match envelope {
+                Envelope::Msg(message) => message,
+                _ => unreachable!("enqueue hands back what it was given"),
+            })
+    }
+
+    fn stop_signal(&self) -> bool {
+        self.enqueue(Envelope::Stop).is_ok()
+    }
+
+    fn id(&self) -> ActorId {
+        self.header.id
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.mailbox.is_closed()
+    }
+
+    fn set_hub(&self, hub: bool) -> bool {
+        ActorCell::set_hub(self, hub, None)
+    }
+
+    fn acquire_handle(&self) {
+        self.handles.acquire();
+    }
+
+    fn release_handle(&self) {
+        ActorCell::release_handle(self);
+    }
+}

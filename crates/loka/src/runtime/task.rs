@@ -1,0 +1,160 @@
+//! The type-erased task every engine schedules: a pointer to the [`Header`] at the start of an
+//! actor cell, with a vtable to run it.
+//!
+//! Lifetime: a task is only queued while its mailbox says "scheduled", and an actor cannot terminate
+//! while scheduled (termination happens inside an activation, or at shutdown after every worker has
+//! stopped); the cell's *life reference* (see [`super::cell`]) therefore keeps every queued task
+//! alive, and run queues can hold plain pointers.
+
+use super::exec::Exec;
+use super::id::ActorId;
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
+
+/// What an activation tells the engine. Must not be dropped: each outcome obliges the engine to do
+/// something different with the task.
+#[must_use = "the engine must re-queue a task that answers Requeue, and never touch a Stopped one"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunOutcome {
+    /// The mailbox is empty; the actor is idle until the next send wakes it.
+    Idle,
+    /// Messages remain; the actor is still scheduled and the engine must queue it again.
+    Requeue,
+    /// The actor terminated; the task must not be touched again.
+    Stopped,
+}
+
+/// Words of per-actor state that belong to the engine (and its policy), not to the runtime: where
+/// the actor lives and ran, its hints, the counters of automatic rules. The runtime reserves the
+/// space in every header; the engine gives it a type with [`SchedWords::init`] at spawn and reads it
+/// through [`SchedWords::get`]. One engine, one type: a system runs one engine.
+#[repr(C, align(8))]
+pub(crate) struct SchedWords(UnsafeCell<MaybeUninit<[u64; SCHED_WORDS]>>);
+
+/// Size of [`SchedWords`] in `u64`s.
+#[cfg(not(loom))]
+pub(crate) const SCHED_WORDS: usize = 4;
+/// Size of [`SchedWords`] in `u64`s (loom's atomics carry model state and are larger).
+#[cfg(loom)]
+pub(crate) const SCHED_WORDS: usize = 32;
+
+/// A type an engine may keep in [`SchedWords`]: fits, is aligned to at most 8, is `Sync` (senders
+/// and workers read it concurrently, so all its fields are atomics) and needs no drop.
+///
+/// # Safety
+/// `size_of::<Self>() <= 8 * SCHED_WORDS`, `align_of::<Self>() <= 8`, and `Self` has no drop glue.
+pub(crate) unsafe trait SchedState: Sync + Sized {}
+
+impl SchedWords {
+    pub(crate) const fn uninit() -> Self {
+        SchedWords(UnsafeCell::new(MaybeUninit::uninit()))
+    }
+
+    /// Gives the words their type and initial value. Called once, by the engine, before the task is
+    /// shared with any other thread.
+    ///
+    /// # Safety
+    /// No other thread can see the task yet, and every later [`get`](Self::get) uses the same `S`.
+    pub(crate) unsafe fn init<S: SchedState>(&self, value: S) {
+        // SAFETY: `SchedState` guarantees size and alignment fit; nobody else reads the words yet
+        // (caller's contract), so this write races with nothing.
+        unsafe { self.0.get().cast::<S>().write(value) }
+    }
+
+    /// The engine's per-actor state.
+    ///
+    /// # Safety
+    /// [`init`](Self::init) was called with the same `S`.
+    #[inline]
+    pub(crate) unsafe fn get<S: SchedState>(&self) -> &S {
+        // SAFETY: initialised as an `S` (caller's contract); `S: Sync` is all atomics, so shared
+        // references from several threads are fine.
+        unsafe { &*self.0.get().cast::<S>() }
+    }
+}
+
+// SAFETY: the words hold a `SchedState` (Sync) once initialised, and are only written by `init`
+// before the task is shared.
+unsafe impl Sync for SchedWords {}
+
+/// The part of every actor cell the engines see, whatever the actor type.
+pub(crate) struct Header {
+    vtable: &'static Vtable,
+    pub(crate) id: ActorId,
+    /// The engine's per-actor state.
+    pub(crate) sched: SchedWords,
+}
+
+impl Header {
+    pub(crate) const fn new(vtable: &'static Vtable, id: ActorId) -> Self {
+        Header {
+            vtable,
+            id,
+            sched: SchedWords::uninit(),
+        }
+    }
+}
+
+/// What a task can do, per actor type.
+pub(crate) struct Vtable {
+    /// Runs one activation. Safety: the caller holds the schedule (see the mailbox protocol).
+    pub(crate) run: unsafe fn(NonNull<Header>, &Exec) -> RunOutcome,
+    /// Terminates the actor at shutdown. Safety: no activation runs any more.
+    pub(crate) shutdown: unsafe fn(NonNull<Header>),
+}
+
+/// A schedulable actor: a pointer to the [`Header`] at the start of an actor cell.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct TaskRef(NonNull<Header>);
+
+// SAFETY: a TaskRef is a token moved between threads through run queues; the cell it points to is
+// `Sync`, and only the thread holding the schedule dereferences it mutably (mailbox protocol).
+unsafe impl Send for TaskRef {}
+// SAFETY: as above; sharing the pointer value itself is harmless.
+unsafe impl Sync for TaskRef {}
+
+impl TaskRef {
+    /// The task of a cell whose first field is `header`.
+    pub(crate) fn from_header(header: &Header) -> TaskRef {
+        TaskRef(NonNull::from(header))
+    }
+
+    /// Runs one activation on the worker described by `exec`.
+    ///
+    /// # Safety
+    /// The caller must hold this task's schedule: it was taken from a run queue (or handed back by
+    /// [`RunOutcome::Requeue`]) and nobody else runs it.
+    #[inline]
+    pub(crate) unsafe fn run(self, exec: &Exec) -> RunOutcome {
+        // SAFETY: queued tasks are alive (module docs); the caller holds the schedule.
+        unsafe { (self.0.as_ref().vtable.run)(self.0, exec) }
+    }
+
+    /// The header: id and the engine's per-actor state.
+    #[inline]
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: a TaskRef handed to the engine points to a live cell: queued tasks are kept alive
+        // by the life reference, and a sender scheduling one holds a reference to the actor.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The engine's per-actor state.
+    ///
+    /// # Safety
+    /// The engine initialised the task's [`SchedWords`] as an `S`.
+    #[inline]
+    pub(crate) unsafe fn sched<S: SchedState>(&self) -> &S {
+        // SAFETY: forwarded contract.
+        unsafe { self.header().sched.get::<S>() }
+    }
+
+    /// Terminates the actor at shutdown.
+    ///
+    /// # Safety
+    /// No activation runs any more, and the task is still registered (alive).
+    pub(crate) unsafe fn shutdown(self) {
+        // SAFETY: forwarded contract.
+        unsafe { (self.0.as_ref().vtable.shutdown)(self.0) }
+    }
+}
