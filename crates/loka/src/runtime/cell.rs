@@ -12,7 +12,7 @@ use super::handles::Handles;
 use super::id::ActorId;
 use super::task::{Header, RunOutcome, TaskRef, Vtable};
 use super::{ActorFailure, Runtime};
-use crate::actor::SpawnOptions;
+use crate::actor::options::SpawnOptions;
 use crate::mailbox::{Mailbox, Pop, Push};
 use std::any::Any;
 use std::marker::PhantomData;

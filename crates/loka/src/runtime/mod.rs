@@ -32,7 +32,7 @@ pub(crate) use exec::Exec;
 pub use id::ActorId;
 pub(crate) use task::{Header, RunOutcome, SchedState, TaskRef};
 
-use crate::actor::SpawnOptions;
+use crate::actor::options::SpawnOptions;
 use crate::config::Config;
 use crate::machine::Machine;
 use crate::telemetry::{Counters, Stats};

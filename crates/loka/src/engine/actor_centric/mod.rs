@@ -6,6 +6,7 @@
 //!
 //! | file | concern |
 //! |---|---|
+//! | `choices.rs` | the policy's routing and victim choice, fixed at start |
 //! | `queues.rs` | a worker's queues (deque, inbox, urgent, pinned, foreign) |
 //! | `worker.rs` | the worker loop: local work, activation, re-queueing |
 //! | `routing.rs` | where a woken or spawned actor is queued (cls, LGS Listing 5.3, hierarchical) |
@@ -19,6 +20,7 @@
 //! `docs/architecture.md` states the park/wake and quiescence protocols and why no wake-up is lost.
 
 mod balance;
+mod choices;
 mod idle;
 #[cfg(all(test, loom))]
 mod loom_tests;
@@ -35,12 +37,12 @@ use crate::policy::placement::PlacementStrategy;
 use crate::runtime::{Exec, Header, Runtime, Scheduler, Shared, TaskRef};
 use crate::sync::{AtomicBool, AtomicU8, AtomicUsize};
 use balance::BalanceHistory;
+use choices::Routing;
 use crossbeam_utils::CachePadded;
 use idle::Sleepers;
 use parking_lot::{Condvar, Mutex};
 use placement::ActorPlacement;
 use queues::WorkerQueues;
-use routing::Routing;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, OnceLock};
 use std::thread::{JoinHandle, Thread};

@@ -7,43 +7,18 @@
 //! * `hierarchical`: hubs to their worker's pinned queue, actors away from their home node to a
 //!   foreign queue, others back where they last ran (Francesquini §4.2; docs/references.md).
 
+use super::choices::Routing;
 use super::placement::{self, ActorPlacement};
 use super::worker::Worker;
 use super::{queues, Engine};
 use crate::actor::options::SpawnOptions;
 use crate::policy::placement::{Placement, PlacementStrategy};
-use crate::policy::{cls, hierarchical, lgs, LgsVariants, PolicyKind, Route};
+use crate::policy::{cls, hierarchical, lgs, LgsVariants, Route};
 use crate::runtime::TaskRef;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// One wake-up in this many gets its queue wait measured (two clock reads).
 const QUEUE_WAIT_SAMPLE_INTERVAL: u32 = 16;
-
-/// How runnable actors are routed, decided once from the scheduler policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Routing {
-    /// `cls`, and `lgs:tp` (pinned workers, free actors): a woken actor runs on the sender's
-    /// worker.
-    Local,
-    /// `lgs` other than `tp`: wake-ups follow home PUs (Listing 5.3).
-    Lgs(LgsVariants),
-    /// `hierarchical`: pinned hubs, home nodes, foreign queues.
-    Hierarchical {
-        /// Mark hubs online (`hierarchical:auto`).
-        auto_hubs: bool,
-    },
-}
-
-impl Routing {
-    pub(super) fn of(policy: PolicyKind) -> Routing {
-        match policy {
-            PolicyKind::Cls => Routing::Local,
-            PolicyKind::Lgs(v) if v.tp => Routing::Local,
-            PolicyKind::Lgs(v) => Routing::Lgs(v),
-            PolicyKind::Hierarchical { auto_hubs } => Routing::Hierarchical { auto_hubs },
-        }
-    }
-}
 
 impl Engine {
     /// Queues an actor woken by a send from a plain thread.

@@ -4,11 +4,10 @@
 //! `lgs` weighted over nested victim groups (Wölke §4.2), `hierarchical` the fixed plan of
 //! Francesquini's Alg. 4.4 (bring home, then nearest first; docs/references.md).
 
+use super::choices::Victims;
 use super::queues::pop;
 use super::worker::Worker;
-use crate::policy::cls::Cls;
-use crate::policy::hierarchical::{self, StealStep};
-use crate::policy::lgs::WeightedVictims;
+use crate::policy::hierarchical::StealStep;
 use crate::policy::PolicyKind;
 use crate::runtime::TaskRef;
 use std::time::{Duration, Instant};
@@ -17,34 +16,6 @@ use std::time::{Duration, Instant};
 const SPIN_PAUSES: u32 = 32;
 /// How long an `lgs:nosleep` worker keeps polling before it parks after all.
 const NOSLEEP_POLL: Duration = Duration::from_millis(10);
-
-/// How a thief picks victims.
-#[derive(Debug, Clone)]
-pub(super) enum Victims {
-    /// `cls`: uniformly random other worker.
-    Random(Cls),
-    /// `lgs`: weighted over nested groups.
-    Weighted(WeightedVictims),
-    /// `hierarchical`: Alg. 4.4's plan.
-    Plan(Vec<StealStep>),
-}
-
-impl Victims {
-    /// The victim choice of `worker`'s policy.
-    pub(super) fn of(worker: &Worker) -> Victims {
-        let shared = &worker.engine().shared;
-        let layout = &shared.machine.layout;
-        match shared.config.policy {
-            PolicyKind::Cls => Victims::Random(worker.policy().clone()),
-            PolicyKind::Lgs(_) => {
-                Victims::Weighted(WeightedVictims::new(layout.groups(worker.index())))
-            }
-            PolicyKind::Hierarchical { .. } => {
-                Victims::Plan(hierarchical::steal_plan(worker.index(), layout))
-            }
-        }
-    }
-}
 
 impl Worker {
     /// Idle phase: steal (spinning, then yielding), then park. `None` after a wake-up or at

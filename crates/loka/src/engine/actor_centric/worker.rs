@@ -1,9 +1,8 @@
 //! One worker thread: run local actors, otherwise steal, otherwise park.
 
+use super::choices::{Routing, Victims};
 use super::placement;
 use super::queues::pop;
-use super::routing::Routing;
-use super::steal::Victims;
 use super::Engine;
 use crate::policy::cls::Cls;
 use crate::policy::{lgs, Route};
@@ -153,7 +152,13 @@ impl Worker {
                 .seed
                 .wrapping_add((self.index() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
         );
-        let mut victims = Victims::of(&self);
+        let shared = &self.engine.shared;
+        let mut victims = Victims::new(
+            shared.config.policy,
+            self.index(),
+            &self.policy,
+            &shared.machine.layout,
+        );
         loop {
             let task = match self.next_local() {
                 Some(task) => task,
