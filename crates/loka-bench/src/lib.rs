@@ -12,13 +12,15 @@ pub mod verify;
 
 use std::time::Duration;
 
-/// Problem sizes: `quick` for this 2-core machine and CI, `full` as in the texts.
+/// Problem sizes: `quick` for this 2-core machine and CI, `full` as in the research works
+/// (`docs/references.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Size {
     /// Seconds at most on a laptop.
     Quick,
-    /// The parameters of the texts (Savina / Wölke Table).
+    /// The parameters of the research works (`docs/references.md`): Savina as sized by Wölke
+    /// §6.2.1, BenchErl's `short` input for Francesquini's 32 cores, Matrix Search of Wölke §6.2.2.
     Full,
 }
 

@@ -358,7 +358,8 @@ impl Topology {
 }
 
 /// Pins the calling thread to PU `pu` (logical order) with hwloc's thread
-/// CPU binding. The memory policy is left alone (first-touch), as SPEC §2 asks.
+/// CPU binding. The memory policy is left alone (first-touch), as
+/// `docs/topology.md` ("Choosing a topology") documents.
 ///
 /// A no-op returning `Ok(())` on topologies that are not the real machine
 /// (presets, synthetic, XML): their workers run unpinned.

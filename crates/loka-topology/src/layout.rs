@@ -8,7 +8,7 @@ use crate::cost::CostMatrix;
 use crate::error::TopologyError;
 use crate::model::{Level, Topology};
 
-/// What the innermost victim group `g0` of a worker is [W §4.1, §6.4.2].
+/// What the innermost victim group `g0` of a worker is (Wölke §4.1, §6.4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum GroupLevel {
     /// The workers on the same NUMA node (LGS).
@@ -416,7 +416,7 @@ impl WorkerLayout {
     }
 
     /// The nested victim groups `g0 ⊆ g1 ⊆ … ⊆ gk` of `worker`, innermost first
-    /// [W §4.1]: worker ids, ascending within a group, never `worker` itself.
+    /// (Wölke §4.1): worker ids, ascending within a group, never `worker` itself.
     ///
     /// `g0` = the workers sharing the [`GroupLevel`] object with `worker`; then
     /// its NUMA node; then each NUMA distance class from its node, nearest
@@ -434,7 +434,7 @@ impl WorkerLayout {
         self.g0_bits[a * self.words + b / 64] & (1 << (b % 64)) != 0
     }
 
-    /// All other workers in non-decreasing cost from `worker` [F §4.2.1],
+    /// All other workers in non-decreasing cost from `worker` (Francesquini §4.2.1),
     /// ties broken by worker id.
     pub fn dist(&self, worker: usize) -> &[usize] {
         &self.dist[worker]
@@ -445,13 +445,13 @@ impl WorkerLayout {
         self.cost[a * self.workers + b]
     }
 
-    /// `numaDist(i, j)` of [F Eq. 4.1]: the mean cost between the workers of
+    /// `numaDist(i, j)` of Francesquini Eq. 4.1: the mean cost between the workers of
     /// node `i` and those of node `j` (a node without workers counts its PUs).
     pub fn numa_dist(&self, i: usize, j: usize) -> f64 {
         self.node_dist[i * self.node_count() + j]
     }
 
-    /// `numaNodesInDistanceOrder` of node `node` [F Eq. 4.1]: the other nodes
+    /// `numaNodesInDistanceOrder` of node `node` (Francesquini Eq. 4.1): the other nodes
     /// that hold workers, nearest by [`numa_dist`](Self::numa_dist) first, ties by index.
     pub fn node_order(&self, node: usize) -> &[usize] {
         &self.node_order[node]

@@ -1,7 +1,9 @@
-//! The machine model of loka (SPEC §2).
+//! The machine model of loka; the user-facing description is `docs/topology.md`.
+//! Research works cited by author (Wölke, Francesquini, LASSI) are listed with
+//! full references in `docs/references.md`.
 //!
 //! - [`TopologySpec`] names a source: `host` (hwloc discovers this machine),
-//!   `preset:NAME` (a machine of the texts, see [`presets`]), `synthetic:DESC`
+//!   `preset:NAME` (a machine from the research works, see [`presets`]), `synthetic:DESC`
 //!   (an hwloc synthetic description, optionally with NUMA distances) or
 //!   `xml:FILE` (an hwloc XML export).
 //! - [`Topology`] is the tree machine › package › NUMA node › L3 › L2 › L1 ›

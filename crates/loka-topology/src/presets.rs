@@ -1,4 +1,5 @@
-//! The machines of the texts, shipped as data files (`presets/*.topo` in this crate).
+//! The machines of the research works (`docs/references.md`), shipped as data files
+//! (`presets/*.topo` in this crate).
 //!
 //! | name | machine | PUs | NUMA nodes |
 //! |---|---|---|---|

@@ -12,7 +12,7 @@ use crate::error::TopologyError;
 /// | string | meaning |
 /// |---|---|
 /// | `host` (default) | the machine we run on, discovered by hwloc; workers are pinned |
-/// | `preset:NAME` | a machine from the texts shipped with loka (see [`presets`](crate::presets)) |
+/// | `preset:NAME` | a machine from the research works (`docs/references.md`) shipped with loka (see [`presets`](crate::presets)) |
 /// | `synthetic:DESC` | an hwloc synthetic description, e.g. `synthetic:package:2 numa:1 core:4 pu:1`, optionally followed by `;distances=ROWS` (rows separated by `/`, entries by spaces or commas) or `;distances=@FILE` |
 /// | `xml:FILE` | an hwloc XML export (`lstopo foo.xml`, `hwloc-gather-topology`), distances included |
 ///

@@ -1,4 +1,5 @@
-//! The Savina micro benchmarks (SPEC §7; definitions in `docs/benchmarks.md`).
+//! The Savina micro benchmarks (definitions in `docs/benchmarks.md`; `full` sizes are Wölke's,
+//! thesis §6.2.1, see `docs/references.md`).
 
 mod apsp;
 mod banking;
