@@ -200,7 +200,7 @@ pub struct Config {
     pub engine: EngineKind,
     /// Topology source: `host`, `preset:NAME`, `synthetic:DESC` or `xml:FILE`.
     pub topology: String,
-    /// A cost matrix file overriding the topology's hierarchical costs (SPEC §2).
+    /// A cost matrix file overriding the topology's hierarchical costs (docs/topology.md).
     pub cost: Option<std::path::PathBuf>,
     /// Pin worker `i` to PU `i` on the real machine (ignored on synthetic/preset topologies).
     pub pin: bool,

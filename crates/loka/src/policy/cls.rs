@@ -1,4 +1,4 @@
-//! `cls`: CAF's default scheduler (SPEC §3.1, Wölke §2.1).
+//! `cls`: CAF's default scheduler (Wölke §3.1, docs/references.md).
 //!
 //! * A woken actor runs on the sender's worker; from a plain thread it goes round robin.
 //! * A spawned actor goes to the head of the parent's worker queue (stealable, so fork-join work

@@ -1,4 +1,4 @@
-//! `hierarchical`: Francesquini's hub-aware hierarchical scheduling (SPEC §3.3, Alg. 4.3/4.4).
+//! `hierarchical`: Francesquini's hub-aware hierarchical scheduling (Alg. 4.3/4.4; docs/references.md).
 //!
 //! * Hubs are pinned to their worker: they are queued where only that worker looks, so no steal
 //!   ever moves them.

@@ -1,4 +1,4 @@
-//! `lgs`: locality-guided scheduling (SPEC §3.2, Wölke ch. 4–5).
+//! `lgs`: locality-guided scheduling (Wölke ch. 4–5, docs/references.md).
 //!
 //! * **Weighted stealing**: each idle cycle starts at the innermost victim group g0; a thief makes
 //!   `|g_i|` random attempts in `g_i`, then moves to `g_{i+1}`, and stays at the outermost group.

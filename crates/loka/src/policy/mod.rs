@@ -1,4 +1,4 @@
-//! Pure scheduling decisions (DESIGN principle 1).
+//! Pure scheduling decisions (docs/decisions.md, principle 1).
 //!
 //! A policy sees a read-only view of the situation (my worker, the worker count, a seeded RNG, an
 //! actor's spawn options) and returns a decision that the engine carries out. Nothing here touches
@@ -25,12 +25,12 @@ use std::str::FromStr;
 )]
 #[serde(try_from = "String", into = "String")]
 pub enum PolicyKind {
-    /// CAF's random work stealing with communication locality (SPEC §3.1).
+    /// CAF's random work stealing with communication locality (Wölke §3.1, docs/references.md).
     #[default]
     Cls,
-    /// Locality-guided scheduling with its variant switches (SPEC §3.2).
+    /// Locality-guided scheduling with its variant switches (Wölke ch. 4–5, docs/references.md).
     Lgs(LgsVariants),
-    /// Hub-aware hierarchical scheduling (SPEC §3.3); `auto` detects hubs online.
+    /// Hub-aware hierarchical scheduling (Francesquini ch. 4, docs/references.md); `auto` detects hubs online.
     Hierarchical {
         /// Mark actors as hubs automatically (beyond the text).
         auto_hubs: bool,

@@ -1,4 +1,4 @@
-//! Initial placement strategies (SPEC §3.3, Francesquini §4.3): where a new actor starts.
+//! Initial placement strategies (Francesquini §4.2.2 and §5.1.1.3, docs/references.md): where a new actor starts.
 //!
 //! Signature: (parent's worker, a per-system spawn ticket, RNG, layout) → worker. The text names
 //! the strategies but does not define `compact` and `scatter` precisely; loka defines them as:

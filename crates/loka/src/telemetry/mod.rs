@@ -1,4 +1,4 @@
-//! Counters and their snapshot (SPEC §6).
+//! Counters and their snapshot (what they mean: docs/guide.md, "Telemetry").
 //!
 //! Each worker owns a cache-padded block of counters that only it writes (a relaxed load and store,
 //! no read-modify-write on the hot path); any thread may read them for a snapshot. Events that
