@@ -3,7 +3,7 @@
 use crate::{compare, progress, sweep};
 use anyhow::{Context as _, Result};
 use indicatif::ProgressBar;
-use loka::{Config, PolicyKind};
+use loka::{Config, EngineKind, PolicyKind};
 use loka_bench::record::Record;
 use loka_bench::report::record_line;
 use loka_bench::{runner, Bench, Size};
@@ -34,6 +34,10 @@ pub struct SystemArgs {
     /// Scheduler policy.
     #[arg(long)]
     pub policy: Option<String>,
+    /// Engine running the actors: actor-centric (the default). `loka bench policies` sweeps
+    /// every engine unless this names one.
+    #[arg(long, value_name = "NAME")]
+    pub engine: Option<String>,
     /// Topology: host, preset:NAME, synthetic:DESC, xml:FILE.
     #[arg(long)]
     pub topology: Option<String>,
@@ -65,6 +69,9 @@ impl SystemArgs {
         }
         if let Some(policy) = &self.policy {
             config.policy = policy.parse::<PolicyKind>()?;
+        }
+        if let Some(engine) = &self.engine {
+            config.engine = engine.parse::<EngineKind>()?;
         }
         if let Some(cost) = &self.cost {
             config.cost = Some(cost.clone());

@@ -5,8 +5,20 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn loka(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loka"))
+    loka_with_env(args, &[])
+}
+
+/// `loka` with extra environment variables (and no inherited `LOKA_*` nor backtrace settings).
+fn loka_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_loka"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("LOKA_") {
+            command.env_remove(key);
+        }
+    }
+    command
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("the loka binary runs")
 }
@@ -219,4 +231,73 @@ fn compare_without_peers_says_how_to_get_them_and_runs_loka() {
     assert_eq!(record["runtime"], "loka");
     assert!(record["msgs_per_sec_median"].as_f64().unwrap() > 0.0);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn engine_flag_is_recorded_in_the_json() {
+    let out = loka(&[
+        "bench",
+        "run",
+        "pingpong",
+        "--engine",
+        "actor-centric",
+        "--json",
+        "--size",
+        "quick",
+        "--workers",
+        "2",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("\"engine\":\"actor-centric\""), "{stdout}");
+    let record: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(record["engine"], "actor-centric");
+    assert_eq!(record["workers"], 2);
+}
+
+/// A refused command: exit status 1 and exactly one `error: ...` line on stderr (no backtrace,
+/// no progress bar), containing every `needle`.
+fn assert_one_line_error(out: &Output, what: &str, needles: &[&str]) {
+    let (_, stderr) = text(out);
+    assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{what}: one line expected: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{what}: {stderr}");
+    for needle in needles {
+        assert!(
+            lines[0].contains(needle),
+            "{what}: no {needle:?} in {stderr}"
+        );
+    }
+}
+
+#[test]
+fn unknown_engine_flag_is_one_error_line_on_every_bench_command() {
+    let dir = scratch("engine");
+    let results = dir.join("r.jsonl");
+    let r = results.to_str().unwrap();
+    for command in ["run", "compare", "scale", "policies"] {
+        let args = [
+            "bench",
+            command,
+            "pingpong",
+            "--engine",
+            "warp-drive",
+            "--out",
+            r,
+        ];
+        let out = loka_with_env(&args, &[("RUST_BACKTRACE", "1")]);
+        assert_one_line_error(&out, command, &["warp-drive", "actor-centric"]);
+        assert!(!results.exists(), "{command} wrote results");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn unknown_engine_in_the_environment_names_the_variable() {
+    let out = loka_with_env(
+        &["bench", "run", "pingpong"],
+        &[("LOKA_ENGINE", "warp-drive"), ("RUST_BACKTRACE", "1")],
+    );
+    assert_one_line_error(&out, "LOKA_ENGINE", &["LOKA_ENGINE", "warp-drive"]);
 }
