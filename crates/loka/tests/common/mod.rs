@@ -1,43 +1,64 @@
-//! The configurations every guarantee test runs under. Add each new engine, policy and variant
-//! here and every guarantee is checked under it.
+//! What every guarantee test shares: the configurations it runs under, the `system()` helper, the
+//! `mix` checksum and the `Stoppable` actor. Add each new engine, policy and variant here (an
+//! engine joins by being in `EngineKind::ALL`) and every guarantee is checked under it.
 
 #![allow(dead_code)]
 
-use loka::{Config, PlacementStrategy, PolicyKind};
+use loka::{Actor, ActorRef, Config, Context, EngineKind, PlacementStrategy, PolicyKind, System};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
 
-/// (label, configuration) for every engine × policy × variant, at several worker counts.
+/// (label, configuration) for every engine × policy the engine supports × variant, at several
+/// worker counts. Labels start with `engine/policy`, e.g. `actor-centric/cls workers=2
+/// lifo_slot=true`.
 pub fn configurations() -> Vec<(String, Config)> {
     let mut out = Vec::new();
-    for &policy in PolicyKind::ALL {
-        for workers in [1, 2, 4] {
-            for lifo_slot in [true, false] {
-                let config = Config {
-                    workers,
-                    policy,
-                    lifo_slot,
-                    topology: topology_for(workers),
-                    ..Config::default()
-                };
-                out.push((
-                    format!("{policy} workers={workers} lifo_slot={lifo_slot}"),
-                    config,
-                ));
+    for &engine in EngineKind::ALL {
+        for &policy in PolicyKind::ALL {
+            if !engine.supports(policy) {
+                continue;
+            }
+            for workers in [1, 2, 4] {
+                for lifo_slot in [true, false] {
+                    let config = Config {
+                        workers,
+                        policy,
+                        engine,
+                        lifo_slot,
+                        topology: topology_for(workers),
+                        ..Config::default()
+                    };
+                    out.push((
+                        format!("{engine}/{policy} workers={workers} lifo_slot={lifo_slot}"),
+                        config,
+                    ));
+                }
             }
         }
     }
-    // Hub-aware scheduling under every placement strategy (for regular actors and hubs alike).
-    for &strategy in PlacementStrategy::ALL {
-        for &policy in PolicyKind::ALL {
-            if let PolicyKind::Hierarchical { .. } = policy {
-                let config = Config {
-                    workers: 4,
-                    policy,
-                    placement: strategy,
-                    hub_placement: strategy,
-                    topology: topology_for(4),
-                    ..Config::default()
-                };
-                out.push((format!("{policy} workers=4 placement={strategy}"), config));
+    // Hub-aware scheduling under every placement strategy (for regular actors and hubs alike),
+    // on every engine that runs it.
+    for &engine in EngineKind::ALL {
+        for &strategy in PlacementStrategy::ALL {
+            for &policy in PolicyKind::ALL {
+                if let PolicyKind::Hierarchical { .. } = policy {
+                    if !engine.supports(policy) {
+                        continue;
+                    }
+                    let config = Config {
+                        workers: 4,
+                        policy,
+                        engine,
+                        placement: strategy,
+                        hub_placement: strategy,
+                        topology: topology_for(4),
+                        ..Config::default()
+                    };
+                    out.push((
+                        format!("{engine}/{policy} workers=4 placement={strategy}"),
+                        config,
+                    ));
+                }
             }
         }
     }
@@ -55,7 +76,8 @@ pub fn topology_for(workers: usize) -> String {
     }
 }
 
-/// A smaller set for the heaviest tests: each policy and variant once, with real parallelism.
+/// A smaller set for the heaviest tests: each engine, policy and variant once, with real
+/// parallelism.
 pub fn heavy_configurations() -> Vec<(String, Config)> {
     configurations()
         .into_iter()
@@ -63,9 +85,54 @@ pub fn heavy_configurations() -> Vec<(String, Config)> {
         .collect()
 }
 
+/// Starts a system from a test configuration.
+pub fn system(config: &Config) -> System {
+    System::from_config(config.clone()).expect("valid test configuration")
+}
+
 /// A 64-bit mix (SplitMix64 finaliser) for order-independent checksums.
 pub fn mix(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
     x ^ (x >> 31)
+}
+
+// ------------------------------------------- an actor that counts its work and can be stopped
+
+/// Counts `Work` messages in `seen`; sets `stopped` when its `stopped` hook runs.
+pub struct Stoppable {
+    seen: Arc<AtomicU64>,
+    stopped: Arc<AtomicBool>,
+}
+
+/// `Stoppable`'s messages.
+pub enum StopMsg {
+    Work,
+    StopNow,
+}
+
+impl Actor for Stoppable {
+    type Msg = StopMsg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: StopMsg) {
+        match msg {
+            StopMsg::Work => {
+                self.seen.fetch_add(1, SeqCst);
+            }
+            StopMsg::StopNow => ctx.stop(),
+        }
+    }
+    fn stopped(&mut self, _ctx: &mut Context<Self>) {
+        self.stopped.store(true, SeqCst);
+    }
+}
+
+/// Spawns a `Stoppable`: (its reference, its `Work` count, whether its `stopped` hook ran).
+pub fn stoppable(system: &System) -> (ActorRef<StopMsg>, Arc<AtomicU64>, Arc<AtomicBool>) {
+    let seen = Arc::new(AtomicU64::new(0));
+    let stopped = Arc::new(AtomicBool::new(false));
+    let actor = system.spawn(Stoppable {
+        seen: Arc::clone(&seen),
+        stopped: Arc::clone(&stopped),
+    });
+    (actor, seen, stopped)
 }

@@ -1,0 +1,100 @@
+//! Quiescence: `run_until_idle` waits for actors that spawn actors and returns quickly on an empty
+//! system; idle workers park and stop polling, and wake for new work. Runs under every
+//! configuration of `common::configurations()` (every engine in `loka::EngineKind::ALL` × every
+//! policy it supports × worker counts and variants).
+
+mod common;
+
+use common::{configurations, stoppable, system, StopMsg};
+use loka::{Actor, Context};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+// --------------------------------------------------------------------------------- quiescence
+
+struct Spawner {
+    depth: u32,
+    fanout: u32,
+    started: Arc<AtomicU64>,
+}
+
+impl Actor for Spawner {
+    type Msg = ();
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.started.fetch_add(1, SeqCst);
+        if self.depth > 0 {
+            for _ in 0..self.fanout {
+                ctx.spawn(Spawner {
+                    depth: self.depth - 1,
+                    fanout: self.fanout,
+                    started: Arc::clone(&self.started),
+                });
+            }
+        }
+        ctx.stop();
+    }
+    fn handle(&mut self, _ctx: &mut Context<Self>, _: ()) {}
+}
+
+#[test]
+fn quiescence_waits_for_actors_that_spawn_actors() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let started = Arc::new(AtomicU64::new(0));
+        // 1 + 4 + 16 + ... + 4^7 actors
+        drop(system.spawn(Spawner {
+            depth: 7,
+            fanout: 4,
+            started: Arc::clone(&started),
+        }));
+        system.run_until_idle();
+        let expected = (4u64.pow(8) - 1) / 3;
+        assert_eq!(started.load(SeqCst), expected, "{label}");
+        let stats = system.stats();
+        assert_eq!(stats.actors_spawned, expected, "{label}");
+        assert_eq!(stats.actors_live(), 0, "{label}: all stopped themselves");
+    }
+}
+
+#[test]
+fn idle_system_is_quiescent_quickly() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        assert!(
+            system.run_until_idle_timeout(Duration::from_secs(5)),
+            "{label}: an empty system never became quiescent"
+        );
+    }
+}
+
+// ------------------------------------------------------------------------------- idle workers
+
+#[test]
+fn idle_workers_park_and_stop_polling() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, _, _) = stoppable(&system);
+        for _ in 0..1_000 {
+            actor.send(StopMsg::Work).unwrap();
+        }
+        system.run_until_idle();
+        let before = system.stats().total;
+        std::thread::sleep(Duration::from_millis(100));
+        let after = system.stats().total;
+        assert_eq!(
+            after.steal_attempts, before.steal_attempts,
+            "{label}: a quiescent system keeps polling"
+        );
+        assert!(
+            after.parks >= config.workers as u64,
+            "{label}: every worker parked"
+        );
+        // And it wakes up promptly for new work.
+        actor.send(StopMsg::Work).unwrap();
+        assert!(
+            system.run_until_idle_timeout(Duration::from_secs(5)),
+            "{label}"
+        );
+    }
+}
