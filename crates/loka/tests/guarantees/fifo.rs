@@ -4,9 +4,7 @@
 //! worker counts and variants). Also checks that matrix itself: it covers every engine and every
 //! policy the engine supports, so adding an engine widens it.
 
-mod common;
-
-use common::{configurations, heavy_configurations, system};
+use crate::common::{configurations, heavy_configurations, system};
 use loka::{Actor, ActorRef, Context, EngineKind, PolicyKind, ReplyTo};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;

@@ -4,9 +4,7 @@
 //! engine in `loka::EngineKind::ALL` × every policy it supports × worker counts and variants); the
 //! last test under its heavy subset, `common::heavy_configurations()`.
 
-mod common;
-
-use common::{configurations, heavy_configurations, system};
+use crate::common::{configurations, heavy_configurations, system};
 use loka::{Actor, ActorRef, AskError, Context, ReplyTo};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;

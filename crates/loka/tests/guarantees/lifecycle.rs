@@ -5,10 +5,8 @@
 //! `common::configurations()` (every engine in `loka::EngineKind::ALL` × every policy it supports ×
 //! worker counts and variants).
 
-mod common;
-
-use common::{configurations, stoppable, system, StopMsg};
-use loka::{Actor, ActorFailure, ActorRef, Context};
+use crate::common::{configurations, stoppable, system, StopMsg};
+use loka::{Actor, ActorFailure, ActorRef, Context, SpawnOptions};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
@@ -37,9 +35,12 @@ struct Parent {
 impl Actor for Parent {
     type Msg = ();
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let child = ctx.spawn(Fragile {
-            handled: Arc::clone(&self.handled),
-        });
+        let child = ctx.spawn_with(
+            Fragile {
+                handled: Arc::clone(&self.handled),
+            },
+            SpawnOptions::new().name("fragile-child"),
+        );
         child.send(false).unwrap();
         child.send(true).unwrap();
         child.send(false).unwrap(); // dropped: the child stopped at the panic
@@ -67,6 +68,11 @@ fn panic_stops_only_that_actor_and_is_reported_to_its_parent() {
         assert_eq!(reported.len(), 1, "{label}: parent told once");
         assert!(reported[0].message.contains("asked to fail"), "{label}");
         assert_eq!(
+            reported[0].name.as_deref(),
+            Some("fragile-child"),
+            "{label}: the spawn name is in the failure report"
+        );
+        assert_eq!(
             system.failures(),
             reported,
             "{label}: recorded by the system"
@@ -83,6 +89,11 @@ fn panic_stops_only_that_actor_and_is_reported_to_its_parent() {
         let survivor = system.spawn(Fragile {
             handled: Arc::clone(&handled),
         });
+        assert_eq!(
+            system.failures()[0].actor_type,
+            std::any::type_name::<Fragile>(),
+            "{label}"
+        );
         for _ in 0..10 {
             survivor.send(false).unwrap();
         }

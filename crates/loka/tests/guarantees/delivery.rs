@@ -4,9 +4,7 @@
 //! `common::configurations()`: every engine in `loka::EngineKind::ALL` × every policy it supports ×
 //! variants, at 2 and 4 workers).
 
-mod common;
-
-use common::{heavy_configurations, mix, system};
+use crate::common::{heavy_configurations, mix, system};
 use loka::{Actor, ActorRef, Context};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;

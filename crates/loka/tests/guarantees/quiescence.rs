@@ -3,9 +3,7 @@
 //! configuration of `common::configurations()` (every engine in `loka::EngineKind::ALL` × every
 //! policy it supports × worker counts and variants).
 
-mod common;
-
-use common::{configurations, stoppable, system, StopMsg};
+use crate::common::{configurations, stoppable, system, StopMsg};
 use loka::{Actor, Context};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;

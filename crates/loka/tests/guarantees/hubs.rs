@@ -5,9 +5,7 @@
 //! balancing pulls actors along migration paths, locally and between NUMA nodes (every engine that
 //! supports `hierarchical`).
 
-mod common;
-
-use common::{configurations, stoppable, system, StopMsg};
+use crate::common::{configurations, stoppable, system, StopMsg};
 use loka::{Actor, ActorRef, Context, EngineKind};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
