@@ -1,7 +1,8 @@
 //! `loka bench compare`: loka and the peer runtimes (`peers/`) on the same workloads,
 //! alternating A B A B, with medians, min–max and loka/peer ratios.
 
-use crate::bench::{check_repeat, CommonArgs, Output, SystemArgs};
+use crate::args::{check_repeat, CommonArgs, SystemArgs};
+use crate::output::Output;
 use anyhow::Result;
 use loka_bench::record::Record;
 use loka_bench::report::charts::human;

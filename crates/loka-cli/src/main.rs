@@ -1,7 +1,9 @@
 //! The `loka` command: inspect the topology, run benchmarks, write reports.
 
+mod args;
 mod bench;
 mod compare;
+mod output;
 mod progress;
 mod report;
 mod sweep;

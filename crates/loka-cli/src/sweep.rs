@@ -1,6 +1,7 @@
 //! `loka bench scale` (worker counts) and `loka bench policies` (policies and engines).
 
-use crate::bench::{check_repeat, CommonArgs, Output, SystemArgs};
+use crate::args::{check_repeat, CommonArgs, SystemArgs};
+use crate::output::Output;
 use anyhow::Result;
 use loka::{Config, EngineKind, PolicyKind};
 use loka_bench::record::Record;

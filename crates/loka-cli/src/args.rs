@@ -1,0 +1,95 @@
+//! The arguments every running `loka bench` subcommand shares: what to run, where results go,
+//! and the system configuration.
+
+use anyhow::Result;
+use loka::{Config, EngineKind, PolicyKind};
+use loka_bench::{Bench, Size};
+use std::path::PathBuf;
+
+/// Where a run's configuration comes from: defaults < `--config` file < `LOKA_*` < flags.
+#[derive(clap::Args, Clone)]
+pub struct SystemArgs {
+    /// Worker threads (default: the machine's parallelism, or the topology's PU count).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Scheduler policy.
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// Engine running the actors: actor-centric (the default). `loka bench policies` sweeps
+    /// every engine unless this names one.
+    #[arg(long, value_name = "NAME")]
+    pub engine: Option<String>,
+    /// Topology: host, preset:NAME, synthetic:DESC, xml:FILE.
+    #[arg(long)]
+    pub topology: Option<String>,
+    /// Cost matrix file overriding the topology's hierarchical costs.
+    #[arg(long)]
+    pub cost: Option<PathBuf>,
+    /// A TOML configuration file.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+impl SystemArgs {
+    /// Resolves the configuration, validating it without starting anything.
+    pub fn resolve(&self) -> Result<Config> {
+        let mut config = match &self.config {
+            Some(path) => Config::from_file(path)?,
+            None => Config::default(),
+        };
+        config.apply_env()?;
+        if let Some(topology) = &self.topology {
+            config.topology = topology.clone();
+            // A synthetic or preset machine decides for all its PUs unless told otherwise.
+            if self.workers.is_none() && topology != "host" {
+                config.workers = loka::topology::Topology::load(&topology.parse()?)?.pu_count();
+            }
+        }
+        if let Some(workers) = self.workers {
+            config.workers = workers;
+        }
+        if let Some(policy) = &self.policy {
+            config.policy = policy.parse::<PolicyKind>()?;
+        }
+        if let Some(engine) = &self.engine {
+            config.engine = engine.parse::<EngineKind>()?;
+        }
+        if let Some(cost) = &self.cost {
+            config.cost = Some(cost.clone());
+        }
+        config.validate("the command line")?;
+        loka::Machine::load(&config)?;
+        Ok(config)
+    }
+}
+
+/// The arguments every running subcommand shares.
+#[derive(clap::Args, Clone)]
+pub struct CommonArgs {
+    /// Benchmark names (see `loka bench list`), or `all`.
+    #[arg(required = true)]
+    pub names: Vec<String>,
+    /// Problem size: quick or full.
+    #[arg(long, default_value = "quick")]
+    pub size: String,
+    /// Print JSON objects instead of table lines.
+    #[arg(long)]
+    pub json: bool,
+    /// Also append each record as a JSON line to this file, written as each run finishes (an
+    /// interrupted run keeps the finished ones).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+impl CommonArgs {
+    /// The benchmarks and the size, validated.
+    pub fn resolve(&self) -> Result<(Vec<Bench>, Size)> {
+        Ok((loka_bench::find(&self.names)?, self.size.parse()?))
+    }
+}
+
+/// Checks a `--repeat` value.
+pub fn check_repeat(repeat: usize) -> Result<()> {
+    anyhow::ensure!(repeat >= 1, "--repeat must be at least 1, got {repeat}");
+    Ok(())
+}
