@@ -365,15 +365,28 @@ impl<B: Behavior> ActorCell<B> {
         }
         inner.life = Life::Gone;
         let mut dropped = 0;
+        let mut waits = 0u32;
         loop {
             // SAFETY: we still hold the schedule (or run at shutdown): single consumer.
             match unsafe { self.mailbox.pop() } {
                 // Dropping a request's ReplyTo tells its asker NoReply.
                 Pop::Item(Envelope::Msg(_)) => dropped += 1,
                 Pop::Item(_) => {}
-                // A sender that claimed before the close is still writing: dropped (and counted)
-                // with the mailbox in `Drop`.
-                Pop::Empty | Pop::NotReady => break,
+                // A sender claimed this slot before the close and is still writing it (a few
+                // instructions of `push`): wait for it, so that every dead letter is counted by the
+                // time the actor is reported stopped. Leaving it to the cell's `Drop` counted it
+                // only when the last reference went, and a caller reading `stats()` in between saw
+                // one dead letter too few.
+                Pop::NotReady => {
+                    // The writer may have been preempted: stop burning the core after a while.
+                    waits += 1;
+                    if waits < 64 {
+                        crate::sync::spin_hint();
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+                Pop::Empty => break,
             }
         }
         let shared = &self.runtime.shared;
