@@ -10,7 +10,7 @@ pub mod runner;
 pub mod savina;
 pub mod verify;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Problem sizes: `quick` for this 2-core machine and CI, `full` as in the research works
 /// (`docs/references.md`).
@@ -54,6 +54,102 @@ impl std::fmt::Display for Size {
     }
 }
 
+/// How one run of a workload is made: its size, an optional deliberate fault (for the mutation
+/// tests of its result check), and how long it may take before it counts as failed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Run {
+    /// The problem size.
+    pub size: Size,
+    /// A defect the workload injects into itself ([`Fault::None`] for a real run).
+    pub fault: Fault,
+    /// The longest a run may take: past it the run reports `verified: false`, naming the benchmark.
+    pub timeout: Duration,
+}
+
+impl Run {
+    /// A real run of `size`, with the default timeout (60 s quick, 600 s full).
+    pub fn new(size: Size) -> Run {
+        Run {
+            size,
+            fault: Fault::None,
+            timeout: Duration::from_secs(size.pick(60, 600)),
+        }
+    }
+
+    /// The same run with `fault` injected.
+    pub fn with_fault(self, fault: Fault) -> Run {
+        Run { fault, ..self }
+    }
+
+    /// The same run with another timeout.
+    pub fn with_timeout(self, timeout: Duration) -> Run {
+        Run { timeout, ..self }
+    }
+
+    /// Picks the parameter for this run's size.
+    pub fn pick<T>(&self, quick: T, full: T) -> T {
+        self.size.pick(quick, full)
+    }
+
+    /// Whether this run injects `fault`.
+    pub fn injects(&self, fault: Fault) -> bool {
+        self.fault == fault
+    }
+}
+
+/// A deliberate defect a workload can inject into itself, so that its result check can be shown
+/// to fail (the mutation tests in this crate). Each benchmark lists the faults it implements in
+/// [`Bench::faults`]; a real run uses [`Fault::None`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// No fault: the real workload.
+    None,
+    /// One message (or one unit of work) is silently dropped.
+    Drop,
+    /// One message is delivered twice (or one extra message is sent).
+    Duplicate,
+    /// A message or reply goes to the wrong actor.
+    Misroute,
+    /// A rule of the workload is applied wrongly (a colour rule, an arithmetic step, an order).
+    WrongRule,
+}
+
+/// Waits for a workload's result without ever hanging. Returns the reply, or an error naming
+/// `bench` when
+/// * the system became quiescent without answering (nothing runnable, nothing in flight: a
+///   message was lost, or the workload stopped early), detected within a few milliseconds;
+/// * the request was dropped unanswered;
+/// * `run.timeout` passed.
+///
+/// Call it only once the calling thread has sent everything it will send: from then on only the
+/// actors can produce the result.
+pub fn await_result<R>(
+    system: &loka::System,
+    pending: loka::Pending<R>,
+    run: &Run,
+    bench: &str,
+) -> Result<R, String> {
+    let deadline = Instant::now() + run.timeout;
+    let slice = Duration::from_millis(20);
+    loop {
+        if let Some(reply) = pending.wait_for(slice) {
+            return reply.map_err(|e| format!("{bench}: {e}"));
+        }
+        if system.run_until_idle_timeout(Duration::ZERO) {
+            // Quiescent: a reply sent before the workers went to sleep is visible now.
+            return match pending.wait_for(Duration::ZERO) {
+                Some(reply) => reply.map_err(|e| format!("{bench}: {e}")),
+                None => Err(format!(
+                    "{bench}: the system went idle without a result (a message was lost or the workload stopped early)"
+                )),
+            };
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("{bench}: no result within {:?}", run.timeout));
+        }
+    }
+}
+
 /// What one run of a workload measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
@@ -89,6 +185,16 @@ impl Measured {
         }
     }
 
+    /// A run that produced no result (a lost message, a timeout): not verified, `reason` says why.
+    pub fn failed(messages: u64, elapsed: Duration, reason: impl Into<String>) -> Measured {
+        Measured {
+            messages,
+            elapsed,
+            verified: false,
+            check: reason.into(),
+        }
+    }
+
     /// Also requires `messages == expected_messages` (a network that must carry an exact count),
     /// naming both in the check; `formula` says how the expected count is made, if not obvious.
     pub fn with_message_count(mut self, expected_messages: u64, formula: &str) -> Measured {
@@ -112,7 +218,9 @@ pub struct Bench {
     /// One line about it.
     pub about: &'static str,
     /// Runs it once; the system is fresh and is shut down by the caller.
-    pub run: fn(&loka::System, Size) -> Measured,
+    pub run: fn(&loka::System, &Run) -> Measured,
+    /// The faults this workload can inject into itself; each must make its check fail.
+    pub faults: &'static [Fault],
 }
 
 impl std::fmt::Debug for Bench {
@@ -207,13 +315,34 @@ mod tests {
         for workers in [1, 2] {
             for bench in all() {
                 let system = loka::System::builder().workers(workers).build().unwrap();
-                let m = (bench.run)(&system, Size::Quick);
+                let m = (bench.run)(&system, &Run::new(Size::Quick));
                 assert!(
                     m.verified,
                     "{} on {workers} workers: {}",
                     bench.name, m.check
                 );
                 assert!(m.messages > 0, "{}", bench.name);
+            }
+        }
+    }
+
+    /// The mutation tests: every fault a benchmark implements makes its own check report
+    /// `verified: false` (and promptly: the timeout is short, and a lost message is noticed when
+    /// the system goes idle).
+    #[test]
+    fn every_fault_makes_its_benchmark_fail_its_check() {
+        for bench in all() {
+            for &fault in bench.faults {
+                let system = loka::System::builder().workers(2).build().unwrap();
+                let run = Run::new(Size::Quick)
+                    .with_fault(fault)
+                    .with_timeout(Duration::from_secs(30));
+                let m = (bench.run)(&system, &run);
+                assert!(
+                    !m.verified,
+                    "{} with {fault:?} still verified: {}",
+                    bench.name, m.check
+                );
             }
         }
     }

@@ -19,7 +19,7 @@
 //! queues an actor woken from a plain thread round robin over the workers (`cls`) or at its home
 //! worker (`lgs`) — the "manually forced spreading" of Wölke Fig. 6.8.
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run, Size};
 use loka::{Actor, ActorRef, Context, Placement, ReplyTo, SpawnOptions, System};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
@@ -29,6 +29,7 @@ pub(crate) const BENCH: Bench = Bench {
     suite: "matrix",
     about: "S seekers search M×M matrices column-wise, jobs continuous and local (2·S·N messages)",
     run: run_continuous_local,
+    faults: &[],
 };
 
 pub(crate) const BENCH_RR: Bench = Bench {
@@ -36,6 +37,7 @@ pub(crate) const BENCH_RR: Bench = Bench {
     suite: "matrix",
     about: "matrix-search with jobs sent round robin from outside the workers (2·S·N messages)",
     run: run_continuous_rr,
+    faults: &[],
 };
 
 pub(crate) const BENCH_BLOCK: Bench = Bench {
@@ -43,6 +45,7 @@ pub(crate) const BENCH_BLOCK: Bench = Bench {
     suite: "matrix",
     about: "matrix-search with block-wise rounds of jobs, sent locally (2·S·N messages)",
     run: run_block_local,
+    faults: &[],
 };
 
 pub(crate) const BENCH_BLOCK_RR: Bench = Bench {
@@ -50,6 +53,7 @@ pub(crate) const BENCH_BLOCK_RR: Bench = Bench {
     suite: "matrix",
     about: "matrix-search with block-wise rounds of jobs, sent round robin (2·S·N messages)",
     run: run_block_rr,
+    faults: &[],
 };
 
 /// Every Matrix Search variant, in listing order.
@@ -312,12 +316,14 @@ impl Actor for Controller {
     }
 }
 
-fn run_continuous_local(system: &System, size: Size) -> Measured {
-    run(system, Params::of(size), Jobs::Continuous, Assign::Local)
+fn run_continuous_local(system: &System, run: &Run) -> Measured {
+    let size = run.size;
+    search(system, Params::of(size), Jobs::Continuous, Assign::Local)
 }
 
-fn run_continuous_rr(system: &System, size: Size) -> Measured {
-    run(
+fn run_continuous_rr(system: &System, run: &Run) -> Measured {
+    let size = run.size;
+    search(
         system,
         Params::of(size),
         Jobs::Continuous,
@@ -325,15 +331,17 @@ fn run_continuous_rr(system: &System, size: Size) -> Measured {
     )
 }
 
-fn run_block_local(system: &System, size: Size) -> Measured {
-    run(system, Params::of(size), Jobs::Block, Assign::Local)
+fn run_block_local(system: &System, run: &Run) -> Measured {
+    let size = run.size;
+    search(system, Params::of(size), Jobs::Block, Assign::Local)
 }
 
-fn run_block_rr(system: &System, size: Size) -> Measured {
-    run(system, Params::of(size), Jobs::Block, Assign::RoundRobin)
+fn run_block_rr(system: &System, run: &Run) -> Measured {
+    let size = run.size;
+    search(system, Params::of(size), Jobs::Block, Assign::RoundRobin)
 }
 
-fn run(system: &System, p: Params, jobs: Jobs, assign: Assign) -> Measured {
+fn search(system: &System, p: Params, jobs: Jobs, assign: Assign) -> Measured {
     let workers = system.workers();
     let (driver_tx, driver_rx) = mpsc::channel();
     // All actors are placed round robin; the controller (the hub every seeker talks to) first.

@@ -12,7 +12,7 @@ pub fn run_once(
     repeat: usize,
 ) -> Result<Record, crate::BenchError> {
     let system = System::from_config(config.clone())?;
-    let measured = (bench.run)(&system, size);
+    let measured = (bench.run)(&system, &crate::Run::new(size));
     // Counters as the run left them (the system is shut down right after).
     let stats = system.stats();
     system.shutdown();

@@ -2,7 +2,7 @@
 //! many-to-one hot spot. The receiver is the hub (`hub_process` in Francesquini's fork).
 
 use super::{noting, params};
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, SpawnOptions, System};
 use std::time::Instant;
 
@@ -11,6 +11,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "bencherl",
     about: "S senders each send M messages to one hub receiver (S·M messages)",
     run,
+    faults: &[],
 };
 
 /// BenchErl's message: a tuple of five references, matched by the receiver.
@@ -92,7 +93,8 @@ impl Actor for Sender {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let p = of(size);
     let (senders, messages) = (p.senders, p.messages);
     let expected = senders as u64 * messages;

@@ -4,7 +4,7 @@
 //! `docs/workloads.md`).
 
 use super::{noting, params, CollectMsg, Collector};
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run, Size};
 use loka::{Actor, ActorRef, Context, SpawnOptions, System};
 use std::sync::Arc;
 use std::time::Instant;
@@ -14,6 +14,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "bencherl",
     about: "N actors each ping all N − 1 others, answering pings with pongs (2·N·(N − 1) messages)",
     run,
+    faults: &[],
 };
 
 /// N = F·cores; F is 8 (short), 16 (intermediate), 24 (long).
@@ -78,7 +79,8 @@ impl Pinger {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let n = actors(size);
     let collector = system.spawn(Collector::<usize>::new());
     let table: Table = (0..n)

@@ -5,7 +5,7 @@
 //! `done` from all 20 senders reports to its coordinator, which reports to the master.
 
 use super::{noting, params, CollectMsg, Collector};
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run, Size};
 use loka::{Actor, ActorRef, Context, SpawnOptions, System};
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,6 +15,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "bencherl",
     about: "Hackbench: N hub-coordinated groups of 20 senders × 20 receivers, M rounds each",
     run,
+    faults: &[],
 };
 
 /// Senders and receivers per group (BenchErl's `GSIZE`).
@@ -245,7 +246,8 @@ impl Actor for Receiver {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (groups, rounds) = groups_and_rounds(size);
     let master = system.spawn(Collector::<Seen>::new());
     let coordinators: Vec<ActorRef<CoordinatorMsg>> = (0..groups)

@@ -9,7 +9,7 @@
 
 use super::{noting, params};
 use crate::verify::mix;
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run, Size};
 use loka::{Actor, ActorRef, Context, ReplyTo, SpawnOptions, System};
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
@@ -21,6 +21,7 @@ pub(super) const BENCH: Bench = Bench {
     about:
         "orbit of a generator set over a hash table of P hub buckets (vertex and credit messages)",
     run,
+    faults: &[],
 };
 
 /// The problem: generators, space size N, buckets P.
@@ -344,7 +345,8 @@ fn sequential_orbit(gens: &[Gen], space: i64) -> (usize, i64) {
     (seen.len(), seen.iter().sum())
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let p = of(size);
     let master = system.spawn(Master {
         conf: None,

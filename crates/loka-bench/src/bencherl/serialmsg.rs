@@ -3,7 +3,7 @@
 //! Francesquini's fork) whose affinity group is every other actor.
 
 use super::{noting, params, CollectMsg, Collector};
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run, Size};
 use loka::{Actor, ActorRef, Context, SpawnOptions, System};
 use std::time::Instant;
 
@@ -12,6 +12,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "bencherl",
     about: "P generators send N lists each to P receivers via one hub dispatcher (2·P·(N + 1) messages)",
     run,
+    faults: &[],
 };
 
 /// (P, N, L) = (F1, F2, F3)·cores: (2, 16, 32) short, (2, 32, 40) intermediate, (5, 16, 32) long.
@@ -117,7 +118,8 @@ impl Actor for Generator {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (pairs, messages, length) = pnl(size);
     let master = system.spawn(Collector::<Got>::new());
     let receivers: Vec<ActorRef<ReceiverMsg>> = (0..pairs)

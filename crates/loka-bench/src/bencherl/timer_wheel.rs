@@ -5,7 +5,7 @@
 //! `hub_process`; so do we.
 
 use super::{noting, params, CollectMsg, Collector};
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run, Size};
 use loka::{Actor, ActorRef, Context, SpawnOptions, System};
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,6 +15,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "bencherl",
     about: "N actors each ping the N − 1 others one at a time, no timeouts (2·N·(N − 1) messages)",
     run,
+    faults: &[],
 };
 
 /// N = F·cores; F is 16 (short), 40 (intermediate), 125 (long).
@@ -102,7 +103,8 @@ impl Actor for Handler {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let n = actors(size);
     let collector = system.spawn(Collector::<(usize, usize)>::new());
     let table: Table = (0..n)

@@ -2,7 +2,7 @@
 //! B×B distances; in every one of the N steps each block sends its block to the blocks of its row
 //! and column and updates itself from theirs (Savina #17).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,6 +12,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "Floyd-Warshall by (N/B)² block actors exchanging blocks each step (N·(N/B)²·2·(N/B − 1) + (N/B)² messages)",
     run,
+    faults: &[],
 };
 
 /// A B×B block of distances, row-major.
@@ -252,7 +253,8 @@ impl Actor for Master {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (n, b, max_weight) = size.pick((300, 50, 100), (900, 150, 300));
     assert_eq!(n % b, 0, "the block size divides the node count");
     let blocks = n / b;

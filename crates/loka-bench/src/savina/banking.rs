@@ -3,7 +3,7 @@
 //! (Savina #16).
 
 use crate::rng::XorShift as Rng;
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -14,6 +14,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "a teller sends N two-phase transfers between A account actors (4·N messages)",
     run,
+    faults: &[],
 };
 
 /// Every account's opening balance, in cents.
@@ -147,7 +148,8 @@ impl Actor for Teller {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (accounts, transfers) = size.pick((1_000, 200_000_u64), (16_000, 800_000_u64));
     let mut expected = vec![INITIAL_BALANCE; accounts];
     let mut rng = Rng::new(123_456);

@@ -1,6 +1,6 @@
 //! Big: W actors each ping pseudo-random others N times, one ping at a time (Savina #8).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,6 +10,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "W actors each ping a pseudo-random other N times (2·W·N messages)",
     run,
+    faults: &[],
 };
 
 /// Every actor of the run, by index; shared read-only.
@@ -134,7 +135,8 @@ impl Actor for Sink {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (actors, pings) = size.pick((60, 10_000), (360, 60_000));
     let sink = system.spawn(Sink {
         actors,

@@ -4,7 +4,7 @@
 
 use crate::rng::XorShift;
 use crate::verify::SortedStream;
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,6 +16,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "N values through a bitonic sorting network of actors (one message per value and hop)",
     run,
+    faults: &[],
 };
 
 /// Messages sent, added up by every actor when it stops.
@@ -376,7 +377,8 @@ fn hops_per_value(n: usize) -> u64 {
     2 + stages + last + 1
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let values: usize = size.pick(2_048, 8_192);
     assert!(values.is_power_of_two(), "N must be a power of 2");
     let seed = 2_048;

@@ -2,7 +2,7 @@
 //! consumers through a buffer of B places (Savina #11).
 
 use crate::verify::mix;
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -12,6 +12,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "P producers, C consumers and a manager with a B-place buffer; I items each (4·P·I + 2·P messages)",
     run,
+    faults: &[],
 };
 
 /// Savina's production and consumption cost (`prodCost`, `consCost`): 25·100 logarithms per item.
@@ -244,7 +245,8 @@ impl Actor for Manager {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (buffer, producers, consumers, items) =
         size.pick((50_usize, 20, 20, 250_u64), (75, 60, 60, 1_500_u64));
     let manager = system.spawn(Manager {

@@ -1,6 +1,6 @@
 //! Chameneos: C creatures meet in pairs at a Mall and change colour, M meetings (Savina #7).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -9,6 +9,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "C chameneos meet in pairs at a mall, M meetings (4·M messages)",
     run,
+    faults: &[],
 };
 
 /// Blue, red, yellow: `i mod 3`.
@@ -151,7 +152,8 @@ impl Actor for Mall {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (creatures, meetings) = size.pick((100, 200_000), (4_000, 800_000));
     let mall = system.spawn(Mall {
         chameneos: Vec::new(),

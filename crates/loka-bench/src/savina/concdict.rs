@@ -2,7 +2,7 @@
 //! wait for every answer before the next request (Savina #9).
 
 use crate::rng::XorShift as Rng;
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -12,6 +12,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "E workers send M read/write requests to a hash-map actor (2·E·M messages)",
     run,
+    faults: &[],
 };
 
 /// Percentage of requests that are writes (Savina's W = 10).
@@ -166,7 +167,8 @@ impl Actor for Master {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     // Savina's DATA_LIMIT is Integer.MAX_VALUE / 4096 = 524,287 keys, all present initially.
     let (workers, per_worker, keys) = size.pick((20, 10_000, 65_536), (100, 50_000, 524_287));
     let initial: HashMap<u32, u32> = (0..keys).map(|k| (k, k)).collect();

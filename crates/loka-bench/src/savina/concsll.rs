@@ -2,7 +2,7 @@
 //! actor that keeps a sorted singly linked list, waiting for every answer (Savina #10).
 
 use crate::rng::XorShift as Rng;
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -11,6 +11,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "E workers send M insert/contains/size requests to a sorted-linked-list actor (2·E·M messages)",
     run,
+    faults: &[],
 };
 
 /// Percentage of requests that insert (Savina's W = 10).
@@ -222,7 +223,8 @@ impl Actor for Master {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (workers, per_worker) = size.pick((20, 2_000), (20, 8_000));
     let mut inserted: Vec<u32> = Vec::new();
     for index in 0..workers {

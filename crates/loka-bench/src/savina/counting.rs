@@ -1,6 +1,6 @@
 //! Counting Actor: a Producer sends N increments to a Counter, then asks for the total (Savina #2).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -9,6 +9,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "a producer sends N increments to a counter, then asks for the total (N + 2 messages)",
     run,
+    faults: &[],
 };
 
 /// Increments sent per activation of the Producer before it yields to the rest of the system.
@@ -78,7 +79,8 @@ impl Actor for Producer {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let increments = size.pick(2_000_000, 10_000_000);
     let counter = system.spawn(Counter { total: 0 });
     let producer = system.spawn(Producer {

@@ -6,7 +6,7 @@
 
 use crate::rng::XorShift;
 use crate::verify::mix;
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -16,6 +16,7 @@ pub(super) const BENCH: Bench = Bench {
     about: "N customers placed into a quadrant tree of actors that splits when a quadrant's cost \
             exceeds α·F",
     run,
+    faults: &[],
 };
 
 /// Savina's α: the threshold is α · F with F = √2 · grid size.
@@ -422,7 +423,8 @@ impl Actor for Quadrant {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     // N customers on a G × G grid (Savina: -n, -g; Wölke's G = 1,000).
     let (customers, grid) = size.pick((100_000, 1_000.0), (200_000, 1_000.0));
     let seed = 123_456;

@@ -1,7 +1,7 @@
 //! Fibonacci: every actor computing fib(n) spawns two children for n − 1 and n − 2 and sums their
 //! replies (Savina #6).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorFailure, ActorRef, Context, ReplyTo, SpawnOptions, System};
 use std::time::Instant;
 
@@ -10,6 +10,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "a tree of 2·fib(N) − 1 actors computes fib(N) (one request and one reply per child)",
     run,
+    faults: &[],
 };
 
 enum FibMsg {
@@ -103,7 +104,8 @@ fn fib(n: u32) -> u64 {
     a
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let n = size.pick(25, 34);
     let root = system.spawn(Fib {
         parent: Parent::None,

@@ -1,7 +1,7 @@
 //! Fork-Join Actor Creation: a driver spawns N actors and sends each one request; each runs one
 //! `compute()`, replies and stops (Savina #5).
 
-use crate::{compute, Bench, Measured, Size};
+use crate::{compute, Bench, Measured, Run};
 use loka::{Actor, ActorFailure, ActorRef, Context, ReplyTo, SpawnOptions, System};
 use std::time::Instant;
 
@@ -10,6 +10,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "a driver spawns N actors, each answers one request and stops (2·N messages)",
     run,
+    faults: &[],
 };
 
 /// Actors created per activation of the driver before it yields to the rest of the system.
@@ -94,7 +95,8 @@ impl Actor for Driver {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let actors = size.pick(200_000, 4_000_000);
     let driver = system.spawn(Driver {
         left: actors,

@@ -1,7 +1,7 @@
 //! Fork-Join Throughput: a driver sends N messages to each of A actors, round robin; each message
 //! costs one `compute()` (Savina #4).
 
-use crate::{compute, Bench, Measured, Size};
+use crate::{compute, Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -10,6 +10,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "a driver sends N messages to each of A actors round robin, one compute() each (A·N messages)",
     run,
+    faults: &[],
 };
 
 /// Messages sent per activation of the driver before it yields to the rest of the system.
@@ -104,7 +105,8 @@ impl Actor for Driver {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (actors, per_worker) = size.pick((60, 20_000), (360, 60_000));
     let driver = system.spawn(Driver {
         workers: Vec::new(),

@@ -1,7 +1,7 @@
 //! Logistic Map Series: T series workers each compute S terms of `x ← r·x·(1 − x)` by asking their
 //! own rate computer actor for every term, one request at a time (Savina #15).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -10,6 +10,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "T series of S logistic-map terms, each term a request/response to a computer (3·T·S + 2·T messages)",
     run,
+    faults: &[],
 };
 
 /// Savina's rate of series 0 (Wölke's r = 3.46).
@@ -169,7 +170,8 @@ impl Actor for Master {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (count, terms) = size.pick((10, 25_000_u64), (10, 25_000_u64));
     let expected: Vec<u64> = (0..count)
         .map(|i| {

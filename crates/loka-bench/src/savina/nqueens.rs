@@ -2,7 +2,7 @@
 //! extension back to the master as new work, or below a depth threshold solves the board itself,
 //! and reports every complete placement (Savina #19).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -11,6 +11,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "master and W workers count the N-queens solutions (3·items − 1 + solutions messages)",
     run,
+    faults: &[],
 };
 
 /// The number of solutions for N = 1, 2, … (Savina's table).
@@ -156,7 +157,8 @@ impl Actor for Master {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     // Wölke's S = 1,500,000 solutions limit exceeds the 365,596 solutions for N = 14, so every
     // solution is searched and counted.
     let (n, workers) = size.pick((12, 20), (14, 100));

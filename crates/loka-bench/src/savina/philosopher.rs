@@ -1,7 +1,7 @@
 //! Dining Philosophers: N philosophers around a table each eat M times; an arbitrator actor hands
 //! out both forks at once or denies the request, and a denied philosopher asks again (Savina #12).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -10,6 +10,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "N philosophers eat M times each via an arbitrator (2·H + 2·N·M + N messages, H = hungry requests)",
     run,
+    faults: &[],
 };
 
 enum PhilosopherMsg {
@@ -139,7 +140,8 @@ impl Actor for Arbitrator {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (count, rounds) = size.pick((20, 10_000_u64), (80, 40_000_u64));
     let arbitrator = system.spawn(Arbitrator {
         rounds,

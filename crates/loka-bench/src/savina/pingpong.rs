@@ -1,6 +1,6 @@
 //! Ping-Pong: two actors pass a message back and forth N times (Savina #1).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -9,6 +9,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "two actors exchange N round trips (2·N messages)",
     run,
+    faults: &[],
 };
 
 enum PingMsg {
@@ -70,7 +71,8 @@ impl Actor for Pong {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let rounds = size.pick(500_000, 2_000_000);
     let ping = system.spawn(Ping {
         pong: None,

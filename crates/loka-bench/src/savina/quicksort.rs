@@ -4,7 +4,7 @@
 
 use crate::rng::XorShift;
 use crate::verify::fingerprint;
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorFailure, ActorRef, Context, ReplyTo, SpawnOptions, System};
 use std::time::Instant;
 
@@ -13,6 +13,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "a tree of actors quicksorts N values, sequential below T (2 messages per child)",
     run,
+    faults: &[],
 };
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -153,7 +154,8 @@ impl Actor for QuickSort {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     // N values below M = 2⁶⁰, sequential below T = 2,048 (Savina's defaults for M and T).
     let (n, threshold) = size.pick((1_000_000, 2_048), (40_000_000, 2_048));
     let mut rng = XorShift(1_024);

@@ -4,7 +4,7 @@
 
 use crate::rng::XorShift;
 use crate::verify::SortedStream;
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -15,6 +15,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "N values through a pipeline of 60 one-bit sorting actors (N·61 messages)",
     run,
+    faults: &[],
 };
 
 /// Values are below 2^BITS (Savina's M = 2⁶⁰): one stage per bit.
@@ -116,7 +117,8 @@ impl Actor for Validator {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let values = size.pick(100_000, 400_000);
     let seed = 2_048;
     let mut rng = XorShift(seed);

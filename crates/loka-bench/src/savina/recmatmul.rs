@@ -3,7 +3,7 @@
 //! shared result matrix (Savina #20).
 
 use crate::rng::XorShift;
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -13,6 +13,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "N×N product split recursively into 8 sub-products down to T-element blocks, W workers",
     run,
+    faults: &[],
 };
 
 /// The matrices, shared by all workers. A and B are read-only; C is stored as leaf blocks, each
@@ -253,7 +254,8 @@ fn freivalds(m: &Matrices, c: &[f64], rng: &mut XorShift) -> bool {
     })
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     // N, W, T (T bounds a block's element count: leaf blocks are √T × √T).
     let (n, workers, threshold) = size.pick((1_024, 20, 16_384), (2_048, 40, 16_384));
     let mut leaf = n;

@@ -3,7 +3,7 @@
 //! passed on, stored by the last filter, or, when that one is full, becomes the first prime of a
 //! new filter at the end of the chain (Savina #25).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, SpawnOptions, System};
 use std::time::Instant;
 
@@ -12,6 +12,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "odd numbers below N through a growing chain of filters holding M primes each",
     run,
+    faults: &[],
 };
 
 /// The last filter's answer.
@@ -145,7 +146,8 @@ fn primes_below(limit: u64) -> u64 {
     count
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     // N (numbers below N are tested), M primes per filter.
     let (limit, capacity) = size.pick((100_000u64, 1_000usize), (2_000_000, 10_000));
     let first = system.spawn(Filter::new(1, 2, capacity));

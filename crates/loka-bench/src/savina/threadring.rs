@@ -1,6 +1,6 @@
 //! Thread Ring: a token makes R hops around a ring of A actors (Savina #3).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -9,6 +9,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "a token makes R hops around a ring of A actors (R messages)",
     run,
+    faults: &[],
 };
 
 enum RingMsg {
@@ -81,7 +82,8 @@ impl Actor for Conductor {
     }
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (actors, hops) = size.pick((100, 1_000_000), (1_200, 1_200_000));
     let conductor = system.spawn(Conductor { done: None });
     // Built backwards so each actor is spawned knowing its successor; the last is linked at the end.

@@ -2,7 +2,7 @@
 //! f(x) = sin(x³ − 1) / (x + 1) · √(1 + e^√(2x)) over [1, 5] and a master sums their areas
 //! (Savina #28).
 
-use crate::{Bench, Measured, Size};
+use crate::{Bench, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -11,6 +11,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "W workers integrate N trapezoids of Savina's f(x) on [1, 5] (2·W messages)",
     run,
+    faults: &[],
 };
 
 /// Savina's left and right end-points.
@@ -136,7 +137,8 @@ fn reference(pieces: u64) -> f64 {
     sum * h
 }
 
-fn run(system: &System, size: Size) -> Measured {
+fn run(system: &System, run: &Run) -> Measured {
+    let size = run.size;
     let (workers, pieces) = size.pick((100, 4_000_000u64), (4_000, 400_000_000));
     let master = system.spawn(Master {
         workers: Vec::new(),

@@ -137,6 +137,30 @@ impl<R> Pending<R> {
     }
 }
 
+impl<R> Pending<R> {
+    /// Waits up to `timeout` for the reply without giving up the `Pending`: `Some` with the
+    /// reply (or [`AskError::NoReply`]) once it has arrived, `None` if it has not yet. Lets a
+    /// thread wait in slices and look at something else in between (progress, a deadline, whether
+    /// the system went idle without answering).
+    pub fn wait_for(&self, timeout: Duration) -> Option<Result<R, AskError>> {
+        let deadline = Instant::now() + timeout;
+        let mut slot = self.shared.slot.lock();
+        loop {
+            if let Some(value) = slot.value.take() {
+                return Some(value);
+            }
+            if self
+                .shared
+                .ready
+                .wait_until(&mut slot, deadline)
+                .timed_out()
+            {
+                return slot.value.take();
+            }
+        }
+    }
+}
+
 impl<R> Future for Pending<R> {
     type Output = Result<R, AskError>;
 
@@ -168,6 +192,14 @@ mod tests {
         let (reply, pending) = oneshot::<u32>();
         drop(reply);
         assert_eq!(pending.wait(), Err(AskError::NoReply));
+    }
+
+    #[test]
+    fn wait_for_keeps_the_pending_until_the_reply_arrives() {
+        let (reply, pending) = oneshot::<u32>();
+        assert_eq!(pending.wait_for(Duration::from_millis(1)), None);
+        reply.send(9);
+        assert_eq!(pending.wait_for(Duration::from_millis(1)), Some(Ok(9)));
     }
 
     #[test]
