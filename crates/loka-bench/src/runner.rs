@@ -33,6 +33,12 @@ pub fn run_once(
             map.insert(key.to_owned(), value.into());
         }
         map.insert("check".to_owned(), measured.check.clone().into());
+        // The policy that ran (what `auto` chose) and why.
+        map.insert("policy_chosen".to_owned(), stats.policy.clone().into());
+        map.insert(
+            "policy_reason".to_owned(),
+            stats.policy_reason.clone().into(),
+        );
     }
     Ok(Record {
         runtime: "loka".to_owned(),

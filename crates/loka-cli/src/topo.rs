@@ -236,6 +236,8 @@ fn to_text(m: &Model) -> String {
             "not the host: workers run unpinned"
         }
     );
+    let (chosen, why) = loka::policy::auto::choose(layout.node_count(), layout.workers());
+    let _ = writeln!(out, "  policy auto → {chosen}: {why}");
 
     out.push_str("\nTree\n");
     tree_lines(topo, 0, 2, &mut out);
@@ -389,6 +391,7 @@ fn to_json(m: &Model) -> Value {
         .iter()
         .map(|&l| (l.name().to_owned(), json!(topo.count(l))))
         .collect();
+    let (auto_policy, auto_reason) = loka::policy::auto::choose(layout.node_count(), n);
     json!({
         "topology": topo.spec().to_string(),
         "description": topo.description(),
@@ -411,6 +414,7 @@ fn to_json(m: &Model) -> Value {
         "workers": workers,
         "node_order": (0..layout.node_count()).map(|i| layout.node_order(i).to_vec()).collect::<Vec<_>>(),
         "places": places,
+        "auto_policy": { "chosen": auto_policy.to_string(), "reason": auto_reason },
     })
 }
 

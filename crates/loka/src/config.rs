@@ -5,7 +5,7 @@
 //! ```toml
 //! workers = 4          # default: available parallelism
 //! throughput = 128     # messages per activation
-//! policy = "cls"
+//! policy = "auto"     # or cls, lgs[:VARIANTS], hierarchical[:auto]
 //! engine = "actor-centric"
 //! topology = "host"   # or preset:NAME, synthetic:DESC, xml:FILE
 //! # cost = "cost.txt"  # optional cost matrix override
@@ -385,7 +385,7 @@ mod tests {
         assert_eq!(c.workers, 3);
         assert_eq!(c.idle.spin_us, 7);
         assert_eq!(c.idle.yield_us, IdleStrategy::default().yield_us);
-        assert_eq!(c.policy, PolicyKind::Cls);
+        assert_eq!(c.policy, PolicyKind::Auto);
     }
 
     #[test]

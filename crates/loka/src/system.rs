@@ -34,7 +34,17 @@ impl System {
     pub fn from_config(config: Config) -> Result<System, ConfigError> {
         config.validate("the configuration")?;
         let machine = Machine::load(&config)?;
-        let shared = Arc::new(Shared::new(config, machine));
+        let requested = config.policy;
+        let (chosen, reason) = requested.resolve(machine.layout.node_count(), config.workers);
+        let config = Config {
+            policy: chosen,
+            ..config
+        };
+        config.validate("the configuration")?;
+        if let Some(reason) = reason {
+            tracing::info!(%requested, %chosen, reason, "scheduler policy chosen");
+        }
+        let shared = Arc::new(Shared::new(config, machine, reason));
         let (engine, runtime) = Engine::start(Arc::clone(&shared));
         Ok(System {
             engine,
@@ -106,7 +116,8 @@ impl System {
         self.shared.failures()
     }
 
-    /// The configuration the system runs with.
+    /// The configuration the system runs with. A requested `auto` policy appears as the policy
+    /// it resolved to (see [`policy_reason`](Self::policy_reason)).
     pub fn config(&self) -> &Config {
         &self.shared.config
     }
@@ -114,6 +125,12 @@ impl System {
     /// The machine model the system was built on (topology and worker layout).
     pub fn machine(&self) -> &Machine {
         &self.shared.machine
+    }
+
+    /// Why the scheduler policy is what it is, when `auto` chose it (`None` when the
+    /// configuration named the policy).
+    pub fn policy_reason(&self) -> Option<&'static str> {
+        self.shared.policy_reason
     }
 
     /// The number of workers.

@@ -371,3 +371,38 @@ fn hierarchical_brings_actors_that_wandered_off_back_to_their_home_node() {
     );
     panic!("actors ran away from home {away} times in three runs but none was brought home");
 }
+
+// ------------------------------------------------------------------ auto: chosen from the machine
+
+#[test]
+fn auto_runs_cls_on_one_node_and_hierarchical_on_several_and_says_why() {
+    for (topology, workers, expected) in [
+        ("synthetic:package:1 core:2 pu:1", 2, "cls"),
+        (TWO_NODES, 4, "hierarchical:auto"),
+    ] {
+        let config = Config {
+            workers,
+            topology: topology.to_owned(),
+            ..Config::default()
+        };
+        assert_eq!(config.policy, PolicyKind::Auto, "auto is the default");
+        let system = System::from_config(config).unwrap();
+        assert_eq!(system.config().policy.to_string(), expected, "{topology}");
+        let stats = system.stats();
+        assert_eq!(stats.policy, expected, "{topology}");
+        assert!(
+            system.policy_reason().is_some_and(|r| r.contains("NUMA")),
+            "{topology}: {:?}",
+            system.policy_reason()
+        );
+        assert_eq!(stats.policy_reason, system.policy_reason().unwrap());
+    }
+    // A named policy is run as named.
+    let system = System::builder()
+        .workers(2)
+        .policy(PolicyKind::Lgs(loka::policy::LgsVariants::NONE))
+        .build()
+        .unwrap();
+    assert_eq!(system.stats().policy, "lgs");
+    assert_eq!(system.policy_reason(), None);
+}

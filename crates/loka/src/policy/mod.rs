@@ -5,6 +5,7 @@
 //! threads, atomics or clocks, so every rule is unit-tested without threads and can later drive a
 //! simulator of large machines.
 
+pub mod auto;
 pub mod balance;
 pub mod cls;
 pub mod hierarchical;
@@ -25,8 +26,11 @@ use std::str::FromStr;
 )]
 #[serde(try_from = "String", into = "String")]
 pub enum PolicyKind {
-    /// CAF's random work stealing with communication locality (Wölke §3.1, docs/references.md).
+    /// Chosen from the machine when the system starts (see [`auto`]): `cls` on one NUMA node,
+    /// `hierarchical:auto` on several. The default.
     #[default]
+    Auto,
+    /// CAF's random work stealing with communication locality (Wölke §3.1, docs/references.md).
     Cls,
     /// Locality-guided scheduling with its variant switches (Wölke ch. 4–5, docs/references.md).
     Lgs(LgsVariants),
@@ -40,6 +44,7 @@ pub enum PolicyKind {
 impl PolicyKind {
     /// The policy names, as accepted by [`FromStr`].
     pub const NAMES: &'static [&'static str] = &[
+        "auto",
         "cls",
         "lgs",
         "lgs:VARIANTS (comma-separated: tp, dfs, co, alt, nosleep, auto)",
@@ -48,6 +53,7 @@ impl PolicyKind {
     /// A representative of every policy and variant, for tests and policy comparisons. (`co`
     /// needs L2 sharing between workers and is left out: it is an error on most small machines.)
     pub const ALL: &'static [PolicyKind] = &[
+        PolicyKind::Auto,
         PolicyKind::Cls,
         PolicyKind::Lgs(LgsVariants::NONE),
         PolicyKind::Lgs(LgsVariants::TP),
@@ -59,9 +65,24 @@ impl PolicyKind {
     ];
 }
 
+impl PolicyKind {
+    /// The policy a system runs: `auto` resolved for a machine of `nodes` NUMA nodes and `workers`
+    /// workers ([`auto::choose`]), any other policy as it is; with the reason for an `auto` choice.
+    pub fn resolve(self, nodes: usize, workers: usize) -> (PolicyKind, Option<&'static str>) {
+        match self {
+            PolicyKind::Auto => {
+                let (chosen, why) = auto::choose(nodes, workers);
+                (chosen, Some(why))
+            }
+            other => (other, None),
+        }
+    }
+}
+
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            PolicyKind::Auto => f.write_str("auto"),
             PolicyKind::Cls => f.write_str("cls"),
             PolicyKind::Lgs(v) if *v == LgsVariants::NONE => f.write_str("lgs"),
             PolicyKind::Lgs(v) => write!(f, "lgs:{v}"),
@@ -97,6 +118,7 @@ impl FromStr for PolicyKind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let (policy, variants) = s.split_once(':').unwrap_or((s, ""));
         match policy {
+            "auto" if variants.is_empty() => Ok(PolicyKind::Auto),
             "cls" if variants.is_empty() => Ok(PolicyKind::Cls),
             "lgs" => LgsVariants::parse(variants)
                 .map(PolicyKind::Lgs)

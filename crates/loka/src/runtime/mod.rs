@@ -86,6 +86,8 @@ pub(crate) struct Shared {
     pub(crate) machine: Machine,
     pub(crate) registry: Registry,
     pub(crate) counters: Counters,
+    /// Why `config.policy` was chosen, when `auto` chose it.
+    pub(crate) policy_reason: Option<&'static str>,
     ids: ExternalIds,
     failures: Mutex<Vec<ActorFailure>>,
     /// Names of live actors spawned with one (unnamed actors pay nothing for the feature).
@@ -93,8 +95,13 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(config: Config, machine: Machine) -> Self {
+    pub(crate) fn new(
+        config: Config,
+        machine: Machine,
+        policy_reason: Option<&'static str>,
+    ) -> Self {
         Shared {
+            policy_reason,
             counters: Counters::new(config.workers),
             config,
             machine,
@@ -169,7 +176,14 @@ impl Shared {
     }
 
     pub(crate) fn stats(&self) -> Stats {
-        self.counters.stats()
+        Stats {
+            policy: self.config.policy.to_string(),
+            policy_reason: self
+                .policy_reason
+                .unwrap_or("named by the configuration")
+                .to_owned(),
+            ..self.counters.stats()
+        }
     }
 
     /// Terminates every live actor, repeating until none is left (stopping one may spawn or

@@ -190,6 +190,10 @@ worker_counters! {
 /// A snapshot of the whole system's counters, from [`crate::System::stats`].
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
 pub struct Stats {
+    /// The scheduler policy the system runs (what `auto` resolved to, if it was asked for).
+    pub policy: String,
+    /// Why that policy: the reason `auto` gave, or "named by the configuration".
+    pub policy_reason: String,
     /// Per-worker counters, indexed by worker.
     pub workers: Vec<WorkerStats>,
     /// The sum of `workers`.
@@ -250,6 +254,8 @@ impl Counters {
         }
         let system = &self.system;
         Stats {
+            policy: String::new(),
+            policy_reason: String::new(),
             actors_spawned: total.spawned + system.external_spawns.get(),
             actors_stopped: total.stopped + system.actors_stopped.get(),
             external_sends: system.external_sends.get(),

@@ -26,6 +26,7 @@ pub(super) enum Routing {
 impl Routing {
     pub(super) fn of(policy: PolicyKind) -> Routing {
         match policy {
+            PolicyKind::Auto => unreachable!("`auto` is resolved before the engine starts"),
             PolicyKind::Cls => Routing::Local,
             PolicyKind::Lgs(v) if v.tp => Routing::Local,
             PolicyKind::Lgs(v) => Routing::Lgs(v),
@@ -49,6 +50,7 @@ impl Victims {
     /// The victim choice of worker `me` under `policy` (`cls` is its `cls` state).
     pub(super) fn new(policy: PolicyKind, me: usize, cls: &Cls, layout: &WorkerLayout) -> Victims {
         match policy {
+            PolicyKind::Auto => unreachable!("`auto` is resolved before the engine starts"),
             PolicyKind::Cls => Victims::Random(cls.clone()),
             PolicyKind::Lgs(_) => Victims::Weighted(WeightedVictims::new(layout.groups(me))),
             PolicyKind::Hierarchical { .. } => Victims::Plan(hierarchical::steal_plan(me, layout)),
