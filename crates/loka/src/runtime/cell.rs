@@ -310,7 +310,7 @@ impl<B: Behavior> ActorCell<B> {
             let envelope = match unsafe { self.mailbox.pop() } {
                 Pop::Item(envelope) => envelope,
                 // A sender is writing the next slot: stay scheduled, come back soon.
-                Pop::NotReady => break RunOutcome::Requeue,
+                Pop::NotReady => break RunOutcome::Waiting,
                 // SAFETY: as above.
                 Pop::Empty => match unsafe { self.mailbox.try_idle() } {
                     true => break RunOutcome::Idle,

@@ -21,6 +21,10 @@ pub(crate) enum RunOutcome {
     Idle,
     /// Messages remain; the actor is still scheduled and the engine must queue it again.
     Requeue,
+    /// The next message is claimed but its sender has not finished writing it (the sender was
+    /// preempted mid-send). The actor is still scheduled and must be queued again, but running it
+    /// at once would only spin on the same slot while the sender waits for a core.
+    Waiting,
     /// The actor terminated; the task must not be touched again.
     Stopped,
 }

@@ -163,6 +163,10 @@ worker_counters! {
     stopped,
     /// Activations that ended with messages left, re-queued for fairness.
     requeues,
+    /// Of those, activations that stopped at a message a sender had claimed but not yet written
+    /// (that sender was preempted mid-send); the worker yields its core before running the actor
+    /// again.
+    requeues_waiting,
     /// Activations on the actor's home PU (its HPU; under `cls` the worker that first ran it).
     exec_home_pu,
     /// Activations elsewhere on the home PU's NUMA node.

@@ -192,13 +192,23 @@ impl Worker {
         // worker now holds its schedule.
         match unsafe { task.run(&self.exec) } {
             RunOutcome::Idle | RunOutcome::Stopped => {}
-            RunOutcome::Requeue => self.requeue(task),
+            RunOutcome::Requeue => self.requeue(task, false),
+            RunOutcome::Waiting => self.requeue(task, true),
         }
     }
 
-    /// An actor that used its budget (or found a message half-written) and is still scheduled.
-    fn requeue(&self, task: TaskRef) {
+    /// An actor that used its budget (or stopped at a half-written message: `waiting`) and is
+    /// still scheduled.
+    fn requeue(&self, task: TaskRef, waiting: bool) {
         self.counters().requeues.bump(1);
+        if waiting {
+            // The sender of the next message was preempted between claiming its slot and writing
+            // it. Re-running the actor at once spins on that slot, and on a machine with more
+            // threads than cores it takes the very core the sender needs: hundreds of thousands of
+            // requeues in one run. Give the core away once, then re-queue as usual.
+            self.counters().requeues_waiting.bump(1);
+            std::thread::yield_now();
+        }
         if self.is_hierarchical() {
             // Hubs stay pinned here; foreign actors stay findable by their home node.
             match self.engine.hierarchical_route(task, Some(self.index())) {
