@@ -117,16 +117,19 @@ impl<const WRONG_RULE: bool> Actor for Chameneo<WRONG_RULE> {
 }
 
 enum MallMsg {
-    Start {
-        chameneos: Vec<ActorRef<ChameneoMsg>>,
-        /// [`Fault::Drop`]: the first creature's start message is lost.
-        fault: Fault,
-        done: ReplyTo<Log>,
-    },
+    /// Boxed, so that the Meet requests on the hot path stay small.
+    Start(Box<MallStart>),
     /// A chameneo (by index) wants to meet.
     Meet { from: usize, colour: Colour },
     /// What the chameneo with this index reports after the last meeting.
     Report(usize, Creature),
+}
+
+struct MallStart {
+    chameneos: Vec<ActorRef<ChameneoMsg>>,
+    /// [`Fault::Drop`]: the first creature's start message is lost.
+    fault: Fault,
+    done: ReplyTo<Log>,
 }
 
 /// What the Mall hands the driver: the meetings in the order it arranged them (waiting,
@@ -153,11 +156,12 @@ impl Actor for Mall {
     type Msg = MallMsg;
     fn handle(&mut self, ctx: &mut Context<Self>, msg: MallMsg) {
         match msg {
-            MallMsg::Start {
-                chameneos,
-                fault,
-                done,
-            } => {
+            MallMsg::Start(start) => {
+                let MallStart {
+                    chameneos,
+                    fault,
+                    done,
+                } = *start;
                 self.chameneos = chameneos;
                 self.log.creatures = vec![None; self.chameneos.len()];
                 self.done = Some(done);
@@ -279,10 +283,12 @@ fn run(system: &System, run: &Run) -> Measured {
     system.run_until_idle();
     let start = Instant::now();
     let pending = mall
-        .ask(|done| MallMsg::Start {
-            chameneos,
-            fault: run.fault,
-            done,
+        .ask(|done| {
+            MallMsg::Start(Box::new(MallStart {
+                chameneos,
+                fault: run.fault,
+                done,
+            }))
         })
         .expect("fresh actor");
     let log = await_result(system, pending, run, BENCH.name);

@@ -228,3 +228,37 @@ fn run(system: &System, run: &Run) -> Measured {
     )
     .with_message_count(actors as u64 * per_worker, "A·N = ")
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{compute, compute_angle};
+    use std::hint::black_box;
+    use std::time::Instant;
+
+    /// The per-call cost of the shared per-message work, as documented in docs/benchmarks.md:
+    /// `cargo test -p loka-bench --lib compute_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn compute_cost_per_call() {
+        const CALLS: u64 = 20_000_000;
+        for _ in 0..3 {
+            // Independent calls, as a worker handling a batch of messages makes them.
+            let start = Instant::now();
+            let mut sum = 0.0;
+            for k in 0..CALLS {
+                sum += compute(compute_angle(black_box(k)));
+            }
+            black_box(sum);
+            let independent = start.elapsed().as_nanos() as f64 / CALLS as f64;
+            // Each angle depends on the previous result (`· 0.0` is never folded): latency.
+            let start = Instant::now();
+            let mut previous = 0.0;
+            for k in 0..CALLS {
+                previous = compute(compute_angle(black_box(k)) + previous * 0.0);
+            }
+            black_box(previous);
+            let chained = start.elapsed().as_nanos() as f64 / CALLS as f64;
+            eprintln!("compute(): {independent:.1} ns per call (independent calls), {chained:.1} ns (each waiting for the previous)");
+        }
+    }
+}
