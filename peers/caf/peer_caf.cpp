@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -96,13 +97,55 @@ uint64_t messages(const workload& w) {
   return 0;
 }
 
-// Savina's per-message work, as docs/benchmarks.md writes it; the empty asm is Rust's
-// `black_box`: the result must exist in memory, so the work cannot be dropped.
-inline void compute() {
-  double t = 37.2;
-  double s = std::sin(t);
-  double r = s * s + std::cos(t);
-  asm volatile("" : "+m"(r));
+// Savina's per-message work for the fork-join benchmarks, as docs/benchmarks.md and loka
+// define it: the square of the sine of the message's angle. The handler adds the result to its
+// actor's state and reports it, so the call is never dead code, and the angle comes from the
+// message, so it is never constant-folded.
+inline double compute(double angle) {
+  double s = std::sin(angle);
+  return s * s;
+}
+
+// The angle the k-th message of a fork-join benchmark carries: 32 + (k mod 1024) / 128 (exact
+// in binary, so every language computes the same angle bit for bit).
+inline double compute_angle(uint64_t k) {
+  return 32.0 + static_cast<double>(k % 1024) / 128.0;
+}
+
+// SplitMix64's finaliser: summed (wrapping) over values, it fingerprints a multiset in any order.
+inline uint64_t mix(uint64_t v) {
+  uint64_t z = v + UINT64_C(0x9E3779B97F4A7C15);
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+// `mix` of the bits of a double: a fjthrput worker's sum, a fjcreate child's result.
+inline uint64_t fingerprint_of(double x) {
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return mix(bits);
+}
+
+// The fingerprint the fjthrput reports must add up to, computed sequentially: worker w
+// receives the angles of messages r * actors + w, r = 0..per_actor, in that order.
+uint64_t fjthrput_expected(uint64_t actors, uint64_t per_actor) {
+  uint64_t fingerprint = 0;
+  for (uint64_t w = 0; w < actors; ++w) {
+    double sum = 0.0;
+    for (uint64_t r = 0; r < per_actor; ++r)
+      sum += compute(compute_angle(r * actors + w));
+    fingerprint += fingerprint_of(sum);
+  }
+  return fingerprint;
+}
+
+// The fingerprint the fjcreate replies must add up to (child k gets compute_angle(k)).
+uint64_t fjcreate_expected(uint64_t actors) {
+  uint64_t fingerprint = 0;
+  for (uint64_t k = 0; k < actors; ++k)
+    fingerprint += fingerprint_of(compute(compute_angle(k)));
+  return fingerprint;
 }
 
 // The per-actor xorshift64* generator of `big`, seeded with actor_index + 1.
@@ -299,14 +342,16 @@ outcome run_threadring(caf::actor_system& sys, uint64_t actors, uint64_t hops) {
 
 struct thrput_state {
   uint64_t received = 0;
+  double sum = 0.0;
 };
 
 behavior thrput_worker(stateful_actor<thrput_state>* self, actor driver, uint64_t per_actor) {
   return {
-    [=](work_atom) {
-      compute();
-      if (++self->state.received == per_actor)
-        self->send(driver, report_atom::value, self->state.received);
+    [=](work_atom, double angle) {
+      auto& s = self->state;
+      s.sum += compute(angle);
+      if (++s.received == per_actor)
+        self->send(driver, report_atom::value, s.received, fingerprint_of(s.sum));
     },
   };
 }
@@ -324,12 +369,20 @@ outcome run_fjthrput(caf::actor_system& sys, uint64_t actors, uint64_t per_actor
   std::vector<actor> workers;
   for (uint64_t i = 0; i < actors; ++i)
     workers.push_back(sys.spawn(thrput_worker, actor{self}, per_actor));
+  auto expected = fjthrput_expected(actors, per_actor);
   auto start = clock_type::now();
+  uint64_t k = 0;
   for (uint64_t i = 0; i < per_actor; ++i)
     for (auto& w : workers)
-      self->send(w, work_atom::value);
-  auto complete = collect_reports(self, actors, per_actor);
-  auto result = since(start, complete == actors);
+      self->send(w, work_atom::value, compute_angle(k++));
+  uint64_t complete = 0;
+  uint64_t fingerprint = 0;
+  uint64_t i = 0;
+  self->receive_for(i, actors)([&](report_atom, uint64_t received, uint64_t worker_fingerprint) {
+    complete += received == per_actor;
+    fingerprint += worker_fingerprint;
+  });
+  auto result = since(start, complete == actors && fingerprint == expected);
   stop_all(self, workers);
   return result;
 }
@@ -338,22 +391,23 @@ outcome run_fjthrput(caf::actor_system& sys, uint64_t actors, uint64_t per_actor
 
 behavior created_worker(event_based_actor* self) {
   return {
-    [=](request_atom) {
-      compute();
+    [=](request_atom, double angle) -> result<reply_atom, uint64_t> {
       self->quit();
-      return reply_atom::value;
+      return {reply_atom::value, fingerprint_of(compute(angle))};
     },
   };
 }
 
 outcome run_fjcreate(caf::actor_system& sys, uint64_t actors) {
   scoped_actor self{sys};
+  auto expected = fjcreate_expected(actors);
   auto start = clock_type::now();
-  for (uint64_t i = 0; i < actors; ++i)
-    self->send(sys.spawn(created_worker), request_atom::value);
+  for (uint64_t k = 0; k < actors; ++k)
+    self->send(sys.spawn(created_worker), request_atom::value, compute_angle(k));
   uint64_t replies = 0;
-  self->receive_for(replies, actors)([](reply_atom) {});
-  return since(start, replies == actors);
+  uint64_t fingerprint = 0;
+  self->receive_for(replies, actors)([&](reply_atom, uint64_t x) { fingerprint += x; });
+  return since(start, replies == actors && fingerprint == expected);
 }
 
 // ------------------------------------------------------------------------------------- fib

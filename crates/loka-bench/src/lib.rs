@@ -286,12 +286,23 @@ pub enum BenchError {
     },
 }
 
-/// Savina's per-message work for the fork-join benchmarks (identical in every peer).
+/// Savina's per-message work for the fork-join benchmarks (fjthrput, fjcreate): the square of
+/// the sine of the message's angle ([`compute_angle`]). Identical in every peer
+/// (`docs/benchmarks.md`); the handler adds the result to its actor's state, which the run's
+/// check reads, so the call is never dead code, and the angle comes from a message, so it is
+/// never constant-folded.
 #[inline]
-pub fn compute() -> f64 {
-    let t = std::hint::black_box(37.2_f64);
-    let s = t.sin();
-    std::hint::black_box(s * s + t.cos())
+pub fn compute(angle: f64) -> f64 {
+    let s = angle.sin();
+    s * s
+}
+
+/// The angle the `k`-th message of a fork-join benchmark carries: `32 + (k mod 1024) / 128`,
+/// 1024 values in [32, 40) around Savina's constant 37.2, each exact in binary, so every
+/// language computes the same angle bit for bit.
+#[inline]
+pub fn compute_angle(k: u64) -> f64 {
+    32.0 + (k % 1024) as f64 / 128.0
 }
 
 #[cfg(test)]

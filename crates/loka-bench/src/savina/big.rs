@@ -1,6 +1,13 @@
 //! Big: W actors each ping pseudo-random others N times, one ping at a time (Savina #8).
+//!
+//! Check: every pong names the actor that answered it, and the pinger checks it against the
+//! actor it asked. After the run every actor reports its pongs, the pongs from the wrong actor,
+//! the pings it answered and the sum of their senders' indices; the calling thread replays every
+//! actor's generator to know who pings whom, and compares. A lost, duplicated or misdelivered
+//! ping or pong shows as a count, a sender sum or a wrong answerer (or, where it stops an actor,
+//! as a system that went idle without a result).
 
-use crate::{Bench, Measured, Run};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,7 +17,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "W actors each ping a pseudo-random other N times (2·W·N messages)",
     run,
-    faults: &[],
+    faults: &[Fault::Misroute, Fault::Duplicate],
 };
 
 /// Every actor of the run, by index; shared read-only.
@@ -19,11 +26,26 @@ type Table = Arc<[ActorRef<BigMsg>]>;
 enum BigMsg {
     /// Set-up: every actor's address.
     Table(Table),
-    /// The run begins.
-    Start,
+    /// The run begins. [`Fault::Misroute`]: the first ping names the wrong sender, so its pong
+    /// goes to the wrong actor; [`Fault::Duplicate`]: the first ping is delivered twice.
+    Start(Fault),
     /// From the actor with this index; answer with a pong.
     Ping(usize),
-    Pong,
+    /// The answer of the actor with this index.
+    Pong(usize),
+    /// After the run: report, then stop.
+    Collect(ReplyTo<Counts>),
+}
+
+/// What one actor saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Counts {
+    pongs: u64,
+    /// Pongs from another actor than the one last pinged.
+    wrong_pongs: u64,
+    pings: u64,
+    /// The (wrapping) sum of `index + 1` over the senders of the pings answered.
+    pingers: u64,
 }
 
 struct Big {
@@ -33,16 +55,19 @@ struct Big {
     /// The xorshift64* state.
     state: u64,
     pings_left: u64,
-    pongs: u64,
+    /// The actor pinged last.
+    asked: usize,
+    counts: Counts,
 }
 
 impl Big {
-    fn ping_next(&mut self) {
+    fn ping_next(&mut self, from: usize) {
         let table = self.table.as_ref().expect("table set");
         let target = next_target(&mut self.state, self.index, table.len());
         self.pings_left -= 1;
+        self.asked = target;
         table[target]
-            .send(BigMsg::Ping(self.index))
+            .send(BigMsg::Ping(from))
             .expect("target alive");
     }
 }
@@ -63,23 +88,41 @@ fn next_target(state: &mut u64, index: usize, actors: usize) -> usize {
 
 impl Actor for Big {
     type Msg = BigMsg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: BigMsg) {
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: BigMsg) {
         match msg {
             BigMsg::Table(table) => self.table = Some(table),
-            BigMsg::Start => self.ping_next(),
-            BigMsg::Ping(from) => {
-                let table = self.table.as_ref().expect("table set");
-                table[from].send(BigMsg::Pong).expect("sender alive");
-            }
-            BigMsg::Pong => {
-                self.pongs += 1;
-                if self.pings_left > 0 {
-                    self.ping_next();
-                } else {
-                    self.sink
-                        .send(SinkMsg::Report(self.pongs))
-                        .expect("sink alive");
+            BigMsg::Start(fault) => match fault {
+                Fault::Misroute => {
+                    let actors = self.table.as_ref().expect("table set").len();
+                    self.ping_next((self.index + 1) % actors);
                 }
+                Fault::Duplicate => {
+                    self.ping_next(self.index);
+                    let table = self.table.as_ref().expect("table set");
+                    let _ = table[self.asked].send(BigMsg::Ping(self.index));
+                }
+                _ => self.ping_next(self.index),
+            },
+            BigMsg::Ping(from) => {
+                self.counts.pings += 1;
+                self.counts.pingers = self.counts.pingers.wrapping_add(from as u64 + 1);
+                let table = self.table.as_ref().expect("table set");
+                // Ignored failure: only an injected fault can leave a ping in flight at the end.
+                let _ = table[from].send(BigMsg::Pong(self.index));
+            }
+            BigMsg::Pong(from) => {
+                self.counts.pongs += 1;
+                self.counts.wrong_pongs += u64::from(from != self.asked);
+                if self.pings_left > 0 {
+                    self.ping_next(self.index);
+                } else {
+                    // Ignored failure: only a duplicated pong makes a second, late report.
+                    let _ = self.sink.send(SinkMsg::Finished(self.index));
+                }
+            }
+            BigMsg::Collect(reply) => {
+                reply.send(self.counts);
+                ctx.stop();
             }
         }
     }
@@ -88,45 +131,39 @@ impl Actor for Big {
 enum SinkMsg {
     Start {
         table: Table,
-        done: ReplyTo<usize>,
+        fault: Fault,
+        done: ReplyTo<()>,
     },
-    /// An actor received all its pongs.
-    Report(u64),
+    /// The actor with this index received all its pongs.
+    Finished(usize),
 }
 
-/// Starts every actor, counts their reports, answers the driver, then stops them.
+/// Starts every actor and answers the driver once each has received all its pongs.
 struct Sink {
-    actors: usize,
-    table: Option<Table>,
-    pings: u64,
-    reports: usize,
-    complete: usize,
-    done: Option<ReplyTo<usize>>,
+    finished: Vec<bool>,
+    left: usize,
+    done: Option<ReplyTo<()>>,
 }
 
 impl Actor for Sink {
     type Msg = SinkMsg;
     fn handle(&mut self, ctx: &mut Context<Self>, msg: SinkMsg) {
         match msg {
-            SinkMsg::Start { table, done } => {
-                for actor in table.iter() {
-                    actor.send(BigMsg::Start).expect("actor alive");
-                }
-                self.table = Some(table);
+            SinkMsg::Start { table, fault, done } => {
                 self.done = Some(done);
+                // The injected fault affects actor 0 only.
+                for (index, actor) in table.iter().enumerate() {
+                    let fault = if index == 0 { fault } else { Fault::None };
+                    actor.send(BigMsg::Start(fault)).expect("actor alive");
+                }
             }
-            SinkMsg::Report(pongs) => {
-                self.reports += 1;
-                self.complete += usize::from(pongs == self.pings);
-                if self.reports == self.actors {
+            SinkMsg::Finished(index) => {
+                if !std::mem::replace(&mut self.finished[index], true) {
+                    self.left -= 1;
+                }
+                if self.left == 0 {
                     if let Some(done) = self.done.take() {
-                        done.send(self.complete);
-                    }
-                    // Every ping has been answered: the actors (which hold the table) can stop.
-                    if let Some(table) = self.table.take() {
-                        for actor in table.iter() {
-                            actor.stop();
-                        }
+                        done.send(());
                     }
                     ctx.stop();
                 }
@@ -135,15 +172,19 @@ impl Actor for Sink {
     }
 }
 
+/// The run compared with the replay of the generators.
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    actors: usize,
+    /// Actors whose counts differ from the replay.
+    actors_off_replay: usize,
+}
+
 fn run(system: &System, run: &Run) -> Measured {
-    let size = run.size;
-    let (actors, pings) = size.pick((60, 10_000), (360, 60_000));
+    let (actors, pings) = run.pick((60, 10_000), (360, 60_000));
     let sink = system.spawn(Sink {
-        actors,
-        table: None,
-        pings,
-        reports: 0,
-        complete: 0,
+        finished: vec![false; actors],
+        left: actors,
         done: None,
     });
     let table: Table = (0..actors)
@@ -154,7 +195,8 @@ fn run(system: &System, run: &Run) -> Measured {
                 sink: sink.clone(),
                 state: index as u64 + 1,
                 pings_left: pings,
-                pongs: 0,
+                asked: index,
+                counts: Counts::default(),
             })
         })
         .collect();
@@ -165,10 +207,59 @@ fn run(system: &System, run: &Run) -> Measured {
     }
     system.run_until_idle();
     let start = Instant::now();
-    let complete = sink
-        .ask(|done| SinkMsg::Start { table, done })
-        .expect("fresh actor")
-        .wait()
-        .unwrap_or(usize::MAX);
-    Measured::checked(2 * actors as u64 * pings, start.elapsed(), complete, actors)
+    let pending = sink
+        .ask(|done| SinkMsg::Start {
+            table: Arc::clone(&table),
+            fault: run.fault,
+            done,
+        })
+        .expect("fresh actor");
+    let finished = await_result(system, pending, run, BENCH.name);
+    let elapsed = start.elapsed();
+    if let Err(e) = finished {
+        return Measured::failed(0, elapsed, e);
+    }
+    // Untimed: every actor's counts (then it stops, dropping its table).
+    let pending: Vec<_> = table
+        .iter()
+        .map(|actor| actor.ask(BigMsg::Collect).expect("actor alive"))
+        .collect();
+    let mut counts = Vec::with_capacity(actors);
+    for reply in pending {
+        match await_result(system, reply, run, BENCH.name) {
+            Ok(c) => counts.push(c),
+            Err(e) => return Measured::failed(0, elapsed, e),
+        }
+    }
+    // The replay: who pings whom, from every actor's own generator.
+    let mut expected = vec![
+        Counts {
+            pongs: pings,
+            ..Counts::default()
+        };
+        actors
+    ];
+    for index in 0..actors {
+        let mut state = index as u64 + 1;
+        for _ in 0..pings {
+            let target = &mut expected[next_target(&mut state, index, actors)];
+            target.pings += 1;
+            target.pingers = target.pingers.wrapping_add(index as u64 + 1);
+        }
+    }
+    let actors_off_replay = counts.iter().zip(&expected).filter(|(c, e)| c != e).count();
+    let messages = counts.iter().map(|c| c.pings + c.pongs).sum();
+    Measured::checked(
+        messages,
+        elapsed,
+        Outcome {
+            actors: counts.len(),
+            actors_off_replay,
+        },
+        Outcome {
+            actors,
+            actors_off_replay: 0,
+        },
+    )
+    .with_message_count(2 * actors as u64 * pings, "2·W·N = ")
 }

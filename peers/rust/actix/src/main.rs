@@ -19,7 +19,8 @@ use std::time::Instant;
 use actix::dev::OneshotSender;
 use actix::prelude::*;
 use peer_common::{
-    complement, compute, fib, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
+    complement, compute, compute_angle, fib, fjcreate_expected, fjcreate_report, fjthrput_expected,
+    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
 };
 use tokio::sync::oneshot;
 
@@ -355,13 +356,15 @@ async fn threadring(place: &Placement, actors: usize, hops: u64) -> Outcome {
 
 // ------------------------------------------------------------------------------------- sink
 
-/// Collects the reports of many actors and answers the driver's `Wait` once all are in.
+/// Collects the reports of many actors and answers the driver's `Wait` once all are in: how
+/// many carried the wanted count, and the (wrapping) sum of their fingerprints.
 struct Sink {
     expected: u64,
     want: u64,
     received: u64,
     correct: u64,
-    waiter: Option<OneshotSender<u64>>,
+    fingerprint: u64,
+    waiter: Option<OneshotSender<(u64, u64)>>,
 }
 
 impl Actor for Sink {
@@ -370,10 +373,11 @@ impl Actor for Sink {
 
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Report(u64);
+/// A count, and a fingerprint (0 where the workload has none).
+struct Report(u64, u64);
 
 #[derive(Message)]
-#[rtype(result = "Option<u64>")]
+#[rtype(result = "Option<(u64, u64)>")]
 struct Wait;
 
 impl Sink {
@@ -383,6 +387,7 @@ impl Sink {
             want,
             received: 0,
             correct: 0,
+            fingerprint: 0,
             waiter: None,
         }
     }
@@ -390,7 +395,7 @@ impl Sink {
     fn answer_if_complete(&mut self) {
         if self.received == self.expected {
             if let Some(waiter) = self.waiter.take() {
-                let _ = waiter.send(self.correct);
+                let _ = waiter.send((self.correct, self.fingerprint));
             }
         }
     }
@@ -399,15 +404,16 @@ impl Sink {
 impl Handler<Report> for Sink {
     type Result = ();
 
-    fn handle(&mut self, Report(v): Report, _: &mut Context<Self>) {
+    fn handle(&mut self, Report(v, fingerprint): Report, _: &mut Context<Self>) {
         self.received += 1;
         self.correct += u64::from(v == self.want);
+        self.fingerprint = self.fingerprint.wrapping_add(fingerprint);
         self.answer_if_complete();
     }
 }
 
 impl Handler<Wait> for Sink {
-    type Result = ResponseFuture<Option<u64>>;
+    type Result = ResponseFuture<Option<(u64, u64)>>;
 
     fn handle(&mut self, _: Wait, _: &mut Context<Self>) -> Self::Result {
         let (waiter, answer) = deferred();
@@ -423,24 +429,27 @@ struct ThrputWorker {
     sink: Addr<Sink>,
     per_actor: u64,
     received: u64,
+    sum: f64,
 }
 
 impl Actor for ThrputWorker {
     type Context = Context<Self>;
 }
 
+/// The angle to compute.
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Work;
+struct Work(f64);
 
 impl Handler<Work> for ThrputWorker {
     type Result = ();
 
-    fn handle(&mut self, _: Work, _: &mut Context<Self>) {
-        compute();
+    fn handle(&mut self, Work(angle): Work, _: &mut Context<Self>) {
+        self.sum += compute(angle);
         self.received += 1;
         if self.received == self.per_actor {
-            self.sink.do_send(Report(self.received));
+            self.sink
+                .do_send(Report(self.received, fjthrput_report(self.sum)));
         }
     }
 }
@@ -453,17 +462,21 @@ async fn fjthrput(place: &Placement, actors: usize, per_actor: u64) -> Outcome {
                 sink: sink.clone(),
                 per_actor,
                 received: 0,
+                sum: 0.0,
             })
         })
         .collect();
+    let expected = fjthrput_expected(actors, per_actor);
     let start = Instant::now();
+    let mut k = 0;
     for _ in 0..per_actor {
         for w in &workers {
-            w.do_send(Work);
+            w.do_send(Work(compute_angle(k)));
+            k += 1;
         }
     }
     let complete = sink.send(Wait).await.ok().flatten();
-    Outcome::since(start, complete == Some(actors as u64))
+    Outcome::since(start, complete == Some((actors as u64, expected)))
 }
 
 // ---------------------------------------------------------------------------------- fjcreate
@@ -476,14 +489,14 @@ impl Actor for CreatedWorker {
 
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Request(Addr<Sink>);
+/// Where to reply, and the angle to compute.
+struct Request(Addr<Sink>, f64);
 
 impl Handler<Request> for CreatedWorker {
     type Result = ();
 
-    fn handle(&mut self, Request(reply_to): Request, ctx: &mut Context<Self>) {
-        compute();
-        reply_to.do_send(Report(1));
+    fn handle(&mut self, Request(reply_to, angle): Request, ctx: &mut Context<Self>) {
+        reply_to.do_send(Report(1, fjcreate_report(compute(angle))));
         ctx.stop();
     }
 }
@@ -491,14 +504,15 @@ impl Handler<Request> for CreatedWorker {
 async fn fjcreate(place: &Placement, actors: u64) -> Outcome {
     let sink = place.start(Sink::new(actors, 1));
     let mut workers = Vec::with_capacity(actors as usize);
+    let expected = fjcreate_expected(actors);
     let start = Instant::now();
-    for _ in 0..actors {
+    for k in 0..actors {
         let worker = place.start(CreatedWorker);
-        worker.do_send(Request(sink.clone()));
+        worker.do_send(Request(sink.clone(), compute_angle(k)));
         workers.push(worker);
     }
     let replies = sink.send(Wait).await.ok().flatten();
-    Outcome::since(start, replies == Some(actors))
+    Outcome::since(start, replies == Some((actors, expected)))
 }
 
 // --------------------------------------------------------------------------------------- fib
@@ -783,7 +797,7 @@ impl Handler<BigPong> for BigActor {
     fn handle(&mut self, _: BigPong, _: &mut Context<Self>) {
         self.pongs += 1;
         if self.pongs == self.pings {
-            self.sink.do_send(Report(self.pongs));
+            self.sink.do_send(Report(self.pongs, 0));
         } else {
             self.ping_someone();
         }
@@ -821,7 +835,12 @@ async fn big(place: &Placement, actors: usize, pings: u64) -> Outcome {
     for a in all.iter() {
         a.do_send(BigStart);
     }
-    let reports = sink.send(Wait).await.ok().flatten();
+    let reports = sink
+        .send(Wait)
+        .await
+        .ok()
+        .flatten()
+        .map(|(correct, _)| correct);
     let outcome = Outcome::since(start, reports == Some(actors as u64));
     for a in all.iter() {
         a.do_send(Halt);

@@ -1,12 +1,12 @@
 //! What every Rust peer shares: the command line, the workload sizes and message counts of
 //! docs/benchmarks.md, the JSON result record, and the small helpers the workloads need
-//! (`compute()`, the xorshift64* generator of `big`, the chameneos colours, fib).
+//! (`compute()` and the fork-join fingerprints, the xorshift64* generator of `big`, the chameneos
+//! colours, fib).
 //!
 //! Each peer binary only supplies, per workload, a function that runs it on its framework and
 //! returns the measured time and whether the run verified.
 
 use std::fmt;
-use std::hint::black_box;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -154,12 +154,60 @@ impl Workload {
     }
 }
 
-/// Savina's per-message work for the fork-join benchmarks, exactly as docs/benchmarks.md writes it.
+/// Savina's per-message work for the fork-join benchmarks (fjthrput, fjcreate), exactly as
+/// docs/benchmarks.md and loka's `loka_bench::compute` define it: the square of the sine of the
+/// message's angle. The handler adds the result to its actor's state and reports it, so the call
+/// is never dead code, and the angle comes from the message, so it is never constant-folded.
 #[inline]
-pub fn compute() -> f64 {
-    let t = 37.2_f64;
-    let s = t.sin();
-    black_box(s * s + t.cos())
+pub fn compute(angle: f64) -> f64 {
+    let s = angle.sin();
+    s * s
+}
+
+/// The angle the `k`-th message of a fork-join benchmark carries: `32 + (k mod 1024) / 128`
+/// (exact in binary, so every language computes the same angle bit for bit).
+#[inline]
+pub fn compute_angle(k: u64) -> f64 {
+    32.0 + (k % 1024) as f64 / 128.0
+}
+
+/// SplitMix64's finaliser (as loka's `verify::mix`): summed (wrapping) over values, it
+/// fingerprints a multiset in any order.
+pub fn mix(v: u64) -> u64 {
+    let mut z = v.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// What a fjthrput worker reports besides its count: `mix` of the bits of its sum of
+/// `compute()` results, added in arrival order.
+pub fn fjthrput_report(sum: f64) -> u64 {
+    mix(sum.to_bits())
+}
+
+/// The fingerprint the fjthrput reports must add up to, computed sequentially: worker `w` of
+/// `actors` receives the angles of messages `r·actors + w`, r = 0..per_actor, in that order.
+pub fn fjthrput_expected(actors: usize, per_actor: u64) -> u64 {
+    (0..actors as u64).fold(0, |fingerprint: u64, w| {
+        let sum = (0..per_actor).fold(0.0, |sum, r| {
+            sum + compute(compute_angle(r * actors as u64 + w))
+        });
+        fingerprint.wrapping_add(fjthrput_report(sum))
+    })
+}
+
+/// What a fjcreate child reports besides its `1`: `mix` of the bits of its `compute()` result.
+pub fn fjcreate_report(result: f64) -> u64 {
+    mix(result.to_bits())
+}
+
+/// The fingerprint the fjcreate reports must add up to, computed sequentially (child `k` gets
+/// `compute_angle(k)`).
+pub fn fjcreate_expected(actors: u64) -> u64 {
+    (0..actors).fold(0, |fingerprint: u64, k| {
+        fingerprint.wrapping_add(fjcreate_report(compute(compute_angle(k))))
+    })
 }
 
 /// fib(n) with fib(1) = fib(2) = 1: the expected root result of the `fib` workload.
@@ -457,6 +505,22 @@ mod tests {
                 assert!(t < 5 && t != me);
             }
         }
+    }
+
+    #[test]
+    fn fork_join_fingerprints_follow_the_message_order() {
+        assert_eq!(compute_angle(0), 32.0);
+        assert_eq!(compute_angle(1023), 32.0 + 1023.0 / 128.0);
+        assert_eq!(compute_angle(1024), 32.0);
+        // One worker, two messages: the same sum as adding them by hand.
+        let sum = compute(compute_angle(0)) + compute(compute_angle(1));
+        assert_eq!(fjthrput_expected(1, 2), fjthrput_report(sum));
+        assert_ne!(fjthrput_expected(2, 1), fjthrput_report(sum));
+        assert_eq!(
+            fjcreate_expected(2),
+            fjcreate_report(compute(compute_angle(1)))
+                .wrapping_add(fjcreate_report(compute(compute_angle(0))))
+        );
     }
 
     #[test]

@@ -12,7 +12,8 @@ use std::time::Instant;
 
 use kameo::prelude::*;
 use peer_common::{
-    complement, compute, fib, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
+    complement, compute, compute_angle, fib, fjcreate_expected, fjcreate_report, fjthrput_expected,
+    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
 };
 
 fn main() -> std::process::ExitCode {
@@ -279,17 +280,20 @@ async fn threadring(actors: usize, hops: u64) -> Outcome {
 
 // ------------------------------------------------------------------------------------- sink
 
-/// Collects the reports of many actors and answers the driver's `Wait` once all are in.
+/// Collects the reports of many actors and answers the driver's `Wait` once all are in: how
+/// many carried the wanted count, and the (wrapping) sum of their fingerprints.
 #[derive(Actor)]
 struct Sink {
     expected: u64,
     want: u64,
     received: u64,
     correct: u64,
-    waiter: Option<ReplySender<u64>>,
+    fingerprint: u64,
+    waiter: Option<ReplySender<(u64, u64)>>,
 }
 
-struct Report(u64);
+/// A count, and a fingerprint (0 where the workload has none).
+struct Report(u64, u64);
 struct Wait;
 
 impl Sink {
@@ -299,6 +303,7 @@ impl Sink {
             want,
             received: 0,
             correct: 0,
+            fingerprint: 0,
             waiter: None,
         }
     }
@@ -306,7 +311,7 @@ impl Sink {
     fn answer_if_complete(&mut self) {
         if self.received == self.expected {
             if let Some(waiter) = self.waiter.take() {
-                waiter.send(self.correct);
+                waiter.send((self.correct, self.fingerprint));
             }
         }
     }
@@ -315,15 +320,16 @@ impl Sink {
 impl Message<Report> for Sink {
     type Reply = ();
 
-    async fn handle(&mut self, Report(v): Report, _: &mut Context<Self, ()>) {
+    async fn handle(&mut self, Report(v, fingerprint): Report, _: &mut Context<Self, ()>) {
         self.received += 1;
         self.correct += u64::from(v == self.want);
+        self.fingerprint = self.fingerprint.wrapping_add(fingerprint);
         self.answer_if_complete();
     }
 }
 
 impl Message<Wait> for Sink {
-    type Reply = DelegatedReply<u64>;
+    type Reply = DelegatedReply<(u64, u64)>;
 
     async fn handle(&mut self, _: Wait, ctx: &mut Context<Self, Self::Reply>) -> Self::Reply {
         let (reply, sender) = ctx.reply_sender();
@@ -340,18 +346,20 @@ struct ThrputWorker {
     sink: ActorRef<Sink>,
     per_actor: u64,
     received: u64,
+    sum: f64,
 }
 
-struct Work;
+/// The angle to compute.
+struct Work(f64);
 
 impl Message<Work> for ThrputWorker {
     type Reply = ();
 
-    async fn handle(&mut self, _: Work, _: &mut Context<Self, ()>) {
-        compute();
+    async fn handle(&mut self, Work(angle): Work, _: &mut Context<Self, ()>) {
+        self.sum += compute(angle);
         self.received += 1;
         if self.received == self.per_actor {
-            tell(&self.sink, Report(self.received));
+            tell(&self.sink, Report(self.received, fjthrput_report(self.sum)));
         }
     }
 }
@@ -364,17 +372,21 @@ async fn fjthrput(actors: usize, per_actor: u64) -> Outcome {
                 sink: sink.clone(),
                 per_actor,
                 received: 0,
+                sum: 0.0,
             })
         })
         .collect();
+    let expected = fjthrput_expected(actors, per_actor);
     let start = Instant::now();
+    let mut k = 0;
     for _ in 0..per_actor {
         for w in &workers {
-            tell(w, Work);
+            tell(w, Work(compute_angle(k)));
+            k += 1;
         }
     }
     let complete = sink.ask(Wait).await.ok();
-    let outcome = Outcome::since(start, complete == Some(actors as u64));
+    let outcome = Outcome::since(start, complete == Some((actors as u64, expected)));
     stop_all(&workers).await;
     stop_all(&[sink]).await;
     outcome
@@ -385,26 +397,30 @@ async fn fjthrput(actors: usize, per_actor: u64) -> Outcome {
 #[derive(Actor)]
 struct CreatedWorker;
 
-struct Request(ActorRef<Sink>);
+/// Where to reply, and the angle to compute.
+struct Request(ActorRef<Sink>, f64);
 
 impl Message<Request> for CreatedWorker {
     type Reply = ();
 
-    async fn handle(&mut self, Request(reply_to): Request, ctx: &mut Context<Self, ()>) {
-        compute();
-        tell(&reply_to, Report(1));
+    async fn handle(&mut self, Request(reply_to, angle): Request, ctx: &mut Context<Self, ()>) {
+        tell(&reply_to, Report(1, fjcreate_report(compute(angle))));
         ctx.stop();
     }
 }
 
 async fn fjcreate(actors: u64) -> Outcome {
     let sink = spawn(Sink::new(actors, 1));
+    let expected = fjcreate_expected(actors);
     let start = Instant::now();
-    for _ in 0..actors {
-        tell(&spawn(CreatedWorker), Request(sink.clone()));
+    for k in 0..actors {
+        tell(
+            &spawn(CreatedWorker),
+            Request(sink.clone(), compute_angle(k)),
+        );
     }
     let replies = sink.ask(Wait).await.ok();
-    let outcome = Outcome::since(start, replies == Some(actors));
+    let outcome = Outcome::since(start, replies == Some((actors, expected)));
     stop_all(&[sink]).await;
     outcome
 }
@@ -647,7 +663,7 @@ impl Message<BigPong> for BigActor {
     async fn handle(&mut self, _: BigPong, _: &mut Context<Self, ()>) {
         self.pongs += 1;
         if self.pongs == self.pings {
-            tell(&self.sink, Report(self.pongs));
+            tell(&self.sink, Report(self.pongs, 0));
         } else {
             self.ping_someone();
         }
@@ -677,7 +693,7 @@ async fn big(actors: usize, pings: u64) -> Outcome {
     for a in all.iter() {
         tell(a, Start);
     }
-    let reports = sink.ask(Wait).await.ok();
+    let reports = sink.ask(Wait).await.ok().map(|(correct, _)| correct);
     let outcome = Outcome::since(start, reports == Some(actors as u64));
     stop_all(&all).await;
     stop_all(&[sink]).await;

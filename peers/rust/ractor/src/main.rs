@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use peer_common::{
-    complement, compute, fib, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
+    complement, compute, compute_angle, fib, fjcreate_expected, fjcreate_report, fjthrput_expected,
+    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
 };
 use ractor::concurrency::JoinHandle;
 use ractor::rpc::CallResult;
@@ -306,18 +307,21 @@ async fn threadring(actors: usize, hops: u64) -> Outcome {
 
 // ------------------------------------------------------------------------------------- sink
 
-/// Collects the reports of many actors and answers the driver's `Wait` once all are in.
+/// Collects the reports of many actors and answers the driver's `Wait` once all are in: how
+/// many carried the wanted count, and the (wrapping) sum of their fingerprints.
 struct Sink;
 enum SinkMsg {
-    Report(u64),
-    Wait(RpcReplyPort<u64>),
+    /// A count, and a fingerprint (0 where the workload has none).
+    Report(u64, u64),
+    Wait(RpcReplyPort<(u64, u64)>),
 }
 struct SinkState {
     expected: u64,
     want: u64,
     received: u64,
     correct: u64,
-    waiter: Option<RpcReplyPort<u64>>,
+    fingerprint: u64,
+    waiter: Option<RpcReplyPort<(u64, u64)>>,
 }
 
 impl Actor for Sink {
@@ -336,21 +340,23 @@ impl Actor for Sink {
             want,
             received: 0,
             correct: 0,
+            fingerprint: 0,
             waiter: None,
         })
     }
 
     async fn handle(&self, _: ActorRef<SinkMsg>, msg: SinkMsg, s: &mut SinkState) -> Handled {
         match msg {
-            SinkMsg::Report(v) => {
+            SinkMsg::Report(v, fingerprint) => {
                 s.received += 1;
                 s.correct += u64::from(v == s.want);
+                s.fingerprint = s.fingerprint.wrapping_add(fingerprint);
             }
             SinkMsg::Wait(reply) => s.waiter = Some(reply),
         }
         if s.received == s.expected {
             if let Some(reply) = s.waiter.take() {
-                reply.send(s.correct)?;
+                reply.send((s.correct, s.fingerprint))?;
             }
         }
         Ok(())
@@ -360,11 +366,13 @@ impl Actor for Sink {
 // ---------------------------------------------------------------------------------- fjthrput
 
 struct ThrputWorker;
-struct Work;
+/// The angle to compute.
+struct Work(f64);
 struct ThrputState {
     sink: ActorRef<SinkMsg>,
     per_actor: u64,
     received: u64,
+    sum: f64,
 }
 
 impl Actor for ThrputWorker {
@@ -381,14 +389,16 @@ impl Actor for ThrputWorker {
             sink,
             per_actor,
             received: 0,
+            sum: 0.0,
         })
     }
 
-    async fn handle(&self, _: ActorRef<Work>, _: Work, s: &mut ThrputState) -> Handled {
-        compute();
+    async fn handle(&self, _: ActorRef<Work>, Work(angle): Work, s: &mut ThrputState) -> Handled {
+        s.sum += compute(angle);
         s.received += 1;
         if s.received == s.per_actor {
-            s.sink.cast(SinkMsg::Report(s.received))?;
+            s.sink
+                .cast(SinkMsg::Report(s.received, fjthrput_report(s.sum)))?;
         }
         Ok(())
     }
@@ -401,14 +411,17 @@ async fn fjthrput(actors: usize, per_actor: u64) -> Outcome {
     for _ in 0..actors {
         workers.push(crew.spawn(ThrputWorker, (sink.clone(), per_actor)).await);
     }
+    let expected = fjthrput_expected(actors, per_actor);
     let start = Instant::now();
+    let mut k = 0;
     for _ in 0..per_actor {
         for w in &workers {
-            w.cast(Work).expect("send work");
+            w.cast(Work(compute_angle(k))).expect("send work");
+            k += 1;
         }
     }
     let complete = answer(sink.call(SinkMsg::Wait, None).await);
-    let outcome = Outcome::since(start, complete == Some(actors as u64));
+    let outcome = Outcome::since(start, complete == Some((actors as u64, expected)));
     crew.stop().await;
     outcome
 }
@@ -416,7 +429,8 @@ async fn fjthrput(actors: usize, per_actor: u64) -> Outcome {
 // ---------------------------------------------------------------------------------- fjcreate
 
 struct CreatedWorker;
-struct Request(ActorRef<SinkMsg>);
+/// Where to reply, and the angle to compute.
+struct Request(ActorRef<SinkMsg>, f64);
 
 impl Actor for CreatedWorker {
     type Msg = Request;
@@ -430,11 +444,10 @@ impl Actor for CreatedWorker {
     async fn handle(
         &self,
         myself: ActorRef<Request>,
-        Request(reply_to): Request,
+        Request(reply_to, angle): Request,
         _: &mut (),
     ) -> Handled {
-        compute();
-        reply_to.cast(SinkMsg::Report(1))?;
+        reply_to.cast(SinkMsg::Report(1, fjcreate_report(compute(angle))))?;
         myself.stop(None);
         Ok(())
     }
@@ -443,16 +456,19 @@ impl Actor for CreatedWorker {
 async fn fjcreate(actors: u64) -> Outcome {
     let mut crew = Crew::default();
     let sink = crew.spawn(Sink, (actors, 1)).await;
+    let expected = fjcreate_expected(actors);
     let start = Instant::now();
-    for _ in 0..actors {
+    for k in 0..actors {
         // Each worker stops itself after replying, so its handle is not kept.
         let (worker, _) = Actor::spawn(None, CreatedWorker, ())
             .await
             .expect("spawn worker");
-        worker.cast(Request(sink.clone())).expect("send request");
+        worker
+            .cast(Request(sink.clone(), compute_angle(k)))
+            .expect("send request");
     }
     let replies = answer(sink.call(SinkMsg::Wait, None).await);
-    let outcome = Outcome::since(start, replies == Some(actors));
+    let outcome = Outcome::since(start, replies == Some((actors, expected)));
     crew.stop().await;
     outcome
 }
@@ -704,7 +720,7 @@ impl Actor for BigActor {
             BigMsg::Pong => {
                 s.pongs += 1;
                 if s.pongs == s.pings {
-                    s.sink.cast(SinkMsg::Report(s.pongs))?;
+                    s.sink.cast(SinkMsg::Report(s.pongs, 0))?;
                 } else {
                     s.ping_someone()?;
                 }
@@ -730,7 +746,7 @@ async fn big(actors: usize, pings: u64) -> Outcome {
     for a in all.iter() {
         a.cast(BigMsg::Start).expect("send start");
     }
-    let reports = answer(sink.call(SinkMsg::Wait, None).await);
+    let reports = answer(sink.call(SinkMsg::Wait, None).await).map(|(correct, _)| correct);
     let outcome = Outcome::since(start, reports == Some(actors as u64));
     crew.stop().await;
     outcome
