@@ -98,3 +98,62 @@ mod tests {
         assert_eq!(fingerprint([1, 2]), fingerprint([2, 1]));
     }
 }
+
+/// An order-dependent hash of a sequence of values (a series' terms, a chain's contents in
+/// order): one rotate, xor and multiply per value, so an actor can keep it in a local field on
+/// its hot path. Two sequences hash equal exactly when they are equal (up to collisions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SequenceHash {
+    /// Values pushed.
+    pub count: u64,
+    /// The hash of the values so far.
+    pub hash: u64,
+}
+
+impl SequenceHash {
+    /// The empty sequence.
+    pub fn new() -> Self {
+        SequenceHash {
+            count: 0,
+            hash: 0x243F_6A88_85A3_08D3,
+        }
+    }
+
+    /// The hash of `values`, in order.
+    pub fn of(values: impl IntoIterator<Item = u64>) -> Self {
+        let mut h = SequenceHash::new();
+        values.into_iter().for_each(|v| h.push(v));
+        h
+    }
+
+    /// Appends `value`.
+    #[inline]
+    pub fn push(&mut self, value: u64) {
+        self.count += 1;
+        self.hash = (self.hash.rotate_left(23) ^ value)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(0x6A09_E667_F3BC_C909);
+    }
+}
+
+impl Default for SequenceHash {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod sequence_tests {
+    use super::*;
+
+    #[test]
+    fn sequence_hashes_see_order_and_content() {
+        let h = SequenceHash::of([1, 2, 3]);
+        assert_eq!(h, SequenceHash::of([1, 2, 3]));
+        assert_eq!(h.count, 3);
+        assert_ne!(h, SequenceHash::of([2, 1, 3]));
+        assert_ne!(h, SequenceHash::of([1, 2, 4]));
+        assert_ne!(h, SequenceHash::of([1, 2]));
+        assert_ne!(SequenceHash::of([0]), SequenceHash::of([0, 0]));
+    }
+}

@@ -2,7 +2,7 @@
 //! B×B distances; in every one of the N steps each block sends its block to the blocks of its row
 //! and column and updates itself from theirs (Savina #17).
 
-use crate::{Bench, Measured, Run};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,7 +12,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "Floyd-Warshall by (N/B)² block actors exchanging blocks each step (N·(N/B)²·2·(N/B − 1) + (N/B)² messages)",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::WrongRule],
 };
 
 /// A B×B block of distances, row-major.
@@ -96,12 +96,21 @@ struct FloydWarshallBlock {
     current: Received,
     next: Received,
     master: ActorRef<MasterMsg>,
+    /// `Data` messages handled.
+    handled: u64,
+    /// The defect to inject once ([`Fault::None`] in a real run, and once injected).
+    fault: Fault,
 }
 
 impl FloydWarshallBlock {
-    fn notify_neighbors(&self) {
+    fn notify_neighbors(&mut self) {
         let data: Block = Arc::from(&self.data[..]);
-        for neighbor in &self.neighbors {
+        // Fault injection: the first block message to the first neighbour is lost.
+        let skip = usize::from(self.fault == Fault::Drop);
+        if skip == 1 {
+            self.fault = Fault::None;
+        }
+        for neighbor in &self.neighbors[skip..] {
             neighbor
                 .send(BlockMsg::Data {
                     k: self.k,
@@ -131,10 +140,26 @@ impl FloydWarshallBlock {
                 .expect("column block received");
             block[kk * b..(kk + 1) * b].to_vec()
         };
+        if self.fault == Fault::WrongRule {
+            return self.wrong_step(&col_k, &row_k);
+        }
         for (i, &dik) in col_k.iter().enumerate() {
             let row = &mut self.data[i * b..(i + 1) * b];
             for (dij, &dkj) in row.iter_mut().zip(&row_k) {
                 *dij = (*dij).min(dik + dkj);
+            }
+        }
+    }
+
+    /// Fault injection: one step relaxes with a path one shorter than it is.
+    #[cold]
+    fn wrong_step(&mut self, col_k: &[u32], row_k: &[u32]) {
+        self.fault = Fault::None;
+        let b = self.b;
+        for (i, &dik) in col_k.iter().enumerate() {
+            let row = &mut self.data[i * b..(i + 1) * b];
+            for (dij, &dkj) in row.iter_mut().zip(row_k) {
+                *dij = (*dij).min((dik + dkj).saturating_sub(1));
             }
         }
     }
@@ -151,6 +176,7 @@ impl FloydWarshallBlock {
                         bi: self.bi,
                         bj: self.bj,
                         data: std::mem::take(&mut self.data),
+                        handled: self.handled,
                     })
                     .expect("master alive");
                 ctx.stop();
@@ -182,6 +208,7 @@ impl Actor for FloydWarshallBlock {
                 self.advance(ctx);
             }
             BlockMsg::Data { k, bi, bj, data } => {
+                self.handled += 1;
                 let slot = if k == self.k {
                     &mut self.current
                 } else {
@@ -203,13 +230,14 @@ impl Actor for FloydWarshallBlock {
 enum MasterMsg {
     Start {
         blocks: Arc<[ActorRef<BlockMsg>]>,
-        done: ReplyTo<Vec<u32>>,
+        done: ReplyTo<(Vec<u32>, u64)>,
     },
-    /// A block's final distances.
+    /// A block's final distances, and the block messages it handled.
     Block {
         bi: usize,
         bj: usize,
         data: Vec<u32>,
+        handled: u64,
     },
 }
 
@@ -221,7 +249,9 @@ struct Master {
     result: Vec<u32>,
     reports: usize,
     blocks: usize,
-    done: Option<ReplyTo<Vec<u32>>>,
+    /// Messages handled: the reports, and the block messages the blocks handled.
+    messages: u64,
+    done: Option<ReplyTo<(Vec<u32>, u64)>>,
 }
 
 impl Actor for Master {
@@ -235,7 +265,13 @@ impl Actor for Master {
                 }
                 self.table = Some(blocks);
             }
-            MasterMsg::Block { bi, bj, data } => {
+            MasterMsg::Block {
+                bi,
+                bj,
+                data,
+                handled,
+            } => {
+                self.messages += 1 + handled;
                 let (n, b) = (self.n, self.b);
                 for i in 0..b {
                     let at = (bi * b + i) * n + bj * b;
@@ -244,7 +280,7 @@ impl Actor for Master {
                 self.reports += 1;
                 if self.reports == self.blocks * self.blocks {
                     if let Some(done) = self.done.take() {
-                        done.send(std::mem::take(&mut self.result));
+                        done.send((std::mem::take(&mut self.result), self.messages));
                     }
                     ctx.stop();
                 }
@@ -266,6 +302,7 @@ fn run(system: &System, run: &Run) -> Measured {
         result: vec![0; n * n],
         reports: 0,
         blocks,
+        messages: 0,
         done: None,
     });
     let table: Arc<[ActorRef<BlockMsg>]> = (0..blocks * blocks)
@@ -286,6 +323,9 @@ fn run(system: &System, run: &Run) -> Measured {
                 current: Received::new(blocks),
                 next: Received::new(blocks),
                 master: master.clone(),
+                handled: 0,
+                // Injected into block (0, 1): a lost message, or a wrong first step.
+                fault: if id == 1 { run.fault } else { Fault::None },
             })
         })
         .collect();
@@ -296,15 +336,18 @@ fn run(system: &System, run: &Run) -> Measured {
     }
     system.run_until_idle();
     let start = Instant::now();
-    let result = master
+    let pending = master
         .ask(|done| MasterMsg::Start {
             blocks: table,
             done,
         })
-        .expect("fresh actor")
-        .wait()
-        .unwrap_or_default();
+        .expect("fresh actor");
+    let result = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
+    let (result, counted) = match result {
+        Ok(result) => result,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
+    };
     let mut expected = g;
     floyd_warshall(n, &mut expected);
     let differing = if result.len() == expected.len() {
@@ -315,7 +358,7 @@ fn run(system: &System, run: &Run) -> Measured {
     let total = blocks * blocks;
     let messages = (n * total * 2 * (blocks - 1) + total) as u64;
     Measured {
-        messages,
+        messages: counted,
         elapsed,
         verified: differing == 0,
         check: format!(
@@ -323,4 +366,5 @@ fn run(system: &System, run: &Run) -> Measured {
             n * n
         ),
     }
+    .with_message_count(messages, "N·b²·2·(b − 1) + b² = ")
 }

@@ -3,7 +3,8 @@
 //! (Savina #16).
 
 use crate::rng::XorShift as Rng;
-use crate::{Bench, Measured, Run};
+use crate::verify::{fingerprint, mix};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -14,7 +15,12 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "a teller sends N two-phase transfers between A account actors (4·N messages)",
     run,
-    faults: &[],
+    faults: &[
+        Fault::Drop,
+        Fault::Duplicate,
+        Fault::Misroute,
+        Fault::WrongRule,
+    ],
 };
 
 /// Every account's opening balance, in cents.
@@ -36,14 +42,14 @@ type Table = Arc<[ActorRef<AccountMsg>]>;
 enum AccountMsg {
     /// Set-up: every account's address.
     Table(Table),
-    /// From the teller: send `amount` to account `to`.
-    Transfer { to: usize, amount: i64 },
+    /// From the teller: transfer `id` sends `amount` to account `to`.
+    Transfer { id: u32, to: usize, amount: i64 },
     /// From account `from`: receive `amount`, then acknowledge.
     Credit { from: usize, amount: i64 },
     /// The destination's acknowledgement.
     Ack,
-    /// After the run: the balance, then stop.
-    Balance(ReplyTo<i64>),
+    /// After the run: the balance and the messages handled, then stop.
+    Balance(ReplyTo<(i64, u64)>),
 }
 
 struct Account {
@@ -53,37 +59,85 @@ struct Account {
     teller: ActorRef<TellerMsg>,
     /// Locked: a transfer from this account waits for its acknowledgement.
     waiting: bool,
+    /// The id of the transfer last sent from this account (the one waited for while locked).
+    transfer: u32,
     /// Requests that arrived while locked, taken up in order once unlocked (Savina's manual stash).
     stash: VecDeque<AccountMsg>,
+    /// `Transfer`, `Credit` and `Ack` messages handled.
+    handled: u64,
+    /// The defect to inject once ([`Fault::None`] in a real run, and once injected).
+    fault: Fault,
 }
 
 impl Account {
     fn process(&mut self, ctx: &mut Context<Self>, msg: AccountMsg) {
         match msg {
             AccountMsg::Table(table) => self.table = Some(table),
-            AccountMsg::Transfer { to, amount } => {
+            AccountMsg::Transfer { id, to, amount } => {
+                self.handled += 1;
                 self.balance -= amount;
                 self.waiting = true;
+                self.transfer = id;
                 let table = self.table.as_ref().expect("table set");
-                table[to]
-                    .send(AccountMsg::Credit {
-                        from: self.index,
-                        amount,
-                    })
-                    .expect("account alive");
+                let credit = AccountMsg::Credit {
+                    from: self.index,
+                    amount,
+                };
+                if self.fault == Fault::Duplicate {
+                    // Fault injection: the first credit is delivered twice.
+                    self.fault = Fault::None;
+                    table[to]
+                        .send(AccountMsg::Credit {
+                            from: self.index,
+                            amount,
+                        })
+                        .expect("account alive");
+                }
+                table[to].send(credit).expect("account alive");
             }
             AccountMsg::Credit { from, amount } => {
+                self.handled += 1;
+                if self.fault != Fault::None {
+                    return self.faulty_credit(from, amount);
+                }
                 self.balance += amount;
                 let table = self.table.as_ref().expect("table set");
                 table[from].send(AccountMsg::Ack).expect("account alive");
             }
             AccountMsg::Ack => {
+                self.handled += 1;
                 self.waiting = false;
-                self.teller.send(TellerMsg::Done).expect("teller alive");
+                let id = if self.fault == Fault::WrongRule {
+                    // Fault injection: the first completion names the next transfer.
+                    self.fault = Fault::None;
+                    self.transfer + 1
+                } else {
+                    self.transfer
+                };
+                self.teller.send(TellerMsg::Done(id)).expect("teller alive");
             }
             AccountMsg::Balance(reply) => {
-                reply.send(self.balance);
+                reply.send((self.balance, self.handled));
                 ctx.stop();
+            }
+        }
+    }
+
+    /// Fault injection at the first credit: it is lost (neither applied nor acknowledged), or
+    /// its acknowledgement goes to the wrong account.
+    #[cold]
+    fn faulty_credit(&mut self, from: usize, amount: i64) {
+        let table = self.table.as_ref().expect("table set");
+        match std::mem::replace(&mut self.fault, Fault::None) {
+            Fault::Drop => {}
+            Fault::Misroute => {
+                self.balance += amount;
+                let wrong = (from + 1) % table.len();
+                table[wrong].send(AccountMsg::Ack).expect("account alive");
+            }
+            _ => {
+                self.balance += amount;
+                table[from].send(AccountMsg::Ack).expect("account alive");
             }
         }
     }
@@ -106,19 +160,26 @@ impl Actor for Account {
     }
 }
 
+/// The teller's account of the run: transfers reported done and the fingerprint of their ids.
+#[derive(Clone, Copy)]
+struct Completed {
+    count: u64,
+    ids: u64,
+}
+
 enum TellerMsg {
     Start {
         accounts: Table,
-        done: ReplyTo<u64>,
+        done: ReplyTo<Completed>,
     },
-    /// A transfer completed.
-    Done,
+    /// Transfer `.0` completed.
+    Done(u32),
 }
 
 struct Teller {
     transfers: u64,
-    completed: u64,
-    done: Option<ReplyTo<u64>>,
+    completed: Completed,
+    done: Option<ReplyTo<Completed>>,
 }
 
 impl Actor for Teller {
@@ -128,18 +189,20 @@ impl Actor for Teller {
             TellerMsg::Start { accounts, done } => {
                 self.done = Some(done);
                 let mut rng = Rng::new(123_456);
-                for _ in 0..self.transfers {
+                for id in 0..self.transfers as u32 {
                     let (src, to, amount) = transfer(&mut rng, accounts.len());
                     accounts[src]
-                        .send(AccountMsg::Transfer { to, amount })
+                        .send(AccountMsg::Transfer { id, to, amount })
                         .expect("account alive");
                 }
             }
-            TellerMsg::Done => {
-                self.completed += 1;
-                if self.completed == self.transfers {
+            TellerMsg::Done(id) => {
+                let c = &mut self.completed;
+                c.count += 1;
+                c.ids = c.ids.wrapping_add(mix(u64::from(id)));
+                if c.count == self.transfers {
                     if let Some(done) = self.done.take() {
-                        done.send(self.completed);
+                        done.send(*c);
                     }
                     ctx.stop();
                 }
@@ -149,8 +212,7 @@ impl Actor for Teller {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let size = run.size;
-    let (accounts, transfers) = size.pick((1_000, 200_000_u64), (16_000, 800_000_u64));
+    let (accounts, transfers) = run.pick((1_000, 200_000_u64), (16_000, 800_000_u64));
     let mut expected = vec![INITIAL_BALANCE; accounts];
     let mut rng = Rng::new(123_456);
     for _ in 0..transfers {
@@ -158,9 +220,10 @@ fn run(system: &System, run: &Run) -> Measured {
         expected[src] -= amount;
         expected[to] += amount;
     }
+    let expected_ids = fingerprint(0..transfers);
     let teller = system.spawn(Teller {
         transfers,
-        completed: 0,
+        completed: Completed { count: 0, ids: 0 },
         done: None,
     });
     let table: Table = (0..accounts)
@@ -171,7 +234,17 @@ fn run(system: &System, run: &Run) -> Measured {
                 table: None,
                 teller: teller.clone(),
                 waiting: false,
+                transfer: 0,
                 stash: VecDeque::new(),
+                handled: 0,
+                // Injected faults: a credit duplicated or a completion misreported by account 0
+                // (a source of transfers, never a destination), a credit lost or acknowledged to
+                // the wrong account by the last account (a destination, never a source).
+                fault: match run.fault {
+                    Fault::Duplicate | Fault::WrongRule if index == 0 => run.fault,
+                    Fault::Drop | Fault::Misroute if index == accounts - 1 => run.fault,
+                    _ => Fault::None,
+                },
             })
         })
         .collect();
@@ -182,34 +255,49 @@ fn run(system: &System, run: &Run) -> Measured {
     }
     system.run_until_idle();
     let start = Instant::now();
-    let completed = teller
+    let pending = teller
         .ask(|done| TellerMsg::Start {
             accounts: Arc::clone(&table),
             done,
         })
-        .expect("fresh actor")
-        .wait()
-        .unwrap_or(0);
+        .expect("fresh actor");
+    let completed = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
-    // Every transfer is acknowledged: read the balances (each account then stops).
+    let completed = match completed {
+        Ok(completed) => completed,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
+    };
+    // Read the balances (each account then stops).
     let pending: Vec<_> = table
         .iter()
         .map(|account| account.ask(AccountMsg::Balance).expect("account alive"))
         .collect();
-    let balances: Vec<i64> = pending
-        .into_iter()
-        .map(|p| p.wait().unwrap_or(i64::MIN))
-        .collect();
+    let mut balances = Vec::with_capacity(accounts);
+    let mut handled = completed.count;
+    for p in pending {
+        match await_result(system, p, run, BENCH.name) {
+            Ok((balance, h)) => {
+                balances.push(balance);
+                handled += h;
+            }
+            Err(reason) => return Measured::failed(handled, elapsed, reason),
+        }
+    }
     let total: i64 = balances.iter().sum();
     let opening = INITIAL_BALANCE * accounts as i64;
     let same = balances == expected;
+    let ids_ok = completed.ids == expected_ids;
     Measured {
-        messages: 4 * transfers,
+        messages: handled,
         elapsed,
-        verified: completed == transfers && total == opening && same,
+        verified: completed.count == transfers && ids_ok && total == opening && same,
         check: format!(
-            "{completed} of {transfers} transfers acknowledged; total balance {total} (opening \
-             {opening}); every balance equals the sequential replay: {same}"
+            "{} of {transfers} transfers reported done, {} (fingerprint of their ids against \
+             0..N: each transfer exactly once); total balance {total} (opening {opening}); every \
+             balance equals the sequential replay: {same}",
+            completed.count,
+            if ids_ok { "each once" } else { "NOT each once" },
         ),
     }
+    .with_message_count(4 * transfers, "4·N = ")
 }

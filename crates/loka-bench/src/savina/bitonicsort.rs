@@ -4,8 +4,9 @@
 
 use crate::rng::XorShift;
 use crate::verify::SortedStream;
-use crate::{Bench, Measured, Run};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -16,7 +17,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "N values through a bitonic sorting network of actors (one message per value and hop)",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::WrongRule],
 };
 
 /// Messages sent, added up by every actor when it stops.
@@ -171,19 +172,63 @@ struct CompareExchange {
     out: Out,
 }
 
+impl CompareExchange {
+    /// The pair to send once two values are in, in order.
+    fn pair(&mut self, v: u64) -> Option<(u64, u64)> {
+        match self.held.take() {
+            None => {
+                self.held = Some(v);
+                None
+            }
+            Some(k1) => {
+                let (min, max) = if k1 <= v { (k1, v) } else { (v, k1) };
+                Some(if self.up { (min, max) } else { (max, min) })
+            }
+        }
+    }
+}
+
 impl Actor for CompareExchange {
     type Msg = Msg;
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) {
         let Msg::Value(v) = msg else {
             return;
         };
-        match self.held.take() {
-            None => self.held = Some(v),
-            Some(k1) => {
-                let (min, max) = if k1 <= v { (k1, v) } else { (v, k1) };
-                let (first, second) = if self.up { (min, max) } else { (max, min) };
-                self.out.send(Msg::Data(self.order, first));
-                self.out.send(Msg::Data(self.order, second));
+        if let Some((first, second)) = self.pair(v) {
+            self.out.send(Msg::Data(self.order, first));
+            self.out.send(Msg::Data(self.order, second));
+        }
+    }
+}
+
+/// A compare-exchange with an injected defect, in place of a real one (a real run never spawns
+/// it): of its first pair, the second value is lost (`Drop`), or the two go out in the wrong order
+/// (`WrongRule`).
+struct FaultyCompareExchange {
+    inner: CompareExchange,
+    fault: Fault,
+}
+
+impl Actor for FaultyCompareExchange {
+    type Msg = Msg;
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) {
+        let Msg::Value(v) = msg else {
+            return;
+        };
+        let Some((first, second)) = self.inner.pair(v) else {
+            return;
+        };
+        let order = self.inner.order;
+        let out = &mut self.inner.out;
+        match std::mem::replace(&mut self.fault, Fault::None) {
+            Fault::Drop => out.send(Msg::Data(order, first)),
+            Fault::WrongRule => {
+                out.send(Msg::Data(order, second));
+                out.send(Msg::Data(order, first));
+            }
+            _ => {
+                out.send(Msg::Data(order, first));
+                out.send(Msg::Data(order, second));
             }
         }
     }
@@ -243,6 +288,9 @@ struct Builder<'a> {
     system: &'a System,
     n: usize,
     tally: Tally,
+    /// A defect for the first compare-exchange built (one of the last step's, the network being
+    /// built from its end); [`Fault::None`] in a real run.
+    fault: Cell<Fault>,
 }
 
 impl Builder<'_> {
@@ -251,6 +299,19 @@ impl Builder<'_> {
             next,
             sent: 0,
             tally: Arc::clone(&self.tally),
+        }
+    }
+
+    fn compare_exchange(&self, order: usize, up: bool, next: Next) -> Next {
+        let inner = CompareExchange {
+            order,
+            up,
+            held: None,
+            out: self.out(next),
+        };
+        match self.fault.replace(Fault::None) {
+            Fault::None => self.system.spawn(inner),
+            fault => self.system.spawn(FaultyCompareExchange { inner, fault }),
         }
     }
 
@@ -311,12 +372,7 @@ impl Builder<'_> {
                 if length > 2 {
                     self.partition(i, length, up, joiner.clone())
                 } else {
-                    self.system.spawn(CompareExchange {
-                        order: i,
-                        up,
-                        held: None,
-                        out: self.out(joiner.clone()),
-                    })
+                    self.compare_exchange(i, up, joiner.clone())
                 }
             })
             .collect();
@@ -334,14 +390,7 @@ impl Builder<'_> {
             .system
             .spawn(Joiner::new(1, length / 2, self.out(adapter)));
         let workers = (0..length / 2)
-            .map(|i| {
-                self.system.spawn(CompareExchange {
-                    order: i,
-                    up,
-                    held: None,
-                    out: self.out(joiner.clone()),
-                })
-            })
+            .map(|i| self.compare_exchange(i, up, joiner.clone()))
             .collect();
         let splitter = self.splitter(1, workers);
         self.forward(splitter)
@@ -395,6 +444,7 @@ fn run(system: &System, run: &Run) -> Measured {
         system,
         n: values,
         tally: Arc::clone(&tally),
+        fault: Cell::new(run.fault),
     };
     // Savina's DataValueAdapter in front of the validator.
     let adapter = system.spawn(DataValueAdapter(builder.out(validator)));
@@ -409,19 +459,15 @@ fn run(system: &System, run: &Run) -> Measured {
     let start = Instant::now();
     source.send(SourceMsg::Start).expect("fresh actor");
     drop(source);
-    let seen = pending.wait();
+    let seen = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
+    let seen = match seen {
+        Ok(seen) => seen,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
+    };
     // Let the network wind down so every actor has added its count (not timed).
     system.run_until_idle();
     let messages = tally.load(Ordering::Relaxed);
     let expected_messages = values as u64 * hops_per_value(values);
-    let Ok(seen) = seen else {
-        return Measured {
-            messages,
-            elapsed,
-            verified: false,
-            check: "the validator never answered".to_owned(),
-        };
-    };
     Measured::checked(messages, elapsed, seen, expected).with_message_count(expected_messages, "")
 }

@@ -2,7 +2,7 @@
 //! consumers through a buffer of B places (Savina #11).
 
 use crate::verify::mix;
-use crate::{Bench, Measured, Run};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -12,7 +12,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "P producers, C consumers and a manager with a B-place buffer; I items each (4·P·I + 2·P messages)",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::Duplicate],
 };
 
 /// Savina's production and consumption cost (`prodCost`, `consCost`): 25·100 logarithms per item.
@@ -49,6 +49,8 @@ struct Producer {
     index: usize,
     items: u64,
     produced: u64,
+    /// `ProduceData` requests handled.
+    handled: u64,
     term: f64,
     manager: ActorRef<ManagerMsg>,
 }
@@ -56,9 +58,10 @@ struct Producer {
 impl Actor for Producer {
     type Msg = ProducerMsg;
     fn handle(&mut self, ctx: &mut Context<Self>, _msg: ProducerMsg) {
+        self.handled += 1;
         if self.produced == self.items {
             self.manager
-                .send(ManagerMsg::ProducerExit)
+                .send(ManagerMsg::ProducerExit(self.handled))
                 .expect("manager alive");
             ctx.stop();
             return;
@@ -115,7 +118,8 @@ impl Actor for Consumer {
     }
 }
 
-/// `(items consumed, checksum, messages)`.
+/// `(items consumed, checksum, messages)`: the items the consumers took, the fingerprint of their
+/// ids, and the messages every actor handled.
 type Outcome = (u64, u64, u64);
 
 enum ManagerMsg {
@@ -126,7 +130,9 @@ enum ManagerMsg {
     },
     Data(Item),
     ConsumerAvailable(usize),
-    ProducerExit,
+    /// A producer is done; the `ProduceData` requests it handled.
+    ProducerExit(u64),
+    /// A consumer's account: `Data` items it handled and the fingerprint of their ids.
     Tally {
         consumed: u64,
         checksum: u64,
@@ -147,24 +153,40 @@ struct Manager {
     tallies: usize,
     consumed: u64,
     checksum: u64,
-    /// Workload messages sent and received by the manager (every one passes through it).
+    /// Workload messages handled: by the manager, then also the producers' and consumers' counts.
     messages: u64,
+    /// The defect to inject once ([`Fault::None`] in a real run, and once injected).
+    fault: Fault,
     done: Option<ReplyTo<Outcome>>,
 }
 
 impl Manager {
     fn produce(&mut self, producer: usize) {
-        self.messages += 1;
         self.producers[producer]
             .send(ProducerMsg::ProduceData)
             .expect("producer alive");
     }
 
     fn consume(&mut self, consumer: usize, item: Item) {
-        self.messages += 1;
         self.consumers[consumer]
             .send(ConsumerMsg::Data(item))
             .expect("consumer alive");
+    }
+
+    fn consumer_available(&mut self, consumer: usize) {
+        self.messages += 1;
+        match self.pending.pop_front() {
+            None => {
+                self.available_consumers.push_back(consumer);
+                self.try_exit();
+            }
+            Some(item) => {
+                self.consume(consumer, item);
+                if let Some(producer) = self.available_producers.pop_front() {
+                    self.produce(producer);
+                }
+            }
+        }
     }
 
     fn try_exit(&mut self) {
@@ -200,9 +222,14 @@ impl Actor for Manager {
             ManagerMsg::Data(item) => {
                 self.messages += 1;
                 let producer = item.producer;
-                match self.available_consumers.pop_front() {
-                    Some(consumer) => self.consume(consumer, item),
-                    None => self.pending.push_back(item),
+                if self.fault == Fault::Drop {
+                    // Fault injection: the first item is lost.
+                    self.fault = Fault::None;
+                } else {
+                    match self.available_consumers.pop_front() {
+                        Some(consumer) => self.consume(consumer, item),
+                        None => self.pending.push_back(item),
+                    }
                 }
                 if self.pending.len() >= self.adjusted_buffer {
                     self.available_producers.push_back(producer);
@@ -211,28 +238,23 @@ impl Actor for Manager {
                 }
             }
             ManagerMsg::ConsumerAvailable(consumer) => {
-                self.messages += 1;
-                match self.pending.pop_front() {
-                    None => {
-                        self.available_consumers.push_back(consumer);
-                        self.try_exit();
-                    }
-                    Some(item) => {
-                        self.consume(consumer, item);
-                        if let Some(producer) = self.available_producers.pop_front() {
-                            self.produce(producer);
-                        }
-                    }
+                if self.fault == Fault::Duplicate {
+                    // Fault injection: the first is delivered twice (the consumer is taken
+                    // for free twice; every item is still consumed once).
+                    self.fault = Fault::None;
+                    self.consumer_available(consumer);
                 }
+                self.consumer_available(consumer);
             }
-            ManagerMsg::ProducerExit => {
-                self.messages += 1;
+            ManagerMsg::ProducerExit(handled) => {
+                self.messages += 1 + handled;
                 self.terminated_producers += 1;
                 self.try_exit();
             }
             ManagerMsg::Tally { consumed, checksum } => {
                 self.tallies += 1;
                 self.consumed += consumed;
+                self.messages += consumed;
                 self.checksum = self.checksum.wrapping_add(checksum);
                 if self.tallies == self.consumers.len() {
                     if let Some(done) = self.done.take() {
@@ -262,6 +284,7 @@ fn run(system: &System, run: &Run) -> Measured {
         consumed: 0,
         checksum: 0,
         messages: 0,
+        fault: run.fault,
         done: None,
     });
     let producer_refs: Vec<_> = (0..producers)
@@ -270,6 +293,7 @@ fn run(system: &System, run: &Run) -> Measured {
                 index,
                 items,
                 produced: 0,
+                handled: 0,
                 term: 0.0,
                 manager: manager.clone(),
             })
@@ -291,24 +315,27 @@ fn run(system: &System, run: &Run) -> Measured {
     let messages = 4 * total + 2 * producers as u64;
     system.run_until_idle();
     let start = Instant::now();
-    let got = manager
+    let pending = manager
         .ask(|done| ManagerMsg::Start {
             producers: producer_refs,
             consumers: consumer_refs,
             done,
         })
-        .expect("fresh actor")
-        .wait()
-        .unwrap_or_default();
+        .expect("fresh actor");
+    let got = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
+    let (consumed, sum, counted) = match got {
+        Ok(got) => got,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
+    };
     Measured {
-        messages: got.2,
+        messages: counted,
         elapsed,
-        verified: got == (total, checksum, messages),
+        verified: (consumed, sum) == (total, checksum),
         check: format!(
-            "{} of {total} items consumed, checksum {:#x} (expected {checksum:#x}), {} messages \
-             (expected 4·P·I + 2·P = {messages})",
-            got.0, got.1, got.2
+            "{consumed} of {total} items consumed, fingerprint of their ids {sum:#x} (expected \
+             {checksum:#x}: every item exactly once)"
         ),
     }
+    .with_message_count(messages, "4·P·I + 2·P = ")
 }

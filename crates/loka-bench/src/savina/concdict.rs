@@ -2,7 +2,7 @@
 //! wait for every answer before the next request (Savina #9).
 
 use crate::rng::XorShift as Rng;
-use crate::{Bench, Measured, Run};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -12,7 +12,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "E workers send M read/write requests to a hash-map actor (2·E·M messages)",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::Duplicate, Fault::WrongRule],
 };
 
 /// Percentage of requests that are writes (Savina's W = 10).
@@ -30,6 +30,65 @@ fn request(rng: &mut Rng, keys: u32) -> (bool, u32) {
     (write, (rng.next() % u64::from(keys)) as u32)
 }
 
+/// What the answer to one request must be, worked out on the driver thread from every worker's
+/// request stream (a worker waits for each answer, so its own writes are applied before its next
+/// request; other workers' writes race with it).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Expect {
+    /// The key's initial value: a read of a key no other worker writes, before this worker's own
+    /// write of it (if any).
+    Initial,
+    /// The written value: every write's answer, and a read of a key this worker wrote earlier.
+    Written,
+    /// Either: a read of a key another worker writes (whether the write came first is timing).
+    Either,
+}
+
+/// Each worker's expected answers, in request order.
+fn expectations(workers: usize, per_worker: u64, keys: u32) -> Vec<Vec<Expect>> {
+    const NONE: u32 = u32::MAX;
+    const MANY: u32 = u32::MAX - 1;
+    // The worker writing each key (NONE, or MANY when more than one does).
+    let mut writer = vec![NONE; keys as usize];
+    for w in 0..workers {
+        let mut rng = Rng::new(w as u64 + 1);
+        for _ in 0..per_worker {
+            if let (true, key) = request(&mut rng, keys) {
+                let slot = &mut writer[key as usize];
+                *slot = match *slot {
+                    NONE => w as u32,
+                    own if own == w as u32 => own,
+                    _ => MANY,
+                };
+            }
+        }
+    }
+    // `written_by[key] == w + 1`: worker w has written the key so far.
+    let mut written_by = vec![0_u32; keys as usize];
+    (0..workers)
+        .map(|w| {
+            let mut rng = Rng::new(w as u64 + 1);
+            let me = w as u32 + 1;
+            (0..per_worker)
+                .map(|_| {
+                    let (write, key) = request(&mut rng, keys);
+                    let key = key as usize;
+                    if write {
+                        written_by[key] = me;
+                        Expect::Written
+                    } else if written_by[key] == me {
+                        Expect::Written
+                    } else if writer[key] == NONE || writer[key] == w as u32 {
+                        Expect::Initial
+                    } else {
+                        Expect::Either
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
 enum DictMsg {
     Write {
         key: u32,
@@ -40,12 +99,48 @@ enum DictMsg {
         key: u32,
         from: ActorRef<WorkerMsg>,
     },
-    /// After the run: hand the contents back and stop.
-    Finish(ReplyTo<HashMap<u32, u32>>),
+    /// After the run: hand the contents and the requests handled back, and stop.
+    Finish(ReplyTo<(HashMap<u32, u32>, u64)>),
 }
 
 struct Dictionary {
     map: HashMap<u32, u32>,
+    /// Requests handled.
+    handled: u64,
+    /// The defect to inject once ([`Fault::None`] in a real run, and once injected).
+    fault: Fault,
+}
+
+impl Dictionary {
+    fn reply(&mut self, to: &ActorRef<WorkerMsg>, value: Option<u32>) {
+        if self.fault != Fault::None {
+            return self.faulty_reply(to, value);
+        }
+        let _ = to.send(WorkerMsg::Reply(value));
+    }
+
+    /// Fault injection: the first answer is lost, or delivered twice.
+    #[cold]
+    fn faulty_reply(&mut self, to: &ActorRef<WorkerMsg>, value: Option<u32>) {
+        match std::mem::replace(&mut self.fault, Fault::None) {
+            Fault::Drop => {}
+            Fault::Duplicate => {
+                let _ = to.send(WorkerMsg::Reply(value));
+                let _ = to.send(WorkerMsg::Reply(value));
+            }
+            other => {
+                self.fault = other;
+                let _ = to.send(WorkerMsg::Reply(value));
+            }
+        }
+    }
+
+    /// Fault injection: the first write stores a wrong value.
+    #[cold]
+    fn wrong_value(&mut self, value: u32) -> u32 {
+        self.fault = Fault::None;
+        value ^ 1
+    }
 }
 
 impl Actor for Dictionary {
@@ -53,15 +148,23 @@ impl Actor for Dictionary {
     fn handle(&mut self, ctx: &mut Context<Self>, msg: DictMsg) {
         match msg {
             DictMsg::Write { key, value, from } => {
+                self.handled += 1;
+                let value = if self.fault == Fault::WrongRule {
+                    self.wrong_value(value)
+                } else {
+                    value
+                };
                 self.map.insert(key, value);
-                let _ = from.send(WorkerMsg::Reply(Some(value)));
+                // The answer is the value now stored under the key.
+                self.reply(&from, Some(value));
             }
             DictMsg::Read { key, from } => {
+                self.handled += 1;
                 let value = self.map.get(&key).copied();
-                let _ = from.send(WorkerMsg::Reply(value));
+                self.reply(&from, value);
             }
             DictMsg::Finish(reply) => {
-                reply.send(std::mem::take(&mut self.map));
+                reply.send((std::mem::take(&mut self.map), self.handled));
                 ctx.stop();
             }
         }
@@ -74,21 +177,34 @@ enum WorkerMsg {
     Reply(Option<u32>),
 }
 
+/// A worker's account, sent to the master when it is done.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    /// Answers other than the one its request must get (see [`Expect`]).
+    bad: u64,
+    /// Racing reads ([`Expect::Either`]) that saw the written value.
+    racing_written: u64,
+    /// Answers handled.
+    replies: u64,
+}
+
 struct Worker {
     dict: ActorRef<DictMsg>,
     master: ActorRef<MasterMsg>,
     rng: Rng,
     keys: u32,
-    left: u64,
+    /// The answer each request must get, in order.
+    expect: Vec<Expect>,
+    /// Requests sent.
+    sent: usize,
     /// The key of the outstanding request.
     key: u32,
-    /// Answers that are neither the initial nor the written value of their key.
-    bad: u64,
+    tally: Tally,
 }
 
 impl Worker {
     fn send_next(&mut self, ctx: &mut Context<Self>) {
-        self.left -= 1;
+        self.sent += 1;
         let (write, key) = request(&mut self.rng, self.keys);
         self.key = key;
         let from = ctx.myself();
@@ -103,20 +219,36 @@ impl Worker {
         };
         self.dict.send(msg).expect("dictionary alive");
     }
+
+    /// Checks an answer against what the outstanding request must get.
+    fn check(&mut self, value: Option<u32>) {
+        let t = &mut self.tally;
+        t.replies += 1;
+        let (initial, written) = (Some(self.key), Some(written_value(self.key)));
+        let ok = match self.expect.get(self.sent.wrapping_sub(1)) {
+            Some(Expect::Initial) => value == initial,
+            Some(Expect::Written) => value == written,
+            Some(Expect::Either) => {
+                t.racing_written += u64::from(value == written);
+                value == written || value == initial
+            }
+            None => false,
+        };
+        t.bad += u64::from(!ok);
+    }
 }
 
 impl Actor for Worker {
     type Msg = WorkerMsg;
     fn handle(&mut self, ctx: &mut Context<Self>, msg: WorkerMsg) {
         if let WorkerMsg::Reply(value) = msg {
-            let ok = value == Some(self.key) || value == Some(written_value(self.key));
-            self.bad += u64::from(!ok);
+            self.check(value);
         }
-        if self.left > 0 {
+        if self.sent < self.expect.len() {
             self.send_next(ctx);
         } else {
             self.master
-                .send(MasterMsg::Report(self.bad))
+                .send(MasterMsg::Report(self.tally))
                 .expect("master alive");
             ctx.stop();
         }
@@ -126,10 +258,10 @@ impl Actor for Worker {
 enum MasterMsg {
     Start {
         workers: Vec<ActorRef<WorkerMsg>>,
-        done: ReplyTo<u64>,
+        done: ReplyTo<Tally>,
     },
-    /// A worker finished; its count of bad answers.
-    Report(u64),
+    /// A worker finished; its account.
+    Report(Tally),
 }
 
 struct Master {
@@ -138,8 +270,8 @@ struct Master {
     /// works, so none can be taken for unreferenced between a reply and its next request.
     refs: Vec<ActorRef<WorkerMsg>>,
     reports: usize,
-    bad: u64,
-    done: Option<ReplyTo<u64>>,
+    tally: Tally,
+    done: Option<ReplyTo<Tally>>,
 }
 
 impl Actor for Master {
@@ -153,12 +285,14 @@ impl Actor for Master {
                 }
                 self.refs = workers;
             }
-            MasterMsg::Report(bad) => {
+            MasterMsg::Report(t) => {
                 self.reports += 1;
-                self.bad += bad;
+                self.tally.bad += t.bad;
+                self.tally.racing_written += t.racing_written;
+                self.tally.replies += t.replies;
                 if self.reports == self.workers {
                     if let Some(done) = self.done.take() {
-                        done.send(self.bad);
+                        done.send(self.tally);
                     }
                     ctx.stop();
                 }
@@ -168,9 +302,8 @@ impl Actor for Master {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let size = run.size;
     // Savina's DATA_LIMIT is Integer.MAX_VALUE / 4096 = 524,287 keys, all present initially.
-    let (workers, per_worker, keys) = size.pick((20, 10_000, 65_536), (100, 50_000, 524_287));
+    let (workers, per_worker, keys) = run.pick((20, 10_000, 65_536), (100, 50_000, 524_287));
     let initial: HashMap<u32, u32> = (0..keys).map(|k| (k, k)).collect();
     let mut expected = initial.clone();
     for index in 0..workers {
@@ -181,54 +314,75 @@ fn run(system: &System, run: &Run) -> Measured {
             }
         }
     }
-    let dict = system.spawn(Dictionary { map: initial });
+    let expect = expectations(workers, per_worker, keys);
+    let racing: usize = expect
+        .iter()
+        .map(|e| e.iter().filter(|&&x| x == Expect::Either).count())
+        .sum();
+    let dict = system.spawn(Dictionary {
+        map: initial,
+        handled: 0,
+        fault: run.fault,
+    });
     let master = system.spawn(Master {
         workers,
         refs: Vec::new(),
         reports: 0,
-        bad: 0,
+        tally: Tally::default(),
         done: None,
     });
-    let refs: Vec<_> = (0..workers)
-        .map(|index| {
+    let refs: Vec<_> = expect
+        .into_iter()
+        .enumerate()
+        .map(|(index, expect)| {
             system.spawn(Worker {
                 dict: dict.clone(),
                 master: master.clone(),
                 rng: Rng::new(index as u64 + 1),
                 keys,
-                left: per_worker,
+                expect,
+                sent: 0,
                 key: 0,
-                bad: 0,
+                tally: Tally::default(),
             })
         })
         .collect();
     system.run_until_idle();
     let start = Instant::now();
-    let bad = master
+    let pending = master
         .ask(|done| MasterMsg::Start {
             workers: refs,
             done,
         })
-        .expect("fresh actor")
-        .wait()
-        .unwrap_or(u64::MAX);
+        .expect("fresh actor");
+    let tally = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
-    let map = dict
-        .ask(DictMsg::Finish)
-        .expect("dictionary alive")
-        .wait()
-        .unwrap_or_default();
+    let tally = match tally {
+        Ok(tally) => tally,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
+    };
+    let finish = dict.ask(DictMsg::Finish).expect("dictionary alive");
+    let (map, handled) = match await_result(system, finish, run, BENCH.name) {
+        Ok(contents) => contents,
+        Err(reason) => return Measured::failed(tally.replies, elapsed, reason),
+    };
     let same = map == expected;
+    let requests = workers as u64 * per_worker;
     Measured {
-        messages: 2 * workers as u64 * per_worker,
+        messages: handled + tally.replies,
         elapsed,
-        verified: bad == 0 && same,
+        verified: tally.bad == 0 && same,
         check: format!(
-            "{bad} answers inconsistent with their key; the dictionary ({} keys) {} the sequential \
-             replay of the writes ({} keys)",
+            "{} of {requests} answers differ from what their request must get (each write's \
+             answer and each read of a key the worker wrote before: the written value; a read of \
+             a key no other worker writes: the initial one; {} of {racing} racing reads saw the \
+             write); the dictionary ({} keys) {} the sequential replay of the writes ({} keys)",
+            tally.bad,
+            tally.racing_written,
             map.len(),
             if same { "equals" } else { "differs from" },
             expected.len()
         ),
     }
+    .with_message_count(2 * requests, "2·E·M = ")
 }

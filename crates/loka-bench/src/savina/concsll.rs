@@ -2,8 +2,9 @@
 //! actor that keeps a sorted singly linked list, waiting for every answer (Savina #10).
 
 use crate::rng::XorShift as Rng;
-use crate::{Bench, Measured, Run};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 pub(super) const BENCH: Bench = Bench {
@@ -11,7 +12,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "E workers send M insert/contains/size requests to a sorted-linked-list actor (2·E·M messages)",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::Duplicate, Fault::WrongRule],
 };
 
 /// Percentage of requests that insert (Savina's W = 10).
@@ -102,17 +103,112 @@ impl SortedList {
     }
 }
 
+/// What the answer to one request must be, worked out on the driver thread from every worker's
+/// request stream (a worker waits for each answer, so its own inserts are in the list before its
+/// next request; other workers' inserts race with it).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Expect {
+    /// An insert: the value inserted.
+    Echo,
+    /// A size: at least the worker's own inserts so far, at most all inserts of the run.
+    Size,
+    /// `contains` of a value this worker inserted earlier.
+    Present,
+    /// `contains` of a value no other worker inserts (and this one not yet).
+    Absent,
+    /// `contains` of a value another worker inserts (whether it came first is timing).
+    Either,
+}
+
+/// Each worker's expected answers, in request order.
+fn expectations(workers: usize, per_worker: u64) -> Vec<Vec<Expect>> {
+    // The workers inserting each value: Some(w) for one, None for more than one.
+    let mut inserter: HashMap<u32, Option<usize>> = HashMap::new();
+    for w in 0..workers {
+        let mut rng = Rng::new(w as u64 + 1);
+        for _ in 0..per_worker {
+            if let Op::Insert(value) = request(&mut rng) {
+                inserter
+                    .entry(value)
+                    .and_modify(|who| {
+                        if *who != Some(w) {
+                            *who = None
+                        }
+                    })
+                    .or_insert(Some(w));
+            }
+        }
+    }
+    (0..workers)
+        .map(|w| {
+            let mut rng = Rng::new(w as u64 + 1);
+            let mut own: HashSet<u32> = HashSet::new();
+            (0..per_worker)
+                .map(|_| match request(&mut rng) {
+                    Op::Size => Expect::Size,
+                    Op::Insert(value) => {
+                        own.insert(value);
+                        Expect::Echo
+                    }
+                    Op::Contains(value) if own.contains(&value) => Expect::Present,
+                    Op::Contains(value) => match inserter.get(&value) {
+                        None => Expect::Absent,
+                        Some(&Some(who)) if who == w => Expect::Absent,
+                        Some(_) => Expect::Either,
+                    },
+                })
+                .collect()
+        })
+        .collect()
+}
+
 enum ListMsg {
     Request {
         op: Op,
         from: ActorRef<WorkerMsg>,
     },
-    /// After the run: the items in list order, then stop.
-    Finish(ReplyTo<Vec<u32>>),
+    /// After the run: the items in list order and the requests handled, then stop.
+    Finish(ReplyTo<(Vec<u32>, u64)>),
 }
 
 struct ListActor {
     list: SortedList,
+    /// Requests handled.
+    handled: u64,
+    /// The defect to inject once ([`Fault::None`] in a real run, and once injected).
+    fault: Fault,
+}
+
+impl ListActor {
+    fn reply(&mut self, to: &ActorRef<WorkerMsg>, answer: u64) {
+        if self.fault != Fault::None {
+            return self.faulty_reply(to, answer);
+        }
+        let _ = to.send(WorkerMsg::Reply(answer));
+    }
+
+    /// Fault injection: the first answer is lost, or delivered twice.
+    #[cold]
+    fn faulty_reply(&mut self, to: &ActorRef<WorkerMsg>, answer: u64) {
+        match std::mem::replace(&mut self.fault, Fault::None) {
+            Fault::Drop => {}
+            Fault::Duplicate => {
+                let _ = to.send(WorkerMsg::Reply(answer));
+                let _ = to.send(WorkerMsg::Reply(answer));
+            }
+            other => {
+                self.fault = other;
+                let _ = to.send(WorkerMsg::Reply(answer));
+            }
+        }
+    }
+
+    /// Fault injection: the first insert stores a wrong value.
+    #[cold]
+    fn wrong_value(&mut self, value: u32) -> u32 {
+        self.fault = Fault::None;
+        value ^ 1
+    }
 }
 
 impl Actor for ListActor {
@@ -120,18 +216,25 @@ impl Actor for ListActor {
     fn handle(&mut self, ctx: &mut Context<Self>, msg: ListMsg) {
         match msg {
             ListMsg::Request { op, from } => {
+                self.handled += 1;
                 let answer = match op {
                     Op::Size => self.list.size() as u64,
                     Op::Insert(value) => {
+                        let value = if self.fault == Fault::WrongRule {
+                            self.wrong_value(value)
+                        } else {
+                            value
+                        };
                         self.list.insert(value);
+                        // The answer is the value inserted.
                         u64::from(value)
                     }
                     Op::Contains(value) => u64::from(self.list.contains(value)),
                 };
-                let _ = from.send(WorkerMsg::Reply(answer));
+                self.reply(&from, answer);
             }
             ListMsg::Finish(reply) => {
-                reply.send(self.list.walk());
+                reply.send((self.list.walk(), self.handled));
                 ctx.stop();
             }
         }
@@ -143,25 +246,70 @@ enum WorkerMsg {
     Reply(u64),
 }
 
+/// A worker's account, sent to the master when it is done.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    /// Answers other than the one their request must get (see [`Expect`]).
+    bad: u64,
+    /// Racing `contains` ([`Expect::Either`]) that found the value.
+    racing_found: u64,
+    /// The largest size answer.
+    max_size: u64,
+    /// Answers handled.
+    replies: u64,
+}
+
 struct Worker {
     list: ActorRef<ListMsg>,
     master: ActorRef<MasterMsg>,
     rng: Rng,
-    left: u64,
+    /// The answer each request must get, in order.
+    expect: Vec<Expect>,
+    /// Requests sent.
+    sent: usize,
     /// The outstanding request.
     pending: Op,
-    /// The largest size answer seen (at most the total number of inserts).
-    max_size: u64,
+    /// This worker's inserts answered so far.
+    own_inserts: u64,
+    /// Inserts of the whole run (the largest size possible).
+    all_inserts: u64,
+    tally: Tally,
+}
+
+impl Worker {
+    /// Checks an answer against what the outstanding request must get.
+    fn check(&mut self, answer: u64) {
+        let t = &mut self.tally;
+        t.replies += 1;
+        let ok = match (self.expect.get(self.sent.wrapping_sub(1)), self.pending) {
+            (Some(Expect::Echo), Op::Insert(value)) => {
+                self.own_inserts += 1;
+                answer == u64::from(value)
+            }
+            (Some(Expect::Size), Op::Size) => {
+                t.max_size = t.max_size.max(answer);
+                (self.own_inserts..=self.all_inserts).contains(&answer)
+            }
+            (Some(Expect::Present), Op::Contains(_)) => answer == 1,
+            (Some(Expect::Absent), Op::Contains(_)) => answer == 0,
+            (Some(Expect::Either), Op::Contains(_)) => {
+                t.racing_found += u64::from(answer == 1);
+                answer <= 1
+            }
+            _ => false,
+        };
+        t.bad += u64::from(!ok);
+    }
 }
 
 impl Actor for Worker {
     type Msg = WorkerMsg;
     fn handle(&mut self, ctx: &mut Context<Self>, msg: WorkerMsg) {
-        if let (WorkerMsg::Reply(answer), Op::Size) = (msg, self.pending) {
-            self.max_size = self.max_size.max(answer);
+        if let WorkerMsg::Reply(answer) = msg {
+            self.check(answer);
         }
-        if self.left > 0 {
-            self.left -= 1;
+        if self.sent < self.expect.len() {
+            self.sent += 1;
             let op = request(&mut self.rng);
             self.pending = op;
             self.list
@@ -172,7 +320,7 @@ impl Actor for Worker {
                 .expect("list alive");
         } else {
             self.master
-                .send(MasterMsg::Report(self.max_size))
+                .send(MasterMsg::Report(self.tally))
                 .expect("master alive");
             ctx.stop();
         }
@@ -182,10 +330,10 @@ impl Actor for Worker {
 enum MasterMsg {
     Start {
         workers: Vec<ActorRef<WorkerMsg>>,
-        done: ReplyTo<u64>,
+        done: ReplyTo<Tally>,
     },
-    /// A worker finished; the largest size it was told.
-    Report(u64),
+    /// A worker finished; its account.
+    Report(Tally),
 }
 
 struct Master {
@@ -194,8 +342,8 @@ struct Master {
     /// works, so none can be taken for unreferenced between a reply and its next request.
     refs: Vec<ActorRef<WorkerMsg>>,
     reports: usize,
-    max_size: u64,
-    done: Option<ReplyTo<u64>>,
+    tally: Tally,
+    done: Option<ReplyTo<Tally>>,
 }
 
 impl Actor for Master {
@@ -209,12 +357,15 @@ impl Actor for Master {
                 }
                 self.refs = workers;
             }
-            MasterMsg::Report(max_size) => {
+            MasterMsg::Report(t) => {
                 self.reports += 1;
-                self.max_size = self.max_size.max(max_size);
+                self.tally.bad += t.bad;
+                self.tally.racing_found += t.racing_found;
+                self.tally.max_size = self.tally.max_size.max(t.max_size);
+                self.tally.replies += t.replies;
                 if self.reports == self.workers {
                     if let Some(done) = self.done.take() {
-                        done.send(self.max_size);
+                        done.send(self.tally);
                     }
                     ctx.stop();
                 }
@@ -224,8 +375,7 @@ impl Actor for Master {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let size = run.size;
-    let (workers, per_worker) = size.pick((20, 2_000), (20, 8_000));
+    let (workers, per_worker) = run.pick((20, 2_000), (20, 8_000));
     let mut inserted: Vec<u32> = Vec::new();
     for index in 0..workers {
         let mut rng = Rng::new(index as u64 + 1);
@@ -236,61 +386,82 @@ fn run(system: &System, run: &Run) -> Measured {
         }
     }
     inserted.sort_unstable();
+    let expect = expectations(workers, per_worker);
+    let racing: usize = expect
+        .iter()
+        .map(|e| e.iter().filter(|&&x| x == Expect::Either).count())
+        .sum();
     let list = system.spawn(ListActor {
         list: SortedList {
             nodes: Vec::new(),
             head: NIL,
         },
+        handled: 0,
+        fault: run.fault,
     });
     let master = system.spawn(Master {
         workers,
         refs: Vec::new(),
         reports: 0,
-        max_size: 0,
+        tally: Tally::default(),
         done: None,
     });
-    let refs: Vec<_> = (0..workers)
-        .map(|index| {
+    let refs: Vec<_> = expect
+        .into_iter()
+        .enumerate()
+        .map(|(index, expect)| {
             system.spawn(Worker {
                 list: list.clone(),
                 master: master.clone(),
                 rng: Rng::new(index as u64 + 1),
-                left: per_worker,
+                expect,
+                sent: 0,
                 pending: Op::Contains(0),
-                max_size: 0,
+                own_inserts: 0,
+                all_inserts: inserted.len() as u64,
+                tally: Tally::default(),
             })
         })
         .collect();
     system.run_until_idle();
     let start = Instant::now();
-    let max_size = master
+    let pending = master
         .ask(|done| MasterMsg::Start {
             workers: refs,
             done,
         })
-        .expect("fresh actor")
-        .wait()
-        .unwrap_or(u64::MAX);
+        .expect("fresh actor");
+    let tally = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
-    let items = list
-        .ask(ListMsg::Finish)
-        .expect("list alive")
-        .wait()
-        .unwrap_or_default();
+    let tally = match tally {
+        Ok(tally) => tally,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
+    };
+    let finish = list.ask(ListMsg::Finish).expect("list alive");
+    let (items, handled) = match await_result(system, finish, run, BENCH.name) {
+        Ok(contents) => contents,
+        Err(reason) => return Measured::failed(tally.replies, elapsed, reason),
+    };
     let sorted = items.windows(2).all(|w| w[0] <= w[1]);
-    // In list order and sorted, the list must hold exactly the inserted values; no size answer
-    // can exceed the number of inserts.
-    let size_ok = max_size <= inserted.len() as u64;
+    // In list order and sorted, the list must hold exactly the inserted values.
     let same = items == inserted;
+    let requests = workers as u64 * per_worker;
     Measured {
-        messages: 2 * workers as u64 * per_worker,
+        messages: handled + tally.replies,
         elapsed,
-        verified: size_ok && sorted && same,
+        verified: tally.bad == 0 && sorted && same,
         check: format!(
-            "list of {} items (sorted: {sorted}) holding exactly the {} inserted values: {same}; \
-             largest size answer {max_size}",
+            "{} of {requests} answers differ from what their request must get (an insert: its \
+             value; contains of a value the worker inserted: true, of one no other worker \
+             inserts: false, {} of {racing} racing ones found; a size: between the worker's own \
+             inserts and all {}, largest {}); list of {} items (sorted: {sorted}) holding exactly \
+             the inserted values: {same}",
+            tally.bad,
+            tally.racing_found,
+            inserted.len(),
+            tally.max_size,
             items.len(),
-            inserted.len()
         ),
     }
+    .with_message_count(2 * requests, "2·E·M = ")
 }

@@ -6,7 +6,7 @@
 
 use crate::rng::XorShift;
 use crate::verify::mix;
-use crate::{Bench, Measured, Run};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -16,7 +16,7 @@ pub(super) const BENCH: Bench = Bench {
     about: "N customers placed into a quadrant tree of actors that splits when a quadrant's cost \
             exceeds α·F",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::Misroute, Fault::WrongRule],
 };
 
 /// Savina's α: the threshold is α · F with F = √2 · grid size.
@@ -105,6 +105,8 @@ impl Area {
 struct Summary {
     /// Quadrants that opened their facility (split).
     facilities: u64,
+    /// The fingerprint of the facilities opened (their points).
+    opened: u64,
     leaves: u64,
     customers: u64,
     fingerprint: u64,
@@ -119,6 +121,7 @@ struct Summary {
 impl Summary {
     fn add(&mut self, o: &Summary) {
         self.facilities += o.facilities;
+        self.opened = self.opened.wrapping_add(o.opened);
         self.leaves += o.leaves;
         self.customers += o.customers;
         self.fingerprint = self.fingerprint.wrapping_add(o.fingerprint);
@@ -134,6 +137,8 @@ struct Outcome {
     summary: Summary,
     /// Facility announcements the root received from its children.
     announced: u64,
+    /// The fingerprint of their points, and of the root's own facility if it opened.
+    announced_points: u64,
     root_opened: bool,
 }
 
@@ -145,8 +150,8 @@ enum QuadrantMsg {
         depth: u32,
         point: Point,
     },
-    /// No more customers; the root gets where to answer.
-    RequestExit(Option<ReplyTo<Outcome>>),
+    /// No more customers; the root gets where to answer, and the messages the producer sent.
+    RequestExit(Option<ReplyTo<Outcome>>, u64),
     ConfirmExit(Summary),
 }
 
@@ -162,6 +167,8 @@ enum ProducerMsg {
 struct Producer {
     customers: usize,
     produced: usize,
+    /// Messages sent.
+    sent: u64,
     grid: f64,
     rng: XorShift,
     root: Option<ActorRef<QuadrantMsg>>,
@@ -177,6 +184,7 @@ impl Producer {
         let root = self.root.as_ref().expect("started");
         root.send(QuadrantMsg::Customer(point)).expect("root alive");
         self.produced += 1;
+        self.sent += 1;
     }
 }
 
@@ -192,7 +200,7 @@ impl Actor for Producer {
             ProducerMsg::Next if self.produced < self.customers => self.produce(),
             ProducerMsg::Next => {
                 let root = self.root.take().expect("started");
-                root.send(QuadrantMsg::RequestExit(self.done.take()))
+                root.send(QuadrantMsg::RequestExit(self.done.take(), self.sent + 1))
                     .expect("root alive");
                 ctx.stop();
             }
@@ -227,7 +235,11 @@ struct Quadrant {
     confirmed: u8,
     summary: Summary,
     announced: u64,
+    announced_points: u64,
     sent: u64,
+    /// The defect to inject once ([`Fault::None`] in a real run, and once injected): a lost or
+    /// misrouted customer at the root, a wrong point passed up by the root's first child.
+    fault: Fault,
     exit: Option<ReplyTo<Outcome>>,
 }
 
@@ -257,7 +269,9 @@ impl Quadrant {
             confirmed: 0,
             summary: Summary::default(),
             announced: 0,
+            announced_points: 0,
             sent: 0,
+            fault: Fault::None,
             exit: None,
         }
     }
@@ -292,7 +306,7 @@ impl Quadrant {
         }
         let me = ctx.myself();
         for (position, share) in shares.into_iter().enumerate() {
-            let child = Quadrant::new(
+            let mut child = Quadrant::new(
                 Some((me.clone(), position)),
                 self.child_areas[position],
                 self.threshold,
@@ -300,7 +314,28 @@ impl Quadrant {
                 self.local_facilities.clone(),
                 share,
             );
+            if position == 0 && self.parent.is_none() && self.fault == Fault::WrongRule {
+                child.fault = std::mem::replace(&mut self.fault, Fault::None);
+            }
             self.children.push(ctx.spawn(child));
+        }
+    }
+
+    /// Fault injection at the first customer routed: it is lost, or sent to the wrong child.
+    #[cold]
+    fn faulty_route(&mut self, point: Point) {
+        let right = Area::route(&self.child_areas, &point);
+        match std::mem::replace(&mut self.fault, Fault::None) {
+            Fault::Drop => {}
+            Fault::Misroute => {
+                let msg = QuadrantMsg::Customer(point);
+                tell(&mut self.sent, &self.children[(right + 1) % 4], msg);
+            }
+            other => {
+                self.fault = other;
+                let msg = QuadrantMsg::Customer(point);
+                tell(&mut self.sent, &self.children[right], msg);
+            }
         }
     }
 
@@ -318,6 +353,7 @@ impl Quadrant {
             s.deepest = s.deepest.max(self.depth);
         } else {
             s.facilities += 1;
+            s.opened = s.opened.wrapping_add(self.facility.fingerprint());
         }
         match self.parent.take() {
             Some((parent, _)) => {
@@ -329,10 +365,17 @@ impl Quadrant {
             None => {
                 s.messages += self.sent;
                 if let Some(done) = self.exit.take() {
+                    let root_opened = !self.children.is_empty();
+                    let own = if root_opened {
+                        self.facility.fingerprint()
+                    } else {
+                        0
+                    };
                     done.send(Outcome {
                         summary: s,
                         announced: self.announced,
-                        root_opened: !self.children.is_empty(),
+                        announced_points: self.announced_points.wrapping_add(own),
+                        root_opened,
                     });
                 }
             }
@@ -359,9 +402,11 @@ impl Actor for Quadrant {
                     self.total_cost += self.cost(&point);
                     self.customers.push(point);
                     self.split_if_over(ctx);
-                } else {
+                } else if self.fault == Fault::None {
                     let child = &self.children[Area::route(&self.child_areas, &point)];
                     tell(&mut self.sent, child, QuadrantMsg::Customer(point));
+                } else {
+                    self.faulty_route(point);
                 }
                 if let Some(producer) = &self.producer {
                     producer.send(ProducerMsg::Next).expect("producer alive");
@@ -373,7 +418,17 @@ impl Actor for Quadrant {
                 match from {
                     Some(position) => {
                         self.announced += 1;
+                        self.announced_points =
+                            self.announced_points.wrapping_add(point.fingerprint());
                         if let Some((parent, me)) = &self.parent {
+                            let point = if self.fault == Fault::WrongRule {
+                                // Fault injection: this quadrant's own point is passed up
+                                // instead of the announced one.
+                                self.fault = Fault::None;
+                                self.facility
+                            } else {
+                                point
+                            };
                             let msg = QuadrantMsg::Facility {
                                 from: Some(*me),
                                 depth,
@@ -402,13 +457,14 @@ impl Actor for Quadrant {
                     }
                 }
             }
-            QuadrantMsg::RequestExit(reply) => {
+            QuadrantMsg::RequestExit(reply, producer_sent) => {
                 self.exit = reply;
+                self.summary.messages += producer_sent;
                 if self.children.is_empty() {
                     self.exit(ctx);
                 } else {
                     for child in &self.children {
-                        tell(&mut self.sent, child, QuadrantMsg::RequestExit(None));
+                        tell(&mut self.sent, child, QuadrantMsg::RequestExit(None, 0));
                     }
                 }
             }
@@ -440,6 +496,7 @@ fn run(system: &System, run: &Run) -> Measured {
     let producer = system.spawn(Producer {
         customers,
         produced: 0,
+        sent: 0,
         grid,
         rng: XorShift(seed),
         root: None,
@@ -459,37 +516,35 @@ fn run(system: &System, run: &Run) -> Measured {
         Vec::new(),
     );
     root.producer = Some(producer.clone());
+    root.fault = run.fault;
     let root = system.spawn(root);
     system.run_until_idle();
     let start = Instant::now();
-    let outcome = producer
+    let pending = producer
         .ask(|done| ProducerMsg::Start { root, done })
-        .expect("fresh actor")
-        .wait();
+        .expect("fresh actor");
+    let outcome = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
-    let Ok(outcome) = outcome else {
-        return Measured {
-            messages: 0,
-            elapsed,
-            verified: false,
-            check: "the root never answered".to_owned(),
-        };
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
     };
     let s = outcome.summary;
-    // The producer's customers and its exit request.
-    let messages = s.messages + customers as u64 + 1;
+    // Every actor's sends, the producer's included (counted: the count varies between runs).
+    let messages = s.messages;
     let conserved = s.customers == customers as u64 && s.fingerprint == expected_fingerprint;
     let tree = s.leaves == 3 * s.facilities + 1
         && s.facilities == outcome.announced + u64::from(outcome.root_opened);
-    let verified = conserved && tree && s.outside == 0 && s.over_threshold == 0;
+    let facilities_known = outcome.announced_points == s.opened;
+    let verified = conserved && tree && facilities_known && s.outside == 0 && s.over_threshold == 0;
     Measured {
         messages,
         elapsed,
         verified,
         check: format!(
             "{} of {customers} customers ({} fingerprint), {} outside their leaf; {} facilities \
-             ({} announced to the root), {} leaves, depth ≤ {}, {} leaves over the threshold \
-             {threshold:.1}; {messages} messages",
+             ({} announced to the root, {}), {} leaves, depth ≤ {}, {} leaves over the threshold \
+             {threshold:.1}; {messages} messages counted (varies from run to run)",
             s.customers,
             if conserved {
                 "matching"
@@ -499,6 +554,11 @@ fn run(system: &System, run: &Run) -> Measured {
             s.outside,
             s.facilities,
             outcome.announced + u64::from(outcome.root_opened),
+            if facilities_known {
+                "the points of those opened"
+            } else {
+                "NOT the points of those opened"
+            },
             s.leaves,
             s.deepest,
             s.over_threshold

@@ -2,7 +2,7 @@
 //! extension back to the master as new work, or below a depth threshold solves the board itself,
 //! and reports every complete placement (Savina #19).
 
-use crate::{Bench, Measured, Run};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -11,7 +11,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "master and W workers count the N-queens solutions (3·items − 1 + solutions messages)",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::Duplicate],
 };
 
 /// The number of solutions for N = 1, 2, … (Savina's table).
@@ -32,6 +32,27 @@ fn valid(board: &[u8]) -> bool {
         let diff = i32::from(*last) - i32::from(q);
         diff != 0 && diff.abs() != distance
     })
+}
+
+/// The work items of a run, counted sequentially: the empty board and every valid partial board of
+/// 1..=THRESHOLD queens (a board below the threshold is extended by its worker, one at the
+/// threshold is solved in place).
+fn work_items(n: usize) -> u64 {
+    fn count(board: &mut Vec<u8>, n: usize) -> u64 {
+        if board.len() == THRESHOLD.min(n) {
+            return 1;
+        }
+        let mut items = 1;
+        for column in 0..n as u8 {
+            board.push(column);
+            if valid(board) {
+                items += count(board, n);
+            }
+            board.pop();
+        }
+        items
+    }
+    count(&mut Vec::new(), n)
 }
 
 enum WorkerMsg {
@@ -107,6 +128,8 @@ struct Master {
     solutions: u64,
     /// Workload messages the master sent and received.
     messages: u64,
+    /// The defect to inject once ([`Fault::None`] in a real run, and once injected).
+    fault: Fault,
     done: Option<ReplyTo<Outcome>>,
 }
 
@@ -132,11 +155,23 @@ impl Actor for Master {
             }
             MasterMsg::Work(board) => {
                 self.messages += 1;
+                if self.fault == Fault::Drop {
+                    // Fault injection: the first new work item is lost.
+                    self.fault = Fault::None;
+                    return;
+                }
                 self.send_work(board);
             }
             MasterMsg::Solution => {
-                self.messages += 1;
-                self.solutions += 1;
+                let copies = if self.fault == Fault::Duplicate {
+                    // Fault injection: the first solution is delivered twice.
+                    self.fault = Fault::None;
+                    2
+                } else {
+                    1
+                };
+                self.messages += copies;
+                self.solutions += copies;
             }
             MasterMsg::Done => {
                 self.messages += 1;
@@ -169,6 +204,7 @@ fn run(system: &System, run: &Run) -> Measured {
         completed: 0,
         solutions: 0,
         messages: 0,
+        fault: run.fault,
         done: None,
     });
     let refs: Vec<_> = (0..workers)
@@ -181,13 +217,28 @@ fn run(system: &System, run: &Run) -> Measured {
         .collect();
     system.run_until_idle();
     let start = Instant::now();
-    let (solutions, messages) = master
+    let pending = master
         .ask(|done| MasterMsg::Start {
             workers: refs,
             done,
         })
-        .expect("fresh actor")
-        .wait()
-        .unwrap_or((u64::MAX, 0));
-    Measured::checked(messages, start.elapsed(), solutions, SOLUTIONS[n - 1])
+        .expect("fresh actor");
+    let outcome = await_result(system, pending, run, BENCH.name);
+    let elapsed = start.elapsed();
+    let (solutions, messages) = match outcome {
+        Ok(outcome) => outcome,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
+    };
+    let expected = SOLUTIONS[n - 1];
+    let items = work_items(n);
+    Measured {
+        messages,
+        elapsed,
+        verified: solutions == expected,
+        check: format!("{solutions} solutions (the known count for N = {n}: {expected})"),
+    }
+    .with_message_count(
+        3 * items - 1 + expected,
+        &format!("3·items − 1 + solutions, {items} items counted sequentially, = "),
+    )
 }

@@ -4,7 +4,7 @@
 
 use crate::rng::XorShift;
 use crate::verify::fingerprint;
-use crate::{Bench, Measured, Run};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorFailure, ActorRef, Context, ReplyTo, SpawnOptions, System};
 use std::time::Instant;
 
@@ -13,7 +13,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "a tree of actors quicksorts N values, sequential below T (2 messages per child)",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::WrongRule],
 };
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -22,7 +22,7 @@ enum Side {
     Right,
 }
 
-/// The sorted vector and the messages its subtree exchanged.
+/// The sorted vector and the messages its subtree handled.
 type Sorted = (Vec<u64>, u64);
 
 enum SortMsg {
@@ -33,7 +33,7 @@ enum SortMsg {
     },
     /// A parent's request.
     Sort(Vec<u64>),
-    /// A child's sorted part and its subtree's message count.
+    /// A child's sorted part and the messages its subtree handled.
     Result {
         data: Vec<u64>,
         side: Side,
@@ -54,17 +54,22 @@ struct QuickSort {
     /// The elements equal to the pivot, then the parts merged so far.
     result: Vec<u64>,
     fragments: u8,
+    /// Messages handled by this actor and its subtree (the driver's request left out).
     messages: u64,
+    /// The defect to inject ([`Fault::None`] in a real run): passed down the leftmost path to a
+    /// leaf for `Drop`, kept by the root for `WrongRule`.
+    fault: Fault,
 }
 
 impl QuickSort {
-    fn new(parent: Parent, threshold: usize) -> QuickSort {
+    fn new(parent: Parent, threshold: usize, fault: Fault) -> QuickSort {
         QuickSort {
             parent,
             threshold,
             result: Vec::new(),
             fragments: 0,
             messages: 0,
+            fault,
         }
     }
 
@@ -84,13 +89,18 @@ impl QuickSort {
         // Lazy: a child's first activation is the one that handles its request.
         let lazy = SpawnOptions::new().lazy(true);
         let threshold = self.threshold;
+        let down = if self.fault == Fault::Drop {
+            std::mem::replace(&mut self.fault, Fault::None)
+        } else {
+            Fault::None
+        };
         let first = ctx.spawn_with(
-            QuickSort::new(Parent::Actor(me.clone(), Side::Left), threshold),
+            QuickSort::new(Parent::Actor(me.clone(), Side::Left), threshold, down),
             lazy.clone(),
         );
         first.send(SortMsg::Sort(left)).expect("fresh actor");
         let second = ctx.spawn_with(
-            QuickSort::new(Parent::Actor(me, Side::Right), threshold),
+            QuickSort::new(Parent::Actor(me, Side::Right), threshold, Fault::None),
             lazy,
         );
         second.send(SortMsg::Sort(right)).expect("fresh actor");
@@ -99,6 +109,11 @@ impl QuickSort {
 
     fn reply(&mut self, ctx: &mut Context<Self>) {
         let data = std::mem::take(&mut self.result);
+        if self.fault == Fault::Drop {
+            // Fault injection: this leaf's answer is lost.
+            ctx.stop();
+            return;
+        }
         match std::mem::replace(&mut self.parent, Parent::None) {
             Parent::Actor(parent, side) => parent
                 .send(SortMsg::Result {
@@ -122,14 +137,26 @@ impl Actor for QuickSort {
                 self.parent = Parent::Driver(done);
                 self.sort(ctx, data);
             }
-            SortMsg::Sort(data) => self.sort(ctx, data),
+            SortMsg::Sort(data) => {
+                self.messages += 1;
+                self.sort(ctx, data)
+            }
             SortMsg::Result {
                 data,
                 side,
                 messages,
             } => {
-                // The child's subtree, plus the request to the child and its answer.
-                self.messages += messages + 2;
+                self.messages += 1 + messages;
+                let side = if self.fault == Fault::WrongRule {
+                    // Fault injection: the first part to come back is put on the wrong side.
+                    self.fault = Fault::None;
+                    match side {
+                        Side::Left => Side::Right,
+                        Side::Right => Side::Left,
+                    }
+                } else {
+                    side
+                };
                 if !data.is_empty() {
                     match side {
                         Side::Left => {
@@ -154,42 +181,52 @@ impl Actor for QuickSort {
     }
 }
 
+/// The actors of the sorting tree for `data`, counted sequentially with the same rule (the middle
+/// element as pivot, the smaller and the greater values to two children, below T sorted in place).
+fn tree_actors(data: &[u64], threshold: usize) -> u64 {
+    if data.len() < threshold {
+        return 1;
+    }
+    let pivot = data[data.len() / 2];
+    let left: Vec<u64> = data.iter().copied().filter(|&v| v < pivot).collect();
+    let right: Vec<u64> = data.iter().copied().filter(|&v| v > pivot).collect();
+    1 + tree_actors(&left, threshold) + tree_actors(&right, threshold)
+}
+
 fn run(system: &System, run: &Run) -> Measured {
-    let size = run.size;
     // N values below M = 2⁶⁰, sequential below T = 2,048 (Savina's defaults for M and T).
-    let (n, threshold) = size.pick((1_000_000, 2_048), (40_000_000, 2_048));
+    let (n, threshold) = run.pick((1_000_000, 2_048), (40_000_000, 2_048));
     let mut rng = XorShift(1_024);
     let data: Vec<u64> = (0..n).map(|_| rng.next() >> 4).collect();
     let expected_fingerprint = fingerprint(data.iter().copied());
-    let root = system.spawn(QuickSort::new(Parent::None, threshold));
+    let actors = tree_actors(&data, threshold);
+    let root = system.spawn(QuickSort::new(Parent::None, threshold, run.fault));
     system.run_until_idle();
     let start = Instant::now();
-    let result = root
+    let pending = root
         .ask(|done| SortMsg::Root { data, done })
-        .expect("fresh actor")
-        .wait();
+        .expect("fresh actor");
+    let result = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
-    let Ok((sorted, messages)) = result else {
-        return Measured {
-            messages: 0,
-            elapsed,
-            verified: false,
-            check: "the root never answered".to_owned(),
-        };
+    let (sorted, messages) = match result {
+        Ok(result) => result,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
     };
     let in_order = sorted.windows(2).all(|w| w[0] <= w[1]);
     let same = sorted.len() == n && fingerprint(sorted.iter().copied()) == expected_fingerprint;
     Measured {
         messages,
         elapsed,
-        verified: in_order && same && messages > 0,
+        verified: in_order && same,
         check: format!(
-            "{} values (expected {n}), {}, {} the input's multiset fingerprint; {messages} \
-             messages ({} sorting actors)",
+            "{} values (expected {n}), {}, {} the input's multiset fingerprint",
             sorted.len(),
             if in_order { "sorted" } else { "NOT sorted" },
             if same { "matching" } else { "NOT matching" },
-            messages / 2 + 1
         ),
     }
+    .with_message_count(
+        2 * (actors - 1),
+        &format!("2·(actors − 1), {actors} actors counted sequentially, = "),
+    )
 }

@@ -3,7 +3,7 @@
 //! shared result matrix (Savina #20).
 
 use crate::rng::XorShift;
-use crate::{Bench, Measured, Run};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -13,7 +13,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "N×N product split recursively into 8 sub-products down to T-element blocks, W workers",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::Duplicate],
 };
 
 /// The matrices, shared by all workers. A and B are read-only; C is stored as leaf blocks, each
@@ -204,6 +204,24 @@ struct Worker {
     master: ActorRef<MasterMsg>,
     threshold: usize,
     matrices: Arc<Matrices>,
+    /// The defect to inject once, at a leaf ([`Fault::None`] in a real run, and once injected).
+    fault: Fault,
+}
+
+impl Worker {
+    /// Fault injection: the leaf product is lost, or its item is delivered twice.
+    #[cold]
+    fn faulty_leaf(&mut self, work: &Work) {
+        match std::mem::replace(&mut self.fault, Fault::None) {
+            Fault::Drop => {}
+            Fault::Duplicate => {
+                self.matrices.multiply(work);
+                self.matrices.multiply(work);
+                let _ = self.master.send(MasterMsg::Done);
+            }
+            _ => self.matrices.multiply(work),
+        }
+    }
 }
 
 impl Actor for Worker {
@@ -216,10 +234,14 @@ impl Actor for Worker {
                     .send(MasterMsg::Work(sub))
                     .expect("master alive");
             }
-        } else {
+        } else if self.fault == Fault::None {
             self.matrices.multiply(&work);
+        } else {
+            self.faulty_leaf(&work);
         }
-        self.master.send(MasterMsg::Done).expect("master alive");
+        // The master stops once every item sent is done: only an extra `Done` (a fault) finds
+        // it stopped.
+        let _ = self.master.send(MasterMsg::Done);
     }
 }
 
@@ -288,31 +310,28 @@ fn run(system: &System, run: &Run) -> Measured {
         done: None,
     });
     let refs = (0..workers)
-        .map(|_| {
+        .map(|index| {
             system.spawn(Worker {
                 master: master.clone(),
                 threshold,
                 matrices: Arc::clone(&matrices),
+                fault: if index == 0 { run.fault } else { Fault::None },
             })
         })
         .collect();
     master.send(MasterMsg::Workers(refs)).expect("fresh actor");
     system.run_until_idle();
     let start = Instant::now();
-    let report = master
+    let pending = master
         .ask(|done| MasterMsg::Start { n, done })
-        .expect("fresh actor")
-        .wait();
+        .expect("fresh actor");
+    let report = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
     let items = work_items(n, threshold);
     let expected_messages = 3 * items - 1;
-    let Ok(report) = report else {
-        return Measured {
-            messages: expected_messages,
-            elapsed,
-            verified: false,
-            check: "the master never answered".to_owned(),
-        };
+    let report = match report {
+        Ok(report) => report,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
     };
     let messages = report.sent + report.split + report.done;
     let c = matrices.c_full();

@@ -3,7 +3,8 @@
 //! passed on, stored by the last filter, or, when that one is full, becomes the first prime of a
 //! new filter at the end of the chain (Savina #25).
 
-use crate::{Bench, Measured, Run};
+use crate::verify::SequenceHash;
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, SpawnOptions, System};
 use std::time::Instant;
 
@@ -12,14 +13,19 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "odd numbers below N through a growing chain of filters holding M primes each",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::Duplicate],
 };
 
-/// The last filter's answer.
+/// What the `Exit` gathers down the chain, and the last filter answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Report {
-    primes: u64,
+    /// Every filter's primes, in chain order.
+    primes: SequenceHash,
     filters: u64,
+    /// Filters before the last holding fewer than M primes (a new filter is made only when the
+    /// last one is full).
+    unfilled: u64,
+    /// Messages the filters handled.
     messages: u64,
 }
 
@@ -35,20 +41,21 @@ struct Producer {
 impl Actor for Producer {
     type Msg = ProducerMsg;
     fn handle(&mut self, ctx: &mut Context<Self>, ProducerMsg::Start(done): ProducerMsg) {
-        let mut sent = 0;
         let mut candidate = 3;
         while candidate < self.limit {
             self.first
                 .send(FilterMsg::Candidate(candidate))
                 .expect("filter alive");
-            sent += 1;
             candidate += 2;
         }
+        let report = Report {
+            primes: SequenceHash::new(),
+            filters: 0,
+            unfilled: 0,
+            messages: 0,
+        };
         self.first
-            .send(FilterMsg::Exit {
-                messages: sent + 1,
-                done,
-            })
+            .send(FilterMsg::Exit { report, done })
             .expect("filter alive");
         ctx.stop();
     }
@@ -56,32 +63,64 @@ impl Actor for Producer {
 
 enum FilterMsg {
     Candidate(u64),
-    /// End of input, with the messages counted so far up the chain.
+    /// End of input, with what the filters up the chain reported.
     Exit {
-        messages: u64,
+        report: Report,
         done: ReplyTo<Report>,
     },
 }
 
 struct Filter {
-    /// 1-based position in the chain.
-    id: u64,
     capacity: usize,
     primes: Vec<u64>,
     next: Option<ActorRef<FilterMsg>>,
-    sent: u64,
+    /// Messages handled.
+    handled: u64,
+    /// The defect to inject once ([`Fault::None`] in a real run, and once injected).
+    fault: Fault,
 }
 
 impl Filter {
-    fn new(id: u64, first_prime: u64, capacity: usize) -> Filter {
+    fn new(first_prime: u64, capacity: usize) -> Filter {
         let mut primes = Vec::with_capacity(capacity);
         primes.push(first_prime);
         Filter {
-            id,
             capacity,
             primes,
             next: None,
-            sent: 0,
+            handled: 0,
+            fault: Fault::None,
+        }
+    }
+
+    fn candidate(&mut self, ctx: &mut Context<Self>, candidate: u64) {
+        // Savina checks every stored prime (no √n cut-off).
+        if self.primes.iter().any(|&p| candidate % p == 0) {
+            return;
+        }
+        if let Some(next) = &self.next {
+            next.send(FilterMsg::Candidate(candidate))
+                .expect("filter alive");
+        } else if self.primes.len() < self.capacity {
+            self.primes.push(candidate);
+        } else {
+            let filter = Filter::new(candidate, self.capacity);
+            // Lazy: its first activation is the one that handles its first candidate.
+            self.next = Some(ctx.spawn_with(filter, SpawnOptions::new().lazy(true)));
+        }
+    }
+
+    /// Fault injection at the first candidate: it is lost, or delivered twice.
+    #[cold]
+    fn faulty_candidate(&mut self, ctx: &mut Context<Self>, candidate: u64) {
+        match std::mem::replace(&mut self.fault, Fault::None) {
+            Fault::Drop => {}
+            Fault::Duplicate => {
+                self.candidate(ctx, candidate);
+                self.handled += 1;
+                self.candidate(ctx, candidate);
+            }
+            _ => self.candidate(ctx, candidate),
         }
     }
 }
@@ -89,38 +128,26 @@ impl Filter {
 impl Actor for Filter {
     type Msg = FilterMsg;
     fn handle(&mut self, ctx: &mut Context<Self>, msg: FilterMsg) {
+        self.handled += 1;
         match msg {
             FilterMsg::Candidate(candidate) => {
-                // Savina checks every stored prime (no √n cut-off).
-                if self.primes.iter().any(|&p| candidate % p == 0) {
-                    return;
-                }
-                if let Some(next) = &self.next {
-                    next.send(FilterMsg::Candidate(candidate))
-                        .expect("filter alive");
-                    self.sent += 1;
-                } else if self.primes.len() < self.capacity {
-                    self.primes.push(candidate);
+                if self.fault == Fault::None {
+                    self.candidate(ctx, candidate)
                 } else {
-                    let filter = Filter::new(self.id + 1, candidate, self.capacity);
-                    // Lazy: its first activation is the one that handles its first candidate.
-                    self.next = Some(ctx.spawn_with(filter, SpawnOptions::new().lazy(true)));
+                    self.faulty_candidate(ctx, candidate)
                 }
             }
-            FilterMsg::Exit { messages, done } => {
-                let messages = messages + self.sent;
+            FilterMsg::Exit { mut report, done } => {
+                self.primes.iter().for_each(|&p| report.primes.push(p));
+                report.filters += 1;
+                report.messages += self.handled;
                 match &self.next {
-                    Some(next) => next
-                        .send(FilterMsg::Exit {
-                            messages: messages + 1,
-                            done,
-                        })
-                        .expect("filter alive"),
-                    None => done.send(Report {
-                        primes: (self.id - 1) * self.capacity as u64 + self.primes.len() as u64,
-                        filters: self.id,
-                        messages,
-                    }),
+                    Some(next) => {
+                        report.unfilled += u64::from(self.primes.len() < self.capacity);
+                        next.send(FilterMsg::Exit { report, done })
+                            .expect("filter alive")
+                    }
+                    None => done.send(report),
                 }
                 ctx.stop();
             }
@@ -128,56 +155,82 @@ impl Actor for Filter {
     }
 }
 
-/// The primes below `limit`, by a sequential sieve.
-fn primes_below(limit: u64) -> u64 {
+/// What a correct run must report, worked out sequentially: the primes below `limit` (Sieve of
+/// Eratosthenes), and the messages of the chain that holds them `capacity` to a filter. An odd
+/// composite visits the filters up to the one holding its smallest prime factor; a prime visits
+/// the filters up to the one storing it, or up to the one before if it starts a new filter; each
+/// filter handles one `Exit`.
+fn expected(limit: u64, capacity: usize) -> (Vec<u64>, u64) {
     let limit = limit as usize;
-    let mut composite = vec![false; limit];
-    let mut count = 0;
+    // Smallest prime factor of every number below the limit (0 for primes).
+    let mut spf = vec![0_u32; limit];
+    let mut primes = Vec::new();
     for i in 2..limit {
-        if !composite[i] {
-            count += 1;
+        if spf[i] == 0 {
+            primes.push(i as u64);
             let mut j = i * i;
             while j < limit {
-                composite[j] = true;
+                if spf[j] == 0 {
+                    spf[j] = i as u32;
+                }
                 j += i;
             }
         }
     }
-    count
+    // Each prime's index; the filter holding the prime of index k is k / M + 1.
+    let mut index = vec![0_u32; limit];
+    for (k, &p) in primes.iter().enumerate() {
+        index[p as usize] = k as u32;
+    }
+    let filter = |k: usize| (k / capacity) as u64 + 1;
+    let mut messages = 0;
+    for c in (3..limit).step_by(2) {
+        messages += match spf[c] {
+            0 => {
+                let k = index[c] as usize;
+                filter(k) - u64::from(k % capacity == 0)
+            }
+            p => filter(index[p as usize] as usize),
+        };
+    }
+    messages += (primes.len() as u64).div_ceil(capacity as u64);
+    (primes, messages)
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let size = run.size;
     // N (numbers below N are tested), M primes per filter.
-    let (limit, capacity) = size.pick((100_000u64, 1_000usize), (2_000_000, 10_000));
-    let first = system.spawn(Filter::new(1, 2, capacity));
+    let (limit, capacity) = run.pick((100_000u64, 1_000usize), (2_000_000, 10_000));
+    let mut first = Filter::new(2, capacity);
+    first.fault = run.fault;
+    let first = system.spawn(first);
     let producer = system.spawn(Producer { limit, first });
     system.run_until_idle();
     let start = Instant::now();
-    let report = producer
-        .ask(ProducerMsg::Start)
-        .expect("fresh actor")
-        .wait();
+    let pending = producer.ask(ProducerMsg::Start).expect("fresh actor");
+    let report = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
-    let expected = primes_below(limit);
-    let Ok(report) = report else {
-        return Measured {
-            messages: 0,
-            elapsed,
-            verified: false,
-            check: "the last filter never answered".to_owned(),
-        };
+    let report = match report {
+        Ok(report) => report,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
     };
-    let expected_filters = expected.div_ceil(capacity as u64);
-    let verified = report.primes == expected && report.filters == expected_filters;
+    let (primes, messages) = expected(limit, capacity);
+    let expected_primes = SequenceHash::of(primes.iter().copied());
+    let expected_filters = (primes.len() as u64).div_ceil(capacity as u64);
+    let same = report.primes == expected_primes;
+    let verified = same && report.filters == expected_filters && report.unfilled == 0;
     Measured {
         messages: report.messages,
         elapsed,
         verified,
         check: format!(
-            "{} primes below {limit} (sequential sieve: {expected}) in {} filters (expected \
-             {expected_filters}); {} messages",
-            report.primes, report.filters, report.messages
+            "the filters hold {} numbers, {} the {} primes below {limit} in order (sequential \
+             sieve); {} filters (expected {expected_filters}), {} before the last not full",
+            report.primes.count,
+            if same { "exactly" } else { "NOT" },
+            primes.len(),
+            report.filters,
+            report.unfilled
         ),
     }
+    .with_message_count(messages, "from the sequential sieve, ")
 }

@@ -2,7 +2,7 @@
 //! f(x) = sin(x³ − 1) / (x + 1) · √(1 + e^√(2x)) over [1, 5] and a master sums their areas
 //! (Savina #28).
 
-use crate::{Bench, Measured, Run};
+use crate::{await_result, Bench, Fault, Measured, Run};
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::Instant;
 
@@ -11,7 +11,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "savina",
     about: "W workers integrate N trapezoids of Savina's f(x) on [1, 5] (2·W messages)",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::WrongRule],
 };
 
 /// Savina's left and right end-points.
@@ -32,10 +32,33 @@ fn boundary(k: u64, h: f64) -> f64 {
     LEFT + k as f64 * h
 }
 
-/// What the master answers the driver.
-struct Area {
-    area: f64,
-    results: usize,
+/// The trapezoid of piece `k` (two evaluations of f, as in Savina).
+fn piece(k: u64, h: f64) -> f64 {
+    let lx = boundary(k, h);
+    let rx = lx + h;
+    0.5 * (fx(lx) + fx(rx)) * h
+}
+
+/// The area of pieces `first..end`, summed in order: what a worker computes, and the sequential
+/// reference for it.
+fn pieces_area(first: u64, end: u64, h: f64, mut area: f64) -> f64 {
+    for k in first..end {
+        area += piece(k, h);
+    }
+    area
+}
+
+/// Worker `i`'s pieces of `pieces` split among `w` workers: whole pieces each (Savina divides the
+/// interval and truncates (r − l) / h, which can drop a piece to rounding).
+fn share(i: u64, w: u64, pieces: u64) -> (u64, u64) {
+    (i * pieces / w, (i + 1) * pieces / w)
+}
+
+/// What the master answers the driver: every worker's area, by worker, their sum in worker order,
+/// and the messages the master sent and handled.
+struct Areas {
+    areas: Vec<Option<f64>>,
+    total: f64,
     messages: u64,
 }
 
@@ -43,22 +66,22 @@ enum MasterMsg {
     /// Set-up: the workers.
     Workers(Vec<ActorRef<WorkerMsg>>),
     /// The driver's request: integrate `pieces` trapezoids.
-    Start { pieces: u64, done: ReplyTo<Area> },
-    /// A worker's area.
-    Result(f64),
+    Start { pieces: u64, done: ReplyTo<Areas> },
+    /// Worker `.0`'s area.
+    Result(usize, f64),
 }
 
 enum WorkerMsg {
-    /// Integrate pieces `first..first + count` of width `h`.
-    Work { first: u64, count: u64, h: f64 },
+    /// Integrate pieces `first..end` of width `h`.
+    Work { first: u64, end: u64, h: f64 },
 }
 
 struct Master {
     workers: Vec<ActorRef<WorkerMsg>>,
-    area: f64,
+    areas: Vec<Option<f64>>,
     results: usize,
     messages: u64,
-    done: Option<ReplyTo<Area>>,
+    done: Option<ReplyTo<Areas>>,
 }
 
 impl Actor for Master {
@@ -70,27 +93,26 @@ impl Actor for Master {
                 self.done = Some(done);
                 let h = (RIGHT - LEFT) / pieces as f64;
                 let w = self.workers.len() as u64;
+                self.areas = vec![None; self.workers.len()];
                 for (i, worker) in self.workers.iter().enumerate() {
-                    let i = i as u64;
-                    // Whole pieces per worker (Savina divides the interval and truncates
-                    // (r − l) / h, which can drop a piece to rounding).
-                    let first = i * pieces / w;
-                    let count = (i + 1) * pieces / w - first;
+                    let (first, end) = share(i as u64, w, pieces);
                     worker
-                        .send(WorkerMsg::Work { first, count, h })
+                        .send(WorkerMsg::Work { first, end, h })
                         .expect("worker alive");
                     self.messages += 1;
                 }
             }
-            MasterMsg::Result(area) => {
+            MasterMsg::Result(index, area) => {
                 self.messages += 1;
                 self.results += 1;
-                self.area += area;
+                self.areas[index] = Some(area);
                 if self.results == self.workers.len() {
+                    // Summed in worker order, so the total does not depend on arrival order.
+                    let total = self.areas.iter().map(|a| a.unwrap_or(f64::NAN)).sum();
                     if let Some(done) = self.done.take() {
-                        done.send(Area {
-                            area: self.area,
-                            results: self.results,
+                        done.send(Areas {
+                            areas: std::mem::take(&mut self.areas),
+                            total,
                             messages: self.messages,
                         });
                     }
@@ -102,31 +124,45 @@ impl Actor for Master {
 }
 
 struct Worker {
+    index: usize,
     master: ActorRef<MasterMsg>,
+    /// The defect to inject ([`Fault::None`] in a real run).
+    fault: Fault,
+}
+
+impl Worker {
+    /// Fault injection: the first piece is lost, or evaluated at the next piece's place.
+    #[cold]
+    fn faulty_first_piece(&self, first: u64, h: f64) -> f64 {
+        match self.fault {
+            Fault::Drop => 0.0,
+            Fault::WrongRule => piece(first + 1, h),
+            _ => piece(first, h),
+        }
+    }
 }
 
 impl Actor for Worker {
     type Msg = WorkerMsg;
     fn handle(&mut self, ctx: &mut Context<Self>, msg: WorkerMsg) {
-        let WorkerMsg::Work { first, count, h } = msg;
-        let mut area = 0.0;
-        for k in first..first + count {
-            let lx = boundary(k, h);
-            let rx = lx + h;
-            area += 0.5 * (fx(lx) + fx(rx)) * h;
-        }
+        let WorkerMsg::Work { first, end, h } = msg;
+        let area = if self.fault == Fault::None || first == end {
+            pieces_area(first, end, h, 0.0)
+        } else {
+            pieces_area(first + 1, end, h, self.faulty_first_piece(first, h))
+        };
         // The master may already have stopped if it failed; nothing to do then.
-        let _ = self.master.send(MasterMsg::Result(area));
+        let _ = self.master.send(MasterMsg::Result(self.index, area));
         ctx.stop();
     }
 }
 
-/// Pieces at most for the sequential reference (more would double a `full` run's time).
+/// Pieces at most for the coarse sequential reference of the total.
 const REFERENCE_PIECES: u64 = 1 << 22;
 
-/// The sequential trapezoid sum over min(`pieces`, 2²²) pieces: for `quick` exactly the
-/// workload's pieces; for `full` a sum whose discretisation error (≈ 10⁻¹⁰ relative) is far
-/// below the check's tolerance.
+/// A sequential trapezoid sum over min(`pieces`, 2²²) pieces, summed another way (each interior
+/// point once); for `full` its discretisation error (≈ 10⁻¹⁰ relative) is far below the check's
+/// tolerance.
 fn reference(pieces: u64) -> f64 {
     let n = pieces.min(REFERENCE_PIECES);
     let h = (RIGHT - LEFT) / n as f64;
@@ -138,50 +174,89 @@ fn reference(pieces: u64) -> f64 {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let size = run.size;
-    let (workers, pieces) = size.pick((100, 4_000_000u64), (4_000, 400_000_000));
+    let (workers, pieces) = run.pick((100, 4_000_000u64), (4_000, 400_000_000));
+    // Workers whose area is recomputed sequentially: all for `quick`; every 16th for `full`
+    // (all of them would double a `full` run's time), the total then checked against a coarse
+    // reference.
+    let stride = run.pick(1, 16);
     let master = system.spawn(Master {
         workers: Vec::new(),
-        area: 0.0,
+        areas: Vec::new(),
         results: 0,
         messages: 0,
         done: None,
     });
     let refs = (0..workers)
-        .map(|_| {
+        .map(|index| {
             system.spawn(Worker {
+                index,
                 master: master.clone(),
+                fault: if index == 0 { run.fault } else { Fault::None },
             })
         })
         .collect();
     master.send(MasterMsg::Workers(refs)).expect("fresh actor");
     system.run_until_idle();
     let start = Instant::now();
-    let result = master
+    let pending = master
         .ask(|done| MasterMsg::Start { pieces, done })
-        .expect("fresh actor")
-        .wait();
+        .expect("fresh actor");
+    let result = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
-    let expected_messages = 2 * workers as u64;
-    let Ok(got) = result else {
-        return Measured {
-            messages: expected_messages,
-            elapsed,
-            verified: false,
-            check: "the master never answered".to_owned(),
-        };
+    let got = match result {
+        Ok(got) => got,
+        Err(reason) => return Measured::failed(0, elapsed, reason),
     };
-    let want = reference(pieces);
-    let relative = ((got.area - want) / want).abs();
-    let verified = relative <= 1e-6 && got.results == workers && got.messages == expected_messages;
+    let h = (RIGHT - LEFT) / pieces as f64;
+    let w = workers as u64;
+    // The sampled workers' areas, recomputed sequentially.
+    let expected: Vec<(usize, f64)> = (0..workers)
+        .step_by(stride)
+        .map(|i| {
+            let (first, end) = share(i as u64, w, pieces);
+            (i, pieces_area(first, end, h, 0.0))
+        })
+        .collect();
+    let differing = expected
+        .iter()
+        .filter(|&&(i, area)| got.areas[i].map(f64::to_bits) != Some(area.to_bits()))
+        .count();
+    let reported = got.areas.iter().filter(|a| a.is_some()).count();
+    let (total_ok, total_check) = if stride == 1 {
+        // Every area recomputed: the total must be their sum in worker order, bit for bit.
+        let want: f64 = expected.iter().map(|&(_, area)| area).sum();
+        let same = got.total.to_bits() == want.to_bits();
+        (
+            same,
+            format!(
+                "total {:.12} {} the sequential sum over the same partition bit for bit",
+                got.total,
+                if same { "equals" } else { "DIFFERS from" }
+            ),
+        )
+    } else {
+        let want = reference(pieces);
+        let relative = ((got.total - want) / want).abs();
+        (
+            relative <= 1e-6,
+            format!(
+                "total {:.12} vs a sequential {:.12} over {} pieces (relative {relative:.1e}, \
+                 limit 1e-6)",
+                got.total,
+                want,
+                pieces.min(REFERENCE_PIECES)
+            ),
+        )
+    };
+    let sampled = workers.div_ceil(stride);
     Measured {
         messages: got.messages,
         elapsed,
-        verified,
+        verified: differing == 0 && reported == workers && total_ok,
         check: format!(
-            "area {:.12} vs sequential {:.12} (relative {relative:.1e}, limit 1e-6); \
-             {} of {workers} results, {} messages (expected {expected_messages})",
-            got.area, want, got.results, got.messages
+            "{reported} of {workers} areas reported; {differing} of {sampled} recomputed \
+             sequentially (the same pieces, in the same order) differ bit for bit; {total_check}"
         ),
     }
+    .with_message_count(2 * workers as u64, "2·W = ")
 }
