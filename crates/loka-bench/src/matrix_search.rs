@@ -19,17 +19,18 @@
 //! queues an actor woken from a plain thread round robin over the workers (`cls`) or at its home
 //! worker (`lgs`) — the "manually forced spreading" of Wölke Fig. 6.8.
 
-use crate::{Bench, Measured, Run, Size};
+use crate::{await_result, Bench, Fault, Measured, Run, Size};
 use loka::{Actor, ActorRef, Context, Placement, ReplyTo, SpawnOptions, System};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub(crate) const BENCH: Bench = Bench {
     name: "matrix-search",
     suite: "matrix",
     about: "S seekers search M×M matrices column-wise, jobs continuous and local (2·S·N messages)",
     run: run_continuous_local,
-    faults: &[],
+    faults: FAULTS,
 };
 
 pub(crate) const BENCH_RR: Bench = Bench {
@@ -37,7 +38,7 @@ pub(crate) const BENCH_RR: Bench = Bench {
     suite: "matrix",
     about: "matrix-search with jobs sent round robin from outside the workers (2·S·N messages)",
     run: run_continuous_rr,
-    faults: &[],
+    faults: FAULTS,
 };
 
 pub(crate) const BENCH_BLOCK: Bench = Bench {
@@ -45,7 +46,7 @@ pub(crate) const BENCH_BLOCK: Bench = Bench {
     suite: "matrix",
     about: "matrix-search with block-wise rounds of jobs, sent locally (2·S·N messages)",
     run: run_block_local,
-    faults: &[],
+    faults: FAULTS,
 };
 
 pub(crate) const BENCH_BLOCK_RR: Bench = Bench {
@@ -53,8 +54,17 @@ pub(crate) const BENCH_BLOCK_RR: Bench = Bench {
     suite: "matrix",
     about: "matrix-search with block-wise rounds of jobs, sent round robin (2·S·N messages)",
     run: run_block_rr,
-    faults: &[],
+    faults: FAULTS,
 };
+
+/// The faults every variant injects (into seeker 0's first job): its job is not sent (Drop), sent
+/// twice (Duplicate), sent to seeker 1 (Misroute), or searched along the rows (WrongRule).
+const FAULTS: &[Fault] = &[
+    Fault::Drop,
+    Fault::Duplicate,
+    Fault::Misroute,
+    Fault::WrongRule,
+];
 
 /// Every Matrix Search variant, in listing order.
 pub(crate) fn all() -> Vec<Bench> {
@@ -93,8 +103,6 @@ struct Params {
     seekers: usize,
     side: usize,
     searches: usize,
-    /// Seekers whose totals are recomputed sequentially (all of them when `None`).
-    sample: Option<usize>,
 }
 
 impl Params {
@@ -104,14 +112,12 @@ impl Params {
                 seekers: 16,
                 side: 512,
                 searches: 20,
-                sample: None,
             },
             // Wölke: 1 controller, 225 seekers, 3500² bytes (≈12 MB each, 2.8 GB in all), 100 jobs.
             Params {
                 seekers: 225,
                 side: 3500,
                 searches: 100,
-                sample: Some(2),
             },
         )
     }
@@ -162,21 +168,85 @@ fn count_in_columns(cells: &[u8], side: usize, word: &[u8; WORD]) -> u64 {
     count
 }
 
-/// The check's search, written differently: copy each column out, count matching windows.
-fn count_sequentially(cells: &[u8], side: usize, word: &[u8; WORD]) -> u64 {
-    let mut column = Vec::with_capacity(side);
-    let mut count = 0;
-    for c in 0..side {
-        column.clear();
-        column.extend((0..side).map(|r| cells[r * side + c]));
-        count += column.windows(WORD).filter(|w| *w == word).count() as u64;
+/// The fault of a mutation test: the same count along the rows.
+fn count_in_rows(cells: &[u8], side: usize, word: &[u8; WORD]) -> u64 {
+    cells
+        .chunks(side)
+        .map(|row| row.windows(WORD).filter(|w| *w == word).count() as u64)
+        .sum()
+}
+
+/// Each letter's two bits in the check's codes (indexed by the letter's byte).
+const LETTER_CODE: [u8; 256] = {
+    let mut codes = [0u8; 256];
+    let mut i = 0;
+    while i < ALPHABET.len() {
+        codes[ALPHABET[i] as usize] = i as u8;
+        i += 1;
     }
-    count
+    codes
+};
+
+/// The code of a word: its letters' codes, the first letter in the highest bits.
+fn word_code(word: &[u8; WORD]) -> usize {
+    word.iter().fold(0, |code, &l| {
+        (code << 2) | usize::from(LETTER_CODE[usize::from(l)])
+    })
+}
+
+/// The check's count, done differently from the seekers' search: one pass over the matrix, row by
+/// row, keeps the code of the last `WORD` letters of every column and counts how often each of
+/// the 4⁶ codes occurs. The count of a word is then a lookup: every job of a seeker is checked for
+/// the price of one search.
+fn column_histogram(cells: &[u8], side: usize) -> Vec<u32> {
+    const MASK: u16 = (1 << (2 * WORD)) - 1;
+    let shift =
+        |code: u16, letter: u8| ((code << 2) | u16::from(LETTER_CODE[usize::from(letter)])) & MASK;
+    let mut codes = vec![0u16; side];
+    let mut histogram = [0u32; 1 << (2 * WORD)];
+    for (r, row) in cells.chunks_exact(side).enumerate() {
+        if r + 1 < WORD {
+            codes
+                .iter_mut()
+                .zip(row)
+                .for_each(|(c, &l)| *c = shift(*c, l));
+            continue;
+        }
+        for (code, &letter) in codes.iter_mut().zip(row) {
+            let c = shift(*code, letter);
+            *code = c;
+            histogram[usize::from(c)] += 1;
+        }
+    }
+    histogram.to_vec()
+}
+
+/// What every job of every seeker must report: [`column_histogram`] looked up for each word,
+/// indexed seeker · N + job. The seekers are shared among the machine's cores.
+fn expected_counts(p: &Params) -> Vec<u64> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = p.seekers.div_ceil(threads).max(1);
+    let searches = p.searches.max(1);
+    let mut counts = vec![0u64; p.seekers * p.searches];
+    std::thread::scope(|scope| {
+        for (chunk, out) in counts.chunks_mut(per_thread * searches).enumerate() {
+            scope.spawn(move || {
+                for (i, jobs) in out.chunks_mut(searches).enumerate() {
+                    let seeker = chunk * per_thread + i;
+                    let histogram = column_histogram(&matrix(seeker, p.side), p.side);
+                    for (job, count) in jobs.iter_mut().enumerate() {
+                        *count = u64::from(histogram[word_code(&word(seeker, job))]);
+                    }
+                }
+            });
+        }
+    });
+    counts
 }
 
 enum SeekerMsg {
-    /// Search for this word and report the count.
-    Job([u8; WORD]),
+    /// Search for the word of this job and report the count.
+    Job { job: usize, word: [u8; WORD] },
 }
 
 /// Owns one matrix, built on its first activation on the worker that runs it.
@@ -185,29 +255,52 @@ struct Seeker {
     side: usize,
     cells: Vec<u8>,
     controller: ActorRef<ControllerMsg>,
+    /// Jobs received and reports sent, added to `tally` when it stops.
+    messages: u64,
+    tally: Arc<AtomicU64>,
+    /// The fault of a mutation test: its next search goes along the rows.
+    rows_once: bool,
 }
 
 impl Actor for Seeker {
     type Msg = SeekerMsg;
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: SeekerMsg) {
-        let SeekerMsg::Job(word) = msg;
-        let count = count_in_columns(&self.cells, self.side, &word);
-        // The controller stops only after every job was reported.
-        let _ = self.controller.send(ControllerMsg::Report {
+        let SeekerMsg::Job { job, word } = msg;
+        self.messages += 1;
+        let count = if std::mem::take(&mut self.rows_once) {
+            count_in_rows(&self.cells, self.side, &word)
+        } else {
+            count_in_columns(&self.cells, self.side, &word)
+        };
+        // The controller stops only after every job was reported (unless one is reported twice).
+        let report = ControllerMsg::Report {
             seeker: self.index,
+            job,
             count,
-        });
+        };
+        if self.controller.send(report).is_ok() {
+            self.messages += 1;
+        }
+    }
+
+    fn stopped(&mut self, _ctx: &mut Context<Self>) {
+        self.tally.fetch_add(self.messages, Ordering::Relaxed);
     }
 }
 
 type Seekers = Arc<[ActorRef<SeekerMsg>]>;
 
+/// A job as the round-robin driver sends it: (seeker, job, word).
+type Dispatched = (usize, usize, [u8; WORD]);
+
 /// What the controller answers the driver.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Outcome {
     reports: usize,
-    /// Per seeker, the sum of its reported counts.
-    totals: Vec<u64>,
+    /// Per job (seeker · N + job), the reported count; `None` if it was never reported.
+    counts: Vec<Option<u64>>,
+    /// Reports of a job that was already reported, or that does not exist.
+    unexpected: usize,
 }
 
 enum ControllerMsg {
@@ -217,24 +310,29 @@ enum ControllerMsg {
     },
     Report {
         seeker: usize,
+        job: usize,
         count: u64,
     },
 }
 
-/// Gives out jobs, sums the reports, stops everyone at the end.
+/// Gives out jobs, records the reports, stops everyone at the end.
 struct Controller {
     jobs: Jobs,
     searches: usize,
     /// Round robin: jobs go to the driver thread, which sends them.
-    dispatch: Option<mpsc::Sender<(usize, [u8; WORD])>>,
+    dispatch: Option<mpsc::Sender<Dispatched>>,
     seekers: Option<Seekers>,
     /// Jobs given to each seeker so far.
     given: Vec<usize>,
-    totals: Vec<u64>,
+    counts: Vec<Option<u64>>,
+    unexpected: usize,
     reports: usize,
     /// Block-wise: reports still missing from the current round.
     round_left: usize,
     done: Option<ReplyTo<Outcome>>,
+    /// The fault of a mutation test, injected into seeker 0's first job (`Fault::None` in a real
+    /// run; WrongRule is the seeker's).
+    inject: Fault,
 }
 
 impl Controller {
@@ -242,12 +340,30 @@ impl Controller {
         let job = self.given[seeker];
         self.given[seeker] += 1;
         let word = word(seeker, job);
+        if job == 0 && seeker == 0 && self.inject != Fault::None {
+            match self.inject {
+                Fault::Drop => {}
+                Fault::Duplicate => {
+                    self.send(seeker, job, word);
+                    self.send(seeker, job, word);
+                }
+                Fault::Misroute => self.send(1 % self.given.len(), job, word),
+                _ => self.send(seeker, job, word),
+            }
+            return;
+        }
+        self.send(seeker, job, word);
+    }
+
+    fn send(&self, seeker: usize, job: usize, word: [u8; WORD]) {
         match &self.dispatch {
-            Some(driver) => driver.send((seeker, word)).expect("driver dispatching"),
+            Some(driver) => driver
+                .send((seeker, job, word))
+                .expect("driver dispatching"),
             None => {
                 let seekers = self.seekers.as_ref().expect("started");
                 seekers[seeker]
-                    .send(SeekerMsg::Job(word))
+                    .send(SeekerMsg::Job { job, word })
                     .expect("seeker alive");
             }
         }
@@ -266,7 +382,8 @@ impl Controller {
         if let Some(done) = self.done.take() {
             done.send(Outcome {
                 reports: self.reports,
-                totals: std::mem::take(&mut self.totals),
+                counts: std::mem::take(&mut self.counts),
+                unexpected: self.unexpected,
             });
         }
         if let Some(seekers) = self.seekers.take() {
@@ -292,8 +409,14 @@ impl Actor for Controller {
                     self.give_round();
                 }
             }
-            ControllerMsg::Report { seeker, count } => {
-                self.totals[seeker] += count;
+            ControllerMsg::Report { seeker, job, count } => {
+                let slot = (job < self.searches)
+                    .then(|| &mut self.counts[seeker * self.searches + job])
+                    .filter(|slot| slot.is_none());
+                match slot {
+                    Some(slot) => *slot = Some(count),
+                    None => self.unexpected += 1,
+                }
                 self.reports += 1;
                 match self.jobs {
                     Jobs::Continuous => {
@@ -317,31 +440,62 @@ impl Actor for Controller {
 }
 
 fn run_continuous_local(system: &System, run: &Run) -> Measured {
-    let size = run.size;
-    search(system, Params::of(size), Jobs::Continuous, Assign::Local)
+    search(system, run, BENCH.name, Jobs::Continuous, Assign::Local)
 }
 
 fn run_continuous_rr(system: &System, run: &Run) -> Measured {
-    let size = run.size;
     search(
         system,
-        Params::of(size),
+        run,
+        BENCH_RR.name,
         Jobs::Continuous,
         Assign::RoundRobin,
     )
 }
 
 fn run_block_local(system: &System, run: &Run) -> Measured {
-    let size = run.size;
-    search(system, Params::of(size), Jobs::Block, Assign::Local)
+    search(system, run, BENCH_BLOCK.name, Jobs::Block, Assign::Local)
 }
 
 fn run_block_rr(system: &System, run: &Run) -> Measured {
-    let size = run.size;
-    search(system, Params::of(size), Jobs::Block, Assign::RoundRobin)
+    search(
+        system,
+        run,
+        BENCH_BLOCK_RR.name,
+        Jobs::Block,
+        Assign::RoundRobin,
+    )
 }
 
-fn search(system: &System, p: Params, jobs: Jobs, assign: Assign) -> Measured {
+/// The round-robin driver: sends each job the controller hands over until the controller closes
+/// the channel (it finished or stopped), or the system goes quiet with no job waiting (a job or a
+/// report was lost: the controller will never finish), or the run's time is up.
+fn dispatch(system: &System, run: &Run, jobs: mpsc::Receiver<Dispatched>, seekers: &Seekers) {
+    let deadline = Instant::now() + run.timeout;
+    let send = |(seeker, job, word): Dispatched| {
+        let _ = seekers[seeker].send(SeekerMsg::Job { job, word });
+    };
+    loop {
+        match jobs.recv_timeout(Duration::from_millis(20)) {
+            Ok(job) => send(job),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if system.run_until_idle_timeout(Duration::ZERO) {
+                    // Quiet: a job handed over before the actors went idle is in the channel now.
+                    match jobs.try_recv() {
+                        Ok(job) => send(job),
+                        Err(_) => return,
+                    }
+                } else if Instant::now() >= deadline {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn search(system: &System, run: &Run, name: &str, jobs: Jobs, assign: Assign) -> Measured {
+    let p = Params::of(run.size);
     let workers = system.workers();
     let (driver_tx, driver_rx) = mpsc::channel();
     // All actors are placed round robin; the controller (the hub every seeker talks to) first.
@@ -352,10 +506,12 @@ fn search(system: &System, p: Params, jobs: Jobs, assign: Assign) -> Measured {
             dispatch: (assign == Assign::RoundRobin).then_some(driver_tx),
             seekers: None,
             given: vec![0; p.seekers],
-            totals: vec![0; p.seekers],
+            counts: vec![None; p.seekers * p.searches],
+            unexpected: 0,
             reports: 0,
             round_left: 0,
             done: None,
+            inject: run.fault,
         },
         SpawnOptions::new()
             .name("controller")
@@ -363,9 +519,12 @@ fn search(system: &System, p: Params, jobs: Jobs, assign: Assign) -> Measured {
             .placement(Placement::Worker(0)),
     );
     let side = p.side;
+    let tally = Arc::new(AtomicU64::new(0));
+    let rows_once = run.injects(Fault::WrongRule);
     let seekers: Seekers = (0..p.seekers)
         .map(|index| {
             let controller = controller.clone();
+            let tally = Arc::clone(&tally);
             // The matrix is built (first touched) by the worker that first runs the seeker.
             system.spawn_fn(
                 move || Seeker {
@@ -373,6 +532,9 @@ fn search(system: &System, p: Params, jobs: Jobs, assign: Assign) -> Measured {
                     side,
                     cells: matrix(index, side),
                     controller,
+                    messages: 0,
+                    tally,
+                    rows_once: rows_once && index == 0,
                 },
                 SpawnOptions::new().placement(Placement::Worker((index + 1) % workers)),
             )
@@ -389,51 +551,37 @@ fn search(system: &System, p: Params, jobs: Jobs, assign: Assign) -> Measured {
         })
         .expect("fresh actor");
     if assign == Assign::RoundRobin {
-        // Ends when the controller drops its sender (finished or failed).
-        for (seeker, word) in driver_rx {
-            let _ = seekers[seeker].send(SeekerMsg::Job(word));
-        }
+        dispatch(system, run, driver_rx, &seekers);
     }
-    let outcome = pending.wait();
+    let outcome = await_result(system, pending, run, name);
     let elapsed = start.elapsed();
-
-    let messages = 2 * (p.seekers * p.searches) as u64;
-    let Ok(outcome) = outcome else {
-        return Measured {
-            messages,
-            elapsed,
-            verified: false,
-            check: "the controller did not answer".to_owned(),
-        };
+    // The seekers add their counts when they stop (not timed).
+    controller.stop();
+    for seeker in seekers.iter() {
+        seeker.stop();
+    }
+    system.run_until_idle();
+    let messages = tally.load(Ordering::Relaxed);
+    let expected_messages = 2 * (p.seekers * p.searches) as u64;
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(reason) => return Measured::failed(messages, elapsed, reason),
     };
-    // Recompute the totals of the sampled seekers (all at quick size) sequentially.
-    let sampled: Vec<usize> = match p.sample {
-        None => (0..p.seekers).collect(),
-        Some(n) if n >= p.seekers => (0..p.seekers).collect(),
-        Some(n) => (0..n)
-            .map(|i| i * (p.seekers - 1) / (n.max(2) - 1))
-            .collect(),
-    };
-    let expected: Vec<(usize, u64)> = sampled
+    // Every job of every seeker, recomputed from the histograms of the seeded matrices.
+    let expected = expected_counts(&p);
+    let wrong = outcome
+        .counts
         .iter()
-        .map(|&s| {
-            let cells = matrix(s, p.side);
-            let total = (0..p.searches)
-                .map(|job| count_sequentially(&cells, p.side, &word(s, job)))
-                .sum();
-            (s, total)
-        })
-        .collect();
-    let got: Vec<(usize, u64)> = sampled
-        .iter()
-        .map(|&s| (s, outcome.totals.get(s).copied().unwrap_or(u64::MAX)))
-        .collect();
+        .zip(&expected)
+        .filter(|&(got, want)| *got != Some(*want))
+        .count();
     Measured::checked(
         messages,
         elapsed,
-        (outcome.reports, got),
-        (p.seekers * p.searches, expected),
+        (outcome.reports, outcome.unexpected, wrong),
+        (p.seekers * p.searches, 0, 0),
     )
+    .with_message_count(expected_messages, "2·S·N = ")
 }
 
 #[cfg(test)]
@@ -451,18 +599,24 @@ mod tests {
         let word = *b"AAAAAA";
         let fast = count_in_columns(&cells, side, &word);
         assert!(fast >= 1);
-        assert_eq!(fast, count_sequentially(&cells, side, &word));
+        let histogram = column_histogram(&cells, side);
+        assert_eq!(fast, u64::from(histogram[word_code(&word)]));
         for job in 0..50 {
             let w = super::word(3, job);
             assert_eq!(
                 count_in_columns(&cells, side, &w),
-                count_sequentially(&cells, side, &w)
+                u64::from(histogram[word_code(&w)])
             );
         }
+        // Every window of every column is counted once.
+        let windows = (side * (side - WORD + 1)) as u32;
+        assert_eq!(histogram.iter().sum::<u32>(), windows);
         // Rows do not count: a word written along a row is not found there.
         let mut row = vec![b'C'; side * side];
         row[..WORD].copy_from_slice(b"GATTAC");
         assert_eq!(count_in_columns(&row, side, b"GATTAC"), 0);
+        assert_eq!(count_in_rows(&row, side, b"GATTAC"), 1);
+        assert_eq!(column_histogram(&row, side)[word_code(b"GATTAC")], 0);
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! is keeping up and waits for the answers; at the end it sends `done`. A receiver that has seen
 //! `done` from all 20 senders reports to its coordinator, which reports to the master.
 
-use super::{noting, params, CollectMsg, Collector};
-use crate::{Bench, Measured, Run, Size};
+use super::{noting, params, CollectMsg, Collector, Scale, Tally};
+use crate::{await_result, Bench, Fault, Measured, Run, Size};
 use loka::{Actor, ActorRef, Context, SpawnOptions, System};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -15,7 +16,7 @@ pub(super) const BENCH: Bench = Bench {
     suite: "bencherl",
     about: "Hackbench: N hub-coordinated groups of 20 senders × 20 receivers, M rounds each",
     run,
-    faults: &[],
+    faults: &[Fault::Drop, Fault::Duplicate, Fault::Misroute],
 };
 
 /// Senders and receivers per group (BenchErl's `GSIZE`).
@@ -26,13 +27,32 @@ const ACK: u64 = 100;
 type Payload = [u64; 12];
 const DATA: Payload = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 
+/// Groups N and rounds M.
+#[derive(Debug, Clone, Copy)]
+struct Params {
+    groups: usize,
+    rounds: u64,
+}
+
 /// (groups N, rounds M) = (F1·cores, F2·cores); (F1, F2) is (1, 4) short, (2, 8) intermediate,
 /// (8, 8) long.
-fn groups_and_rounds(size: Size) -> (usize, u64) {
-    params(size, (4, 128), |s| {
-        let (f1, f2) = s.pick((1, 4), (2, 8), (8, 8));
-        (f1 * s.cores, (f2 * s.cores) as u64)
-    })
+fn of(size: Size) -> Params {
+    params(
+        size,
+        Params {
+            groups: 4,
+            rounds: 128,
+        },
+        of_scale,
+    )
+}
+
+fn of_scale(s: Scale) -> Params {
+    let (f1, f2) = s.pick((1, 4), (2, 8), (8, 8));
+    Params {
+        groups: f1 * s.cores,
+        rounds: (f2 * s.cores) as u64,
+    }
 }
 
 /// Handshakes per sender–receiver pair: one per full block of `ACK` rounds left over `ACK`.
@@ -46,6 +66,47 @@ fn handshakes(rounds: u64) -> u64 {
     n
 }
 
+/// The messages the formula of [`measure`] expects: per group 20 `go`s, per sender–receiver
+/// pair M payloads, A questions, A answers and a `done`, and 20 receiver reports.
+fn expected_messages(p: Params) -> u64 {
+    let pairs = (GSIZE * GSIZE) as u64;
+    let acks = handshakes(p.rounds);
+    p.groups as u64 * (2 * GSIZE as u64 + pairs * (p.rounds + 2 * acks + 1))
+}
+
+/// The messages of BenchErl's `run/3` inside the groups, replayed from its `sender/2`,
+/// `sender_ack/2` and `receiver/2` clauses: the group's `go` to each sender, what each sender sends
+/// and is answered, and each receiver's `done` to its group. (The groups' `ready` and `done` to the
+/// run process and its `go` to them are not counted.)
+#[cfg(test)]
+fn bencherl_messages(p: Params) -> u64 {
+    let rs = GSIZE as u64;
+    // sender(Rs, Loop), counting sends to the receivers and the receivers' answers.
+    let sender = |mut lp: u64| {
+        let mut sent = 0;
+        loop {
+            if lp == 0 {
+                return sent + rs; // done to each receiver
+            } else if lp > ACK {
+                // sender_ack(Rs, ACK): one round per step down to 2, then the handshake step.
+                let mut n = ACK;
+                while n != 2 {
+                    sent += rs;
+                    n -= 1;
+                }
+                sent += rs + rs; // DATA and are_you_keeping_up to each
+                sent += rs + rs; // i_am_keeping_up from each, DATA to each
+                lp -= ACK;
+            } else {
+                sent += rs;
+                lp -= 1;
+            }
+        }
+    };
+    let group = GSIZE as u64 + (0..GSIZE).map(|_| sender(p.rounds)).sum::<u64>() + GSIZE as u64;
+    p.groups as u64 * group
+}
+
 /// What a receiver saw, summed per group.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Seen {
@@ -54,6 +115,8 @@ struct Seen {
     dones: u64,
     /// Payloads that were not `DATA`.
     wrong: u64,
+    /// Sender–receiver pairs over which exactly M payloads, A handshakes and one `done` went.
+    exact_pairs: u64,
 }
 
 impl Seen {
@@ -62,6 +125,7 @@ impl Seen {
         self.handshakes += other.handshakes;
         self.dones += other.dones;
         self.wrong += other.wrong;
+        self.exact_pairs += other.exact_pairs;
     }
 }
 
@@ -79,6 +143,11 @@ struct Coordinator {
     senders: Vec<ActorRef<SenderMsg>>,
     receivers_left: usize,
     seen: Seen,
+    /// Messages sent (the `go`s), added to `tally` when it stops.
+    sent: u64,
+    tally: Tally,
+    /// The fault its first sender injects (group 0 only).
+    fault: Fault,
 }
 
 impl Actor for Coordinator {
@@ -86,21 +155,30 @@ impl Actor for Coordinator {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         let me = ctx.myself();
+        let acks = handshakes(self.rounds);
         let receivers: Arc<[ActorRef<ReceiverMsg>]> = (0..GSIZE)
             .map(|_| {
                 ctx.spawn(Receiver {
                     coordinator: me.clone(),
                     senders_left: GSIZE,
+                    expected: (self.rounds, acks),
+                    per_sender: [(0, 0, 0); GSIZE],
                     seen: Seen::default(),
+                    sent: 0,
+                    tally: Arc::clone(&self.tally),
                 })
             })
             .collect();
         self.senders = (0..GSIZE)
-            .map(|_| {
+            .map(|index| {
                 ctx.spawn(Sender {
+                    index,
                     receivers: Arc::clone(&receivers),
                     left: self.rounds,
                     waiting: 0,
+                    sent: 0,
+                    tally: Arc::clone(&self.tally),
+                    fault: if index == 0 { self.fault } else { Fault::None },
                 })
             })
             .collect();
@@ -113,6 +191,7 @@ impl Actor for Coordinator {
                 for sender in &self.senders {
                     sender.send(SenderMsg::Go).expect("sender alive");
                 }
+                self.sent += self.senders.len() as u64;
             }
             CoordinatorMsg::ReceiverDone(seen) => {
                 self.seen.add(seen);
@@ -124,6 +203,10 @@ impl Actor for Coordinator {
             }
         }
     }
+
+    fn stopped(&mut self, _ctx: &mut Context<Self>) {
+        self.tally.fetch_add(self.sent, Ordering::Relaxed);
+    }
 }
 
 enum SenderMsg {
@@ -133,19 +216,49 @@ enum SenderMsg {
 }
 
 struct Sender {
+    /// Its place in the group's list of senders.
+    index: usize,
     receivers: Arc<[ActorRef<ReceiverMsg>]>,
     /// Rounds still to send.
     left: u64,
     /// Handshake answers still awaited.
     waiting: usize,
+    sent: u64,
+    tally: Tally,
+    /// The fault it injects into its last block (at most one sender).
+    fault: Fault,
 }
 
 impl Sender {
-    fn data_round(&self) {
-        for receiver in self.receivers.iter() {
-            receiver
-                .send(ReceiverMsg::Data(DATA))
-                .expect("receiver alive");
+    fn data(&mut self, receiver: usize) {
+        self.receivers[receiver]
+            .send(ReceiverMsg::Data {
+                from: self.index,
+                payload: DATA,
+            })
+            .expect("receiver alive");
+        self.sent += 1;
+    }
+
+    fn data_round(&mut self) {
+        for receiver in 0..self.receivers.len() {
+            self.data(receiver);
+        }
+    }
+
+    /// The first round of the last block, with the injected fault on receiver 0's payload:
+    /// not sent (Drop), sent twice (Duplicate) or sent to receiver 1 (Misroute).
+    fn faulty_round(&mut self) {
+        for receiver in 0..self.receivers.len() {
+            match (self.fault, receiver) {
+                (Fault::Drop, 0) => {}
+                (Fault::Duplicate, 0) => {
+                    self.data(0);
+                    self.data(0);
+                }
+                (Fault::Misroute, 0) => self.data(1),
+                _ => self.data(receiver),
+            }
         }
     }
 
@@ -158,28 +271,36 @@ impl Sender {
                 self.data_round();
             }
             let me = ctx.myself();
-            for (index, receiver) in self.receivers.iter().enumerate() {
-                receiver
-                    .send(ReceiverMsg::Data(DATA))
-                    .expect("receiver alive");
-                receiver
+            for index in 0..self.receivers.len() {
+                self.data(index);
+                self.receivers[index]
                     .send(ReceiverMsg::KeepingUp {
                         sender: me.clone(),
+                        from: self.index,
                         index,
                     })
                     .expect("receiver alive");
+                self.sent += 1;
             }
             self.left -= ACK;
             self.waiting = self.receivers.len();
             return;
         }
-        for _ in 0..self.left {
+        let mut rounds = self.left;
+        if self.fault != Fault::None && rounds > 0 {
+            self.faulty_round();
+            rounds -= 1;
+        }
+        for _ in 0..rounds {
             self.data_round();
         }
         self.left = 0;
         for receiver in self.receivers.iter() {
-            receiver.send(ReceiverMsg::Done).expect("receiver alive");
+            receiver
+                .send(ReceiverMsg::Done { from: self.index })
+                .expect("receiver alive");
         }
+        self.sent += self.receivers.len() as u64;
         ctx.stop();
     }
 }
@@ -190,9 +311,7 @@ impl Actor for Sender {
         match msg {
             SenderMsg::Go => self.proceed(ctx),
             SenderMsg::KeepingUp(index) => {
-                self.receivers[index]
-                    .send(ReceiverMsg::Data(DATA))
-                    .expect("receiver alive");
+                self.data(index);
                 self.waiting -= 1;
                 if self.waiting == 0 {
                     self.proceed(ctx);
@@ -200,58 +319,98 @@ impl Actor for Sender {
             }
         }
     }
+
+    fn stopped(&mut self, _ctx: &mut Context<Self>) {
+        self.tally.fetch_add(self.sent, Ordering::Relaxed);
+    }
 }
 
 enum ReceiverMsg {
-    Data(Payload),
-    /// "Are you keeping up?" from a sender; `index` is this receiver's place in its list.
+    /// A payload from the sender with this index.
+    Data {
+        from: usize,
+        payload: Payload,
+    },
+    /// "Are you keeping up?" from sender `from`; `index` is this receiver's place in its list.
     KeepingUp {
         sender: ActorRef<SenderMsg>,
+        from: usize,
         index: usize,
     },
-    Done,
+    Done {
+        from: usize,
+    },
 }
 
 struct Receiver {
     coordinator: ActorRef<CoordinatorMsg>,
     senders_left: usize,
+    /// What each sender must send it: (payloads M, handshakes A), and one `done`.
+    expected: (u64, u64),
+    /// Per sender: payloads, handshakes and `done`s received.
+    per_sender: [(u64, u64, u64); GSIZE],
     seen: Seen,
+    sent: u64,
+    tally: Tally,
 }
 
 impl Actor for Receiver {
     type Msg = ReceiverMsg;
     fn handle(&mut self, ctx: &mut Context<Self>, msg: ReceiverMsg) {
         match msg {
-            ReceiverMsg::Data(payload) => {
-                self.seen.data += 1;
+            ReceiverMsg::Data { from, payload } => {
+                self.per_sender[from].0 += 1;
                 self.seen.wrong += u64::from(payload != DATA);
             }
-            ReceiverMsg::KeepingUp { sender, index } => {
-                self.seen.handshakes += 1;
+            ReceiverMsg::KeepingUp {
+                sender,
+                from,
+                index,
+            } => {
+                self.per_sender[from].1 += 1;
                 sender
                     .send(SenderMsg::KeepingUp(index))
                     .expect("sender waits");
+                self.sent += 1;
             }
-            ReceiverMsg::Done => {
-                self.seen.dones += 1;
+            ReceiverMsg::Done { from } => {
+                self.per_sender[from].2 += 1;
                 self.senders_left -= 1;
                 if self.senders_left == 0 {
+                    let (rounds, acks) = self.expected;
+                    for &(data, handshakes, dones) in &self.per_sender {
+                        self.seen.data += data;
+                        self.seen.handshakes += handshakes;
+                        self.seen.dones += dones;
+                        self.seen.exact_pairs +=
+                            u64::from((data, handshakes, dones) == (rounds, acks, 1));
+                    }
                     let _ = self
                         .coordinator
                         .send(CoordinatorMsg::ReceiverDone(self.seen));
+                    self.sent += 1;
                     ctx.stop();
                 }
             }
         }
     }
+
+    fn stopped(&mut self, _ctx: &mut Context<Self>) {
+        self.tally.fetch_add(self.sent, Ordering::Relaxed);
+    }
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let size = run.size;
-    let (groups, rounds) = groups_and_rounds(size);
+    let p = of(run.size);
+    noting(measure(system, run, p), ("N", p.groups, "M", p.rounds))
+}
+
+fn measure(system: &System, run: &Run, p: Params) -> Measured {
+    let Params { groups, rounds } = p;
     let master = system.spawn(Collector::<Seen>::new());
+    let tally = Tally::default();
     let coordinators: Vec<ActorRef<CoordinatorMsg>> = (0..groups)
-        .map(|_| {
+        .map(|group| {
             system.spawn_with(
                 Coordinator {
                     rounds,
@@ -259,6 +418,10 @@ fn run(system: &System, run: &Run) -> Measured {
                     senders: Vec::new(),
                     receivers_left: 0,
                     seen: Seen::default(),
+                    sent: 0,
+                    tally: Arc::clone(&tally),
+                    // The fault (if any) goes to group 0's first sender, decided here once.
+                    fault: if group == 0 { run.fault } else { Fault::None },
                 },
                 SpawnOptions::new().hub(true),
             )
@@ -276,8 +439,20 @@ fn run(system: &System, run: &Run) -> Measured {
     for coordinator in &coordinators {
         coordinator.send(CoordinatorMsg::Go).expect("fresh actor");
     }
-    let reports = pending.wait().unwrap_or_default();
+    let reports = await_result(system, pending, run, BENCH.name);
     let elapsed = start.elapsed();
+    // Every actor has stopped or is stopping: let them add their counts (not timed).
+    system.run_until_idle();
+    let messages = tally.load(Ordering::Relaxed);
+    let reports = match reports {
+        Ok(reports) => reports,
+        Err(reason) => {
+            for coordinator in &coordinators {
+                coordinator.stop();
+            }
+            return Measured::failed(messages, elapsed, reason);
+        }
+    };
 
     let pairs = (GSIZE * GSIZE) as u64;
     let acks = handshakes(rounds);
@@ -286,6 +461,7 @@ fn run(system: &System, run: &Run) -> Measured {
         handshakes: pairs * acks,
         dones: pairs,
         wrong: 0,
+        exact_pairs: pairs,
     };
     let mut expected = Seen::default();
     let mut got = Seen::default();
@@ -295,15 +471,38 @@ fn run(system: &System, run: &Run) -> Measured {
     for seen in &reports {
         got.add(*seen);
     }
-    // go + data + handshake question and answer + done per pair, receiver and group reports.
-    let messages =
-        groups as u64 * (GSIZE as u64 + pairs * (rounds + 2 * acks + 1) + GSIZE as u64 + 1);
-    let measured = Measured::checked(messages, elapsed, (reports.len(), got), (groups, expected));
-    noting(measured, ("N", groups, "M", rounds))
+    Measured::checked(messages, elapsed, (reports.len(), got), (groups, expected))
+        .with_message_count(expected_messages(p), "N·(40 + 400·(M + 2·A + 1)) = ")
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::bencherl::Input;
+
+    #[test]
+    fn message_count_is_bencherls() {
+        for input in [Input::Short, Input::Intermediate] {
+            let p = of_scale(Scale { input, cores: 32 });
+            assert_eq!(expected_messages(p), bencherl_messages(p), "{input:?}");
+        }
+        // Counted runs: BenchErl's short input for one core, and one group with two handshakes.
+        let short = of_scale(Scale {
+            input: Input::Short,
+            cores: 1,
+        });
+        let handshaking = Params {
+            groups: 1,
+            rounds: 250,
+        };
+        for p in [short, handshaking] {
+            let system = System::builder().workers(2).build().unwrap();
+            let m = measure(&system, &Run::new(Size::Quick), p);
+            assert!(m.verified, "{}", m.check);
+            assert_eq!(m.messages, bencherl_messages(p), "{p:?}");
+        }
+    }
+
     #[test]
     fn handshakes_follow_bencherl() {
         // sender/2 runs sender_ack/2 while more than ACK rounds are left.

@@ -16,6 +16,8 @@ mod timer_wheel;
 
 use crate::{Bench, Measured, Size};
 use loka::{Actor, Context, ReplyTo};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 /// BenchErl's `number_of_cores` for the `full` size: the 32 cores of Francesquini's NUMA 32.
 pub(crate) const FULL_CORES: usize = 32;
@@ -74,6 +76,10 @@ pub(crate) fn params<T>(size: Size, quick: T, full: impl FnOnce(Scale) -> T) -> 
         Size::Full => full(Scale::full()),
     }
 }
+
+/// Messages counted by the actors themselves: each adds the messages it sent when it stops. Read
+/// it after `run_until_idle`, once every actor has stopped.
+pub(crate) type Tally = Arc<AtomicU64>;
 
 /// Appends the parameters of the run to its check text (it ends up in the result record).
 pub(crate) fn noting(mut measured: Measured, params: impl std::fmt::Debug) -> Measured {
