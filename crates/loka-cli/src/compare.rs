@@ -6,7 +6,7 @@ use crate::output::Output;
 use anyhow::Result;
 use loka_bench::record::Record;
 use loka_bench::report::charts::human;
-use loka_bench::report::{median_index, ratio, Summary};
+use loka_bench::report::{median_index, ratio, Summary, NOISY_NOTE};
 use loka_bench::{runner, Size};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -307,6 +307,8 @@ pub fn summary_json(s: &RuntimeSummary, loka_ratio: Option<f64>) -> serde_json::
         map.insert("runs".into(), s.msgs.n.into());
         map.insert("verified_runs".into(), s.verified.into());
         map.insert("loka_over_runtime".into(), loka_ratio.into());
+        map.insert("msgs_per_sec_spread".into(), s.msgs.spread().into());
+        map.insert("noisy".into(), s.msgs.noisy().into());
     }
     value
 }
@@ -331,7 +333,7 @@ pub fn table_row(bench: &str, s: &RuntimeSummary, loka_ratio: Option<f64>) -> St
         bench,
         s.runtime,
         s.msgs.n,
-        human(s.msgs.median),
+        format!("{}{}", human(s.msgs.median), s.msgs.flag_aligned()),
         if s.msgs.n > 1 {
             format!("{} – {}", human(s.msgs.min), human(s.msgs.max))
         } else {
@@ -453,6 +455,9 @@ pub fn run(args: &CompareArgs) -> Result<()> {
         }
     }
     out.finish();
+    if !out.json() {
+        out.println(NOISY_NOTE)?;
+    }
     for (peer, benches) in peers.iter().zip(&missing) {
         if !benches.is_empty() {
             out.note(&format!(
@@ -544,6 +549,8 @@ mod tests {
         ] {
             assert!(json.get(key).is_some(), "{key}");
         }
+        assert_eq!(json["noisy"], true);
+        assert_eq!(json["msgs_per_sec_spread"], 1.0);
         let row = table_row("pingpong", &caf, Some(2.0));
         assert!(
             row.contains("2.00×") && row.contains("NOT VERIFIED (2/3)"),
@@ -551,6 +558,23 @@ mod tests {
         );
         assert!(table_row("pingpong", &loka, Some(1.0)).contains('—'));
         assert!(summarize("x", &[]).is_none());
+    }
+
+    #[test]
+    fn a_median_with_a_spread_over_ten_percent_is_flagged_in_the_table() {
+        let runs = |msgs: [f64; 3]| {
+            let records: Vec<Record> = msgs.iter().map(|&m| record("caf", m, true)).collect();
+            summarize("caf", &records).unwrap()
+        };
+        // Median 100M: 95M–104M is a 9% spread, 94M–105M an 11% one.
+        let calm = table_row("pingpong", &runs([95e6, 100e6, 104e6]), Some(1.0));
+        let noisy = table_row("pingpong", &runs([94e6, 100e6, 105e6]), Some(1.0));
+        assert!(!calm.contains('±'), "{calm}");
+        assert!(noisy.contains("100M ±"), "{noisy}");
+        // The columns stay aligned: the flag fits in the median column.
+        assert_eq!(calm.chars().count(), noisy.chars().count());
+        assert_eq!(table_header().chars().count(), noisy.chars().count());
+        assert!(NOISY_NOTE.starts_with('±') && NOISY_NOTE.contains("10%"));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use anyhow::Result;
 use loka::{Config, EngineKind, PolicyKind};
 use loka_bench::record::Record;
 use loka_bench::report::charts::human;
-use loka_bench::report::{ratio, Summary};
+use loka_bench::report::{ratio, Summary, NOISY_NOTE};
 use loka_bench::{runner, Bench, Size};
 
 /// `loka bench scale` arguments.
@@ -154,29 +154,87 @@ pub fn scale(args: &ScaleArgs) -> Result<()> {
     if out.json() {
         return Ok(());
     }
-    out.println(&format!(
-        "\n{:<22} {:>7} {:>10} {:>21} {:>8}",
-        "bench", "workers", "median s", "min–max s", "speed-up"
-    ))?;
+    out.println(&scale_header())?;
     for (bench, per_config) in benches.iter().zip(&results) {
-        let first = summary(&per_config[0], |r| r.seconds).median;
+        let base = summary(&per_config[0], |r| r.msgs_per_sec);
         for (config, records) in configs.iter().zip(per_config) {
-            let s = summary(records, |r| r.seconds);
-            out.println(&format!(
-                "{:<22} {:>7} {:>10.4} {:>21} {:>8}",
+            out.println(&scale_row(
                 bench.name,
                 config.workers,
-                s.median,
-                if s.n > 1 {
-                    format!("{:.4} – {:.4}", s.min, s.max)
-                } else {
-                    format!("{:.4}", s.min)
-                },
-                ratio(first, s.median).map_or("n/a".into(), |r| format!("{r:.2}×"))
+                &summary(records, |r| r.seconds),
+                &summary(records, |r| r.msgs_per_sec),
+                &base,
             ))?;
         }
     }
+    out.println(NOISY_NOTE)?;
     Ok(())
+}
+
+/// The header of `scale`'s table.
+pub fn scale_header() -> String {
+    format!(
+        "\n{:<22} {:>7} {:>10} {:>21} {:>13} {:>10}",
+        "bench", "workers", "median s", "min–max s", "median msgs/s", "speed-up"
+    )
+}
+
+/// One line of `scale`'s table: seconds, msgs/s and the speed-up (median msgs/s over that of
+/// `base`, the 1-worker runs); `±` after a noisy median, and after a speed-up when either of
+/// its medians is noisy.
+pub fn scale_row(
+    bench: &str,
+    workers: usize,
+    secs: &Summary,
+    msgs: &Summary,
+    base: &Summary,
+) -> String {
+    format!(
+        "{:<22} {:>7} {:>10} {:>21} {:>13} {:>10}",
+        bench,
+        workers,
+        format!("{:.4}{}", secs.median, secs.flag_aligned()),
+        if secs.n > 1 {
+            format!("{:.4} – {:.4}", secs.min, secs.max)
+        } else {
+            format!("{:.4}", secs.min)
+        },
+        format!("{}{}", human(msgs.median), msgs.flag_aligned()),
+        ratio(msgs.median, base.median).map_or("n/a".into(), |r| format!(
+            "{r:.2}×{}",
+            if msgs.noisy() || base.noisy() {
+                " ±"
+            } else {
+                "  "
+            }
+        ))
+    )
+}
+
+/// The header of `policies`' table.
+pub fn policy_header() -> String {
+    format!(
+        "\n{:<22} {:<32} {:>13} {:>21} {:>11}",
+        "bench", "engine/policy", "median msgs/s", "min–max msgs/s", "vs default"
+    )
+}
+
+/// One line of `policies`' table: `±` after a noisy median msgs/s; `vs default` is its median
+/// over the default policy's (`base`).
+pub fn policy_row(bench: &str, pair: &str, s: &Summary, base: Option<f64>) -> String {
+    format!(
+        "{:<22} {:<32} {:>13} {:>21} {:>11}",
+        bench,
+        pair,
+        format!("{}{}", human(s.median), s.flag_aligned()),
+        if s.n > 1 {
+            format!("{} – {}", human(s.min), human(s.max))
+        } else {
+            human(s.min)
+        },
+        base.and_then(|b| ratio(s.median, b))
+            .map_or("n/a".into(), |r| format!("{r:.2}×"))
+    )
 }
 
 /// Runs `loka bench policies`.
@@ -207,32 +265,22 @@ pub fn policies(args: &PoliciesArgs) -> Result<()> {
         return Ok(());
     }
     let default = Config::default();
-    out.println(&format!(
-        "\n{:<22} {:<32} {:>13} {:>21} {:>11}",
-        "bench", "engine/policy", "median msgs/s", "min–max msgs/s", "vs default"
-    ))?;
+    out.println(&policy_header())?;
     for (bench, per_config) in benches.iter().zip(&results) {
         let base = configs
             .iter()
             .position(|c| c.engine == default.engine && c.policy == default.policy)
             .map(|i| summary(&per_config[i], |r| r.msgs_per_sec).median);
         for (config, records) in configs.iter().zip(per_config) {
-            let s = summary(records, |r| r.msgs_per_sec);
-            out.println(&format!(
-                "{:<22} {:<32} {:>13} {:>21} {:>11}",
+            out.println(&policy_row(
                 bench.name,
-                format!("{}/{}", config.engine, config.policy),
-                human(s.median),
-                if s.n > 1 {
-                    format!("{} – {}", human(s.min), human(s.max))
-                } else {
-                    human(s.min)
-                },
-                base.and_then(|b| ratio(s.median, b))
-                    .map_or("n/a".into(), |r| format!("{r:.2}×"))
+                &format!("{}/{}", config.engine, config.policy),
+                &summary(records, |r| r.msgs_per_sec),
+                base,
             ))?;
         }
     }
+    out.println(NOISY_NOTE)?;
     if !skipped.is_empty() {
         out.println(&format!(
             "\nskipped (the engine does not support the policy): {}",
@@ -283,6 +331,40 @@ mod tests {
         assert_eq!(engines, [base.engine]);
         let (configs, _) = policy_configs(&base, &engines).unwrap();
         assert!(configs.iter().all(|c| c.engine == base.engine));
+    }
+
+    #[test]
+    fn a_median_with_a_spread_over_ten_percent_is_flagged() {
+        let of = |v: [f64; 3]| Summary::of(&v).unwrap();
+        // Median 100M msgs/s: 95M–104M is a 9% spread, 94M–105M an 11% one.
+        let calm = policy_row("fib", "actor-centric/cls", &of([95e6, 100e6, 104e6]), None);
+        let noisy = policy_row("fib", "actor-centric/cls", &of([94e6, 100e6, 105e6]), None);
+        assert!(!calm.contains('±'), "{calm}");
+        assert!(noisy.contains("100M ±"), "{noisy}");
+        assert_eq!(calm.chars().count(), noisy.chars().count());
+        assert_eq!(
+            policy_header().trim_start().chars().count(),
+            noisy.chars().count()
+        );
+        // scale: 0.095–0.104 s around 0.1 s is a 9% spread, 0.094–0.105 s an 11% one.
+        let msgs = of([1e7, 1e7, 1e7]);
+        let calm = scale_row("fib", 2, &of([0.095, 0.1, 0.104]), &msgs, &msgs);
+        let noisy = scale_row("fib", 2, &of([0.094, 0.1, 0.105]), &msgs, &msgs);
+        assert!(!calm.contains('±'), "{calm}");
+        assert!(noisy.contains("0.1000 ±"), "{noisy}");
+        // A speed-up over a noisy 1-worker median carries the flag too.
+        let row = scale_row(
+            "fib",
+            2,
+            &of([0.1; 3]),
+            &of([2e7; 3]),
+            &of([9e6, 1e7, 1.2e7]),
+        );
+        assert!(row.contains("2.00× ±"), "{row}");
+        assert_eq!(
+            scale_header().trim_start().chars().count(),
+            row.chars().count()
+        );
     }
 
     #[test]

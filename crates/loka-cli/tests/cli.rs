@@ -60,9 +60,11 @@ fn report_on_the_fixture() {
         "`loka bench compare pingpong fib --repeat 2 --out report/compare.jsonl`",
         "## Runtimes",
         "| pingpong | caf |",
-        "## Scaling",
         "## Scheduler policies",
-        "## Locality counters",
+        "## Scaling: speed-up over 1 worker",
+        "## Locality: where activations ran",
+        "| bench | cls | lgs |",
+        "### Telemetry counters",
         "`steal_attempts`",
     ] {
         assert!(md.contains(needle), "missing {needle:?}");

@@ -5,6 +5,7 @@ use plotters::coord::ranged1d::{
 };
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{self, HPos, VPos};
 use std::ops::Range;
 use std::path::Path;
 
@@ -52,19 +53,6 @@ pub struct Bars {
     pub series: Vec<String>,
     /// `values[series][group]`; `None` or a value ≤ 0 draws no bar.
     pub values: Vec<Vec<Option<f64>>>,
-}
-
-/// Lines: one per series, through `(x, y)` points.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Lines {
-    /// The chart's title.
-    pub title: String,
-    /// The x axis' description.
-    pub x_label: String,
-    /// The y axis' description.
-    pub y_label: String,
-    /// Each series' name and points (points with y ≤ 0 are left out).
-    pub series: Vec<(String, Vec<(f64, f64)>)>,
 }
 
 const WIDTH: u32 = 960;
@@ -162,7 +150,7 @@ pub fn bar_chart(path: &Path, bars: &Bars) -> Result<bool, String> {
         YAxis::Linear(hi) => draw_bars(&plot, bars, axis, 0.0..hi, 0.0)?,
         YAxis::Log(lo, hi) => draw_bars(&plot, bars, axis, (lo..hi).log_scale(), lo)?,
     }
-    legend(&legend_area, &bars.series, false)?;
+    legend(&legend_area, &bars.series)?;
     root.present().map_err(draw_error)?;
     Ok(true)
 }
@@ -175,19 +163,12 @@ fn legend_width(names: &[String]) -> u32 {
 
 /// Draws the legend (series colours and names) in its own area beside the chart, so it never
 /// hides data.
-fn legend(area: &Area<'_>, names: &[String], lines: bool) -> Result<(), String> {
+fn legend(area: &Area<'_>, names: &[String]) -> Result<(), String> {
     for (i, name) in names.iter().enumerate() {
         let colour = Palette99::pick(i).to_rgba();
         let y = 70 + i as i32 * 22;
-        if lines {
-            area.draw(&PathElement::new(
-                vec![(8, y), (30, y)],
-                colour.stroke_width(3),
-            ))
-        } else {
-            area.draw(&Rectangle::new([(10, y - 7), (26, y + 7)], colour.filled()))
-        }
-        .map_err(draw_error)?;
+        area.draw(&Rectangle::new([(10, y - 7), (26, y + 7)], colour.filled()))
+            .map_err(draw_error)?;
         area.draw(&Text::new(name.clone(), (38, y - 8), ("sans-serif", 14)))
             .map_err(draw_error)?;
     }
@@ -244,83 +225,446 @@ where
     Ok(())
 }
 
-/// Draws lines (a linear x axis; a log y axis when the values span more than 20×) into the
-/// SVG file `path`. Returns `false` (and writes nothing) when there is no positive value.
-pub fn line_chart(path: &Path, lines: &Lines) -> Result<bool, String> {
-    let points = || lines.series.iter().flat_map(|(_, p)| p.iter().copied());
-    let Some(axis) = y_axis(points().map(|(_, y)| y)) else {
+/// Horizontal grouped bars: one row per name (the names on the y axis, top to bottom in the given
+/// order), one bar per series in each row, and an optional vertical reference line. Readable
+/// with many rows (30+ benchmarks): the chart grows downwards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HBars {
+    /// The chart's title.
+    pub title: String,
+    /// The x axis' description.
+    pub x_label: String,
+    /// The rows, top to bottom.
+    pub rows: Vec<String>,
+    /// The series (one colour each, in the legend).
+    pub series: Vec<String>,
+    /// `values[series][row]`; `None` or a value ≤ 0 draws no bar.
+    pub values: Vec<Vec<Option<f64>>>,
+    /// `labels[series][row]`: the text printed at the end of that bar (empty: none).
+    pub labels: Vec<Vec<String>>,
+    /// Where a vertical reference line goes (1 for speed-ups), if anywhere.
+    pub reference: Option<f64>,
+}
+
+/// Draws horizontal grouped bars into the SVG file `path` (a linear x axis from 0). Returns
+/// `false` (and writes nothing) when there is no positive value to show.
+pub fn hbar_chart(path: &Path, bars: &HBars) -> Result<bool, String> {
+    let hi = bars
+        .values
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold(0.0_f64, f64::max);
+    if hi <= 0.0 {
         return Ok(false);
-    };
-    let names: Vec<String> = lines.series.iter().map(|(n, _)| n.clone()).collect();
-    let side = legend_width(&names);
-    let height = HEIGHT.max(100 + 22 * names.len() as u32);
-    let root = SVGBackend::new(path, (WIDTH - 200 + side, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(draw_error)?;
-    let (plot, legend_area) = root.split_horizontally(WIDTH - 200);
-    match axis {
-        YAxis::Linear(hi) => draw_lines(&plot, lines, axis, 0.0..hi)?,
-        YAxis::Log(lo, hi) => draw_lines(&plot, lines, axis, (lo..hi).log_scale())?,
     }
-    legend(&legend_area, &names, true)?;
+    let hi = hi.max(bars.reference.unwrap_or(0.0)) * 1.18;
+    let n = bars.rows.len().max(1);
+    let per_row = (8 + 10 * bars.series.len() as u32).max(18);
+    let longest = bars
+        .rows
+        .iter()
+        .map(|r| r.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let side = legend_width(&bars.series);
+    let plot_width = WIDTH - 200;
+    let height = (110 + per_row * n as u32).max(240);
+    let root = SVGBackend::new(path, (plot_width + side, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(draw_error)?;
+    let (plot, legend_area) = root.split_horizontally(plot_width);
+    let y = KeyedAxis {
+        range: -0.5..n as f64 - 0.5,
+        keys: (0..n).map(|i| i as f64).collect(),
+    };
+    // Row i sits at y = n − 1 − i, so the first row is on top.
+    let row_at = |y: f64| n - 1 - (y.round().clamp(0.0, (n - 1) as f64) as usize);
+    let rows = bars.rows.clone();
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(&bars.title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(longest * 7 + 24)
+        .build_cartesian_2d(0.0..hi, y)
+        .map_err(draw_error)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&|y| rows.get(row_at(*y)).cloned().unwrap_or_default())
+        .x_desc(bars.x_label.as_str())
+        .x_label_formatter(&|x| {
+            if hi < 10.0 {
+                format!("{x:.1}")
+            } else {
+                human(*x)
+            }
+        })
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .draw()
+        .map_err(draw_error)?;
+    let s = bars.series.len().max(1) as f64;
+    let slot = 0.8 / s;
+    for (j, values) in bars.values.iter().enumerate() {
+        let colour = Palette99::pick(j).to_rgba();
+        let mut rects = Vec::new();
+        let mut texts = Vec::new();
+        for (i, v) in values.iter().enumerate() {
+            let Some(v) = v.filter(|v| v.is_finite() && *v > 0.0) else {
+                continue;
+            };
+            let top = (n - 1 - i) as f64 + 0.4 - j as f64 * slot;
+            rects.push(Rectangle::new(
+                [(0.0, top - slot * 0.9), (v, top)],
+                colour.filled(),
+            ));
+            let label = bars
+                .labels
+                .get(j)
+                .and_then(|l| l.get(i))
+                .filter(|l| !l.is_empty());
+            if let Some(label) = label {
+                let style = TextStyle::from(("sans-serif", 12))
+                    .pos(text_anchor::Pos::new(HPos::Left, VPos::Center));
+                texts.push(
+                    EmptyElement::at((v, top - slot * 0.45))
+                        + Text::new(label.clone(), (4, 0), style),
+                );
+            }
+        }
+        chart.draw_series(rects).map_err(draw_error)?;
+        chart.draw_series(texts).map_err(draw_error)?;
+    }
+    if let Some(r) = bars.reference {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(r, -0.5), (r, n as f64 - 0.5)],
+                BLACK.stroke_width(1),
+            )))
+            .map_err(draw_error)?;
+    }
+    legend(&legend_area, &bars.series)?;
     root.present().map_err(draw_error)?;
     Ok(true)
 }
 
-fn draw_lines<Y>(root: &Area<'_>, lines: &Lines, axis: YAxis, y: Y) -> Result<(), String>
-where
-    Y: AsRangedCoord<Value = f64>,
-    Y::CoordDescType: ValueFormatter<f64>,
-{
-    let mut xs: Vec<f64> = lines
-        .series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|(x, _)| *x))
-        .filter(|x| x.is_finite())
-        .collect();
+/// A point of a [`Panels`] line: `(x, y, noisy)`.
+pub type Point = (f64, f64, bool);
+
+/// Small multiples: one small line chart per panel (a benchmark), on shared axes, in a grid —
+/// readable with 30+ benchmarks where one chart with 30+ lines is not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panels {
+    /// The chart's title.
+    pub title: String,
+    /// The line under the title: what the axes show.
+    pub subtitle: String,
+    /// Each panel's name and `(x, y, noisy)` points (points with y ≤ 0 are left out; a noisy
+    /// one is drawn hollow).
+    pub panels: Vec<(String, Vec<Point>)>,
+    /// Draws `y = x` (ideal linear speed-up) dashed in every panel, and `y = 1` solid.
+    pub diagonal: bool,
+}
+
+const PANEL_WIDTH: u32 = 230;
+const PANEL_HEIGHT: u32 = 180;
+const PANEL_COLUMNS: usize = 5;
+
+/// Draws small multiples into the SVG file `path`. Returns `false` (and writes nothing) when
+/// there is no positive value to show.
+pub fn panel_chart(path: &Path, panels: &Panels) -> Result<bool, String> {
+    let points = || {
+        panels
+            .panels
+            .iter()
+            .flat_map(|(_, p)| p.iter().map(|&(x, y, _)| (x, y)))
+            .filter(|(x, y)| x.is_finite() && y.is_finite() && *y > 0.0)
+    };
+    let y_hi = points().map(|(_, y)| y).fold(0.0_f64, f64::max);
+    if y_hi <= 0.0 {
+        return Ok(false);
+    }
+    let y_hi = (y_hi * 1.15).max(1.2);
+    let mut xs: Vec<f64> = points().map(|(x, _)| x).collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
-    let (x_lo, x_hi) = (
-        xs.first().copied().unwrap_or(0.0),
-        xs.last().copied().unwrap_or(1.0),
-    );
+    let (x_lo, x_hi) = (xs[0], xs[xs.len() - 1]);
     let pad = ((x_hi - x_lo) * 0.05).max(0.25);
-    let x = KeyedAxis {
-        range: x_lo - pad..x_hi + pad,
-        keys: xs.clone(),
+    // At most 5 labelled worker counts per panel: first, last and evenly between.
+    let keys: Vec<f64> = if xs.len() <= 5 {
+        xs.clone()
+    } else {
+        (0..5).map(|k| xs[k * (xs.len() - 1) / 4]).collect()
     };
-    let mut chart = ChartBuilder::on(root)
-        .caption(&lines.title, ("sans-serif", 24))
-        .margin(16)
-        .x_label_area_size(50)
-        .y_label_area_size(90)
-        .build_cartesian_2d(x, y)
-        .map_err(draw_error)?;
-    chart
-        .configure_mesh()
-        .x_labels(xs.len())
-        .x_label_formatter(&|x| format!("{x}"))
-        .x_desc(lines.x_label.as_str())
-        .y_desc(axis.describe(&lines.y_label))
-        .y_label_formatter(&|y| human(*y))
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 15))
-        .draw()
-        .map_err(draw_error)?;
-    for (j, (_, series)) in lines.series.iter().enumerate() {
-        let colour = Palette99::pick(j).to_rgba();
-        let pts: Vec<(f64, f64)> = series
+    let n = panels.panels.len().max(1);
+    let columns = n.min(PANEL_COLUMNS);
+    let rows = n.div_ceil(columns);
+    let width = columns as u32 * PANEL_WIDTH + 20;
+    let root = SVGBackend::new(path, (width, 70 + rows as u32 * PANEL_HEIGHT)).into_drawing_area();
+    root.fill(&WHITE).map_err(draw_error)?;
+    let (head, body) = root.split_vertically(66);
+    head.draw(&Text::new(
+        panels.title.clone(),
+        (12, 8),
+        ("sans-serif", 22),
+    ))
+    .map_err(draw_error)?;
+    head.draw(&Text::new(
+        panels.subtitle.clone(),
+        (12, 40),
+        ("sans-serif", 14),
+    ))
+    .map_err(draw_error)?;
+    let body = body.margin(0, 0, 10, 10);
+    let cells = body.split_evenly((rows, columns));
+    for ((name, series), cell) in panels.panels.iter().zip(&cells) {
+        let x = KeyedAxis {
+            range: x_lo - pad..x_hi + pad,
+            keys: keys.clone(),
+        };
+        let mut chart = ChartBuilder::on(cell)
+            .caption(name, ("sans-serif", 14))
+            .margin(6)
+            .x_label_area_size(22)
+            .y_label_area_size(36)
+            .build_cartesian_2d(x, 0.0..y_hi)
+            .map_err(draw_error)?;
+        chart
+            .configure_mesh()
+            .x_labels(keys.len())
+            .y_labels(5)
+            .x_label_formatter(&|x| format!("{x}"))
+            .y_label_formatter(&|y| format!("{y:.1}"))
+            .label_style(("sans-serif", 11))
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(draw_error)?;
+        if panels.diagonal {
+            let grey = RGBColor(150, 150, 150);
+            let end = x_hi.min(y_hi);
+            if end > x_lo {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        vec![(x_lo, x_lo), (end, end)],
+                        5,
+                        4,
+                        grey.stroke_width(1),
+                    ))
+                    .map_err(draw_error)?;
+            }
+            chart
+                .draw_series(LineSeries::new(
+                    vec![(x_lo - pad, 1.0), (x_hi + pad, 1.0)],
+                    grey.stroke_width(1),
+                ))
+                .map_err(draw_error)?;
+        }
+        let colour = Palette99::pick(0).to_rgba();
+        let pts: Vec<Point> = series
             .iter()
             .copied()
-            .filter(|(x, y)| x.is_finite() && y.is_finite() && *y > 0.0)
+            .filter(|(x, y, _)| x.is_finite() && y.is_finite() && *y > 0.0)
             .collect();
         chart
-            .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
+            .draw_series(LineSeries::new(
+                pts.iter().map(|&(x, y, _)| (x, y)),
+                colour.stroke_width(2),
+            ))
             .map_err(draw_error)?;
         chart
-            .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, colour.filled())))
+            .draw_series(pts.into_iter().map(|(x, y, noisy)| {
+                let style = if noisy {
+                    WHITE.filled()
+                } else {
+                    colour.filled()
+                };
+                Circle::new((x, y), 3, style)
+            }))
+            .map_err(draw_error)?;
+        chart
+            .draw_series(
+                series
+                    .iter()
+                    .filter(|(x, y, noisy)| *noisy && x.is_finite() && y.is_finite() && *y > 0.0)
+                    .map(|&(x, y, _)| Circle::new((x, y), 3, colour.stroke_width(1))),
+            )
             .map_err(draw_error)?;
     }
-    Ok(())
+    root.present().map_err(draw_error)?;
+    Ok(true)
+}
+
+/// A grid of 100% stacked bars: one row per name (a benchmark), one column per series (a
+/// policy); each cell splits 100% into parts (home PU / home node / remote node).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shares {
+    /// The chart's title.
+    pub title: String,
+    /// The rows (benchmarks), top to bottom.
+    pub rows: Vec<String>,
+    /// The columns (policies), left to right.
+    pub columns: Vec<String>,
+    /// The parts of each bar, left to right (in the legend).
+    pub parts: Vec<String>,
+    /// `values[row][column]`: each part's fraction (together 1), or `None`: no data, a grey
+    /// outline.
+    pub values: Vec<Vec<Option<Vec<f64>>>>,
+}
+
+/// The colours of [`Shares`] parts: dark blue (local), light blue, red (far); then the palette.
+fn share_colour(part: usize) -> RGBAColor {
+    match part {
+        0 => RGBColor(33, 102, 172).to_rgba(),
+        1 => RGBColor(146, 197, 222).to_rgba(),
+        2 => RGBColor(214, 96, 77).to_rgba(),
+        _ => Palette99::pick(part).to_rgba(),
+    }
+}
+
+/// Draws a [`Shares`] grid into the SVG file `path`. Returns `false` (and writes nothing) when no
+/// cell has data.
+pub fn share_chart(path: &Path, shares: &Shares) -> Result<bool, String> {
+    if !shares.values.iter().flatten().any(Option::is_some) {
+        return Ok(false);
+    }
+    const ROW: i32 = 20;
+    const BAR: i32 = 14;
+    const TOP: i32 = 100;
+    const GAP: i32 = 12;
+    let chars = |v: &[String]| v.iter().map(|s| s.chars().count()).max().unwrap_or(0) as i32;
+    let label_w = chars(&shares.rows) * 7 + 24;
+    let col_w = (chars(&shares.columns) * 7 + 12).max(110);
+    let n_rows = shares.rows.len() as i32;
+    let width = 16 + label_w + shares.columns.len() as i32 * (col_w + GAP) + 8;
+    let legend_w: i32 = 16
+        + shares
+            .parts
+            .iter()
+            .map(|p| p.chars().count() as i32 * 7 + 40)
+            .sum::<i32>()
+        + 200;
+    let width = width.max(legend_w).max(480);
+    let height = TOP + n_rows * ROW + 40;
+    let root = SVGBackend::new(path, (width as u32, height as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(draw_error)?;
+    root.draw(&Text::new(
+        shares.title.clone(),
+        (16, 8),
+        ("sans-serif", 20),
+    ))
+    .map_err(draw_error)?;
+    // The legend: one swatch per part, and the grey outline.
+    let mut x = 16;
+    let mut swatches: Vec<(String, Option<RGBAColor>)> = shares
+        .parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.clone(), Some(share_colour(i))))
+        .collect();
+    swatches.push(("no data".into(), None));
+    for (name, colour) in swatches {
+        let rect = [(x, 44), (x + 14, 58)];
+        match colour {
+            Some(c) => root.draw(&Rectangle::new(rect, c.filled())),
+            None => root.draw(&Rectangle::new(
+                rect,
+                RGBColor(170, 170, 170).stroke_width(1),
+            )),
+        }
+        .map_err(draw_error)?;
+        root.draw(&Text::new(name.clone(), (x + 20, 44), ("sans-serif", 13)))
+            .map_err(draw_error)?;
+        x += name.chars().count() as i32 * 7 + 44;
+    }
+    let centre =
+        TextStyle::from(("sans-serif", 13)).pos(text_anchor::Pos::new(HPos::Center, VPos::Bottom));
+    let right =
+        TextStyle::from(("sans-serif", 13)).pos(text_anchor::Pos::new(HPos::Right, VPos::Center));
+    let inside = TextStyle::from(("sans-serif", 11))
+        .color(&WHITE)
+        .pos(text_anchor::Pos::new(HPos::Left, VPos::Center));
+    let small =
+        TextStyle::from(("sans-serif", 11)).pos(text_anchor::Pos::new(HPos::Center, VPos::Top));
+    let col_x = |c: usize| 16 + label_w + c as i32 * (col_w + GAP);
+    for (c, name) in shares.columns.iter().enumerate() {
+        root.draw(&Text::new(
+            name.clone(),
+            (col_x(c) + col_w / 2, TOP - 6),
+            centre.clone(),
+        ))
+        .map_err(draw_error)?;
+        for (t, text, h) in [
+            (0, "0%", HPos::Left),
+            (col_w / 2, "50%", HPos::Center),
+            (col_w, "100%", HPos::Right),
+        ] {
+            root.draw(&Text::new(
+                text,
+                (col_x(c) + t, TOP + n_rows * ROW + 4),
+                small.pos(text_anchor::Pos::new(h, VPos::Top)),
+            ))
+            .map_err(draw_error)?;
+        }
+    }
+    for (r, (name, cells)) in shares.rows.iter().zip(&shares.values).enumerate() {
+        let y = TOP + r as i32 * ROW;
+        if r % 2 == 1 {
+            root.draw(&Rectangle::new(
+                [(8, y), (width - 8, y + ROW)],
+                RGBColor(243, 243, 243).filled(),
+            ))
+            .map_err(draw_error)?;
+        }
+        root.draw(&Text::new(
+            name.clone(),
+            (16 + label_w - 10, y + ROW / 2),
+            right.clone(),
+        ))
+        .map_err(draw_error)?;
+        let (y0, y1) = (y + (ROW - BAR) / 2, y + (ROW + BAR) / 2);
+        for (c, cell) in cells.iter().enumerate() {
+            let x0 = col_x(c);
+            let Some(parts) = cell else {
+                root.draw(&Rectangle::new(
+                    [(x0, y0), (x0 + col_w, y1)],
+                    RGBColor(170, 170, 170).stroke_width(1),
+                ))
+                .map_err(draw_error)?;
+                continue;
+            };
+            let mut at = 0.0;
+            for (p, share) in parts.iter().enumerate() {
+                let share = share.clamp(0.0, 1.0);
+                let from = x0 + (at * f64::from(col_w)).round() as i32;
+                at = (at + share).min(1.0);
+                let to = x0 + (at * f64::from(col_w)).round() as i32;
+                if to > from {
+                    root.draw(&Rectangle::new(
+                        [(from, y0), (to, y1)],
+                        share_colour(p).filled(),
+                    ))
+                    .map_err(draw_error)?;
+                }
+            }
+            // The first part's share, written inside its bar when there is room.
+            if let Some(first) = parts.first() {
+                let w = (first.clamp(0.0, 1.0) * f64::from(col_w)).round() as i32;
+                if w >= 32 {
+                    root.draw(&Text::new(
+                        format!("{:.0}%", first * 100.0),
+                        (x0 + 3, y + ROW / 2),
+                        inside.clone(),
+                    ))
+                    .map_err(draw_error)?;
+                }
+            }
+        }
+    }
+    root.present().map_err(draw_error)?;
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -356,13 +700,46 @@ mod tests {
         };
         assert!(!bar_chart(&dir.join("e.svg"), &empty).unwrap());
         assert!(!dir.join("e.svg").exists());
-        let lines = Lines {
-            title: "t".into(),
-            x_label: "workers".into(),
-            y_label: "s".into(),
-            series: vec![("fib".into(), vec![(1.0, 0.2), (2.0, 0.11)])],
+        let hbars = HBars {
+            title: "speed-up".into(),
+            x_label: "×".into(),
+            rows: vec!["fib".into(), "pingpong".into()],
+            series: vec!["2 workers".into()],
+            values: vec![vec![Some(1.8), Some(0.6)]],
+            labels: vec![vec!["1.80×".into(), "0.60× ±".into()]],
+            reference: Some(1.0),
         };
-        assert!(line_chart(&dir.join("l.svg"), &lines).unwrap());
+        assert!(hbar_chart(&dir.join("h.svg"), &hbars).unwrap());
+        let svg = std::fs::read_to_string(dir.join("h.svg")).unwrap();
+        assert!(svg.contains("pingpong") && svg.contains("0.60× ±"), "{svg}");
+        let panels = Panels {
+            title: "speed-up".into(),
+            subtitle: "against workers".into(),
+            panels: vec![(
+                "fib".into(),
+                vec![(1.0, 1.0, false), (2.0, 1.9, true), (3.0, 2.7, false)],
+            )],
+            diagonal: true,
+        };
+        assert!(panel_chart(&dir.join("p.svg"), &panels).unwrap());
+        assert!(std::fs::read_to_string(dir.join("p.svg"))
+            .unwrap()
+            .contains("fib"));
+        let shares = Shares {
+            title: "where".into(),
+            rows: vec!["fib".into()],
+            columns: vec!["cls".into(), "lgs".into()],
+            parts: vec!["home PU".into(), "home node".into(), "remote node".into()],
+            values: vec![vec![Some(vec![0.5, 0.3, 0.2]), None]],
+        };
+        assert!(share_chart(&dir.join("s.svg"), &shares).unwrap());
+        let svg = std::fs::read_to_string(dir.join("s.svg")).unwrap();
+        assert!(svg.contains("remote node") && svg.contains("50%"), "{svg}");
+        let nothing = Shares {
+            values: vec![vec![None, None]],
+            ..shares
+        };
+        assert!(!share_chart(&dir.join("n.svg"), &nothing).unwrap());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,24 +3,31 @@
 //!
 //! Sections, each fed by the records of one kind of run ([`Kind`]):
 //! - runtimes (`loka bench compare`): msgs/s per runtime and benchmark, loka/peer ratios;
-//! - scaling (`loka bench scale`): time against worker count;
+//! - scaling (`loka bench scale`): speed-up per benchmark, median msgs/s on N workers over that
+//!   on 1 worker (horizontal bars, best first, for one N; small multiples for several);
 //! - policies (`loka bench policies`): msgs/s per engine and scheduler policy;
-//! - locality counters: every numeric telemetry key per policy (steals, steal attempts, parks,
-//!   unparks and whatever the runtime adds later);
+//! - locality: per benchmark and policy, the shares of activations on the home PU, elsewhere on
+//!   the home node and on a remote node (a grid of 100% stacked bars, [`locality`]); then every
+//!   numeric telemetry key per policy (steals, steal attempts, parks, unparks and whatever the
+//!   runtime adds later);
 //! - every run, per file and configuration.
 //!
-//! Every table shows medians and min–max over repetitions. A line that is not a valid record
-//! is reported with its file and line number, and the other records are still used.
+//! Every table shows medians and min–max over repetitions; a median whose repetitions spread
+//! over more than 10% of it is marked `±` ([`Summary::noisy`]), with a line under the table
+//! saying so. A line that is not a valid record is reported with its file and line number, and
+//! the other records are still used.
 
 pub mod charts;
 pub mod input;
+pub mod locality;
 pub mod stats;
 
 pub use input::{load, record_line, Entry, Kind, LineError, Loaded, COMMAND_KEY};
-pub use stats::{median, median_index, ratio, Summary};
+pub use locality::Locality;
+pub use stats::{median, median_index, ratio, Summary, NOISY_MARK, NOISY_NOTE, NOISY_SPREAD};
 
 use crate::BenchError;
-use charts::{human, Bars, Lines};
+use charts::{human, Bars, HBars, Panels, Shares};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -413,7 +420,35 @@ fn numeric_leaves(prefix: &str, value: &serde_json::Value, out: &mut Vec<(String
     }
 }
 
-/// The counters about where work ran: charted and detailed per benchmark. The first four
+/// One benchmark's speed-up on N workers: the ratio of medians, and whether either median is
+/// noisy ([`Summary::noisy`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Speedup {
+    value: f64,
+    noisy: bool,
+}
+
+/// Per group: its median msgs/s over the median msgs/s of the 1-worker group of the same series
+/// (`series[i]` names group i's series: the benchmark and whatever else differs but the worker
+/// count). `None` without a 1-worker group or with a median that is not positive.
+fn speedups(groups: &[Group<'_>], series: &[String]) -> Vec<Option<Speedup>> {
+    groups
+        .iter()
+        .zip(series)
+        .map(|(g, s)| {
+            let (base, _) = groups
+                .iter()
+                .zip(series)
+                .find(|(o, t)| *t == s && o.config.workers == 1)?;
+            Some(Speedup {
+                value: ratio(g.msgs.median, base.msgs.median)?,
+                noisy: g.msgs.noisy() || base.msgs.noisy(),
+            })
+        })
+        .collect()
+}
+
+/// The counters about where work ran: detailed per benchmark. The first four
 /// always come first; any key that talks about steals, parking, homes, levels or places is added.
 fn is_locality_key(key: &str) -> bool {
     const WORDS: [&str; 9] = [
@@ -487,10 +522,31 @@ impl Report {
         Ok(())
     }
 
-    fn line_chart(&mut self, file: &str, lines: &Lines) -> Result<(), BenchError> {
+    /// Draws the chart `file` with `draw` (given its path) and links it.
+    fn draw_chart(
+        &mut self,
+        file: &str,
+        title: &str,
+        draw: impl FnOnce(&Path) -> Result<bool, String>,
+    ) -> Result<(), BenchError> {
         let path = self.out_dir.join(file);
-        let drawn = charts::line_chart(&path, lines);
-        self.embed(file, &lines.title, path, drawn)
+        let drawn = draw(&path);
+        self.embed(file, title, path, drawn)
+    }
+
+    /// Under a table of medians: what `±` means and how many medians carry it, when any median
+    /// is made of more than one run.
+    fn noisy_note<'s>(&mut self, summaries: impl Iterator<Item = &'s Summary>) {
+        let (mut repeated, mut noisy) = (0, 0);
+        for s in summaries.filter(|s| s.n > 1) {
+            repeated += 1;
+            noisy += usize::from(s.noisy());
+        }
+        if repeated > 0 {
+            self.line(format!(
+                "\n{NOISY_NOTE} Flagged: {noisy} of {repeated} medians of repeated runs.\n"
+            ));
+        }
     }
 
     /// Links a chart that was drawn (`Ok(true)`), skips one with nothing to draw (`Ok(false)`), and
@@ -665,7 +721,7 @@ impl Report {
                 label.clone(),
                 g.config.workers.to_string(),
                 g.runs.len().to_string(),
-                human(g.msgs.median),
+                format!("{}{}", human(g.msgs.median), g.msgs.flag()),
                 range(&g.msgs, human),
                 secs(g.secs.median),
                 verified(g),
@@ -696,9 +752,10 @@ impl Report {
                 .iter()
                 .zip(&labels)
                 .position(|(g, l)| l == s && g.config.bench == b)?;
+            let m = &groups[i].msgs;
             Some(match ratios[i] {
-                Some(r) => format!("{} ({r:.2}×)", human(groups[i].msgs.median)),
-                None => human(groups[i].msgs.median),
+                Some(r) => format!("{}{} ({r:.2}×)", human(m.median), m.flag()),
+                None => format!("{}{}", human(m.median), m.flag()),
             })
         }));
         self.line("Per runtime, with min–max and verification:\n");
@@ -716,6 +773,7 @@ impl Report {
             ],
             &rows,
         ));
+        self.noisy_note(groups.iter().map(|g| &g.msgs));
         // Charted: the benchmarks with more than one runtime, when there are any.
         let shared: Vec<usize> = (0..benches.len())
             .filter(|&b| values.iter().filter(|v| v[b].is_some()).count() > 1)
@@ -748,7 +806,7 @@ impl Report {
     }
 
     fn scaling(&mut self, loaded: &Loaded) -> Result<(), BenchError> {
-        self.line("\n## Scaling: time against worker count\n");
+        self.line("\n## Scaling: speed-up over 1 worker\n");
         let mut data: Vec<&Entry> = loaded
             .entries
             .iter()
@@ -759,72 +817,175 @@ impl Report {
             return Ok(());
         }
         self.line(
-            "From `loka bench scale`: each benchmark on 1, 2, … workers. Speed-up = median \
-             seconds on the fewest workers / median seconds.\n",
+            "From `loka bench scale`: each benchmark on 1, 2, … workers. Speed-up on N workers = \
+             median msgs/s on N workers / median msgs/s on 1 worker (above 1: more workers are \
+             faster; 1: no gain; below 1: more workers cost).\n",
         );
         data.sort_by_key(|e| e.record.workers);
         let order = distinct(loaded.entries.iter().map(|e| e.record.bench.as_str()));
         data.sort_by_key(|e| order.iter().position(|b| *b == e.record.bench));
         let groups = groups(&data);
-        // One line per configuration minus the worker count.
+        // One series per configuration minus the worker count.
         let labels = labels(
             &groups,
             &[],
             &[Field::Runtime, Field::Engine, Field::Policy, Field::Size],
         );
-        let series_of = |g: &Group<'_>, label: &str| {
-            if label.is_empty() {
-                g.config.bench.clone()
-            } else {
-                format!("{} {label}", g.config.bench)
-            }
-        };
-        let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-        let mut rows = Vec::new();
-        for (g, label) in groups.iter().zip(&labels) {
-            let name = series_of(g, label);
-            let first = groups
+        let names: Vec<String> = groups
+            .iter()
+            .zip(&labels)
+            .map(|(g, label)| {
+                if label.is_empty() {
+                    g.config.bench.clone()
+                } else {
+                    format!("{} {label}", g.config.bench)
+                }
+            })
+            .collect();
+        let speedups = speedups(&groups, &names);
+        let mut counts: Vec<usize> = groups.iter().map(|g| g.config.workers).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        let more: Vec<usize> = counts.iter().copied().filter(|&w| w > 1).collect();
+        let at = |name: &str, workers: usize| {
+            names
                 .iter()
-                .zip(&labels)
-                .find(|(o, l)| series_of(o, l) == name)
-                .map(|(o, _)| o.secs.median);
-            rows.push(vec![
-                name.clone(),
-                g.config.workers.to_string(),
-                g.runs.len().to_string(),
-                secs(g.secs.median),
-                range(&g.secs, secs),
-                times(first.and_then(|f| ratio(f, g.secs.median))),
-                human(g.msgs.median),
-                verified(g),
-            ]);
-            match series.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, points)) => points.push((g.config.workers as f64, g.secs.median)),
-                None => series.push((name, vec![(g.config.workers as f64, g.secs.median)])),
+                .zip(&groups)
+                .position(|(n, g)| n == name && g.config.workers == workers)
+        };
+        // Series sorted by their speed-up on the most workers they have one for, best first
+        // (none: last).
+        let mut series = distinct(names.iter().map(String::as_str));
+        let key = |s: &String| {
+            counts
+                .iter()
+                .rev()
+                .find_map(|&w| at(s, w).and_then(|i| speedups[i]))
+                .map(|s| s.value)
+        };
+        series.sort_by(|a, b| match (key(a), key(b)) {
+            (Some(x), Some(y)) => y.total_cmp(&x),
+            (x, y) => y.is_some().cmp(&x.is_some()),
+        });
+        let cell = |i: usize| {
+            speedups[i].map_or_else(
+                || "—".into(),
+                |s| format!("{:.2}×{}", s.value, if s.noisy { " ±" } else { "" }),
+            )
+        };
+        if more.is_empty() {
+            self.line("Only one worker count was measured: no speed-up to show.\n");
+            self.noisy_note(groups.iter().map(|g| &g.msgs));
+        } else {
+            self.line(
+                "Speed-up per benchmark, best first (the chart shows these numbers; `±`: the \
+                 N-worker or the 1-worker median is noisy, see below; `—`: no 1-worker run):\n",
+            );
+            let mut header = vec!["bench".to_owned()];
+            header.extend(more.iter().map(|w| format!("{w} workers")));
+            let header: Vec<&str> = header.iter().map(String::as_str).collect();
+            let rows: Vec<Vec<String>> = series
+                .iter()
+                .map(|s| {
+                    std::iter::once(s.clone())
+                        .chain(
+                            more.iter()
+                                .map(|&w| at(s, w).map_or_else(|| "—".into(), cell)),
+                        )
+                        .collect()
+                })
+                .collect();
+            self.line(table(&header, &rows));
+            self.noisy_note(groups.iter().map(|g| &g.msgs));
+            if more.len() == 1 {
+                let w = more[0];
+                let values = vec![series
+                    .iter()
+                    .map(|s| at(s, w).and_then(|i| speedups[i]).map(|s| s.value))
+                    .collect()];
+                let bar_labels = vec![series
+                    .iter()
+                    .map(|s| {
+                        at(s, w)
+                            .filter(|&i| speedups[i].is_some())
+                            .map_or_else(String::new, cell)
+                    })
+                    .collect()];
+                let bars = HBars {
+                    title: format!("speed-up on {w} workers over 1 worker (median msgs/s)"),
+                    x_label: "speed-up (×); the line: 1× (no gain)".into(),
+                    rows: series.clone(),
+                    series: vec![format!("{w} workers")],
+                    values,
+                    labels: bar_labels,
+                    reference: Some(1.0),
+                };
+                self.draw_chart("scale.svg", &bars.title, |path| {
+                    charts::hbar_chart(path, &bars)
+                })?;
+            } else {
+                let panels = series
+                    .iter()
+                    .map(|s| {
+                        let points = counts
+                            .iter()
+                            .filter_map(|&w| {
+                                let v = at(s, w).and_then(|i| speedups[i])?;
+                                Some((w as f64, v.value, v.noisy))
+                            })
+                            .collect();
+                        (s.clone(), points)
+                    })
+                    .collect();
+                let panels = Panels {
+                    title: "speed-up over 1 worker (median msgs/s), per benchmark".into(),
+                    subtitle: "x: workers; y: speed-up (×); dashed: ideal (N× on N workers); \
+                               grey line: 1× (no gain); hollow point: noisy (±). Best first."
+                        .into(),
+                    panels,
+                    diagonal: true,
+                };
+                self.draw_chart("scale.svg", &panels.title, |path| {
+                    charts::panel_chart(path, &panels)
+                })?;
             }
         }
+        self.line(
+            "<details><summary>Medians, min–max and verification per benchmark and worker \
+             count</summary>\n",
+        );
+        let rows: Vec<Vec<String>> = series
+            .iter()
+            .flat_map(|s| counts.iter().filter_map(|&w| at(s, w)))
+            .map(|i| {
+                let g = &groups[i];
+                vec![
+                    names[i].clone(),
+                    g.config.workers.to_string(),
+                    g.runs.len().to_string(),
+                    format!("{}{}", human(g.msgs.median), g.msgs.flag()),
+                    range(&g.msgs, human),
+                    secs(g.secs.median),
+                    cell(i),
+                    verified(g),
+                ]
+            })
+            .collect();
         self.line(table(
             &[
                 "bench",
                 "workers",
                 "runs",
-                "median s",
-                "min–max s",
-                "speed-up",
                 "median msgs/s",
+                "min–max msgs/s",
+                "median s",
+                "speed-up",
                 "verified",
             ],
             &rows,
         ));
-        self.line_chart(
-            "scale.svg",
-            &Lines {
-                title: "time against workers (median)".into(),
-                x_label: "workers".into(),
-                y_label: "seconds".into(),
-                series,
-            },
-        )
+        self.line("</details>");
+        Ok(())
     }
 
     fn policies(&mut self, loaded: &Loaded) -> Result<(), BenchError> {
@@ -866,7 +1027,7 @@ impl Report {
                 label.clone(),
                 g.config.workers.to_string(),
                 g.runs.len().to_string(),
-                human(g.msgs.median),
+                format!("{}{}", human(g.msgs.median), g.msgs.flag()),
                 range(&g.msgs, human),
                 verified(g),
                 times(base.and_then(|b| ratio(g.msgs.median, b.msgs.median))),
@@ -892,11 +1053,13 @@ impl Report {
                 .iter()
                 .zip(&labels)
                 .position(|(g, l)| l == s && g.config.bench == b)?;
+            let m = &groups[i].msgs;
             Some(match ratios[i] {
-                Some(r) => format!("{} ({r:.2}×)", human(groups[i].msgs.median)),
-                None => human(groups[i].msgs.median),
+                Some(r) => format!("{}{} ({r:.2}×)", human(m.median), m.flag()),
+                None => format!("{}{}", human(m.median), m.flag()),
             })
         }));
+        self.noisy_note(groups.iter().map(|g| &g.msgs));
         let vs = format!("vs {default}");
         self.line(
             "<details><summary>Medians, min–max and verification per configuration</summary>\n",
@@ -928,7 +1091,7 @@ impl Report {
     }
 
     fn locality(&mut self, loaded: &Loaded) -> Result<(), BenchError> {
-        self.line("\n## Locality counters\n");
+        self.line("\n## Locality: where activations ran\n");
         let mut data: Vec<&Entry> = loaded
             .entries
             .iter()
@@ -944,10 +1107,97 @@ impl Report {
         } else {
             "`loka bench policies`"
         };
-        // Counters of every run; per configuration the median of each key over repetitions.
+        if data.is_empty() {
+            self.line("No loka runs in the input (peers report no telemetry).");
+            return Ok(());
+        }
         let groups = groups(&data);
+        // The engine goes into the names only when there are several.
+        let engines = distinct(groups.iter().map(|g| g.config.engine.as_str()));
+        let (primary, title): (&[Field], String) = if engines.len() == 1 {
+            (&[Field::Policy], format!(" ({} engine)", engines[0]))
+        } else {
+            (&[Field::Engine, Field::Policy], String::new())
+        };
+        let labels = labels(&groups, primary, &[Field::Workers, Field::Size]);
+        let benches = distinct(groups.iter().map(|g| g.config.bench.as_str()));
+        let columns = distinct(labels.iter().map(String::as_str));
+        // Per configuration: the counters summed over its repetitions, as shares.
+        let shares: Vec<Option<[f64; 3]>> = groups
+            .iter()
+            .map(|g| {
+                let mut pooled: Option<Locality> = None;
+                for l in g
+                    .runs
+                    .iter()
+                    .filter_map(|e| Locality::of(&e.record.telemetry))
+                {
+                    pooled.get_or_insert_with(Locality::default).add(&l);
+                }
+                pooled?.shares()
+            })
+            .collect();
+        let find = |b: &str, c: &str| {
+            groups
+                .iter()
+                .zip(&labels)
+                .position(|(g, l)| l == c && g.config.bench == b)
+        };
+        if shares.iter().all(Option::is_none) {
+            self.line(format!(
+                "No run of {from} counts activations by place (`{}`, `{}`, `{}`): the engine \
+                 gave its actors no home.\n",
+                locality::KEYS[0],
+                locality::KEYS[1],
+                locality::KEYS[2]
+            ));
+        } else {
+            self.line(format!(
+                "From {from}: where each actor's activations ran, relative to its home PU \
+                 (`{}` / `{}` / `{}` in the telemetry), as shares of all activations with a \
+                 home, summed over repetitions: **{}** / **{}** / **{}**, in %. One row per \
+                 benchmark, one column per policy: the more of the bar is dark, the more the \
+                 policy kept work on the PU it calls home; red is work that left the home node. \
+                 `—`: no activation with a home.\n",
+                locality::KEYS[0],
+                locality::KEYS[1],
+                locality::KEYS[2],
+                locality::PARTS[0],
+                locality::PARTS[1],
+                locality::PARTS[2],
+            ));
+            self.line(pivot(&benches, &columns, |b, c| {
+                let i = find(b, c)?;
+                Some(shares[i].map_or_else(|| "—".into(), locality::cell))
+            }));
+            let values = benches
+                .iter()
+                .map(|b| {
+                    columns
+                        .iter()
+                        .map(|c| find(b, c).and_then(|i| shares[i]).map(|s| s.to_vec()))
+                        .collect()
+                })
+                .collect();
+            let grid = Shares {
+                title: format!("where activations ran, per benchmark and policy{title}"),
+                rows: benches.clone(),
+                columns: columns.clone(),
+                parts: locality::PARTS.iter().map(|p| p.to_string()).collect(),
+                values,
+            };
+            self.draw_chart("locality.svg", &grid.title, |path| {
+                charts::share_chart(path, &grid)
+            })?;
+        }
+        self.counters(&groups, from)
+    }
+
+    /// Every numeric telemetry key per engine/policy, and per benchmark.
+    fn counters(&mut self, groups: &[Group<'_>], from: &str) -> Result<(), BenchError> {
+        self.line("\n### Telemetry counters\n");
         let labels = labels(
-            &groups,
+            groups,
             &[Field::Engine, Field::Policy],
             &[Field::Workers, Field::Size],
         );
@@ -1040,8 +1290,8 @@ impl Report {
             })
             .collect();
         self.line(table(&header, &rows));
-        // Charted: the locality counters that are not zero everywhere.
-        let chart_keys: Vec<String> = keys
+        // Per benchmark: the counters about where work ran.
+        let detail_keys: Vec<String> = keys
             .iter()
             .filter(|k| CORE_COUNTERS.contains(&k.as_str()) || is_locality_key(k))
             .filter(|k| {
@@ -1051,34 +1301,15 @@ impl Report {
             })
             .cloned()
             .collect();
-        if chart_keys.is_empty() {
+        if detail_keys.is_empty() {
             return Ok(());
         }
-        let values = totals
-            .iter()
-            .map(|t| {
-                chart_keys
-                    .iter()
-                    .map(|k| t.get(k.as_str()).copied())
-                    .collect()
-            })
-            .collect();
-        self.bar_chart(
-            "locality",
-            &Bars {
-                title: "locality counters per engine/policy (sum over benchmarks)".into(),
-                y_label: "count".into(),
-                groups: chart_keys.clone(),
-                series: series.clone(),
-                values,
-            },
-        )?;
         self.line(
-            "<details><summary>Per benchmark (medians over repetitions; the charted counters)\
+            "<details><summary>Per benchmark (medians over repetitions; the locality counters)\
              </summary>\n",
         );
         let mut header = vec!["bench", "engine/policy"];
-        header.extend(chart_keys.iter().map(String::as_str));
+        header.extend(detail_keys.iter().map(String::as_str));
         let rows: Vec<Vec<String>> = groups
             .iter()
             .zip(&labels)
@@ -1086,7 +1317,7 @@ impl Report {
             .map(|((g, label), m)| {
                 let mut row = vec![g.config.bench.clone(), label.clone()];
                 row.extend(
-                    chart_keys
+                    detail_keys
                         .iter()
                         .map(|k| m.get(k).map_or_else(|| "—".into(), |v| human(*v))),
                 );
@@ -1107,7 +1338,8 @@ impl Report {
                 continue;
             }
             self.line(format!("`{}`:\n", file.display()));
-            let rows: Vec<Vec<String>> = groups(&data)
+            let groups = groups(&data);
+            let rows: Vec<Vec<String>> = groups
                 .iter()
                 .map(|g| {
                     let c = &g.config;
@@ -1120,7 +1352,7 @@ impl Report {
                         c.size.clone(),
                         g.runs.len().to_string(),
                         verified(g),
-                        human(g.msgs.median),
+                        format!("{}{}", human(g.msgs.median), g.msgs.flag()),
                         range(&g.msgs, human),
                         secs(g.secs.median),
                     ]
@@ -1142,6 +1374,7 @@ impl Report {
                 ],
                 &rows,
             ));
+            self.noisy_note(groups.iter().map(|g| &g.msgs));
         }
         self.line("</details>");
     }
@@ -1171,7 +1404,9 @@ mod tests {
             verified: true,
             telemetry: if runtime == "loka" {
                 serde_json::json!({"steals": 4, "steal_attempts": 40, "parks": 3, "unparks": 2,
-                                   "steals_by_level": [3, 1], "check": "ok"})
+                                   "steals_by_level": [3, 1], "check": "ok",
+                                   "exec_home_pu": 6, "exec_home_node": 3,
+                                   "exec_remote_node": 1})
             } else {
                 serde_json::json!({})
             },
@@ -1265,16 +1500,30 @@ mod tests {
         ] {
             assert!(md.contains(needle), "missing {needle:?} in\n{md}");
         }
-        // Compare: loka's median 2.2e7 over caf's 1.1e7.
+        // Compare: loka's median 2.2e7 over caf's 1.1e7; caf's 10M–12M is an 18% spread.
         assert!(
-            md.contains("| fib | caf | 2 | 3 | 11.0M | 10.0M – 12.0M | 0.0909 | 3/3 | 2.00× |"),
+            md.contains("| fib | caf | 2 | 3 | 11.0M ± | 10.0M – 12.0M | 0.0909 | 3/3 | 2.00× |"),
             "{md}"
         );
-        // Scaling: fib 0.2 s on 1 worker, 0.1 s on 2: speed-up 2.
+        assert!(md.contains(NOISY_NOTE), "{md}");
+        // Scaling: fib 5M msgs/s on 1 worker, 10M on 2: speed-up 2, in the table and the chart.
         assert!(
-            md.contains("| fib | 2 | 1 | 0.1000 | 0.1000 | 2.00× |"),
+            md.contains("| bench | 2 workers |\n|---|---|\n| fib | 2.00× |"),
             "{md}"
         );
+        assert!(
+            md.contains("| fib | 2 | 1 | 10.0M | 10.0M | 0.1000 | 2.00× | 1/1 |"),
+            "{md}"
+        );
+        let scale_svg = std::fs::read_to_string(out.join("scale.svg")).unwrap();
+        assert!(scale_svg.contains("2.00×") && scale_svg.contains("fib"));
+        // Locality: 6 / 3 / 1 activations on the home PU / home node / remote node.
+        assert!(
+            md.contains("| bench | cls |\n|---|---|\n| pingpong | 60 / 30 / 10 |"),
+            "{md}"
+        );
+        let locality_svg = std::fs::read_to_string(out.join("locality.svg")).unwrap();
+        assert!(locality_svg.contains("remote node") && locality_svg.contains("60%"));
         // The command-less check string is not a counter; the numeric ones are.
         assert!(!md.contains("`check`") && md.contains("`steal_attempts`"));
         for chart in ["runtimes.svg", "scale.svg", "policies.svg", "locality.svg"] {
@@ -1282,6 +1531,111 @@ mod tests {
             let svg = std::fs::read_to_string(out.join(chart)).unwrap();
             assert!(svg.starts_with("<svg"), "{chart}");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn entry(record: Record, kind: Kind) -> Entry {
+        Entry {
+            record,
+            file: "f".into(),
+            line: 1,
+            command: None,
+            kind,
+        }
+    }
+
+    #[test]
+    fn speedup_is_the_ratio_to_the_one_worker_median() {
+        let mut entries = Vec::new();
+        // fib: medians 12 (1 worker) and 24 (2 workers); means would give 17.3 and 22.7.
+        for (workers, msgs) in [(1, [10.0, 12.0, 30.0]), (2, [18.0, 24.0, 26.0])] {
+            for m in msgs {
+                entries.push(entry(record("fib", "loka", "cls", workers, m), Kind::Scale));
+            }
+        }
+        // pingpong: 4 workers only, no 1-worker base.
+        entries.push(entry(
+            record("pingpong", "loka", "cls", 4, 5.0),
+            Kind::Scale,
+        ));
+        let refs: Vec<&Entry> = entries.iter().collect();
+        let g = groups(&refs);
+        let names: Vec<String> = g.iter().map(|g| g.config.bench.clone()).collect();
+        let s = speedups(&g, &names);
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].map(|s| s.value), Some(1.0));
+        assert_eq!(s[1].map(|s| s.value), Some(2.0));
+        assert_eq!(s[2], None);
+        // 10–30 around 12 is noisy, so both fib speed-ups carry the flag.
+        assert!(s[0].unwrap().noisy && s[1].unwrap().noisy);
+
+        // With three worker counts the report draws one small chart per benchmark.
+        for (workers, m) in [(1, 10.0), (2, 18.0), (3, 27.0)] {
+            entries.push(entry(
+                record("sieve", "loka", "cls", workers, m),
+                Kind::Scale,
+            ));
+        }
+        let loaded = Loaded {
+            entries,
+            ..Loaded::default()
+        };
+        let dir = std::env::temp_dir().join(format!("loka-report-scale-{}", std::process::id()));
+        let written = write(&loaded, &machine(), &dir).unwrap();
+        let md = std::fs::read_to_string(&written.index).unwrap();
+        assert!(
+            md.contains(
+                "| bench | 2 workers | 3 workers | 4 workers |\n|---|---|---|---|\n\
+                         | sieve | 1.80× | 2.70× | — |\n| fib | 2.00× ± | — | — |\n\
+                         | pingpong | — | — | — |"
+            ),
+            "{md}"
+        );
+        let svg = std::fs::read_to_string(dir.join("scale.svg")).unwrap();
+        assert!(svg.contains("sieve") && svg.contains("pingpong"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `crates/loka-cli/tests/fixtures/tiny.jsonl`: a few real records of every kind of run.
+    #[test]
+    fn charts_from_the_cli_fixture() {
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../loka-cli/tests/fixtures/tiny.jsonl");
+        let loaded = load(std::slice::from_ref(&fixture)).unwrap();
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        let dir = std::env::temp_dir().join(format!("loka-report-tiny-{}", std::process::id()));
+        let written = write(&loaded, &machine(), &dir).unwrap();
+        for chart in ["scale.svg", "locality.svg"] {
+            let path = dir.join(chart);
+            assert!(
+                written.charts.contains(&path),
+                "{chart}: {:?}",
+                written.charts
+            );
+            let svg = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                svg.starts_with("<svg") && svg.contains("pingpong"),
+                "{chart}"
+            );
+        }
+        let locality = std::fs::read_to_string(dir.join("locality.svg")).unwrap();
+        assert!(locality.contains("cls") && locality.contains("home PU"));
+        // Every shares cell of the report's locality table adds up to 100.
+        let md = std::fs::read_to_string(&written.index).unwrap();
+        let section = &md[md.find("## Locality").unwrap()..];
+        let cells: Vec<u32> = section
+            .lines()
+            .take_while(|l| !l.starts_with("### "))
+            .filter(|l| l.starts_with("| ") && l.contains(" / "))
+            .flat_map(|l| {
+                l.split('|')
+                    .filter(|c| c.contains(" / "))
+                    .map(str::to_owned)
+            })
+            .map(|c| c.split('/').map(|p| p.trim().parse::<u32>().unwrap()).sum())
+            .collect();
+        assert!(!cells.is_empty(), "{section}");
+        assert!(cells.iter().all(|&sum| sum == 100), "{cells:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -1308,13 +1662,7 @@ mod tests {
             record("fib", "actix", "default", 2, 1.0),
         ]
         .into_iter()
-        .map(|record| Entry {
-            record,
-            file: "f".into(),
-            line: 1,
-            command: None,
-            kind: Kind::Compare,
-        })
+        .map(|record| entry(record, Kind::Compare))
         .collect();
         let refs: Vec<&Entry> = entries.iter().collect();
         let g = groups(&refs);

@@ -1,4 +1,5 @@
-//! The statistics every table shows: median, minimum, maximum and ratios of medians.
+//! The statistics every table shows: median, minimum, maximum, ratios of medians, and the flag
+//! on a median whose repetitions spread too far.
 
 /// Median, minimum and maximum of a sample (NaN values are ignored).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,6 +34,50 @@ impl Summary {
             min: sorted[0],
             max: sorted[n - 1],
         })
+    }
+}
+
+/// A median is flagged noisy when the min–max spread of its repetitions exceeds this share of it.
+pub const NOISY_SPREAD: f64 = 0.10;
+
+/// The mark a table puts after a noisy median ([`Summary::noisy`]).
+pub const NOISY_MARK: &str = "±";
+
+/// The line under a table with flagged medians, saying what the mark means.
+pub const NOISY_NOTE: &str = "±: the repetitions' min–max spread exceeds 10% of the median \
+                              ((max − min) / median > 0.10); that median is uncertain.";
+
+impl Summary {
+    /// `(max − min) / median`: the spread of the repetitions relative to their median. `None`
+    /// for fewer than two values or a median that is not positive.
+    pub fn spread(&self) -> Option<f64> {
+        (self.n > 1 && self.median.is_finite() && self.median > 0.0)
+            .then(|| (self.max - self.min) / self.median)
+    }
+
+    /// Whether the spread exceeds [`NOISY_SPREAD`] (10% of the median).
+    pub fn noisy(&self) -> bool {
+        self.spread().is_some_and(|s| s > NOISY_SPREAD)
+    }
+
+    /// [`NOISY_MARK`] after a noisy median (`" ±"`), nothing otherwise: for a table cell
+    /// `format!("{}{}", median, s.flag())`.
+    pub fn flag(&self) -> &'static str {
+        if self.noisy() {
+            " ±"
+        } else {
+            ""
+        }
+    }
+
+    /// [`Summary::flag`] for fixed-width terminal tables: two spaces where there is no flag, so
+    /// that flagged and unflagged numbers line up.
+    pub fn flag_aligned(&self) -> &'static str {
+        if self.noisy() {
+            " ±"
+        } else {
+            "  "
+        }
     }
 }
 
@@ -86,6 +131,23 @@ mod tests {
         // Even count: 2.5 is the median, 2.0 and 3.0 are as close; the lower wins.
         assert_eq!(median_index(&[4.0, 1.0, 3.0, 2.0]), Some(3));
         assert_eq!(median_index(&[]), None);
+    }
+
+    #[test]
+    fn a_spread_over_ten_percent_of_the_median_is_flagged() {
+        // Median 100: min–max 95–104 is a 9% spread, 94–105 an 11% one.
+        let calm = Summary::of(&[95.0, 100.0, 104.0]).unwrap();
+        assert!((calm.spread().unwrap() - 0.09).abs() < 1e-12);
+        assert!(!calm.noisy());
+        assert_eq!((calm.flag(), calm.flag_aligned()), ("", "  "));
+        let noisy = Summary::of(&[94.0, 100.0, 105.0]).unwrap();
+        assert!((noisy.spread().unwrap() - 0.11).abs() < 1e-12);
+        assert!(noisy.noisy());
+        assert_eq!((noisy.flag(), noisy.flag_aligned()), (" ±", " ±"));
+        // One run has no spread; a median of 0 has no meaningful one.
+        assert_eq!(Summary::of(&[5.0]).unwrap().spread(), None);
+        assert!(!Summary::of(&[0.0, 0.0, 1.0]).unwrap().noisy());
+        assert!(NOISY_NOTE.starts_with(NOISY_MARK) && NOISY_NOTE.contains("10%"));
     }
 
     #[test]
