@@ -357,4 +357,15 @@ mod tests {
             }
         }
     }
+
+    /// Every benchmark's check is shown able to fail by at least one injected fault.
+    #[test]
+    fn every_benchmark_implements_a_fault() {
+        let missing: Vec<_> = all()
+            .into_iter()
+            .filter(|b| b.faults.is_empty())
+            .map(|b| b.name)
+            .collect();
+        assert!(missing.is_empty(), "no mutation for: {missing:?}");
+    }
 }
