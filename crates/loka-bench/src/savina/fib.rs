@@ -24,17 +24,21 @@ struct Answer {
 }
 
 enum FibMsg {
-    /// The driver's request to the root. [`Fault::Drop`]: the root's second request is lost;
-    /// [`Fault::WrongRule`]: the root asks for fib(n − 1) and fib(n − 3).
-    Root {
-        n: u32,
-        fault: Fault,
-        done: ReplyTo<Answer>,
-    },
+    /// The driver's request to the root; boxed, because a payload with a niche (the fault) on
+    /// any variant changes the enum's layout and slows every request and reply.
+    Root(Box<Root>),
     /// A parent's request.
     Request(u32),
     /// A child's answer.
     Result(Answer),
+}
+
+/// [`Fault::Drop`]: the root's second request is lost; [`Fault::WrongRule`]: the root asks
+/// for fib(n − 1) and fib(n − 3).
+struct Root {
+    n: u32,
+    fault: Fault,
+    done: ReplyTo<Answer>,
 }
 
 enum Parent {
@@ -106,7 +110,8 @@ impl Actor for Fib {
     type Msg = FibMsg;
     fn handle(&mut self, ctx: &mut Context<Self>, msg: FibMsg) {
         match msg {
-            FibMsg::Root { n, fault, done } => {
+            FibMsg::Root(root) => {
+                let Root { n, fault, done } = *root;
                 self.parent = Parent::Driver(done);
                 match fault {
                     Fault::Drop if n > 2 => self.fork(ctx, n - 1, None),
@@ -152,10 +157,12 @@ fn run(system: &System, run: &Run) -> Measured {
     system.run_until_idle();
     let start = Instant::now();
     let pending = root
-        .ask(|done| FibMsg::Root {
-            n,
-            fault: run.fault,
-            done,
+        .ask(|done| {
+            FibMsg::Root(Box::new(Root {
+                n,
+                fault: run.fault,
+                done,
+            }))
         })
         .expect("fresh actor");
     let answer = await_result(system, pending, run, BENCH.name);
