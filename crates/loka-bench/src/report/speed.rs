@@ -1,0 +1,424 @@
+//! The report's speed sections: loka against the peers, scaling over workers, policies.
+
+use super::*;
+
+impl Report {
+    pub(super) fn runtimes(&mut self, loaded: &Loaded) -> Result<(), BenchError> {
+        self.line("\n## Runtimes: msgs/s per benchmark\n");
+        let mut data: Vec<&Entry> = loaded
+            .entries
+            .iter()
+            .filter(|e| e.kind == Kind::Compare)
+            .collect();
+        if data.is_empty() {
+            data = loaded
+                .entries
+                .iter()
+                .filter(|e| e.kind == Kind::Run)
+                .collect();
+            if data.is_empty() {
+                self.line("No results of `loka bench compare` or `loka bench run`.");
+                return Ok(());
+            }
+            self.line(
+                "No peer comparison in the input (`loka bench compare`); loka alone, from \
+                 `loka bench run`.\n",
+            );
+        } else {
+            self.line(
+                "From `loka bench compare`: loka and each peer run alternately (A B A B), one \
+                 benchmark and one repetition at a time. `loka/runtime` is loka's median \
+                 msgs/s over the runtime's (above 1: loka is faster).\n",
+            );
+        }
+        // loka first, then the peers in the order they appear.
+        data.sort_by_key(|e| e.record.runtime != "loka");
+        let order = distinct(loaded.entries.iter().map(|e| e.record.bench.as_str()));
+        data.sort_by_key(|e| order.iter().position(|b| *b == e.record.bench));
+        let groups = groups(&data);
+        let labels = labels(
+            &groups,
+            &[Field::Runtime],
+            &[Field::Engine, Field::Policy, Field::Workers, Field::Size],
+        );
+        let mut rows = Vec::new();
+        for (g, label) in groups.iter().zip(&labels) {
+            let loka = groups.iter().find(|l| {
+                l.config.runtime == "loka"
+                    && l.config.bench == g.config.bench
+                    && l.config.size == g.config.size
+            });
+            rows.push(vec![
+                g.config.bench.clone(),
+                label.clone(),
+                g.config.workers.to_string(),
+                g.runs.len().to_string(),
+                format!("{}{}", human(g.msgs.median), g.msgs.flag()),
+                range(&g.msgs, human),
+                secs(g.secs.median),
+                verified(g),
+                if g.config.runtime == "loka" {
+                    "—".into()
+                } else {
+                    times(loka.and_then(|l| ratio(l.msgs.median, g.msgs.median)))
+                },
+            ]);
+        }
+        let (benches, series, values) = matrix(&groups, &labels, |g| g.msgs.median);
+        let ratios: Vec<Option<f64>> = groups
+            .iter()
+            .map(|g| {
+                let loka = groups.iter().find(|l| {
+                    l.config.runtime == "loka"
+                        && l.config.bench == g.config.bench
+                        && l.config.size == g.config.size
+                })?;
+                (g.config.runtime != "loka")
+                    .then(|| ratio(loka.msgs.median, g.msgs.median))
+                    .flatten()
+            })
+            .collect();
+        self.line("Median msgs/s (in brackets: loka/runtime):\n");
+        self.line(pivot(&benches, &series, |b, s| {
+            let i = groups
+                .iter()
+                .zip(&labels)
+                .position(|(g, l)| l == s && g.config.bench == b)?;
+            let m = &groups[i].msgs;
+            Some(match ratios[i] {
+                Some(r) => format!("{}{} ({r:.2}×)", human(m.median), m.flag()),
+                None => format!("{}{}", human(m.median), m.flag()),
+            })
+        }));
+        self.line("Per runtime, with min–max and verification:\n");
+        self.line(table(
+            &[
+                "bench",
+                "runtime",
+                "workers",
+                "runs",
+                "median msgs/s",
+                "min–max msgs/s",
+                "median s",
+                "verified",
+                "loka/runtime",
+            ],
+            &rows,
+        ));
+        self.noisy_note(groups.iter().map(|g| &g.msgs));
+        // Charted: the benchmarks with more than one runtime, when there are any.
+        let shared: Vec<usize> = (0..benches.len())
+            .filter(|&b| values.iter().filter(|v| v[b].is_some()).count() > 1)
+            .collect();
+        let (benches, values) = if shared.is_empty() || shared.len() == benches.len() {
+            (benches, values)
+        } else {
+            self.line(
+                "The chart shows the benchmarks that more than one runtime ran; the others are \
+                 in the tables only.",
+            );
+            (
+                shared.iter().map(|&b| benches[b].clone()).collect(),
+                values
+                    .iter()
+                    .map(|v| shared.iter().map(|&b| v[b]).collect())
+                    .collect(),
+            )
+        };
+        self.bar_chart(
+            "runtimes",
+            &Bars {
+                title: "msgs/s per runtime (median)".into(),
+                y_label: "msgs/s".into(),
+                groups: benches,
+                series,
+                values,
+            },
+        )
+    }
+
+    pub(super) fn scaling(&mut self, loaded: &Loaded) -> Result<(), BenchError> {
+        self.line("\n## Scaling: speed-up over 1 worker\n");
+        let mut data: Vec<&Entry> = loaded
+            .entries
+            .iter()
+            .filter(|e| e.kind == Kind::Scale)
+            .collect();
+        if data.is_empty() {
+            self.line("No results of `loka bench scale`.");
+            return Ok(());
+        }
+        self.line(
+            "From `loka bench scale`: each benchmark on 1, 2, … workers. Speed-up on N workers = \
+             median msgs/s on N workers / median msgs/s on 1 worker (above 1: more workers are \
+             faster; 1: no gain; below 1: more workers cost).\n",
+        );
+        data.sort_by_key(|e| e.record.workers);
+        let order = distinct(loaded.entries.iter().map(|e| e.record.bench.as_str()));
+        data.sort_by_key(|e| order.iter().position(|b| *b == e.record.bench));
+        let groups = groups(&data);
+        // One series per configuration minus the worker count.
+        let labels = labels(
+            &groups,
+            &[],
+            &[Field::Runtime, Field::Engine, Field::Policy, Field::Size],
+        );
+        let names: Vec<String> = groups
+            .iter()
+            .zip(&labels)
+            .map(|(g, label)| {
+                if label.is_empty() {
+                    g.config.bench.clone()
+                } else {
+                    format!("{} {label}", g.config.bench)
+                }
+            })
+            .collect();
+        let speedups = speedups(&groups, &names);
+        let mut counts: Vec<usize> = groups.iter().map(|g| g.config.workers).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        let more: Vec<usize> = counts.iter().copied().filter(|&w| w > 1).collect();
+        let at = |name: &str, workers: usize| {
+            names
+                .iter()
+                .zip(&groups)
+                .position(|(n, g)| n == name && g.config.workers == workers)
+        };
+        // Series sorted by their speed-up on the most workers they have one for, best first
+        // (none: last).
+        let mut series = distinct(names.iter().map(String::as_str));
+        let key = |s: &String| {
+            counts
+                .iter()
+                .rev()
+                .find_map(|&w| at(s, w).and_then(|i| speedups[i]))
+                .map(|s| s.value)
+        };
+        series.sort_by(|a, b| match (key(a), key(b)) {
+            (Some(x), Some(y)) => y.total_cmp(&x),
+            (x, y) => y.is_some().cmp(&x.is_some()),
+        });
+        let cell = |i: usize| {
+            speedups[i].map_or_else(
+                || "—".into(),
+                |s| format!("{:.2}×{}", s.value, if s.noisy { " ±" } else { "" }),
+            )
+        };
+        if more.is_empty() {
+            self.line("Only one worker count was measured: no speed-up to show.\n");
+            self.noisy_note(groups.iter().map(|g| &g.msgs));
+        } else {
+            self.line(
+                "Speed-up per benchmark, best first (the chart shows these numbers; `±`: the \
+                 N-worker or the 1-worker median is noisy, see below; `—`: no 1-worker run):\n",
+            );
+            let mut header = vec!["bench".to_owned()];
+            header.extend(more.iter().map(|w| format!("{w} workers")));
+            let header: Vec<&str> = header.iter().map(String::as_str).collect();
+            let rows: Vec<Vec<String>> = series
+                .iter()
+                .map(|s| {
+                    std::iter::once(s.clone())
+                        .chain(
+                            more.iter()
+                                .map(|&w| at(s, w).map_or_else(|| "—".into(), cell)),
+                        )
+                        .collect()
+                })
+                .collect();
+            self.line(table(&header, &rows));
+            self.noisy_note(groups.iter().map(|g| &g.msgs));
+            if more.len() == 1 {
+                let w = more[0];
+                let values = vec![series
+                    .iter()
+                    .map(|s| at(s, w).and_then(|i| speedups[i]).map(|s| s.value))
+                    .collect()];
+                let bar_labels = vec![series
+                    .iter()
+                    .map(|s| {
+                        at(s, w)
+                            .filter(|&i| speedups[i].is_some())
+                            .map_or_else(String::new, cell)
+                    })
+                    .collect()];
+                let bars = HBars {
+                    title: format!("speed-up on {w} workers over 1 worker (median msgs/s)"),
+                    x_label: "speed-up (×); the line: 1× (no gain)".into(),
+                    rows: series.clone(),
+                    series: vec![format!("{w} workers")],
+                    values,
+                    labels: bar_labels,
+                    reference: Some(1.0),
+                };
+                self.draw_chart("scale.svg", &bars.title, |path| {
+                    charts::hbar_chart(path, &bars)
+                })?;
+            } else {
+                let panels = series
+                    .iter()
+                    .map(|s| {
+                        let points = counts
+                            .iter()
+                            .filter_map(|&w| {
+                                let v = at(s, w).and_then(|i| speedups[i])?;
+                                Some((w as f64, v.value, v.noisy))
+                            })
+                            .collect();
+                        (s.clone(), points)
+                    })
+                    .collect();
+                let panels = Panels {
+                    title: "speed-up over 1 worker (median msgs/s), per benchmark".into(),
+                    subtitle: "x: workers; y: speed-up (×); dashed: ideal (N× on N workers); \
+                               grey line: 1× (no gain); hollow point: noisy (±). Best first."
+                        .into(),
+                    panels,
+                    diagonal: true,
+                };
+                self.draw_chart("scale.svg", &panels.title, |path| {
+                    charts::panel_chart(path, &panels)
+                })?;
+            }
+        }
+        self.line(
+            "<details><summary>Medians, min–max and verification per benchmark and worker \
+             count</summary>\n",
+        );
+        let rows: Vec<Vec<String>> = series
+            .iter()
+            .flat_map(|s| counts.iter().filter_map(|&w| at(s, w)))
+            .map(|i| {
+                let g = &groups[i];
+                vec![
+                    names[i].clone(),
+                    g.config.workers.to_string(),
+                    g.runs.len().to_string(),
+                    format!("{}{}", human(g.msgs.median), g.msgs.flag()),
+                    range(&g.msgs, human),
+                    secs(g.secs.median),
+                    cell(i),
+                    verified(g),
+                ]
+            })
+            .collect();
+        self.line(table(
+            &[
+                "bench",
+                "workers",
+                "runs",
+                "median msgs/s",
+                "min–max msgs/s",
+                "median s",
+                "speed-up",
+                "verified",
+            ],
+            &rows,
+        ));
+        self.line("</details>");
+        Ok(())
+    }
+
+    pub(super) fn policies(&mut self, loaded: &Loaded) -> Result<(), BenchError> {
+        self.line("\n## Scheduler policies and engines\n");
+        let data: Vec<&Entry> = loaded
+            .entries
+            .iter()
+            .filter(|e| e.kind == Kind::Policies)
+            .collect();
+        if data.is_empty() {
+            self.line("No results of `loka bench policies`.");
+            return Ok(());
+        }
+        let default = format!(
+            "{}/{}",
+            loka::EngineKind::default(),
+            loka::PolicyKind::default()
+        );
+        self.line(format!(
+            "From `loka bench policies`: every workload under every engine and policy. \
+             `vs {default}` is the median msgs/s over that of the default.\n"
+        ));
+        let groups = groups(&data);
+        let labels = labels(
+            &groups,
+            &[Field::Engine, Field::Policy],
+            &[Field::Runtime, Field::Workers, Field::Size],
+        );
+        let mut rows = Vec::new();
+        for (g, label) in groups.iter().zip(&labels) {
+            let base = groups.iter().find(|d| {
+                d.config.bench == g.config.bench
+                    && format!("{}/{}", d.config.engine, d.config.policy) == default
+                    && d.config.workers == g.config.workers
+                    && d.config.size == g.config.size
+            });
+            rows.push(vec![
+                g.config.bench.clone(),
+                label.clone(),
+                g.config.workers.to_string(),
+                g.runs.len().to_string(),
+                format!("{}{}", human(g.msgs.median), g.msgs.flag()),
+                range(&g.msgs, human),
+                verified(g),
+                times(base.and_then(|b| ratio(g.msgs.median, b.msgs.median))),
+            ]);
+        }
+        let (benches, series, values) = matrix(&groups, &labels, |g| g.msgs.median);
+        // At a glance: one row per benchmark, one column per engine/policy.
+        let ratios: Vec<Option<f64>> = groups
+            .iter()
+            .map(|g| {
+                let base = groups.iter().find(|d| {
+                    d.config.bench == g.config.bench
+                        && format!("{}/{}", d.config.engine, d.config.policy) == default
+                        && d.config.workers == g.config.workers
+                        && d.config.size == g.config.size
+                })?;
+                ratio(g.msgs.median, base.msgs.median)
+            })
+            .collect();
+        self.line(format!("Median msgs/s (in brackets: over {default}):\n"));
+        self.line(pivot(&benches, &series, |b, s| {
+            let i = groups
+                .iter()
+                .zip(&labels)
+                .position(|(g, l)| l == s && g.config.bench == b)?;
+            let m = &groups[i].msgs;
+            Some(match ratios[i] {
+                Some(r) => format!("{}{} ({r:.2}×)", human(m.median), m.flag()),
+                None => format!("{}{}", human(m.median), m.flag()),
+            })
+        }));
+        self.noisy_note(groups.iter().map(|g| &g.msgs));
+        let vs = format!("vs {default}");
+        self.line(
+            "<details><summary>Medians, min–max and verification per configuration</summary>\n",
+        );
+        self.line(table(
+            &[
+                "bench",
+                "engine/policy",
+                "workers",
+                "runs",
+                "median msgs/s",
+                "min–max msgs/s",
+                "verified",
+                &vs,
+            ],
+            &rows,
+        ));
+        self.line("</details>");
+        self.bar_chart(
+            "policies",
+            &Bars {
+                title: "msgs/s per engine/policy (median)".into(),
+                y_label: "msgs/s".into(),
+                groups: benches,
+                series,
+                values,
+            },
+        )
+    }
+}
