@@ -145,3 +145,20 @@ impl<T: Send + 'static> Actor for Collector<T> {
         }
     }
 }
+
+/// A counted run of a port at BenchErl's short and intermediate inputs for one core: it verifies,
+/// and the messages the actors counted equal BenchErl's count for those parameters.
+#[cfg(test)]
+pub(crate) fn assert_counted_runs_match_bencherl<P: Copy + std::fmt::Debug>(
+    of_scale: fn(Scale) -> P,
+    measure: fn(&loka::System, &crate::Run, P) -> crate::Measured,
+    bencherl_messages: fn(P) -> u64,
+) {
+    for input in [Input::Short, Input::Intermediate] {
+        let p = of_scale(Scale { input, cores: 1 });
+        let system = loka::System::builder().workers(2).build().unwrap();
+        let m = measure(&system, &crate::Run::new(crate::Size::Quick), p);
+        assert!(m.verified, "{}", m.check);
+        assert_eq!(m.messages, bencherl_messages(p), "{input:?}");
+    }
+}

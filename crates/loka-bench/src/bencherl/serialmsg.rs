@@ -277,12 +277,6 @@ mod tests {
                 "{input:?}"
             );
         }
-        for input in [Input::Short, Input::Intermediate] {
-            let p = of_scale(Scale { input, cores: 1 });
-            let system = System::builder().workers(2).build().unwrap();
-            let m = measure(&system, &Run::new(Size::Quick), p);
-            assert!(m.verified, "{}", m.check);
-            assert_eq!(m.messages, bencherl_messages(p), "{input:?}");
-        }
+        crate::bencherl::assert_counted_runs_match_bencherl(of_scale, measure, bencherl_messages);
     }
 }

@@ -299,12 +299,6 @@ mod tests {
             assert_eq!(2 * (n * (n - 1)) as u64, bencherl_messages(n), "{input:?}");
         }
         assert_eq!(bencherl_messages(1_280), 3_274_240);
-        for input in [Input::Short, Input::Intermediate] {
-            let n = of_scale(Scale { input, cores: 1 });
-            let system = System::builder().workers(2).build().unwrap();
-            let m = measure(&system, &Run::new(Size::Quick), n);
-            assert!(m.verified, "{}", m.check);
-            assert_eq!(m.messages, bencherl_messages(n), "{input:?}");
-        }
+        crate::bencherl::assert_counted_runs_match_bencherl(of_scale, measure, bencherl_messages);
     }
 }
