@@ -37,8 +37,8 @@ struct Params {
 /// image-computing processes; we run with them (`bench:par`).
 fn of(size: Size) -> Params {
     let quick = Params {
-        gens: &[Gen::F1, Gen::F3],
-        space: 11 * 16,
+        gens: &[Gen::F1, Gen::F2, Gen::F4],
+        space: 157 * 64,
         buckets: 2 * 16,
     };
     params(size, quick, of_scale)

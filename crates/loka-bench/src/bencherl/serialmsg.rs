@@ -24,7 +24,7 @@ pub(super) const BENCH: Bench = Bench {
 
 /// (P, N, L) = (F1, F2, F3)·cores: (2, 16, 32) short, (2, 32, 40) intermediate, (5, 16, 32) long.
 fn pnl(size: Size) -> (usize, u64, usize) {
-    params(size, (32, 256, 512), of_scale)
+    params(size, (32, 1_536, 512), of_scale)
 }
 
 fn of_scale(s: Scale) -> (usize, u64, usize) {

@@ -23,7 +23,7 @@ pub(super) const BENCH: Bench = Bench {
 
 /// N = F·cores; F is 16 (short), 40 (intermediate), 125 (long).
 fn actors(size: Size) -> usize {
-    params(size, 400, of_scale)
+    params(size, 1_000, of_scale)
 }
 
 fn of_scale(s: Scale) -> usize {

@@ -199,7 +199,7 @@ fn expected(limit: u64, capacity: usize) -> (Vec<u64>, u64) {
 
 fn run(system: &System, run: &Run) -> Measured {
     // N (numbers below N are tested), M primes per filter.
-    let (limit, capacity) = run.pick((100_000u64, 1_000usize), (2_000_000, 10_000));
+    let (limit, capacity) = run.pick((150_000u64, 1_000usize), (2_000_000, 10_000));
     let mut first = Filter::new(2, capacity);
     first.fault = run.fault;
     let first = system.spawn(first);

@@ -107,7 +107,7 @@ struct Outcome {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let (actors, hops) = run.pick((100, 1_000_000), (1_200, 1_200_000));
+    let (actors, hops) = run.pick((100, 2_000_000), (1_200, 1_200_000));
     let conductor = system.spawn(Conductor { done: None });
     // Built backwards so each actor is spawned knowing its successor; the last is linked at the end.
     let mut ring: Vec<ActorRef<RingMsg>> = Vec::with_capacity(actors);

@@ -96,24 +96,24 @@ impl Workload {
         let pick = |q: u64, f: u64| if quick { q } else { f };
         match bench {
             Bench::PingPong => Workload::PingPong {
-                round_trips: pick(500_000, 2_000_000),
+                round_trips: pick(1_000_000, 2_000_000),
             },
             Bench::Counting => Workload::Counting {
                 increments: pick(2_000_000, 10_000_000),
             },
             Bench::ThreadRing => Workload::ThreadRing {
                 actors: pick(100, 1_200) as usize,
-                hops: pick(1_000_000, 1_200_000),
+                hops: pick(2_000_000, 1_200_000),
             },
             Bench::FjThrput => Workload::FjThrput {
                 actors: pick(60, 360) as usize,
-                per_actor: pick(20_000, 60_000),
+                per_actor: pick(40_000, 60_000),
             },
             Bench::FjCreate => Workload::FjCreate {
                 actors: pick(200_000, 4_000_000),
             },
             Bench::Fib => Workload::Fib {
-                n: pick(25, 34) as u32,
+                n: pick(26, 34) as u32,
             },
             Bench::Chameneos => Workload::Chameneos {
                 creatures: pick(100, 4_000) as usize,
@@ -481,10 +481,11 @@ mod tests {
     #[test]
     fn message_counts_follow_the_table() {
         assert_eq!(fib(25), 75_025);
+        assert_eq!(fib(26), 121_393);
         assert_eq!(fib(34), 5_702_887);
         assert_eq!(
             Workload::new(Bench::Fib, Size::Quick).messages(),
-            2 * (2 * 75_025 - 2)
+            2 * (2 * 121_393 - 2)
         );
         assert_eq!(
             Workload::new(Bench::Counting, Size::Quick).messages(),
