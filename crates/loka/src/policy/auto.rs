@@ -4,8 +4,8 @@
 //! * **One NUMA node** (a laptop, a one-socket server, a container): `cls`. Every core reaches all
 //!   memory at the same cost, so keeping an actor near its data saves nothing, while the locality
 //!   policies' hand-offs cost throughput: on this project's one-node machine `hierarchical` runs
-//!   bencherl-timer_wheel at 0.53× of `cls` and `lgs` runs bencherl-big at 0.91×
-//!   (docs/results/hierarchical.md, docs/results/lgs-locality.md).
+//!   bencherl-serialmsg at 0.49× of `cls`, `hierarchical:auto` chameneos at 0.63× and `lgs:alt`
+//!   logmap at 0.58× (docs/results/do-no-harm.md, with the causes).
 //! * **Several NUMA nodes**: `hierarchical:auto`. It keeps actors on their home node (65–100% of
 //!   activations on `preset:xeon-x7560`, against 19–71% under `cls`), brings wanderers home
 //!   before it steals elsewhere, and marks hubs from its own counters instead of asking the user;

@@ -62,7 +62,7 @@ impl WorkerQueues {
 
     /// Any of the foreign queues, for the owner.
     pub(crate) fn pop_foreign(&self) -> Option<TaskRef> {
-        self.foreign.iter().find_map(pop)
+        self.foreign.iter().find_map(pop_rare)
     }
 
     /// Drops every queued pointer without touching the actors (shutdown: the runtime stops the
@@ -79,6 +79,22 @@ impl WorkerQueues {
 #[inline]
 pub(crate) fn pop(queue: &Injector<TaskRef>) -> Option<TaskRef> {
     steal_one(|| queue.steal())
+}
+
+/// Takes one actor from a queue that is almost always empty (a hierarchical worker's pinned and
+/// foreign queues, LGS-DFS's urgent queue), looking first whether it is empty:
+/// `Injector::steal` on an empty queue issues a `SeqCst` fence (a full barrier on x86), and the
+/// worker polls the pinned queue before every activation, so that fence alone cost
+/// `hierarchical` ~17% of pingpong's time (docs/decisions.md, "Polling empty queues").
+/// `is_empty` reads the two indices and nothing more. A push racing with the check is found on
+/// the next poll, exactly as if `steal` had run just before the push: a pusher wakes a parked
+/// worker after pushing, and a worker polls again before it parks.
+#[inline]
+pub(crate) fn pop_rare(queue: &Injector<TaskRef>) -> Option<TaskRef> {
+    if queue.is_empty() {
+        return None;
+    }
+    pop(queue)
 }
 
 /// Retries a steal until it succeeds or finds the queue empty.

@@ -2,7 +2,7 @@
 
 use super::choices::{Routing, Victims};
 use super::placement;
-use super::queues::pop;
+use super::queues::{pop, pop_rare};
 use super::Engine;
 use crate::policy::cls::Cls;
 use crate::policy::{lgs, Route};
@@ -268,7 +268,7 @@ impl Worker {
     fn next_local(&self) -> Option<TaskRef> {
         let queues = self.own_queues();
         if self.is_hierarchical() {
-            if let Some(task) = pop(&queues.pinned) {
+            if let Some(task) = pop_rare(&queues.pinned) {
                 return Some(task);
             }
             // Alg. 4.2 lines 3–15: follow a migration path before anything else.
@@ -277,7 +277,7 @@ impl Worker {
             }
         }
         if matches!(self.routing, Routing::Lgs(v) if v.dfs) {
-            if let Some(task) = pop(&queues.urgent) {
+            if let Some(task) = pop_rare(&queues.urgent) {
                 return Some(task);
             }
         }
