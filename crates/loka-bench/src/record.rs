@@ -21,7 +21,8 @@ pub struct Record {
     pub size: String,
     /// Messages delivered.
     pub messages: u64,
-    /// Wall time of the measured part.
+    /// Wall time of the measured part; under the simulation engine, its virtual time (the
+    /// prediction), equal to `virtual_seconds`.
     pub seconds: f64,
     /// `messages / seconds`.
     pub msgs_per_sec: f64,
@@ -33,4 +34,10 @@ pub struct Record {
     /// 0-based repetition index.
     #[serde(default)]
     pub repeat: usize,
+    /// Under the simulation engine: the run's virtual time (setup from plain threads takes none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_seconds: Option<f64>,
+    /// Under the simulation engine: the wall time the simulation took on this host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_seconds: Option<f64>,
 }

@@ -16,7 +16,9 @@ pub fn run_once(
     // Counters as the run left them (the system is shut down right after).
     let stats = system.stats();
     system.shutdown();
-    let seconds = measured.elapsed.as_secs_f64();
+    let host_seconds = measured.elapsed.as_secs_f64();
+    let virtual_seconds = stats.sim.map(|s| s.virtual_ns as f64 * 1e-9);
+    let seconds = virtual_seconds.unwrap_or(host_seconds);
     let mut telemetry = serde_json::to_value(&stats.total).unwrap_or_default();
     if let serde_json::Value::Object(map) = &mut telemetry {
         for (key, value) in [
@@ -33,6 +35,13 @@ pub fn run_once(
             map.insert(key.to_owned(), value.into());
         }
         map.insert("check".to_owned(), measured.check.clone().into());
+        if let Some(sim) = stats.sim {
+            map.insert("sim_events".to_owned(), sim.events.into());
+            map.insert(
+                "sim_trace_hash".to_owned(),
+                format!("{:016x}", sim.trace_hash).into(),
+            );
+        }
         // The policy that ran (what `auto` chose) and why.
         map.insert("policy_chosen".to_owned(), stats.policy.clone().into());
         map.insert(
@@ -58,5 +67,7 @@ pub fn run_once(
         verified: measured.verified,
         telemetry,
         repeat,
+        virtual_seconds,
+        host_seconds: virtual_seconds.map(|_| host_seconds),
     })
 }

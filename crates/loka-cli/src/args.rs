@@ -15,8 +15,8 @@ pub struct SystemArgs {
     /// Scheduler policy.
     #[arg(long)]
     pub policy: Option<String>,
-    /// Engine running the actors: actor-centric (the default). `loka bench policies` sweeps
-    /// every engine unless this names one.
+    /// Engine running the actors: actor-centric (the default) or sim (docs/simulation.md). `loka bench policies` sweeps
+    /// every real engine unless this names one (`sim`: the simulation engine alone).
     #[arg(long, value_name = "NAME")]
     pub engine: Option<String>,
     /// Topology: host, preset:NAME, synthetic:DESC, xml:FILE.

@@ -496,6 +496,8 @@ mod tests {
             verified,
             telemetry: serde_json::json!({}),
             repeat: 0,
+            virtual_seconds: None,
+            host_seconds: None,
         }
     }
 

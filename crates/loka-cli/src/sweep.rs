@@ -76,12 +76,18 @@ pub fn policy_configs(base: &Config, engines: &[EngineKind]) -> Result<(Vec<Conf
     Ok((ok, skipped))
 }
 
-/// The engines `policies` sweeps: the one `--engine` names, else every engine.
+/// The engines `policies` sweeps: the one `--engine` names, else every engine that runs on the
+/// real machine. The simulation engine's figures are predictions in virtual time: they are swept
+/// only when asked for (`--engine sim`), never mixed into a table of measured ones.
 pub fn sweep_engines(system: &SystemArgs, base: &Config) -> Vec<EngineKind> {
     if system.engine.is_some() {
         vec![base.engine]
     } else {
-        EngineKind::ALL.to_vec()
+        EngineKind::ALL
+            .iter()
+            .copied()
+            .filter(|e| e.is_real())
+            .collect()
     }
 }
 

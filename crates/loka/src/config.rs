@@ -19,6 +19,9 @@
 //! [idle]
 //! spin_us = 50         # spin (stealing) this long before yielding
 //! yield_us = 50        # then yield (stealing) this long before parking
+//! [sim]                # the simulation engine (engine = "sim"; docs/simulation.md)
+//! # cost = "cost.toml" # cost model keys replacing the built-in ones
+//! compute = "fixed"    # or "measured": add handlers' measured CPU time (not reproducible)
 //! ```
 
 use crate::policy::placement::PlacementStrategy;
@@ -37,6 +40,14 @@ pub enum ConfigError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// The simulation engine's cost file could not be read or has a bad key or value.
+    #[error("{message}")]
+    SimCost {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the file and the key.
+        message: String,
     },
     /// A configuration file is not valid TOML or has unknown/mistyped keys.
     #[error("invalid configuration in {source_name}: {message}")]
@@ -114,7 +125,7 @@ impl IdleStrategy {
 /// The engine running the actors: how runnable work is queued and handed to worker threads. Every
 /// engine runs the same actors with the same guarantees; they differ in what they queue and where.
 ///
-/// Names (`engine = "..."` in TOML, `LOKA_ENGINE`, `--engine`): `actor-centric`.
+/// Names (`engine = "..."` in TOML, `LOKA_ENGINE`, `--engine`): `actor-centric`, `sim`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum EngineKind {
@@ -122,29 +133,46 @@ pub enum EngineKind {
     /// actor and runs a batch of its messages.
     #[default]
     ActorCentric,
+    /// The simulation engine: the same actors and policies on virtual workers of the configured
+    /// topology, in virtual time, on one thread, reproducibly (docs/simulation.md).
+    Sim,
 }
 
 impl EngineKind {
     /// Every engine, in the order sweeps and tests visit them.
-    pub const ALL: &'static [EngineKind] = &[EngineKind::ActorCentric];
+    pub const ALL: &'static [EngineKind] = &[EngineKind::ActorCentric, EngineKind::Sim];
 
     /// The engine's name, as accepted by [`FromStr`](std::str::FromStr).
     pub const fn name(self) -> &'static str {
         match self {
             EngineKind::ActorCentric => "actor-centric",
+            EngineKind::Sim => "sim",
         }
     }
 
     /// Whether this engine can carry out `policy`'s decisions. The actor-centric engine runs every
-    /// policy loka has; an engine added later declares here what it supports, and
+    /// policy loka has, and so does the simulation engine (without `hierarchical`'s periodic load
+    /// balancing, docs/simulation.md); an engine added later declares here what it supports, and
     /// [`Config::validate`] turns an unsupported pair into [`ConfigError::Unsupported`].
     pub fn supports(self, policy: PolicyKind) -> bool {
         match self {
-            EngineKind::ActorCentric => {
+            EngineKind::ActorCentric | EngineKind::Sim => {
                 let _ = policy;
                 true
             }
         }
+    }
+
+    /// Whether this engine carries out `hierarchical`'s periodic load balancing (Erlang's
+    /// migration limits and paths); the simulation engine does not model it yet.
+    pub const fn balances(self) -> bool {
+        matches!(self, EngineKind::ActorCentric)
+    }
+
+    /// Whether this engine runs on the real machine (its timings are wall-clock time); the
+    /// simulation engine's are virtual.
+    pub const fn is_real(self) -> bool {
+        matches!(self, EngineKind::ActorCentric)
     }
 }
 
@@ -220,6 +248,30 @@ pub struct Config {
     /// `hierarchical` load balancing: a global round (between NUMA nodes) runs when
     /// `(max − min) / min` of the nodes' migration limits exceeds this (> 0).
     pub balance_threshold: f64,
+    /// The simulation engine's settings.
+    pub sim: SimConfig,
+}
+
+/// How the simulation engine charges handler code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SimCompute {
+    /// Only the cost model: the same program gives the same virtual time, bit for bit.
+    #[default]
+    Fixed,
+    /// Also each activation's measured CPU time on this host (× the model's `compute_scale`):
+    /// closer to a real run of compute-heavy handlers, not reproducible.
+    Measured,
+}
+
+/// The simulation engine's settings (`[sim]` in TOML; docs/simulation.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimConfig {
+    /// A TOML file of cost-model keys replacing the built-in values.
+    pub cost: Option<PathBuf>,
+    /// How handler code is charged.
+    pub compute: SimCompute,
 }
 
 impl Default for Config {
@@ -239,6 +291,7 @@ impl Default for Config {
             hub_placement: PlacementStrategy::Circular,
             balance_interval: 2_000,
             balance_threshold: 0.5,
+            sim: SimConfig::default(),
         }
     }
 }

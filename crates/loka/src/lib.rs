@@ -40,10 +40,12 @@ pub use actor::{
     Actor, ActorFailure, ActorId, ActorRef, AskError, Context, HubError, Pending, Placement,
     ReplyTo, SendError, SpawnOptions,
 };
-pub use config::{Config, ConfigError, EngineKind, IdleStrategy, UnknownEngine};
+pub use config::{
+    Config, ConfigError, EngineKind, IdleStrategy, SimCompute, SimConfig, UnknownEngine,
+};
 pub use loka_topology as topology;
 pub use machine::Machine;
 pub use policy::placement::PlacementStrategy;
 pub use policy::PolicyKind;
 pub use system::{System, SystemBuilder};
-pub use telemetry::{Stats, WorkerStats};
+pub use telemetry::{SimStats, Stats, WorkerStats};

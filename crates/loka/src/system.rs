@@ -45,7 +45,7 @@ impl System {
             tracing::info!(%requested, %chosen, reason, "scheduler policy chosen");
         }
         let shared = Arc::new(Shared::new(config, machine, reason));
-        let (engine, runtime) = Engine::start(Arc::clone(&shared));
+        let (engine, runtime) = Engine::start(Arc::clone(&shared))?;
         Ok(System {
             engine,
             shared,
@@ -108,7 +108,10 @@ impl System {
 
     /// A snapshot of the counters.
     pub fn stats(&self) -> Stats {
-        self.shared.stats()
+        Stats {
+            sim: self.engine.sim_stats(),
+            ..self.shared.stats()
+        }
     }
 
     /// Actors that stopped because a handler panicked, oldest first.

@@ -204,6 +204,8 @@ mod tests {
             verified: true,
             telemetry: serde_json::json!({}),
             repeat: 0,
+            virtual_seconds: None,
+            host_seconds: None,
         }
     }
 

@@ -29,6 +29,8 @@ fn record(bench: &str, runtime: &str, policy: &str, workers: usize, msgs: f64) -
             serde_json::json!({})
         },
         repeat: 0,
+        virtual_seconds: None,
+        host_seconds: None,
     }
 }
 

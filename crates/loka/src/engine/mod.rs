@@ -8,8 +8,11 @@
 //! configuration is validated.
 
 pub(crate) mod actor_centric;
+pub(crate) mod choices;
+pub(crate) mod placement;
+pub(crate) mod sim;
 
-use crate::config::EngineKind;
+use crate::config::{ConfigError, EngineKind};
 use crate::policy::placement::PlacementStrategy;
 use crate::runtime::{Runtime, Shared};
 use std::sync::Arc;
@@ -19,17 +22,32 @@ use std::time::Duration;
 pub(crate) enum Engine {
     /// Per-worker queues of actors.
     ActorCentric(Arc<actor_centric::Engine>),
+    /// Virtual workers in virtual time.
+    Sim(Arc<sim::Engine>),
 }
 
 impl Engine {
     /// Starts the engine `shared.config.engine` names. Returns it and the runtime handle actors
-    /// spawned from plain threads keep.
-    pub(crate) fn start(shared: Arc<Shared>) -> (Engine, Arc<Runtime>) {
-        match shared.config.engine {
+    /// spawned from plain threads keep. Fails only on a bad simulation cost file.
+    pub(crate) fn start(shared: Arc<Shared>) -> Result<(Engine, Arc<Runtime>), ConfigError> {
+        Ok(match shared.config.engine {
             EngineKind::ActorCentric => {
                 let (engine, root) = actor_centric::Engine::start(shared);
                 (Engine::ActorCentric(engine), root)
             }
+            EngineKind::Sim => {
+                let cost = sim::CostModel::load(&shared.config, &shared.machine)?;
+                let (engine, root) = sim::Engine::start(shared, cost);
+                (Engine::Sim(engine), root)
+            }
+        })
+    }
+
+    /// The simulation's progress, under the simulation engine.
+    pub(crate) fn sim_stats(&self) -> Option<crate::telemetry::SimStats> {
+        match self {
+            Engine::ActorCentric(_) => None,
+            Engine::Sim(e) => Some(e.sim_stats()),
         }
     }
 
@@ -38,6 +56,7 @@ impl Engine {
     pub(crate) fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
         match self {
             Engine::ActorCentric(e) => e.wait_quiescent(timeout),
+            Engine::Sim(e) => e.wait_quiescent(timeout),
         }
     }
 
@@ -45,6 +64,7 @@ impl Engine {
     pub(crate) fn stop_workers(&self) -> bool {
         match self {
             Engine::ActorCentric(e) => e.stop_workers(),
+            Engine::Sim(e) => e.stop_workers(),
         }
     }
 
@@ -52,6 +72,7 @@ impl Engine {
     pub(crate) fn set_placement(&self, hubs: bool, strategy: PlacementStrategy) {
         match self {
             Engine::ActorCentric(e) => e.set_placement(hubs, strategy),
+            Engine::Sim(e) => e.set_placement(hubs, strategy),
         }
     }
 }

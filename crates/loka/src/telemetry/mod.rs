@@ -217,6 +217,20 @@ pub struct Stats {
     pub unparks: u64,
     /// Actors marked as hubs (spawn option, `set_hub`, online detection).
     pub hubs: u64,
+    /// Under the simulation engine: virtual time, events and the trace hash (`None` otherwise).
+    pub sim: Option<SimStats>,
+}
+
+/// What the simulation engine has done (docs/simulation.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SimStats {
+    /// Virtual nanoseconds since the system started: the latest clock of any virtual worker.
+    pub virtual_ns: u64,
+    /// Activations and steal attempts simulated.
+    pub events: u64,
+    /// A hash of every activation (worker, actor, virtual end time, messages): equal for equal
+    /// runs (same program, topology, policy, seed and cost model).
+    pub trace_hash: u64,
 }
 
 impl Stats {
@@ -267,6 +281,7 @@ impl Counters {
             panics: system.panics.get(),
             unparks: system.unparks.get(),
             hubs: total.hubs + system.external_hubs.get(),
+            sim: None,
             workers,
             total,
         }

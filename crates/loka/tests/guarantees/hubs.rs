@@ -120,8 +120,11 @@ impl Actor for Busy {
 fn hierarchical_load_balancing_pulls_actors_along_migration_paths() {
     let policy = loka::PolicyKind::Hierarchical { auto_hubs: false };
     // One node (local rounds only) and four nodes (a global round must happen: all work starts
-    // on node 0), on every engine that runs `hierarchical`.
-    for &engine in EngineKind::ALL.iter().filter(|e| e.supports(policy)) {
+    // on node 0), on every engine that runs `hierarchical` and models its balancing.
+    for &engine in EngineKind::ALL
+        .iter()
+        .filter(|e| e.supports(policy) && e.balances())
+    {
         for (topology, workers) in [
             ("synthetic:package:1 core:4 pu:1", 4),
             ("preset:xeon-x7560", 32),

@@ -6,8 +6,7 @@
 //!
 //! | file | concern |
 //! |---|---|
-//! | `choices.rs` | the policy's routing and victim choice, fixed at start |
-//! | `queues.rs` | a worker's queues (deque, inbox, urgent, pinned, foreign) |
+//! //! | `queues.rs` | a worker's queues (deque, inbox, urgent, pinned, foreign) |
 //! | `worker.rs` | the worker loop: local work, activation, re-queueing |
 //! | `routing.rs` | where a woken or spawned actor is queued (cls, LGS Listing 5.3, hierarchical) |
 //! | `steal.rs` | idle workers stealing (random, weighted groups, Alg. 4.4 plan), spin/yield/park |
@@ -15,16 +14,13 @@
 //! | `idle.rs` | parking without lost wake-ups |
 //! | `quiescence.rs` | waiting until nothing is runnable |
 //! | `shutdown.rs` | stopping the workers |
-//! | `placement.rs` | the per-actor state this engine keeps in each task header |
-//!
+//! //!
 //! `docs/architecture.md` states the park/wake and quiescence protocols and why no wake-up is lost.
 
 mod balance;
-mod choices;
 mod idle;
 #[cfg(all(test, loom))]
 mod loom_tests;
-mod placement;
 mod queues;
 mod quiescence;
 mod routing;
@@ -32,16 +28,16 @@ mod shutdown;
 mod steal;
 mod worker;
 
+use super::choices::Routing;
+use super::placement::{self, ActorPlacement};
 use crate::actor::options::SpawnOptions;
 use crate::policy::placement::PlacementStrategy;
 use crate::runtime::{Exec, Header, Runtime, Scheduler, Shared, TaskRef};
 use crate::sync::{AtomicBool, AtomicU8, AtomicUsize};
 use balance::BalanceHistory;
-use choices::Routing;
 use crossbeam_utils::CachePadded;
 use idle::Sleepers;
 use parking_lot::{Condvar, Mutex};
-use placement::ActorPlacement;
 use queues::WorkerQueues;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, OnceLock};

@@ -7,11 +7,11 @@
 //! * `hierarchical`: hubs to their worker's pinned queue, actors away from their home node to a
 //!   foreign queue, others back where they last ran (Francesquini §4.2; docs/references.md).
 
-use super::choices::Routing;
-use super::placement::{self, ActorPlacement};
 use super::worker::Worker;
 use super::{queues, Engine};
 use crate::actor::options::SpawnOptions;
+use crate::engine::choices::Routing;
+use crate::engine::placement::{self, ActorPlacement};
 use crate::policy::placement::{Placement, PlacementStrategy};
 use crate::policy::{cls, hierarchical, lgs, LgsVariants, Route};
 use crate::runtime::TaskRef;

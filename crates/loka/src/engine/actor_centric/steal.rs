@@ -4,9 +4,9 @@
 //! `lgs` weighted over nested victim groups (Wölke §4.2), `hierarchical` the fixed plan of
 //! Francesquini's Alg. 4.4 (bring home, then nearest first; docs/references.md).
 
-use super::choices::Victims;
 use super::queues::pop;
 use super::worker::Worker;
+use crate::engine::choices::Victims;
 use crate::policy::hierarchical::StealStep;
 use crate::policy::PolicyKind;
 use crate::runtime::TaskRef;

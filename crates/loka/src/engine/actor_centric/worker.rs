@@ -1,9 +1,9 @@
 //! One worker thread: run local actors, otherwise steal, otherwise park.
 
-use super::choices::{Routing, Victims};
-use super::placement;
 use super::queues::{pop, pop_rare};
 use super::Engine;
+use crate::engine::choices::{Routing, Victims};
+use crate::engine::placement;
 use crate::policy::cls::Cls;
 use crate::policy::{lgs, Route};
 use crate::runtime::{Exec, RunOutcome, TaskRef};

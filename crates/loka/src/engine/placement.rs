@@ -1,4 +1,4 @@
-//! The actor-centric engine's per-actor state: where an actor lives and last ran, its hints, and
+//! The per-actor state of the engines that queue actors (actor-centric, sim): where an actor lives and last ran, its hints, and
 //! the counters of the automatic rules. Kept in the words the runtime reserves in every task header
 //! ([`SchedWords`](crate::runtime::task::SchedWords)), so the runtime itself carries no policy's
 //! metadata.

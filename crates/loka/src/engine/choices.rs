@@ -1,6 +1,7 @@
-//! The policy choices an actor-centric system fixes when it starts: how runnable actors are routed
-//! ([`Routing`], carried out in `routing.rs`) and how an idle worker picks victims ([`Victims`],
-//! carried out in `steal.rs`).
+//! The policy choices a system fixes when it starts, whatever its engine: how runnable actors are
+//! routed ([`Routing`]) and how an idle worker picks victims ([`Victims`]). The actor-centric
+//! engine carries them out on threads (`actor_centric/routing.rs`, `steal.rs`), the simulation
+//! engine on virtual workers (`sim/`).
 
 use crate::policy::cls::Cls;
 use crate::policy::hierarchical::{self, StealStep};
@@ -10,7 +11,7 @@ use loka_topology::WorkerLayout;
 
 /// How runnable actors are routed, decided once from the scheduler policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Routing {
+pub(crate) enum Routing {
     /// `cls`, and `lgs:tp` (pinned workers, free actors): a woken actor runs on the sender's
     /// worker.
     Local,
@@ -24,7 +25,7 @@ pub(super) enum Routing {
 }
 
 impl Routing {
-    pub(super) fn of(policy: PolicyKind) -> Routing {
+    pub(crate) fn of(policy: PolicyKind) -> Routing {
         match policy {
             PolicyKind::Auto => unreachable!("`auto` is resolved before the engine starts"),
             PolicyKind::Cls => Routing::Local,
@@ -37,7 +38,7 @@ impl Routing {
 
 /// How a thief picks victims.
 #[derive(Debug, Clone)]
-pub(super) enum Victims {
+pub(crate) enum Victims {
     /// `cls`: uniformly random other worker.
     Random(Cls),
     /// `lgs`: weighted over nested groups.
@@ -48,7 +49,7 @@ pub(super) enum Victims {
 
 impl Victims {
     /// The victim choice of worker `me` under `policy` (`cls` is its `cls` state).
-    pub(super) fn new(policy: PolicyKind, me: usize, cls: &Cls, layout: &WorkerLayout) -> Victims {
+    pub(crate) fn new(policy: PolicyKind, me: usize, cls: &Cls, layout: &WorkerLayout) -> Victims {
         match policy {
             PolicyKind::Auto => unreachable!("`auto` is resolved before the engine starts"),
             PolicyKind::Cls => Victims::Random(cls.clone()),

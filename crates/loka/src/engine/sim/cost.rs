@@ -1,0 +1,276 @@
+//! The simulation engine's cost model: what each step of a virtual worker costs in virtual
+//! nanoseconds, by the distance between the processing units involved.
+//!
+//! Distances come from the topology: the innermost object two PUs share (the same PU, a core or
+//! L2, an L3, a NUMA node) and, across nodes, the ACPI SLIT distance of their nodes (10 = local;
+//! the SLIT is defined as relative memory latency, so a line from a node at distance `d` costs
+//! `line_remote × d / 10`, [`CostModel::line`]). Every constant, its meaning and its source
+//! are in `docs/simulation.md`; a cost file (`[sim] cost = "FILE"`, TOML, the same keys) replaces
+//! any of them. An unknown key or a value that is not a non-negative number is an error naming
+//! the key and the file.
+
+use loka_topology::{Level, Topology, WorkerLayout};
+use std::path::Path;
+
+/// Where a cache line comes from, seen from the PU that needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Distance {
+    /// The same PU: its own L1/L2.
+    SamePu,
+    /// Another PU sharing a core or an L2 cache.
+    SharedL2,
+    /// Another PU sharing an L3 cache.
+    SharedL3,
+    /// Another PU of the same NUMA node, no cache shared.
+    SameNode,
+    /// Another NUMA node (the SLIT distance of the two nodes, 10 = local, 0 = unknown).
+    Remote(u32),
+}
+
+/// The constants, in nanoseconds (names as in the cost file).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CostModel {
+    /// Fixed cost of one activation: dequeue, the cell's state machine, the outcome.
+    pub(crate) activation: f64,
+    /// Fixed cost of one message on the same PU: the send (slot claim, write) and the receive
+    /// (read, dispatch) without any cache miss.
+    pub(crate) message: f64,
+    /// Cost of spawning an actor (allocation, registration) and, later, of its stop and release.
+    pub(crate) spawn: f64,
+    /// Cache lines a message brings from its sender's PU (slot and payload).
+    pub(crate) message_lines: f64,
+    /// Cache lines of an actor's state an activation touches (cell header, mailbox, state).
+    pub(crate) state_lines: f64,
+    /// Cost of one cache line from a PU sharing the core or L2.
+    pub(crate) line_l2: f64,
+    /// … sharing an L3.
+    pub(crate) line_l3: f64,
+    /// … in the same NUMA node without a shared cache.
+    pub(crate) line_node: f64,
+    /// … from another NUMA node at SLIT distance 10 (scaled by `distance / 10`).
+    pub(crate) line_remote: f64,
+    /// One steal attempt on a victim at the same PU distance class (reading its queue's indices):
+    /// this many lines at that distance, plus `steal_fixed`.
+    pub(crate) steal_lines: f64,
+    /// Fixed cost of a steal attempt.
+    pub(crate) steal_fixed: f64,
+    /// From a parked worker being notified to it running (a futex wake and a context switch).
+    pub(crate) wake: f64,
+    /// Host CPU time is multiplied by this when `[sim] compute = "measured"` (the modelled core's
+    /// speed relative to this host's).
+    pub(crate) compute_scale: f64,
+}
+
+/// The keys of a cost file, in the order of the documentation.
+pub(crate) const KEYS: &[&str] = &[
+    "activation",
+    "message",
+    "spawn",
+    "message_lines",
+    "state_lines",
+    "line_l2",
+    "line_l3",
+    "line_node",
+    "line_remote",
+    "steal_lines",
+    "steal_fixed",
+    "wake",
+    "compute_scale",
+];
+
+impl CostModel {
+    /// The built-in model (docs/simulation.md gives every source). loka's own costs
+    /// (`activation`, `message`) were measured on this project's host; the line costs are
+    /// load-to-use latencies typical of the x86 servers of the presets.
+    pub(crate) fn default_for(_topology: &Topology) -> CostModel {
+        CostModel {
+            activation: 5.0,
+            message: 40.0,
+            spawn: 1_400.0,
+            message_lines: 1.0,
+            state_lines: 2.0,
+            line_l2: 6.0,
+            line_l3: 25.0,
+            line_node: 60.0,
+            line_remote: 100.0,
+            steal_lines: 1.0,
+            steal_fixed: 10.0,
+            wake: 5_000.0,
+            compute_scale: 1.0,
+        }
+    }
+
+    /// The model a configuration asks for: the built-in one, with the keys of `[sim] cost`'s
+    /// file replacing its values.
+    pub(crate) fn load(
+        config: &crate::Config,
+        machine: &crate::machine::Machine,
+    ) -> Result<CostModel, crate::ConfigError> {
+        let model = CostModel::default_for(&machine.topology);
+        let Some(path) = &config.sim.cost else {
+            return Ok(model);
+        };
+        let err = |message| crate::ConfigError::SimCost {
+            path: path.clone(),
+            message,
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| err(format!("cannot read sim cost file {}: {e}", path.display())))?;
+        model.with_overrides(&text, path).map_err(err)
+    }
+
+    /// The built-in model with the keys of the TOML text `text` replaced; `file` names it in
+    /// errors.
+    pub(crate) fn with_overrides(mut self, text: &str, file: &Path) -> Result<CostModel, String> {
+        let name = file.display();
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e| format!("sim cost file {name}: {e}"))?;
+        for (key, value) in &table {
+            let v = match value {
+                toml::Value::Float(f) => *f,
+                toml::Value::Integer(i) => *i as f64,
+                _ => {
+                    return Err(format!(
+                        "sim cost file {name}: `{key}` must be a number of nanoseconds (or lines), not {value}"
+                    ))
+                }
+            };
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!(
+                    "sim cost file {name}: `{key}` must be a non-negative number, not {v}"
+                ));
+            }
+            let slot = match key.as_str() {
+                "activation" => &mut self.activation,
+                "message" => &mut self.message,
+                "spawn" => &mut self.spawn,
+                "message_lines" => &mut self.message_lines,
+                "state_lines" => &mut self.state_lines,
+                "line_l2" => &mut self.line_l2,
+                "line_l3" => &mut self.line_l3,
+                "line_node" => &mut self.line_node,
+                "line_remote" => &mut self.line_remote,
+                "steal_lines" => &mut self.steal_lines,
+                "steal_fixed" => &mut self.steal_fixed,
+                "wake" => &mut self.wake,
+                "compute_scale" => &mut self.compute_scale,
+                _ => {
+                    return Err(format!(
+                        "sim cost file {name}: unknown key `{key}` (known: {})",
+                        KEYS.join(", ")
+                    ))
+                }
+            };
+            *slot = v;
+        }
+        Ok(self)
+    }
+
+    /// The cost of one cache line at `distance`.
+    pub(crate) fn line(&self, distance: Distance) -> f64 {
+        match distance {
+            Distance::SamePu => 0.0,
+            Distance::SharedL2 => self.line_l2,
+            Distance::SharedL3 => self.line_l3,
+            Distance::SameNode => self.line_node,
+            // No SLIT: one hop (the usual 20 of a two-node machine).
+            Distance::Remote(0) => self.line_remote * 2.0,
+            Distance::Remote(d) => self.line_remote * f64::from(d) / 10.0,
+        }
+    }
+}
+
+/// The distance class of every pair of workers, computed once (workers × workers bytes).
+pub(crate) struct Distances {
+    workers: usize,
+    class: Vec<Distance>,
+}
+
+impl Distances {
+    pub(crate) fn new(topology: &Topology, layout: &WorkerLayout) -> Distances {
+        let n = layout.workers();
+        let slit = topology.numa_distances();
+        let mut class = Vec::with_capacity(n * n);
+        for a in 0..n {
+            for b in 0..n {
+                let (pa, pb) = (layout.pu_of(a), layout.pu_of(b));
+                let (na, nb) = (topology.numa_node_of(pa), topology.numa_node_of(pb));
+                class.push(if pa == pb {
+                    Distance::SamePu
+                } else if na != nb {
+                    Distance::Remote(slit.map_or(0, |d| d.get(na, nb).round() as u32))
+                } else {
+                    match topology.first_common_ancestor(pa, pb).level {
+                        Level::Pu | Level::Core | Level::L1 | Level::L2 => Distance::SharedL2,
+                        Level::L3 => Distance::SharedL3,
+                        _ => Distance::SameNode,
+                    }
+                });
+            }
+        }
+        Distances { workers: n, class }
+    }
+
+    /// From worker `a`'s point of view, where worker `b`'s cache is.
+    #[inline]
+    pub(crate) fn get(&self, a: usize, b: usize) -> Distance {
+        self.class[a * self.workers + b]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loka_topology::{CostMatrix, LayoutOptions};
+
+    fn machine(spec: &str) -> (Topology, WorkerLayout) {
+        let topo = Topology::load(&spec.parse().unwrap()).unwrap();
+        let cost = CostMatrix::hierarchical(&topo);
+        let layout = WorkerLayout::new(&topo, &cost, &LayoutOptions::default()).unwrap();
+        (topo, layout)
+    }
+
+    #[test]
+    fn distances_follow_the_topology() {
+        let (topo, layout) = machine("preset:xeon-x7560");
+        let d = Distances::new(&topo, &layout);
+        assert_eq!(d.get(0, 0), Distance::SamePu);
+        let same_node = layout.workers_of_node(layout.node_of(0))[1];
+        assert!(matches!(
+            d.get(0, same_node),
+            Distance::SharedL2 | Distance::SharedL3 | Distance::SameNode
+        ));
+        let other = layout.workers_of_node((layout.node_of(0) + 1) % 4)[0];
+        assert!(matches!(d.get(0, other), Distance::Remote(_)));
+        let model = CostModel::default_for(&topo);
+        assert!(model.line(d.get(0, other)) > model.line(d.get(0, same_node)));
+    }
+
+    #[test]
+    fn a_cost_file_overrides_keys_and_names_bad_ones() {
+        let (topo, _) = machine("preset:opteron6376");
+        let base = CostModel::default_for(&topo);
+        let m = base
+            .clone()
+            .with_overrides("wake = 1000\nline_l3 = 30.5\n", Path::new("c.toml"))
+            .unwrap();
+        assert_eq!(m.wake, 1000.0);
+        assert_eq!(m.line_l3, 30.5);
+        assert_eq!(m.message, base.message);
+        let err = base
+            .clone()
+            .with_overrides("wakeup = 1\n", Path::new("c.toml"))
+            .unwrap_err();
+        assert!(err.contains("`wakeup`") && err.contains("c.toml"), "{err}");
+        let err = base
+            .clone()
+            .with_overrides("wake = -1\n", Path::new("c.toml"))
+            .unwrap_err();
+        assert!(err.contains("`wake`"), "{err}");
+        let err = base
+            .with_overrides("wake = \"fast\"\n", Path::new("c.toml"))
+            .unwrap_err();
+        assert!(err.contains("`wake`"), "{err}");
+    }
+}

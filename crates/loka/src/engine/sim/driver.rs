@@ -1,0 +1,275 @@
+//! The event loop: the virtual worker with the earliest clock takes its next step — an
+//! activation of local work, or one steal attempt (a whole plan pass under `hierarchical`), or
+//! parking when there is nothing to steal anywhere.
+
+use super::cost::Distance;
+use super::routing::addr;
+use super::{Engine, State, QUIET};
+use crate::engine::choices::{Routing, Victims};
+use crate::engine::placement;
+use crate::policy::hierarchical::StealStep;
+use crate::policy::lgs;
+use crate::runtime::{Exec, RunOutcome, TaskRef};
+use crate::telemetry::MAX_LEVELS;
+use parking_lot::MutexGuard;
+use std::time::Instant;
+
+impl Engine {
+    /// The driver thread's loop, until shutdown.
+    pub(super) fn drive(&self, execs: &[Exec]) {
+        let mut st = self.state.lock();
+        loop {
+            if st.shutdown {
+                return;
+            }
+            if let Some(w) = self.pick(&mut st) {
+                st.idle = false;
+                self.step(&mut st, w, execs);
+                continue;
+            }
+            if !st.external.is_empty() {
+                if st.run_requested || st.last_external.elapsed() >= QUIET {
+                    self.fold_external(&mut st);
+                    continue;
+                }
+                st.idle = true;
+                let until = st.last_external + QUIET;
+                self.work.wait_until(&mut st, until);
+                continue;
+            }
+            st.idle = true;
+            st.run_requested = false;
+            self.quiet.notify_all();
+            self.work.wait(&mut st);
+        }
+    }
+
+    /// The unparked worker with the earliest clock (ties: the seed's priority order). Workers
+    /// with no local work and nothing to steal anywhere park first. `None`: all are parked.
+    fn pick(&self, st: &mut State) -> Option<usize> {
+        let stealable = st.workers.iter().any(|w| w.stealable() > 0)
+            || (matches!(self.routing, Routing::Hierarchical { .. })
+                && st
+                    .workers
+                    .iter()
+                    .any(|w| w.foreign.iter().any(|q| !q.is_empty())));
+        let mut best: Option<usize> = None;
+        for i in 0..st.workers.len() {
+            let w = &st.workers[i];
+            if w.parked {
+                continue;
+            }
+            if !stealable && !w.has_local_work() {
+                st.workers[i].parked = true;
+                self.shared.counters.worker(i).parks.bump(1);
+                continue;
+            }
+            best = match best {
+                Some(b)
+                    if (st.workers[b].clock, st.priority[b])
+                        <= (st.workers[i].clock, st.priority[i]) =>
+                {
+                    Some(b)
+                }
+                _ => Some(i),
+            };
+        }
+        best
+    }
+
+    /// One step of worker `w`.
+    fn step(&self, st: &mut MutexGuard<'_, State>, w: usize, execs: &[Exec]) {
+        if let Some((task, lifo)) = st.workers[w].pop_local() {
+            if lifo {
+                self.shared.counters.worker(w).lifo_runs.bump(1);
+            }
+            return self.activate(st, w, task, execs);
+        }
+        if let Some(task) = self.steal_once(st, w) {
+            self.activate(st, w, task, execs);
+        }
+    }
+
+    /// One steal attempt of worker `w` (a whole pass over the plan under `hierarchical`), each
+    /// attempt priced by the distance to its victim.
+    fn steal_once(&self, st: &mut State, w: usize) -> Option<TaskRef> {
+        st.stats.events += 1;
+        let counters = self.shared.counters.worker(w);
+        let layout = &self.shared.machine.layout;
+        let mut victims = std::mem::replace(&mut st.workers[w].victims, Victims::Plan(Vec::new()));
+        let found = match &mut victims {
+            Victims::Plan(plan) => {
+                let my_node = layout.node_of(w);
+                let mut found = None;
+                for step in plan.iter() {
+                    counters.steal_attempts.bump(1);
+                    let (task, victim) = match step {
+                        StealStep::Foreign { victim, node } => {
+                            let t = st.workers[*victim].foreign[*node].pop_front();
+                            if t.is_some() && *node == my_node {
+                                counters.bring_home_steals.bump(1);
+                            }
+                            (t, *victim)
+                        }
+                        StealStep::Worker { victim } => (st.workers[*victim].steal(), *victim),
+                        StealStep::LongestOf { workers } => {
+                            match workers
+                                .iter()
+                                .copied()
+                                .filter(|&v| st.workers[v].stealable_len() > 0)
+                                .max_by_key(|&v| st.workers[v].stealable_len())
+                            {
+                                Some(v) => (st.workers[v].steal(), v),
+                                None => (None, w),
+                            }
+                        }
+                    };
+                    self.charge_steal(st, w, victim);
+                    if let Some(task) = task {
+                        found = Some((task, victim));
+                        break;
+                    }
+                }
+                found
+            }
+            Victims::Random(p) => {
+                let rng = &mut st.workers[w].rng;
+                p.next_victim(rng).and_then(|v| {
+                    counters.steal_attempts.bump(1);
+                    self.charge_steal(st, w, v);
+                    st.workers[v].steal().map(|t| (t, v))
+                })
+            }
+            Victims::Weighted(p) => {
+                let rng = &mut st.workers[w].rng;
+                p.next_victim(rng).and_then(|(v, _)| {
+                    counters.steal_attempts.bump(1);
+                    self.charge_steal(st, w, v);
+                    st.workers[v].steal().map(|t| (t, v))
+                })
+            }
+        };
+        st.workers[w].victims = victims;
+        let (task, victim) = found?;
+        let level = (st.workers[w].level_of[victim] as usize).min(MAX_LEVELS - 1);
+        counters.steals.bump(1);
+        counters.steals_by_level[level].bump(1);
+        Some(task)
+    }
+
+    fn charge_steal(&self, st: &mut State, w: usize, victim: usize) {
+        let c = &self.cost;
+        let ns = c.steal_fixed + c.steal_lines * c.line(self.distances.get(w, victim));
+        st.workers[w].clock += ns.max(1.0) as u64;
+    }
+
+    /// Runs one activation of `task` on worker `w` and advances `w`'s clock by its cost.
+    fn activate(&self, st: &mut MutexGuard<'_, State>, w: usize, task: TaskRef, execs: &[Exec]) {
+        let counters = self.shared.counters.worker(w);
+        counters.activations.bump(1);
+        let place = placement::of(&task);
+        let layout = &self.shared.machine.layout;
+        if place.first_run() {
+            let home = lgs::first_activation_home(place.home(), w, |a, b| layout.same_group0(a, b));
+            place.set_home(home);
+        }
+        let last = place.swap_last(w);
+        if last.is_some_and(|l| l != w) {
+            counters.migrations.bump(1);
+        }
+        match place.home() {
+            Some(home) if home == w => counters.exec_home_pu.bump(1),
+            Some(home) if layout.node_of(home) == layout.node_of(w) => {
+                counters.exec_home_node.bump(1)
+            }
+            Some(_) => counters.exec_remote_node.bump(1),
+            None => {}
+        }
+        let queued_at = place
+            .enqueued_at
+            .swap(0, std::sync::atomic::Ordering::Relaxed);
+        let runnable_at = queued_at.saturating_sub(1);
+        let start = st.workers[w].clock.max(runnable_at);
+        if queued_at != 0 {
+            counters.queue_wait_samples.bump(1);
+            counters.record_queue_wait(start - runnable_at);
+        }
+        let waker = st.woken_by.remove(&addr(task));
+        let c = &self.cost;
+        let fixed = c.activation;
+        st.running = Some((w, start + fixed as u64));
+        let messages_before = counters.messages.get();
+        let spawned_before = counters.spawned.get();
+        let measured = MutexGuard::unlocked(st, || {
+            let t0 = self.measured.then(Instant::now);
+            // SAFETY: the task came out of a virtual worker's queue of this system, so the driver
+            // holds its schedule (each actor is queued at most once, as in the real engine).
+            let outcome = unsafe { task.run(&execs[w]) };
+            (outcome, t0.map(|t| t.elapsed().as_nanos() as f64))
+        });
+        let (outcome, compute) = measured;
+        st.running = None;
+        let messages = (counters.messages.get() - messages_before) as f64;
+        let spawned = (counters.spawned.get() - spawned_before) as f64;
+        let message_distance = waker.map_or(Distance::SamePu, |from| self.distances.get(w, from));
+        let state_distance = last.map_or(Distance::SamePu, |l| self.distances.get(w, l));
+        let cost = fixed
+            + messages * (c.message + c.message_lines * c.line(message_distance))
+            + c.state_lines * c.line(state_distance)
+            + spawned * c.spawn
+            + compute.map_or(0.0, |ns| ns * c.compute_scale);
+        let end = start + cost.max(1.0) as u64;
+        st.workers[w].clock = end;
+        st.stats.events += 1;
+        st.stats.trace_hash = mix(
+            st.stats.trace_hash,
+            [w as u64, task.header().id.as_u64(), end, messages as u64],
+        );
+        match outcome {
+            RunOutcome::Idle | RunOutcome::Stopped => {}
+            RunOutcome::Requeue | RunOutcome::Waiting => self.requeue(st, w, task),
+        }
+    }
+
+    /// An actor that used its budget and is still scheduled (the real worker's `requeue`).
+    fn requeue(&self, st: &mut State, w: usize, task: TaskRef) {
+        self.shared.counters.worker(w).requeues.bump(1);
+        if let Routing::Hierarchical { .. } = self.routing {
+            let place = placement::of(&task);
+            if place.is_hub() {
+                st.workers[w].pinned.push_back(task);
+                return;
+            }
+            if let Some(home) = place.home() {
+                let layout = &self.shared.machine.layout;
+                let home_node = layout.node_of(home);
+                if home_node != layout.node_of(w) {
+                    st.workers[w].foreign[home_node].push_back(task);
+                    return;
+                }
+            }
+        }
+        let me = &mut st.workers[w];
+        if me.next.is_none() && me.deque.is_empty() {
+            me.next = Some(task);
+        } else {
+            me.inbox.push_back(task);
+        }
+    }
+}
+
+/// FNV-1a over the words of one event.
+fn mix(hash: u64, words: [u64; 4]) -> u64 {
+    let mut h = if hash == 0 {
+        0xcbf2_9ce4_8422_2325
+    } else {
+        hash
+    };
+    for word in words {
+        for byte in word.to_le_bytes() {
+            h ^= u64::from(byte);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}

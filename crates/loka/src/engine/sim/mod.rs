@@ -1,0 +1,329 @@
+//! The simulation engine (`engine = "sim"`): the same actors and policies on a virtual machine of
+//! any size, in virtual time, reproducibly.
+//!
+//! One driver thread runs N virtual workers (N = `workers`, up to the topology's PUs). A
+//! discrete-event loop always advances the worker with the earliest virtual clock (ties broken
+//! by a seed-drawn priority); that worker does what a real worker of the actor-centric engine
+//! does — takes local work in the same order, or steals from the victims its policy names, or
+//! parks — calling the same `policy/` functions, and runs one activation of a real actor: the
+//! user's handler, real messages, real results. The activation's *virtual* cost comes from the
+//! cost model ([`cost`], `docs/simulation.md`): a fixed part, a part per message priced by where
+//! the message's cache lines come from, the actor's state priced by where it ran last, and
+//! optionally the handler's measured CPU time.
+//!
+//! | file | concern |
+//! |---|---|
+//! | `mod.rs` | the engine, the [`Scheduler`] boundary, waiting for quiescence, stopping |
+//! | `driver.rs` | the event loop: choosing a worker, stealing, running and pricing activations |
+//! | `routing.rs` | where woken and spawned actors are queued (the policies' decisions) |
+//! | `worker.rs` | a virtual worker's queues and clock |
+//! | `cost.rs` | the cost model and the distance classes |
+//!
+//! **Plain threads.** A wake-up or spawn from a thread that is not the driver (a test's main
+//! thread, a benchmark's driver) is buffered and folded into the simulation only when it is
+//! quiescent, at the latest virtual time reached, and only once someone waits
+//! (`run_until_idle`, `stats`, shutdown) or no such input arrived for a quiet period
+//! ([`QUIET`]): so a program that sets up its actors and then waits runs the same way every
+//! time. Messages from plain threads to actors that are already scheduled are taken as they
+//! come (they are in the mailbox at once); a program that keeps sending from a plain thread
+//! while the simulation runs is correct but not reproducible.
+//!
+//! **Not modelled yet**: `hierarchical`'s periodic load balancing (its routing, pinning and
+//! steal plan are), caches as LRU sets (an actor's state is priced by where it last ran), the
+//! memory of an actor's home node (first touch), timers.
+
+mod cost;
+mod driver;
+mod routing;
+mod worker;
+
+pub(crate) use cost::CostModel;
+
+use crate::actor::options::SpawnOptions;
+use crate::engine::choices::{Routing, Victims};
+use crate::engine::placement::{self, ActorPlacement};
+use crate::policy::cls::Cls;
+use crate::policy::placement::PlacementStrategy;
+use crate::policy::Route;
+use crate::runtime::{Exec, Header, Runtime, Scheduler, Shared, TaskRef};
+use crate::telemetry::{SimStats, MAX_LEVELS};
+use cost::Distances;
+use parking_lot::{Condvar, Mutex};
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use worker::VirtualWorker;
+
+/// Input from plain threads is folded in once none arrived for this long (or someone waits).
+pub(crate) const QUIET: Duration = Duration::from_millis(2);
+
+thread_local! {
+    /// The sim engine whose driver runs on this thread (null elsewhere).
+    static DRIVER: Cell<*const Engine> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Work from a plain thread, waiting for the simulation to be quiescent.
+enum External {
+    /// A new actor and the route chosen for it when it was spawned.
+    Spawned(TaskRef, Route),
+    /// An actor a send made runnable.
+    Woken(TaskRef),
+}
+
+/// The simulation's state, behind one lock: the driver holds it except while an activation runs
+/// (activations call back into the engine to queue the actors they wake or spawn).
+struct State {
+    workers: Vec<VirtualWorker>,
+    external: VecDeque<External>,
+    last_external: Instant,
+    run_requested: bool,
+    shutdown: bool,
+    /// The driver is waiting: nothing runnable (external input may be buffered).
+    idle: bool,
+    /// The worker running an activation, and the virtual time its pushes happen at.
+    running: Option<(usize, u64)>,
+    /// The worker that woke each queued actor (by task address), to price its messages.
+    woken_by: rustc_hash::FxHashMap<usize, usize>,
+    /// Tie-break order of workers with equal clocks (drawn from the seed).
+    priority: Vec<u32>,
+    round_robin: usize,
+    tickets: [usize; 2],
+    stats: SimStats,
+}
+
+/// The simulation engine of one system.
+pub(crate) struct Engine {
+    shared: Arc<Shared>,
+    routing: Routing,
+    cost: CostModel,
+    distances: Distances,
+    state: Mutex<State>,
+    /// The driver waits here for input, a run request or shutdown.
+    work: Condvar,
+    /// `wait_quiescent` waits here.
+    quiet: Condvar,
+    /// Placement strategies for regular actors [0] and hubs [1], changeable at run time.
+    strategies: [AtomicU8; 2],
+    measured: bool,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Engine {
+    /// Builds the engine and starts its driver thread.
+    pub(crate) fn start(shared: Arc<Shared>, cost: CostModel) -> (Arc<Engine>, Arc<Runtime>) {
+        let config = &shared.config;
+        let n = config.workers;
+        let layout = &shared.machine.layout;
+        let nodes = layout.node_count();
+        let workers = (0..n)
+            .map(|index| {
+                let cls = Cls::new(index, n, config.lifo_slot);
+                let mut level_of = vec![0u8; n];
+                for (level, group) in layout.groups(index).iter().enumerate().rev() {
+                    for &w in group {
+                        level_of[w] = level.min(MAX_LEVELS - 1) as u8;
+                    }
+                }
+                VirtualWorker {
+                    clock: 0,
+                    parked: true,
+                    next: None,
+                    next_streak: 0,
+                    deque: VecDeque::new(),
+                    inbox: VecDeque::new(),
+                    urgent: VecDeque::new(),
+                    pinned: VecDeque::new(),
+                    foreign: (0..nodes).map(|_| VecDeque::new()).collect(),
+                    tick: 0,
+                    victims: Victims::new(config.policy, index, &cls, layout),
+                    cls,
+                    rng: fastrand::Rng::with_seed(
+                        config
+                            .seed
+                            .wrapping_add((index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+                    ),
+                    level_of,
+                }
+            })
+            .collect();
+        let mut priority: Vec<u32> = (0..n as u32).collect();
+        fastrand::Rng::with_seed(config.seed ^ 0x51u64).shuffle(&mut priority);
+        let engine = Arc::new(Engine {
+            routing: Routing::of(config.policy),
+            distances: Distances::new(&shared.machine.topology, layout),
+            cost,
+            state: Mutex::new(State {
+                workers,
+                external: VecDeque::new(),
+                last_external: Instant::now(),
+                run_requested: false,
+                shutdown: false,
+                idle: true,
+                running: None,
+                woken_by: Default::default(),
+                priority,
+                round_robin: 0,
+                tickets: [0; 2],
+                stats: SimStats::default(),
+            }),
+            work: Condvar::new(),
+            quiet: Condvar::new(),
+            strategies: [
+                AtomicU8::new(strategy_index(config.placement)),
+                AtomicU8::new(strategy_index(config.hub_placement)),
+            ],
+            measured: config.sim.compute == crate::config::SimCompute::Measured,
+            thread: Mutex::new(None),
+            shared: Arc::clone(&shared),
+        });
+        let scheduler: Arc<dyn Scheduler> = engine.clone();
+        let runtime = Arc::new(Runtime::new(Arc::clone(&scheduler), Arc::clone(&shared)));
+        // Every virtual worker starts parked, as every real one parks when it finds no work.
+        for w in 0..n {
+            shared.counters.worker(w).parks.bump(1);
+        }
+        let driver = {
+            let engine = Arc::clone(&engine);
+            let runtime = Arc::clone(&runtime);
+            std::thread::Builder::new()
+                .name("loka-sim".to_owned())
+                .spawn(move || {
+                    let execs: Vec<Exec> = (0..engine.shared.config.workers)
+                        .map(|i| Exec::new(i, Arc::clone(&runtime)))
+                        .collect();
+                    DRIVER.with(|d| d.set(Arc::as_ptr(&engine)));
+                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        engine.drive(&execs)
+                    }));
+                    DRIVER.with(|d| d.set(std::ptr::null()));
+                    if run.is_err() {
+                        eprintln!("loka: the simulation driver panicked outside any actor handler (a bug in loka); aborting");
+                        std::process::abort();
+                    }
+                })
+                .expect("spawning the simulation driver thread")
+        };
+        *engine.thread.lock() = Some(driver);
+        (engine, runtime)
+    }
+
+    /// Whether this thread is this engine's driver.
+    fn on_driver(&self) -> bool {
+        DRIVER.with(|d| std::ptr::eq(d.get(), self))
+    }
+
+    /// Blocks until the simulation is quiescent (nothing runnable, no buffered input) or
+    /// `timeout` passes; asks the driver to fold in buffered input at once.
+    pub(crate) fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut st = self.state.lock();
+        loop {
+            if st.idle && st.external.is_empty() {
+                return true;
+            }
+            if !st.run_requested {
+                st.run_requested = true;
+                self.work.notify_one();
+            }
+            match deadline {
+                Some(d) if Instant::now() >= d => return false,
+                Some(d) => {
+                    self.quiet.wait_until(&mut st, d);
+                }
+                None => self.quiet.wait(&mut st),
+            }
+        }
+    }
+
+    /// Stops the driver; `false` if that had already been done. Queued actors are dropped as
+    /// plain pointers: the runtime stops every actor afterwards.
+    pub(crate) fn stop_workers(&self) -> bool {
+        let Some(thread) = self.thread.lock().take() else {
+            return false;
+        };
+        {
+            let mut st = self.state.lock();
+            st.shutdown = true;
+            self.work.notify_all();
+        }
+        let _ = thread.join();
+        let mut st = self.state.lock();
+        st.workers.iter_mut().for_each(VirtualWorker::clear);
+        st.external.clear();
+        st.idle = true;
+        self.quiet.notify_all();
+        true
+    }
+
+    /// Changes the initial placement strategy of hubs or regular actors from now on.
+    pub(crate) fn set_placement(&self, hubs: bool, strategy: PlacementStrategy) {
+        self.strategies[usize::from(hubs)].store(strategy_index(strategy), Relaxed);
+    }
+
+    fn placement_strategy(&self, hub: bool) -> PlacementStrategy {
+        PlacementStrategy::ALL[self.strategies[usize::from(hub)].load(Relaxed) as usize]
+    }
+
+    /// What the simulation has done so far.
+    pub(crate) fn sim_stats(&self) -> SimStats {
+        let st = self.state.lock();
+        SimStats {
+            virtual_ns: st.workers.iter().map(|w| w.clock).max().unwrap_or(0),
+            ..st.stats
+        }
+    }
+}
+
+impl Scheduler for Engine {
+    unsafe fn init_task(&self, header: &Header, options: &SpawnOptions) {
+        // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
+        unsafe { header.sched.init(ActorPlacement::new(options)) }
+    }
+
+    fn schedule_spawned(&self, task: TaskRef, options: &SpawnOptions, from: Option<&Exec>) {
+        let mut st = self.state.lock();
+        match (from, st.running) {
+            (Some(exec), Some((w, now))) if self.on_driver() => {
+                debug_assert_eq!(exec.index(), w);
+                self.place_spawned(&mut st, task, options, Some(w), now);
+            }
+            _ => {
+                let route = self.place_route(&mut st, task, options, None);
+                st.external.push_back(External::Spawned(task, route));
+                st.last_external = Instant::now();
+                self.work.notify_one();
+            }
+        }
+    }
+
+    fn schedule_woken(&self, task: TaskRef) {
+        let mut st = self.state.lock();
+        match st.running {
+            Some((w, now)) if self.on_driver() => self.route_woken(&mut st, w, now, task),
+            _ => {
+                self.shared.counters.system.external_sends.add_shared(1);
+                st.external.push_back(External::Woken(task));
+                st.last_external = Instant::now();
+                self.work.notify_one();
+            }
+        }
+    }
+
+    fn set_hub(&self, task: TaskRef, hub: bool) -> bool {
+        placement::of(&task).set_hub(hub)
+    }
+
+    fn is_hub(&self, task: TaskRef) -> bool {
+        placement::of(&task).is_hub()
+    }
+}
+
+fn strategy_index(strategy: PlacementStrategy) -> u8 {
+    PlacementStrategy::ALL
+        .iter()
+        .position(|s| *s == strategy)
+        .expect("every strategy is listed") as u8
+}

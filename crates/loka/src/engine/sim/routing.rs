@@ -1,0 +1,275 @@
+//! Where the simulation queues a woken or spawned actor: the same policy decisions as the
+//! actor-centric engine (`actor_centric/routing.rs`; the rules are in [`crate::policy`]),
+//! carried out on virtual workers' queues, plus the wake-up of parked virtual workers.
+
+use super::{Engine, External, State};
+use crate::actor::options::SpawnOptions;
+use crate::engine::choices::Routing;
+use crate::engine::placement;
+use crate::policy::placement::{Placement, PlacementStrategy};
+use crate::policy::{cls, hierarchical, lgs, Route};
+use crate::runtime::TaskRef;
+
+impl Engine {
+    /// An actor woken by a send from the activation running on worker `w` at virtual time `now`.
+    pub(super) fn route_woken(&self, st: &mut State, w: usize, now: u64, task: TaskRef) {
+        let counters = self.shared.counters.worker(w);
+        let place = placement::of(&task);
+        let layout = &self.shared.machine.layout;
+        let local = st.workers[w].cls.route_woken();
+        let route = match self.routing {
+            Routing::Local => local,
+            Routing::Lgs(variants) => {
+                let home = place.pinned_home();
+                let route = lgs::route_woken(
+                    variants,
+                    Some(w),
+                    home,
+                    |a, b| layout.same_group0(a, b),
+                    local,
+                );
+                match route {
+                    Route::Tail(_) | Route::Head(_) => {
+                        counters.hpu_pushes.bump(1);
+                        if variants.auto && place.note_remote_wake() {
+                            counters.hubs_released.bump(1);
+                            local
+                        } else {
+                            route
+                        }
+                    }
+                    _ => {
+                        if variants.auto && home.is_some() {
+                            place.note_local_wake();
+                        }
+                        route
+                    }
+                }
+            }
+            Routing::Hierarchical { auto_hubs } => {
+                if auto_hubs && !place.is_hub() {
+                    match place.last() {
+                        Some(last) if last != w && place.note_foreign_sender() => {
+                            counters.hubs.bump(1)
+                        }
+                        Some(last) if last != w => {}
+                        Some(_) => place.note_local_wake(),
+                        None => {}
+                    }
+                }
+                self.hierarchical_route(task, Some(w))
+                    .unwrap_or(Route::LocalNext)
+            }
+        };
+        st.woken_by.insert(addr(task), w);
+        self.push(st, route, task, Some(w), now);
+    }
+
+    /// `hierarchical`'s wake-up target (see [`hierarchical::wake_target`]).
+    fn hierarchical_route(&self, task: TaskRef, sender: Option<usize>) -> Option<Route> {
+        let place = placement::of(&task);
+        let hub = place.is_hub();
+        let layout = &self.shared.machine.layout;
+        let sender_on_home_node = match (sender, place.home()) {
+            (Some(s), Some(home)) => layout.node_of(s) == layout.node_of(home),
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let target = hierarchical::wake_target(
+            hub,
+            place.home(),
+            place.last(),
+            sender,
+            sender_on_home_node,
+        )?;
+        if hub {
+            return Some(Route::Pinned(target));
+        }
+        if let Some(home) = place.home() {
+            let home_node = layout.node_of(home);
+            if home_node != layout.node_of(target) {
+                return Some(Route::Foreign {
+                    worker: target,
+                    home_node,
+                });
+            }
+        }
+        Some(if Some(target) == sender {
+            Route::LocalNext
+        } else {
+            Route::Tail(target)
+        })
+    }
+
+    /// A new actor spawned by the activation on worker `w`.
+    pub(super) fn place_spawned(
+        &self,
+        st: &mut State,
+        task: TaskRef,
+        options: &SpawnOptions,
+        from: Option<usize>,
+        now: u64,
+    ) {
+        let route = self.place_route(st, task, options, from);
+        self.push(st, route, task, from, now);
+    }
+
+    /// The route of a new actor (the real engine's `place_spawned`): an explicit placement wins,
+    /// then the placement strategy for its kind; LGS makes the chosen worker its home, and
+    /// `hierarchical` pins a hub there.
+    pub(super) fn place_route(
+        &self,
+        st: &mut State,
+        task: TaskRef,
+        options: &SpawnOptions,
+        from: Option<usize>,
+    ) -> Route {
+        let place = placement::of(&task);
+        let hub = place.is_hub();
+        let strategy = self.placement_strategy(hub);
+        let explicit = options.placement != Placement::Default;
+        let route = if explicit || strategy == PlacementStrategy::Default {
+            match from {
+                Some(w) => st.workers[w].cls.route_spawned(options.placement),
+                None => self.external_route(st, options.placement),
+            }
+        } else {
+            let ticket = st.tickets[usize::from(hub)];
+            st.tickets[usize::from(hub)] += 1;
+            let mut rng = fastrand::Rng::with_seed(self.shared.config.seed ^ ticket as u64);
+            match strategy.place(from, ticket, &mut rng, &self.shared.machine.layout) {
+                w if Some(w) == from => Route::LocalHead,
+                w => Route::Tail(w),
+            }
+        };
+        let placed = match route {
+            Route::LocalNext | Route::LocalHead => from,
+            Route::Tail(w) | Route::Head(w) | Route::Pinned(w) => Some(w),
+            Route::Foreign { worker, .. } => Some(worker),
+        };
+        if let Routing::Lgs(_) = self.routing {
+            place.set_home(placed);
+        }
+        match (self.routing, placed) {
+            (Routing::Hierarchical { .. }, Some(w)) if hub => Route::Pinned(w),
+            _ => route,
+        }
+    }
+
+    /// Where work from a plain thread goes (`cls`: round robin unless placed).
+    fn external_route(&self, st: &mut State, placement: Placement) -> Route {
+        let ticket = st.round_robin;
+        st.round_robin += 1;
+        cls::route_external(placement, ticket, st.workers.len())
+    }
+
+    /// Folds the input plain threads buffered into the (quiescent) simulation, at the latest
+    /// virtual time any worker reached.
+    pub(super) fn fold_external(&self, st: &mut State) {
+        let now = st.workers.iter().map(|w| w.clock).max().unwrap_or(0);
+        while let Some(input) = st.external.pop_front() {
+            match input {
+                External::Spawned(task, route) => self.push(st, route, task, None, now),
+                External::Woken(task) => {
+                    let place = placement::of(&task);
+                    let route = match self.routing {
+                        Routing::Hierarchical { .. } => self.hierarchical_route(task, None),
+                        Routing::Lgs(variants) => place.pinned_home().map(|home| {
+                            let layout = &self.shared.machine.layout;
+                            lgs::route_woken(
+                                variants,
+                                None,
+                                Some(home),
+                                |a, b| layout.same_group0(a, b),
+                                Route::LocalHead,
+                            )
+                        }),
+                        Routing::Local => None,
+                    };
+                    let route =
+                        route.unwrap_or_else(|| self.external_route(st, Placement::Default));
+                    self.push(st, route, task, None, now);
+                }
+            }
+        }
+    }
+
+    /// Carries out a route at virtual time `now`; `from` is the pushing worker (`None`: a plain
+    /// thread). Wakes the parked worker the push is for, or one parked worker for stealable work.
+    fn push(&self, st: &mut State, route: Route, task: TaskRef, from: Option<usize>, now: u64) {
+        // When it became runnable: no worker may start it earlier (a thief whose clock is behind
+        // would otherwise run it before it was sent). `+ 1`: 0 means unset.
+        placement::of(&task)
+            .enqueued_at
+            .store(now + 1, std::sync::atomic::Ordering::Relaxed);
+        let local = |r: &str| {
+            from.unwrap_or_else(|| unreachable!("plain threads have no local queue: {r}"))
+        };
+        let target = match route {
+            Route::LocalNext => {
+                let w = local("next");
+                if let Some(displaced) = st.workers[w].next.replace(task) {
+                    st.workers[w].deque.push_back(displaced);
+                    self.wake_any(st, now);
+                }
+                return;
+            }
+            Route::LocalHead => {
+                let w = local("head");
+                st.workers[w].deque.push_back(task);
+                self.wake_any(st, now);
+                return;
+            }
+            Route::Head(w) if Some(w) == from => {
+                st.workers[w].deque.push_back(task);
+                self.wake_any(st, now);
+                return;
+            }
+            Route::Tail(w) => {
+                st.workers[w].inbox.push_back(task);
+                w
+            }
+            Route::Head(w) => {
+                st.workers[w].urgent.push_back(task);
+                w
+            }
+            Route::Pinned(w) => {
+                st.workers[w].pinned.push_back(task);
+                w
+            }
+            Route::Foreign { worker, home_node } => {
+                st.workers[worker].foreign[home_node].push_back(task);
+                worker
+            }
+        };
+        if st.workers[target].parked {
+            self.unpark(st, target, now);
+        } else {
+            // The target is busy: a parked thief may take it (the real engine notifies one).
+            self.wake_any(st, now);
+        }
+    }
+
+    /// Stealable work appeared at `now`: wake one parked worker unless one is already searching.
+    fn wake_any(&self, st: &mut State, now: u64) {
+        let searching = st.workers.iter().any(|w| !w.parked && !w.has_local_work());
+        if searching {
+            return;
+        }
+        if let Some(w) = st.workers.iter().position(|w| w.parked) {
+            self.unpark(st, w, now);
+        }
+    }
+
+    fn unpark(&self, st: &mut State, w: usize, now: u64) {
+        let worker = &mut st.workers[w];
+        worker.parked = false;
+        worker.clock = worker.clock.max(now + self.cost.wake as u64);
+        self.shared.counters.system.unparks.add_shared(1);
+    }
+}
+
+/// A task's identity in side tables.
+pub(super) fn addr(task: TaskRef) -> usize {
+    task.header() as *const _ as usize
+}

@@ -1,0 +1,109 @@
+//! A virtual worker: the queues of a real worker (next slot, deque, inbox, urgent, pinned,
+//! foreign), a virtual clock, and the policy's victim choice and random source. Only the driver
+//! thread touches them, under the engine's state lock.
+
+use crate::engine::choices::Victims;
+use crate::policy::cls::Cls;
+use crate::runtime::TaskRef;
+use std::collections::VecDeque;
+
+/// Activations from the next slot before queued actors get a turn (as in the real engine).
+pub(super) const NEXT_SLOT_STREAK_LIMIT: u32 = 32;
+/// Every this-many activations a worker looks at its inbox first (as in the real engine).
+pub(super) const INBOX_CHECK_INTERVAL: u32 = 61;
+
+pub(super) struct VirtualWorker {
+    /// Virtual nanoseconds: when this worker is next free.
+    pub(super) clock: u64,
+    /// Parked: out of work with nothing to steal; a push to it (or any push, for the first
+    /// parked worker found) wakes it after the wake-up latency.
+    pub(super) parked: bool,
+    pub(super) next: Option<TaskRef>,
+    pub(super) next_streak: u32,
+    /// The owner's end is the back (LIFO, as crossbeam's `new_lifo`); thieves take the front.
+    pub(super) deque: VecDeque<TaskRef>,
+    pub(super) inbox: VecDeque<TaskRef>,
+    pub(super) urgent: VecDeque<TaskRef>,
+    pub(super) pinned: VecDeque<TaskRef>,
+    pub(super) foreign: Vec<VecDeque<TaskRef>>,
+    pub(super) tick: u32,
+    pub(super) victims: Victims,
+    pub(super) cls: Cls,
+    pub(super) rng: fastrand::Rng,
+    /// Group level of each other worker as seen from this one (for steals-by-level).
+    pub(super) level_of: Vec<u8>,
+}
+
+impl VirtualWorker {
+    /// Whether anything is queued here, next slot included.
+    pub(super) fn has_local_work(&self) -> bool {
+        self.next.is_some()
+            || !self.deque.is_empty()
+            || !self.inbox.is_empty()
+            || !self.urgent.is_empty()
+            || !self.pinned.is_empty()
+            || self.foreign.iter().any(|q| !q.is_empty())
+    }
+
+    /// What a thief could take (the real engine's `WorkerQueues::steal`: urgent, inbox, deque).
+    pub(super) fn stealable(&self) -> usize {
+        self.urgent.len() + self.inbox.len() + self.deque.len()
+    }
+
+    /// The real engine's `WorkerQueues::stealable_len` (longest-queue victim choice).
+    pub(super) fn stealable_len(&self) -> usize {
+        self.deque.len() + self.inbox.len()
+    }
+
+    /// One actor for a thief: urgent first, then the inbox (oldest), then the deque's far end.
+    pub(super) fn steal(&mut self) -> Option<TaskRef> {
+        self.urgent
+            .pop_front()
+            .or_else(|| self.inbox.pop_front())
+            .or_else(|| self.deque.pop_front())
+    }
+
+    /// Local work in the real worker's order: pinned hubs (hierarchical), urgent head pushes
+    /// (LGS-DFS), the inbox now and then, the next slot (with its streak limit), the deque's
+    /// head, the inbox, foreign actors.
+    pub(super) fn pop_local(&mut self) -> Option<(TaskRef, bool)> {
+        if let Some(t) = self.pinned.pop_front() {
+            return Some((t, false));
+        }
+        if let Some(t) = self.urgent.pop_front() {
+            return Some((t, false));
+        }
+        self.tick = self.tick.wrapping_add(1);
+        if self.tick % INBOX_CHECK_INTERVAL == 0 {
+            if let Some(t) = self.inbox.pop_front() {
+                return Some((t, false));
+            }
+        }
+        if let Some(t) = self.next.take() {
+            let others = !self.deque.is_empty() || !self.inbox.is_empty();
+            if self.next_streak < NEXT_SLOT_STREAK_LIMIT || !others {
+                self.next_streak += 1;
+                return Some((t, true));
+            }
+            self.next_streak = 0;
+            self.inbox.push_back(t);
+        } else {
+            self.next_streak = 0;
+        }
+        self.deque
+            .pop_back()
+            .or_else(|| self.inbox.pop_front())
+            .or_else(|| self.foreign.iter_mut().find_map(|q| q.pop_front()))
+            .map(|t| (t, false))
+    }
+
+    /// Drops every queued pointer (shutdown: the runtime stops the actors afterwards).
+    pub(super) fn clear(&mut self) {
+        self.next = None;
+        self.deque.clear();
+        self.inbox.clear();
+        self.urgent.clear();
+        self.pinned.clear();
+        self.foreign.iter_mut().for_each(VecDeque::clear);
+    }
+}

@@ -1,0 +1,178 @@
+//! The simulation engine: reproducible virtual time, a model that sees locality, and bad cost
+//! files named. (The delivery guarantees run under it with every other engine: `guarantees/`.)
+
+use loka::{Actor, ActorRef, Config, ConfigError, Context, EngineKind, PolicyKind, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A ring of `n` actors passing a token `hops` times, spawned from the main thread; the last hop
+/// bumps `done`.
+struct Member {
+    next: Option<ActorRef<Token>>,
+    done: Arc<AtomicU64>,
+}
+
+#[derive(Debug)]
+enum Token {
+    Next(ActorRef<Token>),
+    Hop(u64),
+}
+
+impl Actor for Member {
+    type Msg = Token;
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Token) {
+        match msg {
+            Token::Next(next) => self.next = Some(next),
+            Token::Hop(0) => {
+                self.done.fetch_add(1, Ordering::SeqCst);
+            }
+            Token::Hop(left) => {
+                let _ = self
+                    .next
+                    .as_ref()
+                    .expect("ring closed")
+                    .send(Token::Hop(left - 1));
+            }
+        }
+    }
+}
+
+/// Several rings at once, so stealing and routing have choices to make; returns the stats.
+fn rings(config: Config) -> loka::Stats {
+    let system = System::from_config(config).unwrap();
+    let done = Arc::new(AtomicU64::new(0));
+    let rings = 6;
+    for _ in 0..rings {
+        let members: Vec<_> = (0..8)
+            .map(|_| {
+                system.spawn(Member {
+                    next: None,
+                    done: Arc::clone(&done),
+                })
+            })
+            .collect();
+        for (i, m) in members.iter().enumerate() {
+            m.send(Token::Next(members[(i + 1) % members.len()].clone()))
+                .unwrap();
+        }
+        members[0].send(Token::Hop(2_000)).unwrap();
+    }
+    system.run_until_idle();
+    assert_eq!(done.load(Ordering::SeqCst), rings, "every ring finished");
+    let stats = system.stats();
+    system.shutdown();
+    stats
+}
+
+fn sim(topology: &str, workers: usize, policy: &str, seed: u64) -> Config {
+    Config {
+        engine: EngineKind::Sim,
+        topology: topology.to_owned(),
+        workers,
+        policy: policy.parse::<PolicyKind>().unwrap(),
+        seed,
+        ..Config::default()
+    }
+}
+
+#[test]
+fn same_program_same_seed_same_trace_and_virtual_time() {
+    for policy in ["cls", "lgs", "hierarchical:auto"] {
+        let a = rings(sim("preset:opteron6376", 16, policy, 7)).sim.unwrap();
+        let b = rings(sim("preset:opteron6376", 16, policy, 7)).sim.unwrap();
+        assert!(a.events > 6 * 2_000, "{policy}: {a:?}");
+        assert!(a.virtual_ns > 0);
+        assert_eq!(a, b, "{policy}: two runs of the same program differ");
+    }
+}
+
+#[test]
+fn other_seeds_explore_other_schedules() {
+    let hashes: std::collections::HashSet<u64> = (0..4)
+        .map(|seed| {
+            rings(sim("preset:opteron6376", 16, "cls", seed))
+                .sim
+                .unwrap()
+                .trace_hash
+        })
+        .collect();
+    assert!(hashes.len() > 1, "four seeds gave one schedule");
+}
+
+#[test]
+fn the_actor_centric_engine_reports_no_simulation() {
+    let config = Config {
+        workers: 2,
+        ..Config::default()
+    };
+    assert!(rings(config).sim.is_none());
+}
+
+/// Two actors talking across NUMA nodes pay the remote line cost on every message; on one PU
+/// they pay none: the model must see the difference. (Hubs under `hierarchical`, so that no
+/// steal brings them together.)
+#[test]
+fn remote_partners_cost_more_virtual_time_than_local_ones() {
+    use loka::{Placement, SpawnOptions};
+    let time = |a: usize, b: usize| {
+        let system = System::from_config(sim("preset:opteron6376", 64, "hierarchical", 1)).unwrap();
+        let done = Arc::new(AtomicU64::new(0));
+        let spawn = |pu| {
+            system.spawn_with(
+                Member {
+                    next: None,
+                    done: Arc::clone(&done),
+                },
+                SpawnOptions::default()
+                    .placement(Placement::Worker(pu))
+                    .hub(true),
+            )
+        };
+        let (x, y) = (spawn(a), spawn(b));
+        x.send(Token::Next(y.clone())).unwrap();
+        y.send(Token::Next(x.clone())).unwrap();
+        x.send(Token::Hop(10_000)).unwrap();
+        system.run_until_idle();
+        assert_eq!(done.load(Ordering::SeqCst), 1);
+        let ns = system.stats().sim.unwrap().virtual_ns;
+        system.shutdown();
+        ns
+    };
+    let layout = loka::Machine::load(&sim("preset:opteron6376", 64, "lgs", 1))
+        .unwrap()
+        .layout;
+    let far = (0..64)
+        .find(|&w| layout.node_of(w) != layout.node_of(0))
+        .unwrap();
+    let (local, remote) = (time(0, 0), time(0, far));
+    assert!(
+        remote as f64 > 1.5 * local as f64,
+        "same PU {local} ns, other node {remote} ns"
+    );
+}
+
+#[test]
+fn a_bad_cost_file_names_the_key_and_the_file() {
+    let dir = std::env::temp_dir().join(format!("loka-sim-cost-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cost.toml");
+    std::fs::write(&file, "wake = 2000\nwakeup_ns = 3\n").unwrap();
+    let mut config = sim("preset:opteron6376", 4, "cls", 1);
+    config.sim.cost = Some(file.clone());
+    let Err(err) = System::from_config(config.clone()) else {
+        panic!("a bad key was accepted")
+    };
+    let text = err.to_string();
+    assert!(matches!(err, ConfigError::SimCost { .. }), "{err:?}");
+    assert!(
+        text.contains("`wakeup_ns`") && text.contains("cost.toml"),
+        "{text}"
+    );
+    config.sim.cost = Some(dir.join("missing.toml"));
+    let Err(err) = System::from_config(config) else {
+        panic!("a missing cost file was accepted")
+    };
+    let text = err.to_string();
+    assert!(text.contains("missing.toml"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
