@@ -330,13 +330,22 @@ mod tests {
             config: None,
         };
         let base = system.resolve().unwrap();
-        assert_eq!(sweep_engines(&system, &base), EngineKind::ALL);
-        system.engine = Some(EngineKind::ActorCentric.name().to_owned());
-        let base = system.resolve().unwrap();
-        let engines = sweep_engines(&system, &base);
-        assert_eq!(engines, [base.engine]);
-        let (configs, _) = policy_configs(&base, &engines).unwrap();
-        assert!(configs.iter().all(|c| c.engine == base.engine));
+        // Without the flag: every real engine, never the simulation's predictions.
+        let real: Vec<_> = EngineKind::ALL
+            .iter()
+            .copied()
+            .filter(|e| e.is_real())
+            .collect();
+        assert_eq!(sweep_engines(&system, &base), real);
+        assert!(!real.contains(&EngineKind::Sim));
+        for engine in [EngineKind::ActorCentric, EngineKind::Sim] {
+            system.engine = Some(engine.name().to_owned());
+            let base = system.resolve().unwrap();
+            let engines = sweep_engines(&system, &base);
+            assert_eq!(engines, [engine]);
+            let (configs, _) = policy_configs(&base, &engines).unwrap();
+            assert!(configs.iter().all(|c| c.engine == engine));
+        }
     }
 
     #[test]
