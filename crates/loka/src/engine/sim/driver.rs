@@ -226,7 +226,12 @@ impl Engine {
             [w as u64, task.header().id.as_u64(), end, messages as u64],
         );
         match outcome {
-            RunOutcome::Idle | RunOutcome::Stopped => {}
+            RunOutcome::Idle => {
+                st.busy_until.insert(addr(task), end);
+            }
+            RunOutcome::Stopped => {
+                st.busy_until.remove(&addr(task));
+            }
             RunOutcome::Requeue | RunOutcome::Waiting => self.requeue(st, w, task),
         }
     }

@@ -87,6 +87,9 @@ struct State {
     running: Option<(usize, u64)>,
     /// The worker that woke each queued actor (by task address), to price its messages.
     woken_by: rustc_hash::FxHashMap<usize, usize>,
+    /// When each actor's latest activation ends in virtual time (by task address; removed when
+    /// it stops): a send before then finds it still running.
+    busy_until: rustc_hash::FxHashMap<usize, u64>,
     /// Tie-break order of workers with equal clocks (drawn from the seed).
     priority: Vec<u32>,
     round_robin: usize,
@@ -164,6 +167,7 @@ impl Engine {
                 idle: true,
                 running: None,
                 woken_by: Default::default(),
+                busy_until: Default::default(),
                 priority,
                 round_robin: 0,
                 tickets: [0; 2],

@@ -13,6 +13,18 @@ use crate::runtime::TaskRef;
 impl Engine {
     /// An actor woken by a send from the activation running on worker `w` at virtual time `now`.
     pub(super) fn route_woken(&self, st: &mut State, w: usize, now: u64, task: TaskRef) {
+        // The host ran the actor's latest activation to its end already, but in virtual time it
+        // may still be running on another worker: then this message reaches a running actor,
+        // which (as on real threads) handles it there after its current batch; no wake-up, no
+        // routing decision.
+        if let Some(&until) = st.busy_until.get(&addr(task)) {
+            if now < until {
+                if let Some(last) = placement::of(&task).last() {
+                    st.woken_by.insert(addr(task), w);
+                    return self.push(st, Route::Tail(last), task, Some(w), until);
+                }
+            }
+        }
         let counters = self.shared.counters.worker(w);
         let place = placement::of(&task);
         let layout = &self.shared.machine.layout;
