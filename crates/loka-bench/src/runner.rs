@@ -4,6 +4,11 @@ use crate::record::Record;
 use crate::{Bench, Size};
 use loka::{Config, System};
 
+/// How long a simulated run may take to settle after its result (host time).
+fn run_quiescence_limit() -> std::time::Duration {
+    std::time::Duration::from_secs(30)
+}
+
 /// Runs `bench` once on a fresh system built from `config`.
 pub fn run_once(
     bench: &Bench,
@@ -13,6 +18,12 @@ pub fn run_once(
 ) -> Result<Record, crate::BenchError> {
     let system = System::from_config(config.clone())?;
     let measured = (bench.run)(&system, &crate::Run::new(size));
+    if !config.engine.is_real() {
+        // The simulation's figures are those of the whole run: let it reach quiescence (actors
+        // stopping after the result was sent) so that virtual time and trace hash do not depend
+        // on when this thread woke up.
+        system.run_until_idle_timeout(run_quiescence_limit());
+    }
     // Counters as the run left them (the system is shut down right after).
     let stats = system.stats();
     system.shutdown();

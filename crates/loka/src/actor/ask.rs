@@ -72,6 +72,9 @@ struct Shared<R> {
 /// `.await` it in any async executor.
 pub struct Pending<R> {
     shared: Arc<Shared<R>>,
+    /// The runtime to tell when a thread starts waiting, if its engine wants to know (the
+    /// simulation runs only when someone waits).
+    pub(crate) notify: Option<Arc<crate::runtime::Runtime>>,
 }
 
 impl<R> fmt::Debug for Pending<R> {
@@ -101,13 +104,27 @@ pub(crate) fn oneshot<R: Send + 'static>() -> (ReplyTo<R>, Pending<R>) {
             waker.wake();
         }
     });
-    (reply, Pending { shared })
+    (
+        reply,
+        Pending {
+            shared,
+            notify: None,
+        },
+    )
 }
 
 impl<R> Pending<R> {
+    /// Tells the engine, if it wants to know, that a thread waits for this reply.
+    fn announce_wait(&self) {
+        if let Some(runtime) = &self.notify {
+            runtime.scheduler().waiting();
+        }
+    }
+
     /// Blocks the calling thread until the reply arrives. Do not call this from inside an actor
     /// handler: it would hold a worker; use [`super::Context::ask`] there.
     pub fn wait(self) -> Result<R, AskError> {
+        self.announce_wait();
         let mut slot = self.shared.slot.lock();
         loop {
             if let Some(value) = slot.value.take() {
@@ -119,6 +136,7 @@ impl<R> Pending<R> {
 
     /// Like [`wait`](Pending::wait), giving up after `timeout`.
     pub fn wait_timeout(self, timeout: Duration) -> Result<R, AskError> {
+        self.announce_wait();
         let deadline = Instant::now() + timeout;
         let mut slot = self.shared.slot.lock();
         loop {
@@ -143,6 +161,7 @@ impl<R> Pending<R> {
     /// thread wait in slices and look at something else in between (progress, a deadline, whether
     /// the system went idle without answering).
     pub fn wait_for(&self, timeout: Duration) -> Option<Result<R, AskError>> {
+        self.announce_wait();
         let deadline = Instant::now() + timeout;
         let mut slot = self.shared.slot.lock();
         loop {
@@ -165,6 +184,7 @@ impl<R> Future for Pending<R> {
     type Output = Result<R, AskError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        self.announce_wait();
         let mut slot = self.shared.slot.lock();
         match slot.value.take() {
             Some(value) => Poll::Ready(value),

@@ -94,7 +94,11 @@ impl<M: Send + 'static> ActorRef<M> {
         &self,
         make: impl FnOnce(ReplyTo<R>) -> M,
     ) -> Result<Pending<R>, SendError<M>> {
-        let (reply, pending) = ask::oneshot();
+        let (reply, mut pending) = ask::oneshot();
+        let runtime = self.cell.system_runtime();
+        if runtime.wants_wait_notice() {
+            pending.notify = Some(std::sync::Arc::clone(runtime));
+        }
         self.send(make(reply))?;
         Ok(pending)
     }

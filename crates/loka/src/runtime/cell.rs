@@ -466,6 +466,8 @@ pub(crate) trait Deliver<M>: Send + Sync {
     fn set_hub(&self, hub: bool) -> bool;
     fn acquire_handle(&self);
     fn release_handle(&self);
+    /// The runtime of the actor's system.
+    fn system_runtime(&self) -> &Arc<Runtime>;
 }
 
 impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
@@ -500,5 +502,9 @@ impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
 
     fn release_handle(&self) {
         ActorCell::release_handle(self);
+    }
+
+    fn system_runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
     }
 }

@@ -64,6 +64,17 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
 
     /// Whether the actor is a hub.
     fn is_hub(&self, task: TaskRef) -> bool;
+
+    /// Whether [`waiting`](Self::waiting) must be called when a plain thread starts waiting for
+    /// a reply (read once, when a [`Runtime`] handle is made). Engines that run by themselves
+    /// say no and cost nothing.
+    fn wants_wait_notice(&self) -> bool {
+        false
+    }
+
+    /// A plain thread starts waiting for a reply ([`crate::Pending`]): an engine that runs only
+    /// when someone waits (the simulation) runs now.
+    fn waiting(&self) {}
 }
 
 /// A record of an actor that stopped because its handler panicked.
@@ -214,12 +225,15 @@ pub(crate) struct Runtime {
     pub(crate) shared: Arc<Shared>,
     /// Messages one activation may handle (copied here: read once per activation).
     throughput: usize,
+    /// The engine wants to hear when a plain thread waits for a reply.
+    wait_notice: bool,
 }
 
 impl Runtime {
     pub(crate) fn new(scheduler: Arc<dyn Scheduler>, shared: Arc<Shared>) -> Self {
         Runtime {
             throughput: shared.config.throughput,
+            wait_notice: scheduler.wants_wait_notice(),
             scheduler,
             shared,
         }
@@ -234,5 +248,10 @@ impl Runtime {
     #[inline]
     pub(crate) fn throughput(&self) -> usize {
         self.throughput
+    }
+
+    /// Whether the engine wants to hear when a plain thread waits for a reply.
+    pub(crate) fn wants_wait_notice(&self) -> bool {
+        self.wait_notice
     }
 }

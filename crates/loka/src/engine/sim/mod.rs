@@ -21,12 +21,12 @@
 //!
 //! **Plain threads.** A wake-up or spawn from a thread that is not the driver (a test's main
 //! thread, a benchmark's driver) is buffered and folded into the simulation only when it is
-//! quiescent, at the latest virtual time reached, and only once someone waits
-//! (`run_until_idle`, `stats`, shutdown) or no such input arrived for a quiet period
-//! ([`QUIET`]): so a program that sets up its actors and then waits runs the same way every
-//! time. Messages from plain threads to actors that are already scheduled are taken as they
-//! come (they are in the mailbox at once); a program that keeps sending from a plain thread
-//! while the simulation runs is correct but not reproducible.
+//! quiescent, at the latest virtual time reached, and only once a thread waits on the system
+//! (`run_until_idle`, a [`crate::Pending`] reply, shutdown) or no such input arrived for
+//! [`QUIET`] (programs that wait some other way): so a program that sets up its actors and then
+//! waits runs the same way every time. Messages from plain threads to actors that are already
+//! scheduled are taken as they come (they are in the mailbox at once); a program that keeps
+//! sending from a plain thread while the simulation runs is correct but not reproducible.
 //!
 //! **Not modelled yet**: `hierarchical`'s periodic load balancing (its routing, pinning and
 //! steal plan are), caches as LRU sets (an actor's state is priced by where it last ran), the
@@ -58,7 +58,7 @@ use std::time::{Duration, Instant};
 use worker::VirtualWorker;
 
 /// Input from plain threads is folded in once none arrived for this long (or someone waits).
-pub(crate) const QUIET: Duration = Duration::from_millis(2);
+pub(crate) const QUIET: Duration = Duration::from_millis(200);
 
 thread_local! {
     /// The sim engine whose driver runs on this thread (null elsewhere).
@@ -322,6 +322,18 @@ impl Scheduler for Engine {
 
     fn is_hub(&self, task: TaskRef) -> bool {
         placement::of(&task).is_hub()
+    }
+
+    fn wants_wait_notice(&self) -> bool {
+        true
+    }
+
+    fn waiting(&self) {
+        let mut st = self.state.lock();
+        if !st.run_requested {
+            st.run_requested = true;
+            self.work.notify_one();
+        }
     }
 }
 
