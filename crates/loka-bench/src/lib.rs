@@ -133,6 +133,12 @@ pub fn await_result<R>(
     let slice = Duration::from_millis(20);
     loop {
         if let Some(reply) = pending.wait_for(slice) {
+            if !system.config().engine.is_real() {
+                // Under the simulation, let the run's tail finish before this thread acts again
+                // (stop signals, more input): what it sends then lands at a fixed point of the
+                // schedule, not wherever the driver happens to be.
+                system.run_until_idle_timeout(deadline.saturating_duration_since(Instant::now()));
+            }
             return reply.map_err(|e| format!("{bench}: {e}"));
         }
         if system.run_until_idle_timeout(Duration::ZERO) {

@@ -16,6 +16,13 @@ pub fn run_once(
     config: &Config,
     repeat: usize,
 ) -> Result<Record, crate::BenchError> {
+    let mut config = config.clone();
+    if !config.engine.is_real() {
+        // Every benchmark waits on the system (`await_result`, `run_until_idle`): only those
+        // waits fold its setup into the simulation, so a slow setup is never split in two.
+        config.sim.quiet_ms = 0;
+    }
+    let config = &config;
     let system = System::from_config(config.clone())?;
     let measured = (bench.run)(&system, &crate::Run::new(size));
     if !config.engine.is_real() {

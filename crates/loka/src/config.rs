@@ -22,6 +22,7 @@
 //! [sim]                # the simulation engine (engine = "sim"; docs/simulation.md)
 //! # cost = "cost.toml" # cost model keys replacing the built-in ones
 //! compute = "fixed"    # or "measured": add handlers' measured CPU time (not reproducible)
+//! quiet_ms = 200       # fold plain threads' input after this long without any (0: only on a wait)
 //! ```
 
 use crate::policy::placement::PlacementStrategy;
@@ -265,13 +266,28 @@ pub enum SimCompute {
 }
 
 /// The simulation engine's settings (`[sim]` in TOML; docs/simulation.md).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimConfig {
     /// A TOML file of cost-model keys replacing the built-in values.
     pub cost: Option<PathBuf>,
     /// How handler code is charged.
     pub compute: SimCompute,
+    /// Input from plain threads is folded into the simulation when a thread waits on the system
+    /// (`run_until_idle`, a `Pending` reply), or once none arrived for this many milliseconds
+    /// (for programs that wait some other way); 0: only when a thread waits, which keeps a
+    /// slow setup from being split (benchmarks and `loka::sim` use 0).
+    pub quiet_ms: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            cost: None,
+            compute: SimCompute::Fixed,
+            quiet_ms: 200,
+        }
+    }
 }
 
 impl Default for Config {

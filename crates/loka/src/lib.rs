@@ -32,6 +32,7 @@ pub mod machine;
 mod mailbox;
 pub mod policy;
 mod runtime;
+pub mod sim;
 mod sync;
 mod system;
 pub mod telemetry;

@@ -65,14 +65,17 @@ fn rings(config: Config) -> loka::Stats {
 }
 
 fn sim(topology: &str, workers: usize, policy: &str, seed: u64) -> Config {
-    Config {
+    let mut config = Config {
         engine: EngineKind::Sim,
         topology: topology.to_owned(),
         workers,
         policy: policy.parse::<PolicyKind>().unwrap(),
         seed,
         ..Config::default()
-    }
+    };
+    // The tests wait with `run_until_idle`: only that runs the simulation.
+    config.sim.quiet_ms = 0;
+    config
 }
 
 #[test]
@@ -134,9 +137,9 @@ fn remote_partners_cost_more_virtual_time_than_local_ones() {
         x.send(Token::Hop(10_000)).unwrap();
         system.run_until_idle();
         assert_eq!(done.load(Ordering::SeqCst), 1);
-        let ns = system.stats().sim.unwrap().virtual_ns;
+        let stats = system.stats();
         system.shutdown();
-        ns
+        stats.sim.unwrap().virtual_ns
     };
     let layout = loka::Machine::load(&sim("preset:opteron6376", 64, "lgs", 1))
         .unwrap()
@@ -175,4 +178,90 @@ fn a_bad_cost_file_names_the_key_and_the_file() {
     let text = err.to_string();
     assert!(text.contains("missing.toml"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ------------------------------------------------------------------ seed search (loka::sim)
+
+/// Two reporters, spawned on different workers, each tell the collector their name once told to
+/// go. Nothing orders two *different* senders' messages, so a collector that assumes "a" comes
+/// first has an ordering bug — one that a run on real threads shows only now and then.
+struct Reporter {
+    name: &'static str,
+    collector: ActorRef<&'static str>,
+}
+
+impl Actor for Reporter {
+    type Msg = ();
+    fn handle(&mut self, _ctx: &mut Context<Self>, _go: ()) {
+        let _ = self.collector.send(self.name);
+    }
+}
+
+struct Collector {
+    seen: Arc<parking_lot::Mutex<Vec<&'static str>>>,
+}
+
+impl Actor for Collector {
+    type Msg = &'static str;
+    fn handle(&mut self, _ctx: &mut Context<Self>, name: &'static str) {
+        self.seen.lock().push(name);
+    }
+}
+
+/// Runs the program; `buggy` checks the unguaranteed order, the fixed version only the set.
+fn reporters(system: &System, buggy: bool) -> Result<(), String> {
+    use loka::{Placement, SpawnOptions};
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let collector = system.spawn(Collector {
+        seen: Arc::clone(&seen),
+    });
+    let spawn = |name, worker| {
+        system.spawn_with(
+            Reporter {
+                name,
+                collector: collector.clone(),
+            },
+            SpawnOptions::default().placement(Placement::Worker(worker)),
+        )
+    };
+    let (a, b) = (spawn("a", 1), spawn("b", 2));
+    a.send(()).unwrap();
+    b.send(()).unwrap();
+    system.run_until_idle();
+    let seen = seen.lock().clone();
+    let mut sorted = seen.clone();
+    sorted.sort_unstable();
+    if sorted != ["a", "b"] {
+        return Err(format!("lost or duplicated reports: {seen:?}"));
+    }
+    if buggy && seen[0] != "a" {
+        return Err(format!("\"b\" reported before \"a\": {seen:?}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn seed_search_finds_a_planted_ordering_bug_and_replays_it() {
+    let config = Config {
+        topology: "preset:opteron6376".to_owned(),
+        workers: 4,
+        policy: PolicyKind::Cls,
+        ..Config::default()
+    };
+    let found = loka::sim::find_failing_seed(&config, 0..64, |s| reporters(s, true))
+        .expect("some seed runs b before a");
+    assert!(found.message.contains("before"), "{found:?}");
+    // The same seed fails the same way every time, with the same schedule.
+    for _ in 0..3 {
+        let again = loka::sim::run_seed(&config, found.seed, |s| reporters(s, true)).unwrap_err();
+        assert_eq!(again, found);
+    }
+    // The fixed test (it checks only what actors guarantee) passes under every seed.
+    assert_eq!(
+        loka::sim::find_failing_seed(&config, 0..64, |s| reporters(s, false)),
+        None
+    );
+    // A panicking test is a failure too, with its message.
+    let panicked = loka::sim::run_seed(&config, 1, |_| panic!("boom")).unwrap_err();
+    assert_eq!((panicked.seed, panicked.message.as_str()), (1, "boom"));
 }

@@ -23,7 +23,8 @@ pub(crate) enum Distance {
     SharedL3,
     /// Another PU of the same NUMA node, no cache shared.
     SameNode,
-    /// Another NUMA node (the SLIT distance of the two nodes, 10 = local, 0 = unknown).
+    /// Another NUMA node, at this latency relative to the local node's, in thousandths (from
+    /// the topology's distance matrix: an ACPI SLIT (10 = local) or hop counts (0 = local)).
     Remote(u32),
 }
 
@@ -47,8 +48,12 @@ pub(crate) struct CostModel {
     pub(crate) line_l3: f64,
     /// … in the same NUMA node without a shared cache.
     pub(crate) line_node: f64,
-    /// … from another NUMA node at SLIT distance 10 (scaled by `distance / 10`).
+    /// … from another NUMA node, at the local node's latency (scaled by the relative latency of
+    /// the two nodes: SLIT `distance / 10`, or `1 + remote_hop × hops`).
     pub(crate) line_remote: f64,
+    /// Extra latency per hop between nodes, relative to local, when the topology gives hop
+    /// counts instead of a SLIT.
+    pub(crate) remote_hop: f64,
     /// One steal attempt on a victim at the same PU distance class (reading its queue's indices):
     /// this many lines at that distance, plus `steal_fixed`.
     pub(crate) steal_lines: f64,
@@ -72,6 +77,7 @@ pub(crate) const KEYS: &[&str] = &[
     "line_l3",
     "line_node",
     "line_remote",
+    "remote_hop",
     "steal_lines",
     "steal_fixed",
     "wake",
@@ -93,6 +99,7 @@ impl CostModel {
             line_l3: 25.0,
             line_node: 60.0,
             line_remote: 100.0,
+            remote_hop: 0.6,
             steal_lines: 1.0,
             steal_fixed: 10.0,
             wake: 5_000.0,
@@ -151,6 +158,7 @@ impl CostModel {
                 "line_l3" => &mut self.line_l3,
                 "line_node" => &mut self.line_node,
                 "line_remote" => &mut self.line_remote,
+                "remote_hop" => &mut self.remote_hop,
                 "steal_lines" => &mut self.steal_lines,
                 "steal_fixed" => &mut self.steal_fixed,
                 "wake" => &mut self.wake,
@@ -174,9 +182,7 @@ impl CostModel {
             Distance::SharedL2 => self.line_l2,
             Distance::SharedL3 => self.line_l3,
             Distance::SameNode => self.line_node,
-            // No SLIT: one hop (the usual 20 of a two-node machine).
-            Distance::Remote(0) => self.line_remote * 2.0,
-            Distance::Remote(d) => self.line_remote * f64::from(d) / 10.0,
+            Distance::Remote(milli) => self.line_remote * f64::from(milli) / 1000.0,
         }
     }
 }
@@ -188,9 +194,17 @@ pub(crate) struct Distances {
 }
 
 impl Distances {
-    pub(crate) fn new(topology: &Topology, layout: &WorkerLayout) -> Distances {
+    pub(crate) fn new(topology: &Topology, layout: &WorkerLayout, model: &CostModel) -> Distances {
         let n = layout.workers();
         let slit = topology.numa_distances();
+        // Latency of node b's memory seen from node a, relative to a's own.
+        let relative = |a: usize, b: usize| -> f64 {
+            match slit {
+                Some(d) if d.get(a, a) > 0.0 => d.get(a, b) / d.get(a, a),
+                Some(d) => 1.0 + model.remote_hop * d.get(a, b),
+                None => 1.0 + model.remote_hop,
+            }
+        };
         let mut class = Vec::with_capacity(n * n);
         for a in 0..n {
             for b in 0..n {
@@ -199,7 +213,7 @@ impl Distances {
                 class.push(if pa == pb {
                     Distance::SamePu
                 } else if na != nb {
-                    Distance::Remote(slit.map_or(0, |d| d.get(na, nb).round() as u32))
+                    Distance::Remote((relative(na, nb) * 1000.0).round() as u32)
                 } else {
                     match topology.first_common_ancestor(pa, pb).level {
                         Level::Pu | Level::Core | Level::L1 | Level::L2 => Distance::SharedL2,
@@ -234,7 +248,8 @@ mod tests {
     #[test]
     fn distances_follow_the_topology() {
         let (topo, layout) = machine("preset:xeon-x7560");
-        let d = Distances::new(&topo, &layout);
+        let model = CostModel::default_for(&topo);
+        let d = Distances::new(&topo, &layout, &model);
         assert_eq!(d.get(0, 0), Distance::SamePu);
         let same_node = layout.workers_of_node(layout.node_of(0))[1];
         assert!(matches!(
@@ -243,8 +258,11 @@ mod tests {
         ));
         let other = layout.workers_of_node((layout.node_of(0) + 1) % 4)[0];
         assert!(matches!(d.get(0, other), Distance::Remote(_)));
-        let model = CostModel::default_for(&topo);
         assert!(model.line(d.get(0, other)) > model.line(d.get(0, same_node)));
+        // Hop counts (this preset) scale like a SLIT: one hop 1.6× local, two hops 2.2×.
+        let lines: Vec<f64> = (0..32).map(|w| model.line(d.get(0, w))).collect();
+        let far = lines.iter().cloned().fold(0.0, f64::max);
+        assert!(far >= 1.6 * model.line_remote - 1e-9, "{lines:?}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::cost::Distance;
 use super::routing::addr;
-use super::{Engine, State, QUIET};
+use super::{Engine, State};
 use crate::engine::choices::{Routing, Victims};
 use crate::engine::placement;
 use crate::policy::hierarchical::StealStep;
@@ -28,18 +28,24 @@ impl Engine {
                 continue;
             }
             if !st.external.is_empty() {
-                if st.run_requested || st.last_external.elapsed() >= QUIET {
+                let quiet_for = st.last_external.elapsed();
+                if st.run_requested || self.quiet.is_some_and(|q| quiet_for >= q) {
                     self.fold_external(&mut st);
                     continue;
                 }
                 st.idle = true;
-                let until = st.last_external + QUIET;
-                self.work.wait_until(&mut st, until);
+                match self.quiet {
+                    Some(q) => {
+                        let until = st.last_external + q;
+                        self.work.wait_until(&mut st, until);
+                    }
+                    None => self.work.wait(&mut st),
+                }
                 continue;
             }
             st.idle = true;
             st.run_requested = false;
-            self.quiet.notify_all();
+            self.quiet_cv.notify_all();
             self.work.wait(&mut st);
         }
     }
@@ -60,7 +66,9 @@ impl Engine {
                 continue;
             }
             if !stealable && !w.has_local_work() {
+                let polling_until = st.workers[i].clock + self.polling_ns;
                 st.workers[i].parked = true;
+                st.workers[i].polling_until = polling_until;
                 self.shared.counters.worker(i).parks.bump(1);
                 continue;
             }
@@ -197,7 +205,15 @@ impl Engine {
         let waker = st.woken_by.remove(&addr(task));
         let c = &self.cost;
         let fixed = c.activation;
-        st.running = Some((w, start + fixed as u64));
+        let message_distance = waker.map_or(Distance::SamePu, |from| self.distances.get(w, from));
+        let state_distance = last.map_or(Distance::SamePu, |l| self.distances.get(w, l));
+        let per_message = c.message + c.message_lines * c.line(message_distance);
+        let state = c.state_lines * c.line(state_distance);
+        // What this activation sends becomes visible once its first message is handled (the
+        // actor's state and that message fetched): a chain of hand-offs pays every hop's
+        // transfers. Later messages of a batch send at that time too (an approximation).
+        let sends_at = start + (fixed + state + per_message) as u64;
+        st.running = Some((w, sends_at));
         let messages_before = counters.messages.get();
         let spawned_before = counters.spawned.get();
         let measured = MutexGuard::unlocked(st, || {
@@ -211,11 +227,9 @@ impl Engine {
         st.running = None;
         let messages = (counters.messages.get() - messages_before) as f64;
         let spawned = (counters.spawned.get() - spawned_before) as f64;
-        let message_distance = waker.map_or(Distance::SamePu, |from| self.distances.get(w, from));
-        let state_distance = last.map_or(Distance::SamePu, |l| self.distances.get(w, l));
         let cost = fixed
-            + messages * (c.message + c.message_lines * c.line(message_distance))
-            + c.state_lines * c.line(state_distance)
+            + messages * per_message
+            + state
             + spawned * c.spawn
             + compute.map_or(0.0, |ns| ns * c.compute_scale);
         let end = start + cost.max(1.0) as u64;

@@ -23,7 +23,7 @@
 //! thread, a benchmark's driver) is buffered and folded into the simulation only when it is
 //! quiescent, at the latest virtual time reached, and only once a thread waits on the system
 //! (`run_until_idle`, a [`crate::Pending`] reply, shutdown) or no such input arrived for
-//! [`QUIET`] (programs that wait some other way): so a program that sets up its actors and then
+//! `[sim] quiet_ms` (programs that wait some other way; 0: never): so a program that sets up its actors and then
 //! waits runs the same way every time. Messages from plain threads to actors that are already
 //! scheduled are taken as they come (they are in the mailbox at once); a program that keeps
 //! sending from a plain thread while the simulation runs is correct but not reproducible.
@@ -56,9 +56,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use worker::VirtualWorker;
-
-/// Input from plain threads is folded in once none arrived for this long (or someone waits).
-pub(crate) const QUIET: Duration = Duration::from_millis(200);
 
 thread_local! {
     /// The sim engine whose driver runs on this thread (null elsewhere).
@@ -107,10 +104,16 @@ pub(crate) struct Engine {
     /// The driver waits here for input, a run request or shutdown.
     work: Condvar,
     /// `wait_quiescent` waits here.
-    quiet: Condvar,
+    quiet_cv: Condvar,
+    /// Input from plain threads is folded in once none arrived for this long, even if nobody
+    /// waits (`None`: only when someone waits).
+    quiet: Option<Duration>,
     /// Placement strategies for regular actors [0] and hubs [1], changeable at run time.
     strategies: [AtomicU8; 2],
     measured: bool,
+    /// How long an idle worker polls before it parks, in virtual ns (the real worker's spin and
+    /// yield phases; `lgs:nosleep` polls far longer).
+    polling_ns: u64,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -133,6 +136,7 @@ impl Engine {
                 VirtualWorker {
                     clock: 0,
                     parked: true,
+                    polling_until: 0,
                     next: None,
                     next_streak: 0,
                     deque: VecDeque::new(),
@@ -156,7 +160,7 @@ impl Engine {
         fastrand::Rng::with_seed(config.seed ^ 0x51u64).shuffle(&mut priority);
         let engine = Arc::new(Engine {
             routing: Routing::of(config.policy),
-            distances: Distances::new(&shared.machine.topology, layout),
+            distances: Distances::new(&shared.machine.topology, layout, &cost),
             cost,
             state: Mutex::new(State {
                 workers,
@@ -174,12 +178,18 @@ impl Engine {
                 stats: SimStats::default(),
             }),
             work: Condvar::new(),
-            quiet: Condvar::new(),
+            quiet_cv: Condvar::new(),
+            quiet: (config.sim.quiet_ms > 0).then(|| Duration::from_millis(config.sim.quiet_ms)),
             strategies: [
                 AtomicU8::new(strategy_index(config.placement)),
                 AtomicU8::new(strategy_index(config.hub_placement)),
             ],
             measured: config.sim.compute == crate::config::SimCompute::Measured,
+            polling_ns: {
+                let nosleep = matches!(config.policy, crate::PolicyKind::Lgs(v) if v.nosleep);
+                let extra = if nosleep { 10_000_000 } else { 0 };
+                config.idle.spin_and_yield().as_nanos() as u64 + extra
+            },
             thread: Mutex::new(None),
             shared: Arc::clone(&shared),
         });
@@ -235,9 +245,9 @@ impl Engine {
             match deadline {
                 Some(d) if Instant::now() >= d => return false,
                 Some(d) => {
-                    self.quiet.wait_until(&mut st, d);
+                    self.quiet_cv.wait_until(&mut st, d);
                 }
-                None => self.quiet.wait(&mut st),
+                None => self.quiet_cv.wait(&mut st),
             }
         }
     }
@@ -258,7 +268,7 @@ impl Engine {
         st.workers.iter_mut().for_each(VirtualWorker::clear);
         st.external.clear();
         st.idle = true;
-        self.quiet.notify_all();
+        self.quiet_cv.notify_all();
         true
     }
 

@@ -19,9 +19,17 @@ impl Engine {
         // routing decision.
         if let Some(&until) = st.busy_until.get(&addr(task)) {
             if now < until {
-                if let Some(last) = placement::of(&task).last() {
+                let place = placement::of(&task);
+                if let Some(last) = place.last() {
                     st.woken_by.insert(addr(task), w);
-                    return self.push(st, Route::Tail(last), task, Some(w), until);
+                    // Where its own worker re-queues it: a hub stays pinned there.
+                    let route =
+                        if place.is_hub() && matches!(self.routing, Routing::Hierarchical { .. }) {
+                            Route::Pinned(last)
+                        } else {
+                            Route::Tail(last)
+                        };
+                    return self.push(st, route, task, Some(w), until);
                 }
             }
         }
@@ -276,7 +284,13 @@ impl Engine {
     fn unpark(&self, st: &mut State, w: usize, now: u64) {
         let worker = &mut st.workers[w];
         worker.parked = false;
-        worker.clock = worker.clock.max(now + self.cost.wake as u64);
+        // Still polling (spinning, yielding): it sees the work at once; parked: a wake-up.
+        let ready = if now <= worker.polling_until {
+            now
+        } else {
+            now + self.cost.wake as u64
+        };
+        worker.clock = worker.clock.max(ready);
         self.shared.counters.system.unparks.add_shared(1);
     }
 }

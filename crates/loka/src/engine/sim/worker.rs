@@ -18,6 +18,9 @@ pub(super) struct VirtualWorker {
     /// Parked: out of work with nothing to steal; a push to it (or any push, for the first
     /// parked worker found) wakes it after the wake-up latency.
     pub(super) parked: bool,
+    /// Until when an idle worker still polls (the real worker's spin and yield phases): work
+    /// that arrives before then is picked up without the wake-up latency of a parked thread.
+    pub(super) polling_until: u64,
     pub(super) next: Option<TaskRef>,
     pub(super) next_streak: u32,
     /// The owner's end is the back (LIFO, as crossbeam's `new_lifo`); thieves take the front.
