@@ -73,7 +73,7 @@ loom:
 # tiny fixture (no peers); plus the criterion bench compiled and run once.
 smoke: build
 	$(LOKA) bench run all --size quick --workers 2
-	$(LOKA) bench run all --size quick --workers 2 --engine sim --topology preset:opteron6376
+	$(LOKA) bench run all --size quick --workers 8 --engine sim --topology preset:opteron6376
 	$(LOKA) report --input crates/loka-cli/tests/fixtures/tiny.jsonl --out $(TARGET_DIR)/smoke-report
 	$(CARGO) bench -p loka --bench send_latency -- --test
 
