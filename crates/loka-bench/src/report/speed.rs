@@ -331,14 +331,12 @@ impl Report {
             self.line("No results of `loka bench policies`.");
             return Ok(());
         }
-        let default = format!(
-            "{}/{}",
-            loka::EngineKind::default(),
-            loka::PolicyKind::default()
-        );
+        let default = loka::PolicyKind::default().to_string();
         self.line(format!(
             "From `loka bench policies`: every workload under every engine and policy. \
-             `vs {default}` is the median msgs/s over that of the default.\n"
+             `vs {default}` is the median msgs/s over that of the default policy (`{default}`) \
+             on the same engine. Under `sim/…` the figures are the simulation engine's \
+             predictions, in virtual time (docs/simulation.md), never measurements.\n"
         ));
         let groups = groups(&data);
         let labels = labels(
@@ -350,7 +348,8 @@ impl Report {
         for (g, label) in groups.iter().zip(&labels) {
             let base = groups.iter().find(|d| {
                 d.config.bench == g.config.bench
-                    && format!("{}/{}", d.config.engine, d.config.policy) == default
+                    && d.config.engine == g.config.engine
+                    && d.config.policy == default
                     && d.config.workers == g.config.workers
                     && d.config.size == g.config.size
             });
@@ -372,14 +371,17 @@ impl Report {
             .map(|g| {
                 let base = groups.iter().find(|d| {
                     d.config.bench == g.config.bench
-                        && format!("{}/{}", d.config.engine, d.config.policy) == default
+                        && d.config.engine == g.config.engine
+                        && d.config.policy == default
                         && d.config.workers == g.config.workers
                         && d.config.size == g.config.size
                 })?;
                 ratio(g.msgs.median, base.msgs.median)
             })
             .collect();
-        self.line(format!("Median msgs/s (in brackets: over {default}):\n"));
+        self.line(format!(
+            "Median msgs/s (in brackets: over `{default}` on the same engine):\n"
+        ));
         self.line(pivot(&benches, &series, |b, s| {
             let i = groups
                 .iter()
