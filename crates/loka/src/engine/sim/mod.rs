@@ -23,14 +23,15 @@
 //! thread, a benchmark's driver) is buffered and folded into the simulation only when it is
 //! quiescent, at the latest virtual time reached, and only once a thread waits on the system
 //! (`run_until_idle`, a [`crate::Pending`] reply, shutdown) or no such input arrived for
-//! `[sim] quiet_ms` (programs that wait some other way; 0: never): so a program that sets up its actors and then
-//! waits runs the same way every time. Messages from plain threads to actors that are already
+//! `[sim] quiet_ms` (programs that wait some other way; 0: never): so a program that sets up
+//! its actors and then waits runs the same way every time. Messages from plain threads to actors that are already
 //! scheduled are taken as they come (they are in the mailbox at once); a program that keeps
 //! sending from a plain thread while the simulation runs is correct but not reproducible.
 //!
 //! **Not modelled yet**: `hierarchical`'s periodic load balancing (its routing, pinning and
 //! steal plan are), caches as LRU sets (an actor's state is priced by where it last ran), the
-//! memory of an actor's home node (first touch), timers.
+//! memory of an actor's home node (first touch), per-message sender distances, contention,
+//! timers (docs/simulation.md).
 
 mod cost;
 mod driver;
