@@ -3,10 +3,12 @@
 //! engine carries them out on threads (`actor_centric/routing.rs`, `steal.rs`), the simulation
 //! engine on virtual workers (`sim/`).
 
+use crate::engine::placement::ActorPlacement;
 use crate::policy::cls::Cls;
 use crate::policy::hierarchical::{self, StealStep};
 use crate::policy::lgs::WeightedVictims;
-use crate::policy::{LgsVariants, PolicyKind};
+use crate::policy::{LgsVariants, PolicyKind, Route};
+use crate::telemetry::WorkerCounters;
 use loka_topology::WorkerLayout;
 
 /// How runnable actors are routed, decided once from the scheduler policy.
@@ -56,5 +58,69 @@ impl Victims {
             PolicyKind::Lgs(_) => Victims::Weighted(WeightedVictims::new(layout.groups(me))),
             PolicyKind::Hierarchical { .. } => Victims::Plan(hierarchical::steal_plan(me, layout)),
         }
+    }
+}
+
+/// Where a woken actor goes under `hierarchical` (see [`hierarchical::wake_target`]): a hub to
+/// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
+/// where they last ran. `sender` is the waking worker (`None`: a plain thread). `None` when the
+/// actor never ran and no sender worker is known. Shared by every engine that queues actors.
+#[inline]
+pub(crate) fn hierarchical_route(
+    layout: &WorkerLayout,
+    placement: &ActorPlacement,
+    sender: Option<usize>,
+) -> Option<Route> {
+    let hub = placement.is_hub();
+    let sender_on_home_node = match (sender, placement.home()) {
+        (Some(s), Some(home)) => layout.node_of(s) == layout.node_of(home),
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    let target = hierarchical::wake_target(
+        hub,
+        placement.home(),
+        placement.last(),
+        sender,
+        sender_on_home_node,
+    )?;
+    if hub {
+        // Even on its own worker a hub skips the next slot, which spills into stealable
+        // queues; the owner looks at its pinned queue first anyway.
+        return Some(Route::Pinned(target));
+    }
+    if let Some(home) = placement.home() {
+        let home_node = layout.node_of(home);
+        if home_node != layout.node_of(target) {
+            return Some(Route::Foreign {
+                worker: target,
+                home_node,
+            });
+        }
+    }
+    Some(if Some(target) == sender {
+        Route::LocalNext
+    } else {
+        Route::Tail(target)
+    })
+}
+
+/// The online hub detection of `hierarchical:auto`, for a wake-up from worker `me`: an actor
+/// woken again and again from other workers than its own talks with many partners spread over
+/// the machine, so it becomes a hub (counted in `counters`) and stays put.
+#[inline]
+pub(crate) fn note_hierarchical_wake(
+    placement: &ActorPlacement,
+    me: usize,
+    counters: &WorkerCounters,
+) {
+    if placement.is_hub() {
+        return;
+    }
+    match placement.last() {
+        Some(last) if last != me && placement.note_foreign_sender() => counters.hubs.bump(1),
+        Some(last) if last != me => {}
+        Some(_) => placement.note_local_wake(),
+        None => {}
     }
 }

@@ -10,10 +10,10 @@
 use super::worker::Worker;
 use super::{queues, Engine};
 use crate::actor::options::SpawnOptions;
-use crate::engine::choices::Routing;
+use crate::engine::choices::{self, Routing};
 use crate::engine::placement::{self, ActorPlacement};
 use crate::policy::placement::{Placement, PlacementStrategy};
-use crate::policy::{cls, hierarchical, lgs, LgsVariants, Route};
+use crate::policy::{cls, lgs, LgsVariants, Route};
 use crate::runtime::TaskRef;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -40,41 +40,9 @@ impl Engine {
     /// Where a woken actor goes under `hierarchical` (see [`hierarchical::wake_target`]): a hub to
     /// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
     /// where they last ran. `None` when the actor never ran and no sender worker is known.
+    #[inline]
     pub(super) fn hierarchical_route(&self, task: TaskRef, sender: Option<usize>) -> Option<Route> {
-        let placement = placement::of(&task);
-        let hub = placement.is_hub();
-        let layout = &self.shared.machine.layout;
-        let sender_on_home_node = match (sender, placement.home()) {
-            (Some(s), Some(home)) => layout.node_of(s) == layout.node_of(home),
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        let target = hierarchical::wake_target(
-            hub,
-            placement.home(),
-            placement.last(),
-            sender,
-            sender_on_home_node,
-        )?;
-        if hub {
-            // Even on its own worker a hub skips the next slot, which spills into stealable
-            // queues; the owner looks at its pinned queue first anyway.
-            return Some(Route::Pinned(target));
-        }
-        if let Some(home) = placement.home() {
-            let home_node = layout.node_of(home);
-            if home_node != layout.node_of(target) {
-                return Some(Route::Foreign {
-                    worker: target,
-                    home_node,
-                });
-            }
-        }
-        Some(if Some(target) == sender {
-            Route::LocalNext
-        } else {
-            Route::Tail(target)
-        })
+        choices::hierarchical_route(&self.shared.machine.layout, placement::of(&task), sender)
     }
 
     /// Queues a freshly spawned actor for its first activation: an explicit `Placement` wins,
@@ -213,16 +181,8 @@ impl Worker {
     /// again and again from other workers than its own talks with many partners spread over the
     /// machine, so it becomes a hub and stays put.
     fn hierarchical_route(&self, auto_hubs: bool, task: TaskRef) -> Route {
-        let placement = placement::of(&task);
-        if auto_hubs && !placement.is_hub() {
-            match placement.last() {
-                Some(last) if last != self.index() && placement.note_foreign_sender() => {
-                    self.counters().hubs.bump(1);
-                }
-                Some(last) if last != self.index() => {}
-                Some(_) => placement.note_local_wake(),
-                None => {}
-            }
+        if auto_hubs {
+            choices::note_hierarchical_wake(placement::of(&task), self.index(), self.counters());
         }
         self.engine()
             .hierarchical_route(task, Some(self.index()))

@@ -4,10 +4,10 @@
 
 use super::{Engine, External, State};
 use crate::actor::options::SpawnOptions;
-use crate::engine::choices::Routing;
+use crate::engine::choices::{self, Routing};
 use crate::engine::placement;
 use crate::policy::placement::{Placement, PlacementStrategy};
-use crate::policy::{cls, hierarchical, lgs, Route};
+use crate::policy::{cls, lgs, Route};
 use crate::runtime::TaskRef;
 
 impl Engine {
@@ -67,15 +67,8 @@ impl Engine {
                 }
             }
             Routing::Hierarchical { auto_hubs } => {
-                if auto_hubs && !place.is_hub() {
-                    match place.last() {
-                        Some(last) if last != w && place.note_foreign_sender() => {
-                            counters.hubs.bump(1)
-                        }
-                        Some(last) if last != w => {}
-                        Some(_) => place.note_local_wake(),
-                        None => {}
-                    }
+                if auto_hubs {
+                    choices::note_hierarchical_wake(place, w, counters);
                 }
                 self.hierarchical_route(task, Some(w))
                     .unwrap_or(Route::LocalNext)
@@ -85,40 +78,9 @@ impl Engine {
         self.push(st, route, task, Some(w), now);
     }
 
-    /// `hierarchical`'s wake-up target (see [`hierarchical::wake_target`]).
+    /// `hierarchical`'s wake-up target ([`choices::hierarchical_route`]).
     fn hierarchical_route(&self, task: TaskRef, sender: Option<usize>) -> Option<Route> {
-        let place = placement::of(&task);
-        let hub = place.is_hub();
-        let layout = &self.shared.machine.layout;
-        let sender_on_home_node = match (sender, place.home()) {
-            (Some(s), Some(home)) => layout.node_of(s) == layout.node_of(home),
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        let target = hierarchical::wake_target(
-            hub,
-            place.home(),
-            place.last(),
-            sender,
-            sender_on_home_node,
-        )?;
-        if hub {
-            return Some(Route::Pinned(target));
-        }
-        if let Some(home) = place.home() {
-            let home_node = layout.node_of(home);
-            if home_node != layout.node_of(target) {
-                return Some(Route::Foreign {
-                    worker: target,
-                    home_node,
-                });
-            }
-        }
-        Some(if Some(target) == sender {
-            Route::LocalNext
-        } else {
-            Route::Tail(target)
-        })
+        choices::hierarchical_route(&self.shared.machine.layout, placement::of(&task), sender)
     }
 
     /// A new actor spawned by the activation on worker `w`.
