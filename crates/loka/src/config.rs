@@ -23,6 +23,11 @@
 //! # cost = "cost.toml" # cost model keys replacing the built-in ones
 //! compute = "fixed"    # or "measured": add handlers' measured CPU time (not reproducible)
 //! quiet_ms = 200       # fold plain threads' input after this long without any (0: only on a wait)
+//! [message_centric]    # the message-centric engine (engine = "message-centric"; docs/message-centric.md)
+//! queues_per_worker = 16
+//! # queues = 64        # total queues instead (at least one per worker)
+//! victims = "longest"  # random | longest | none | nearest
+//! queue = "copy"       # or "list" (ablation: one allocation per message)
 //! ```
 
 use crate::policy::placement::PlacementStrategy;
@@ -137,30 +142,40 @@ pub enum EngineKind {
     /// The simulation engine: the same actors and policies on virtual workers of the configured
     /// topology, in virtual time, on one thread, reproducibly (docs/simulation.md).
     Sim,
+    /// Cforall's inverted executor: *messages* wait in sharded queues owned by the workers, which
+    /// take a queue's whole contents at once (gulping) and steal whole queues
+    /// (docs/message-centric.md).
+    MessageCentric,
 }
 
 impl EngineKind {
     /// Every engine, in the order sweeps and tests visit them.
-    pub const ALL: &'static [EngineKind] = &[EngineKind::ActorCentric, EngineKind::Sim];
+    pub const ALL: &'static [EngineKind] = &[
+        EngineKind::ActorCentric,
+        EngineKind::Sim,
+        EngineKind::MessageCentric,
+    ];
 
     /// The engine's name, as accepted by [`FromStr`](std::str::FromStr).
     pub const fn name(self) -> &'static str {
         match self {
             EngineKind::ActorCentric => "actor-centric",
             EngineKind::Sim => "sim",
+            EngineKind::MessageCentric => "message-centric",
         }
     }
 
     /// Whether this engine can carry out `policy`'s decisions. The actor-centric engine runs every
     /// policy loka has, and so does the simulation engine (without `hierarchical`'s periodic load
     /// balancing, docs/simulation.md); an engine added later declares here what it supports, and
-    /// [`Config::validate`] turns an unsupported pair into [`ConfigError::Unsupported`].
+    /// [`Config::validate`] turns an unsupported pair into [`ConfigError::Unsupported`]. The
+    /// message-centric engine queues messages, not actors, so the actor-placing policies mean
+    /// nothing there: it runs `cls` (and `auto`, which resolves to it); its own choice is the
+    /// victim selection ([`MessageCentricConfig::victims`]).
     pub fn supports(self, policy: PolicyKind) -> bool {
         match self {
-            EngineKind::ActorCentric | EngineKind::Sim => {
-                let _ = policy;
-                true
-            }
+            EngineKind::ActorCentric | EngineKind::Sim => true,
+            EngineKind::MessageCentric => matches!(policy, PolicyKind::Cls | PolicyKind::Auto),
         }
     }
 
@@ -173,7 +188,7 @@ impl EngineKind {
     /// Whether this engine runs on the real machine (its timings are wall-clock time); the
     /// simulation engine's are virtual.
     pub const fn is_real(self) -> bool {
-        matches!(self, EngineKind::ActorCentric)
+        matches!(self, EngineKind::ActorCentric | EngineKind::MessageCentric)
     }
 }
 
@@ -251,6 +266,136 @@ pub struct Config {
     pub balance_threshold: f64,
     /// The simulation engine's settings.
     pub sim: SimConfig,
+    /// The message-centric engine's settings.
+    pub message_centric: MessageCentricConfig,
+}
+
+/// How a message-centric worker whose queues are empty picks the worker it steals a queue from.
+///
+/// Names: `random`, `longest`, `none`, `nearest`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum VictimSelection {
+    /// A uniformly random other worker.
+    Random,
+    /// Cforall's "longest victim": the worker whose last steal attempt is oldest (a worker busy
+    /// for longest is the likeliest to have a backlog).
+    #[default]
+    Longest,
+    /// No stealing: a worker runs only its own queues.
+    None,
+    /// loka's addition: the nearest workers first, by the topology's victim groups (same core,
+    /// same cache, same node, then farther), random within a group.
+    Nearest,
+}
+
+impl VictimSelection {
+    /// Every selection, in the order sweeps visit them.
+    pub const ALL: &'static [VictimSelection] = &[
+        VictimSelection::Longest,
+        VictimSelection::Random,
+        VictimSelection::Nearest,
+        VictimSelection::None,
+    ];
+
+    /// The name accepted by [`FromStr`](std::str::FromStr).
+    pub const fn name(self) -> &'static str {
+        match self {
+            VictimSelection::Random => "random",
+            VictimSelection::Longest => "longest",
+            VictimSelection::None => "none",
+            VictimSelection::Nearest => "nearest",
+        }
+    }
+}
+
+impl std::fmt::Display for VictimSelection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for VictimSelection {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        VictimSelection::ALL
+            .iter()
+            .copied()
+            .find(|v| v.name() == s.trim())
+            .ok_or_else(|| {
+                format!("unknown victim selection `{s}` (known: random, longest, none, nearest)")
+            })
+    }
+}
+
+impl TryFrom<String> for VictimSelection {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<VictimSelection> for String {
+    fn from(v: VictimSelection) -> String {
+        v.name().to_owned()
+    }
+}
+
+/// The data structure behind each message-centric queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueKind {
+    /// Cforall's copy queue: letters copied into a growable array, no allocation per send once
+    /// grown, shrunk only when less than half used.
+    #[default]
+    Copy,
+    /// A linked list, one node allocated per letter (the ablation Cforall compares against).
+    List,
+}
+
+impl std::str::FromStr for QueueKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "copy" => Ok(QueueKind::Copy),
+            "list" => Ok(QueueKind::List),
+            _ => Err(format!("unknown queue kind `{s}` (known: copy, list)")),
+        }
+    }
+}
+
+/// The message-centric engine's settings (`[message_centric]` in TOML; docs/message-centric.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MessageCentricConfig {
+    /// Queues each worker owns (Cforall's sharding; ≥ 1). Ignored when `queues` is set.
+    pub queues_per_worker: usize,
+    /// Total queues, split over the workers in contiguous ranges as evenly as possible (at least
+    /// one per worker). `None`: `queues_per_worker` × workers.
+    pub queues: Option<usize>,
+    /// Whom an idle worker steals a queue from.
+    pub victims: VictimSelection,
+    /// Copy queues or linked lists.
+    pub queue: QueueKind,
+}
+
+impl Default for MessageCentricConfig {
+    fn default() -> Self {
+        MessageCentricConfig {
+            queues_per_worker: 16,
+            queues: None,
+            victims: VictimSelection::Longest,
+            queue: QueueKind::Copy,
+        }
+    }
+}
+
+impl MessageCentricConfig {
+    /// The total number of queues for `workers` workers.
+    pub fn total_queues(&self, workers: usize) -> usize {
+        self.queues
+            .unwrap_or(self.queues_per_worker.saturating_mul(workers))
+    }
 }
 
 /// How the simulation engine charges handler code.
@@ -308,6 +453,7 @@ impl Default for Config {
             balance_interval: 2_000,
             balance_threshold: 0.5,
             sim: SimConfig::default(),
+            message_centric: MessageCentricConfig::default(),
         }
     }
 }
@@ -389,6 +535,25 @@ impl Config {
         env_field!("LOKA_SEED", "seed", seed);
         env_field!("LOKA_IDLE_SPIN_US", "idle.spin_us", idle.spin_us);
         env_field!("LOKA_IDLE_YIELD_US", "idle.yield_us", idle.yield_us);
+        env_field!(
+            "LOKA_MC_VICTIMS",
+            "message_centric.victims",
+            message_centric.victims
+        );
+        env_field!(
+            "LOKA_MC_QUEUES_PER_WORKER",
+            "message_centric.queues_per_worker",
+            message_centric.queues_per_worker
+        );
+        env_field!(
+            "LOKA_MC_QUEUE",
+            "message_centric.queue",
+            message_centric.queue
+        );
+        if let Some(value) = var("LOKA_MC_QUEUES") {
+            next.message_centric.queues =
+                Some(parse("message_centric.queues", "LOKA_MC_QUEUES", &value)?);
+        }
         if let Some(value) = var("LOKA_TOPOLOGY") {
             next.topology = value;
         }
@@ -432,6 +597,33 @@ impl Config {
                 policy: self.policy,
                 source_name: source_name.to_owned(),
             });
+        }
+        let mc = &self.message_centric;
+        if mc.queues_per_worker == 0 {
+            return Err(invalid(
+                "message_centric.queues_per_worker",
+                "0".into(),
+                "each worker needs at least one queue",
+            ));
+        }
+        if let Some(queues) = mc.queues {
+            if queues == 0 {
+                return Err(invalid(
+                    "message_centric.queues",
+                    "0".into(),
+                    "at least one queue per worker is needed",
+                ));
+            }
+            if queues < self.workers {
+                return Err(invalid(
+                    "message_centric.queues",
+                    queues.to_string(),
+                    &format!(
+                        "fewer queues than the {} workers: every worker must own at least one",
+                        self.workers
+                    ),
+                ));
+            }
         }
         if self.throughput == 0 {
             return Err(invalid(

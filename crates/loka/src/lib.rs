@@ -42,11 +42,12 @@ pub use actor::{
     ReplyTo, SendError, SpawnOptions,
 };
 pub use config::{
-    Config, ConfigError, EngineKind, IdleStrategy, SimCompute, SimConfig, UnknownEngine,
+    Config, ConfigError, EngineKind, IdleStrategy, MessageCentricConfig, QueueKind, SimCompute,
+    SimConfig, UnknownEngine, VictimSelection,
 };
 pub use loka_topology as topology;
 pub use machine::Machine;
 pub use policy::placement::PlacementStrategy;
 pub use policy::PolicyKind;
 pub use system::{System, SystemBuilder};
-pub use telemetry::{SimStats, Stats, WorkerStats};
+pub use telemetry::{MessageCentricStats, SimStats, Stats, WorkerStats};

@@ -35,7 +35,13 @@ impl System {
         config.validate("the configuration")?;
         let machine = Machine::load(&config)?;
         let requested = config.policy;
-        let (chosen, reason) = requested.resolve(machine.layout.node_count(), config.workers);
+        let (chosen, reason) = match (config.engine, requested) {
+            (EngineKind::MessageCentric, PolicyKind::Auto) => (
+                PolicyKind::Cls,
+                Some("message-centric engine: it queues messages, not actors; its victim selection is its policy"),
+            ),
+            _ => requested.resolve(machine.layout.node_count(), config.workers),
+        };
         let config = Config {
             policy: chosen,
             ..config
@@ -97,6 +103,9 @@ impl System {
         if self.engine.stop_workers() {
             // SAFETY: every worker has been joined, so no activation runs or will run.
             unsafe { self.shared.terminate_all() };
+            // Letters still queued (message-centric): dead letters, and the stopped actors'
+            // release letters behind them.
+            self.engine.discard_queued();
         }
     }
 
@@ -110,6 +119,7 @@ impl System {
     pub fn stats(&self) -> Stats {
         Stats {
             sim: self.engine.sim_stats(),
+            message_centric: self.engine.message_centric_stats(),
             ..self.shared.stats()
         }
     }

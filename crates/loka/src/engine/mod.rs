@@ -9,8 +9,10 @@
 
 pub(crate) mod actor_centric;
 pub(crate) mod choices;
+pub(crate) mod message_centric;
 pub(crate) mod placement;
 pub(crate) mod sim;
+pub(crate) mod sleepers;
 
 use crate::config::{ConfigError, EngineKind};
 use crate::policy::placement::PlacementStrategy;
@@ -24,6 +26,8 @@ pub(crate) enum Engine {
     ActorCentric(Arc<actor_centric::Engine>),
     /// Virtual workers in virtual time.
     Sim(Arc<sim::Engine>),
+    /// Sharded queues of messages (Cforall's executor).
+    MessageCentric(Arc<message_centric::Engine>),
 }
 
 impl Engine {
@@ -40,14 +44,34 @@ impl Engine {
                 let (engine, root) = sim::Engine::start(shared, cost);
                 (Engine::Sim(engine), root)
             }
+            EngineKind::MessageCentric => {
+                let (engine, root) = message_centric::Engine::start(shared);
+                (Engine::MessageCentric(engine), root)
+            }
         })
+    }
+
+    /// The message-centric engine's statistics, under that engine.
+    pub(crate) fn message_centric_stats(&self) -> Option<crate::telemetry::MessageCentricStats> {
+        match self {
+            Engine::MessageCentric(e) => Some(e.stats()),
+            _ => None,
+        }
+    }
+
+    /// After the actors were terminated at shutdown: drops what is still queued (the
+    /// message-centric engine's letters; the other engines queue nothing by then).
+    pub(crate) fn discard_queued(&self) {
+        if let Engine::MessageCentric(e) = self {
+            e.discard_queued();
+        }
     }
 
     /// The simulation's progress, under the simulation engine.
     pub(crate) fn sim_stats(&self) -> Option<crate::telemetry::SimStats> {
         match self {
-            Engine::ActorCentric(_) => None,
             Engine::Sim(e) => Some(e.sim_stats()),
+            _ => None,
         }
     }
 
@@ -57,6 +81,7 @@ impl Engine {
         match self {
             Engine::ActorCentric(e) => e.wait_quiescent(timeout),
             Engine::Sim(e) => e.wait_quiescent(timeout),
+            Engine::MessageCentric(e) => e.wait_quiescent(timeout),
         }
     }
 
@@ -65,6 +90,7 @@ impl Engine {
         match self {
             Engine::ActorCentric(e) => e.stop_workers(),
             Engine::Sim(e) => e.stop_workers(),
+            Engine::MessageCentric(e) => e.stop_workers(),
         }
     }
 
@@ -73,6 +99,7 @@ impl Engine {
         match self {
             Engine::ActorCentric(e) => e.set_placement(hubs, strategy),
             Engine::Sim(e) => e.set_placement(hubs, strategy),
+            Engine::MessageCentric(e) => e.set_placement(hubs, strategy),
         }
     }
 }

@@ -12,7 +12,7 @@
 //! actors (fork-join, request handlers) would otherwise each carry a kilobyte of empty slots.
 //!
 //! ## The tail word
-//! `position << 2 | CLOSED | IDLE`. Positions advance by one per slot; a block covers [`LAP`]
+//! `position << 3 | DIRECT | CLOSED | IDLE`. Positions advance by one per slot; a block covers [`LAP`]
 //! positions: its slots, then a marker (`offset == capacity`) meaning "the producer that took this
 //! block's last slot is linking the next block"; others wait for it (a few instructions). The small
 //! first block leaves the rest of lap 0 unused: its linker steps the position from the marker
@@ -58,7 +58,11 @@ const LAP: usize = BLOCK_CAP + 1;
 
 const IDLE: usize = 1;
 const CLOSED: usize = 2;
-const SHIFT: usize = 2;
+/// The mailbox is unused: its actor's messages travel through the message-centric engine's
+/// queues (see [`Push::Direct`]). Tested with `CLOSED` in one instruction, so the actor-centric
+/// send path pays nothing for it.
+const DIRECT: usize = 4;
+const SHIFT: usize = 3;
 
 struct Slot<T> {
     value: UnsafeCell<MaybeUninit<T>>,
@@ -162,6 +166,9 @@ pub(crate) enum Push<T> {
     Queued,
     /// The mailbox is closed; the message is handed back.
     Rejected(T),
+    /// The mailbox is direct ([`Mailbox::new_direct`]): nothing was queued, the caller must hand
+    /// the message to the engine.
+    Direct(T),
 }
 
 /// Result of [`Mailbox::pop`].
@@ -208,6 +215,20 @@ impl<T> Mailbox<T> {
         }
     }
 
+    /// A mailbox that queues nothing: every [`push`](Self::push) answers [`Push::Direct`] (or
+    /// `Rejected` once closed). It keeps only the closed state, for actors whose messages the
+    /// message-centric engine queues.
+    pub(crate) fn new_direct() -> Self {
+        let mailbox = Self::new();
+        mailbox.tail_word.store(DIRECT, Relaxed);
+        mailbox
+    }
+
+    /// Whether the mailbox was made by [`new_direct`](Self::new_direct).
+    pub(crate) fn is_direct(&self) -> bool {
+        self.tail_word.load(Relaxed) & DIRECT != 0
+    }
+
     /// A block for the next lap: the spare if there is one, else a new allocation.
     fn fresh_block(&self) -> *mut Block<T> {
         // Relaxed peek first: most boundaries of a mailbox whose consumer keeps up find the spare,
@@ -248,12 +269,16 @@ impl<T> Mailbox<T> {
         // release sequence).
         let mut word = self.tail_word.load(Acquire);
         loop {
-            if word & CLOSED != 0 {
+            if word & (CLOSED | DIRECT) != 0 {
                 if !next_block.is_null() {
                     // SAFETY: never published, so we own it, and it is fresh.
                     unsafe { self.recycle(next_block) };
                 }
-                return Push::Rejected(value);
+                return if word & CLOSED != 0 {
+                    Push::Rejected(value)
+                } else {
+                    Push::Direct(value)
+                };
             }
             let position = word >> SHIFT;
             let offset = position % LAP;

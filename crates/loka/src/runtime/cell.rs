@@ -10,6 +10,7 @@
 use super::exec::Exec;
 use super::handles::Handles;
 use super::id::ActorId;
+use super::letter::{self, Letter, LetterVtable};
 use super::task::{Header, RunOutcome, TaskRef, Vtable};
 use super::{ActorFailure, Runtime};
 use crate::actor::options::SpawnOptions;
@@ -164,7 +165,13 @@ pub(crate) fn spawn<B: Behavior>(
     let id = shared.next_actor_id(from);
     let cell = Arc::new(ActorCell {
         header: Header::new(&ActorCell::<B>::VTABLE, id),
-        mailbox: Mailbox::new(),
+        // Under the message-centric engine messages travel in the engine's queues as letters; the
+        // mailbox then only says whether the actor has stopped.
+        mailbox: if runtime.direct() {
+            Mailbox::new_direct()
+        } else {
+            Mailbox::new()
+        },
         handles: Handles::new(1),
         inner: std::cell::UnsafeCell::new(Inner {
             life,
@@ -175,7 +182,7 @@ pub(crate) fn spawn<B: Behavior>(
         named: options.name.is_some(),
     });
     // SAFETY: the cell was just made; no other thread can see it yet.
-    unsafe { runtime.scheduler().init_task(&cell.header, &options) };
+    unsafe { runtime.scheduler().init_task(&cell.header, &options, from) };
     if let Some(name) = &options.name {
         shared.name(id, name);
     }
@@ -187,10 +194,15 @@ pub(crate) fn spawn<B: Behavior>(
         shared.note_hub(from);
     }
     if !options.lazy {
-        // A fresh mailbox is idle, so this push always asks us to schedule.
-        let pushed = cell.mailbox.push(Envelope::Start);
-        debug_assert!(matches!(pushed, Push::Wake));
-        runtime.scheduler().schedule_spawned(task, &options, from);
+        // A fresh mailbox is idle, so this push asks us to schedule (or, direct, to post).
+        match cell.mailbox.push(Envelope::Start) {
+            Push::Wake => runtime.scheduler().schedule_spawned(task, &options, from),
+            Push::Direct(start) => {
+                let posted = cell.post(start);
+                debug_assert!(posted.is_ok(), "a fresh actor is open");
+            }
+            Push::Queued | Push::Rejected(_) => unreachable!("a fresh mailbox is idle and open"),
+        }
     }
     cell
 }
@@ -199,6 +211,18 @@ impl<B: Behavior> ActorCell<B> {
     const VTABLE: Vtable = Vtable {
         run: Self::run_raw,
         shutdown: Self::shutdown_raw,
+    };
+
+    /// Letters carrying this actor's envelopes (message-centric engine).
+    const LETTER: LetterVtable = LetterVtable {
+        deliver: Self::deliver_letter,
+        discard: Self::discard_letter,
+    };
+
+    /// The letter that releases the life reference once every letter queued before it is gone.
+    const RELEASE: LetterVtable = LetterVtable {
+        deliver: Self::deliver_release,
+        discard: Self::release_letter,
     };
 
     #[inline]
@@ -237,7 +261,62 @@ impl<B: Behavior> ActorCell<B> {
             }
             Push::Queued => Ok(()),
             Push::Rejected(envelope) => Err(envelope),
+            Push::Direct(envelope) => self.post(envelope),
         }
+    }
+
+    /// Hands an envelope to the engine as a letter (direct mailbox: message-centric engine).
+    #[inline(never)]
+    fn post(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
+        let letter = Letter::new(self.task(), &Self::LETTER, envelope);
+        self.runtime.scheduler().post(letter).map_err(|letter| {
+            // SAFETY: made above with an `Envelope<B>`.
+            unsafe { letter.open::<Envelope<B>>() }
+        })
+    }
+
+    /// The cell a letter is addressed to.
+    ///
+    /// # Safety
+    /// The task is an `ActorCell<B>` kept alive by its life reference (its release letter is
+    /// queued behind every letter addressed to it).
+    unsafe fn of_letter<'a>(task: TaskRef) -> &'a Self {
+        // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)).
+        unsafe { task.as_ptr().cast::<Self>().as_ref() }
+    }
+
+    unsafe fn deliver_letter(task: TaskRef, payload: *mut letter::Payload, exec: &Exec) -> bool {
+        // SAFETY: `LETTER` letters are addressed to live `ActorCell<B>`s and carry an
+        // `Envelope<B>`, consumed once (the vtable's contract).
+        let (cell, envelope) =
+            unsafe { (Self::of_letter(task), letter::take::<Envelope<B>>(payload)) };
+        cell.receive(envelope, exec)
+    }
+
+    unsafe fn discard_letter(task: TaskRef, payload: *mut letter::Payload) {
+        // SAFETY: as in `deliver_letter`.
+        let (cell, envelope) =
+            unsafe { (Self::of_letter(task), letter::take::<Envelope<B>>(payload)) };
+        if matches!(envelope, Envelope::Msg(_)) {
+            cell.runtime.shared.note_dead_letters(cell.id(), 1);
+        }
+        drop(envelope);
+    }
+
+    unsafe fn deliver_release(task: TaskRef, payload: *mut letter::Payload, _: &Exec) -> bool {
+        // SAFETY: forwarded.
+        unsafe { Self::release_letter(task, payload) };
+        false
+    }
+
+    unsafe fn release_letter(task: TaskRef, _: *mut letter::Payload) {
+        // SAFETY: the release letter is queued once, by `terminate`, behind every letter addressed
+        // to the actor; it carries the life reference taken in `spawn`, released here once.
+        unsafe {
+            drop(Arc::from_raw(
+                task.as_ptr().cast::<Self>().as_ptr() as *const Self
+            ))
+        };
     }
 
     /// One more handle (a reference, or a pending continuation that may still send to us).
@@ -319,28 +398,7 @@ impl<B: Behavior> ActorCell<B> {
                 },
             };
             processed += 1;
-            let Life::Ready(actor) = &mut inner.life else {
-                unreachable!("a started actor has state until it terminates")
-            };
-            let result = match envelope {
-                Envelope::Msg(msg) => {
-                    catch_unwind(AssertUnwindSafe(|| actor.handle(&mut ctx, msg)))
-                }
-                Envelope::Call(call) => catch_unwind(AssertUnwindSafe(|| call(actor, &mut ctx))),
-                Envelope::Start => Ok(()),
-                Envelope::Stop => {
-                    B::inner(&mut ctx).stopping = true;
-                    Ok(())
-                }
-                Envelope::Unreferenced => {
-                    // SAFETY: we hold the schedule.
-                    if unsafe { self.handles.can_stop(&self.mailbox) } {
-                        B::inner(&mut ctx).stopping = true;
-                    }
-                    Ok(())
-                }
-            };
-            failure = result.err().map(panic_message);
+            failure = self.handle(inner, &mut ctx, envelope);
         };
         exec.counters().messages.bump(processed as u64);
         if outcome == RunOutcome::Stopped {
@@ -349,12 +407,97 @@ impl<B: Behavior> ActorCell<B> {
         outcome
     }
 
+    /// Runs one envelope with the started actor's state; returns the panic message if it failed.
+    #[inline]
+    fn handle(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        envelope: Envelope<B>,
+    ) -> Option<String> {
+        let Life::Ready(actor) = &mut inner.life else {
+            unreachable!("a started actor has state until it terminates")
+        };
+        let result = match envelope {
+            Envelope::Msg(msg) => catch_unwind(AssertUnwindSafe(|| actor.handle(ctx, msg))),
+            Envelope::Call(call) => catch_unwind(AssertUnwindSafe(|| call(actor, ctx))),
+            Envelope::Start => Ok(()),
+            Envelope::Stop => {
+                B::inner(ctx).stopping = true;
+                Ok(())
+            }
+            Envelope::Unreferenced => {
+                if self.can_stop_unreferenced() {
+                    B::inner(ctx).stopping = true;
+                }
+                Ok(())
+            }
+        };
+        result.err().map(panic_message)
+    }
+
+    /// Whether the `Unreferenced` signal being handled may stop the actor: no handle exists and
+    /// nothing is queued behind the signal (in the mailbox, or for a direct mailbox in the
+    /// engine's queues: a scan, paid once per actor that stops unreferenced).
+    #[cold]
+    fn can_stop_unreferenced(&self) -> bool {
+        if self.mailbox.is_direct() {
+            // Handles first, then the queue: the order `Handles::can_stop` explains.
+            self.handles.none_left() && !self.runtime.scheduler().has_queued(self.task())
+        } else {
+            // SAFETY: we hold the schedule (the only callers are activations).
+            unsafe { self.handles.can_stop(&self.mailbox) }
+        }
+    }
+
+    /// Receives one letter's envelope (message-centric engine): starts the actor if needed, runs
+    /// the envelope, stops the actor if it asked to or failed. Returns whether it was a user
+    /// message. Letters to a stopped actor (queued before it closed) are dead letters.
+    fn receive(&self, envelope: Envelope<B>, exec: &Exec) -> bool {
+        // SAFETY: the engine hands this actor's letters to one worker at a time, in order (its
+        // queue is processed by one worker at a time), so we are the only activation.
+        let inner = unsafe { &mut *self.inner.get() };
+        let is_message = matches!(envelope, Envelope::Msg(_));
+        if let Life::Gone = inner.life {
+            if is_message {
+                self.runtime.shared.note_dead_letters(self.id(), 1);
+            }
+            return false;
+        }
+        let mut ctx = B::context(CellContext::new(self, Some(exec)));
+        let mut failure = None;
+        if !inner.started {
+            failure = start(inner, &mut ctx).err();
+        }
+        let mut unhandled = Some(envelope);
+        if failure.is_none() && !B::inner(&mut ctx).stopping {
+            let envelope = unhandled.take().expect("not taken yet");
+            failure = self.handle(inner, &mut ctx, envelope);
+        }
+        if failure.is_some() || B::inner(&mut ctx).stopping {
+            self.terminate(inner, failure, Some(exec));
+        }
+        if let Some(Envelope::Msg(_)) = unhandled {
+            self.runtime.shared.note_dead_letters(self.id(), 1);
+        }
+        is_message
+    }
+
     /// Stops the actor for good: close the mailbox, run `stopped`, drop the state, report queued
     /// messages as dead letters, report a failure, release the life reference.
     fn terminate(&self, inner: &mut Inner<B>, failure: Option<String>, exec: Option<&Exec>) {
         // The closing activation holds the schedule, so no sender can schedule this actor again;
         // from here on every send is rejected with its message.
         self.mailbox.close();
+        let direct = self.mailbox.is_direct();
+        if direct {
+            // Letters queued before the close are still in the engine's queue and point at this
+            // cell: the life reference is released by a letter queued behind them all, and the
+            // engine refuses every later one.
+            let task = self.task();
+            let release = Letter::new(task, &Self::RELEASE, ());
+            self.runtime.scheduler().close(task, release);
+        }
         if let Life::Ready(actor) = &mut inner.life {
             if inner.started {
                 let mut ctx = B::context(CellContext::new(self, exec));
@@ -409,9 +552,11 @@ impl<B: Behavior> ActorCell<B> {
         }
         shared.unregister(self.id(), self.named);
         shared.note_stopped(exec);
-        // SAFETY: releases the life reference taken in `spawn`, exactly once (an actor terminates
-        // once). Must be the last use of `self`, which may be freed here.
-        unsafe { drop(Arc::from_raw(self as *const Self)) };
+        if !direct {
+            // SAFETY: releases the life reference taken in `spawn`, exactly once (an actor
+            // terminates once). Must be the last use of `self`, which may be freed here.
+            unsafe { drop(Arc::from_raw(self as *const Self)) };
+        }
     }
 }
 

@@ -40,6 +40,12 @@ impl Handles {
         self.0.fetch_sub(1, AcqRel) == 1
     }
 
+    /// Whether no handle exists (Acquire: every send made through a dropped handle is visible).
+    #[inline]
+    pub(crate) fn none_left(&self) -> bool {
+        self.0.load(Acquire) == 0
+    }
+
     /// Whether an actor that received the `Unreferenced` signal may stop.
     ///
     /// Order matters: handles first, then the queue. A sender finishes its claim before it drops

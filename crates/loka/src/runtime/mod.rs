@@ -22,6 +22,7 @@ pub(crate) mod cell;
 pub(crate) mod exec;
 mod handles;
 pub(crate) mod id;
+pub(crate) mod letter;
 #[cfg(all(test, loom))]
 mod loom_tests;
 pub(crate) mod registry;
@@ -30,6 +31,7 @@ pub(crate) mod task;
 pub(crate) use cell::{Behavior, CellContext, Deliver};
 pub(crate) use exec::Exec;
 pub use id::ActorId;
+pub(crate) use letter::Letter;
 pub(crate) use task::{Header, RunOutcome, SchedState, TaskRef};
 
 use crate::actor::options::SpawnOptions;
@@ -48,8 +50,9 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
     /// Gives a new actor's per-actor scheduling state ([`Header::sched`]) its initial value.
     ///
     /// # Safety
-    /// Called once per task, before the task is shared with any other thread.
-    unsafe fn init_task(&self, header: &Header, options: &SpawnOptions);
+    /// Called once per task, before the task is shared with any other thread. `from` is the
+    /// worker spawning it (`None` for a plain thread).
+    unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, from: Option<&Exec>);
 
     /// Queues a new actor for its first activation. `from` is the worker that spawned it (`None`
     /// for a plain thread).
@@ -75,6 +78,35 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
     /// A plain thread starts waiting for a reply ([`crate::Pending`]): an engine that runs only
     /// when someone waits (the simulation) runs now.
     fn waiting(&self) {}
+
+    /// Whether actors get direct mailboxes: their envelopes come to the engine as [`Letter`]s
+    /// through [`post`](Self::post) instead of waiting in the mailbox (the message-centric
+    /// engine). Read once, when a [`Runtime`] handle is made. The other methods below are only
+    /// called when this is `true`.
+    fn direct(&self) -> bool {
+        false
+    }
+
+    /// Queues a letter for its actor; hands it back if the actor has closed (see
+    /// [`close`](Self::close)).
+    fn post(&self, letter: Letter) -> Result<(), Letter> {
+        drop(letter);
+        unreachable!("letters are only posted to engines with direct mailboxes");
+    }
+
+    /// The actor `task` has stopped: refuse its later letters and queue `release` (which frees
+    /// the actor) behind those already queued.
+    fn close(&self, task: TaskRef, release: Letter) {
+        let _ = (task, release);
+        unreachable!("only engines with direct mailboxes close actors");
+    }
+
+    /// Whether letters to `task` are queued (behind the one being delivered). Called by the
+    /// actor's own delivery, rarely (an actor about to stop because no reference is left).
+    fn has_queued(&self, task: TaskRef) -> bool {
+        let _ = task;
+        unreachable!("only engines with direct mailboxes queue letters");
+    }
 }
 
 /// A record of an actor that stopped because its handler panicked.
@@ -227,6 +259,8 @@ pub(crate) struct Runtime {
     throughput: usize,
     /// The engine wants to hear when a plain thread waits for a reply.
     wait_notice: bool,
+    /// Actors get direct mailboxes (see [`Scheduler::direct`]).
+    direct: bool,
 }
 
 impl Runtime {
@@ -234,6 +268,7 @@ impl Runtime {
         Runtime {
             throughput: shared.config.throughput,
             wait_notice: scheduler.wants_wait_notice(),
+            direct: scheduler.direct(),
             scheduler,
             shared,
         }
@@ -248,6 +283,12 @@ impl Runtime {
     #[inline]
     pub(crate) fn throughput(&self) -> usize {
         self.throughput
+    }
+
+    /// Whether actors get direct mailboxes (message-centric engine).
+    #[inline]
+    pub(crate) fn direct(&self) -> bool {
+        self.direct
     }
 
     /// Whether the engine wants to hear when a plain thread waits for a reply.

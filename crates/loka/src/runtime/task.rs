@@ -135,6 +135,12 @@ impl TaskRef {
         unsafe { (self.0.as_ref().vtable.run)(self.0, exec) }
     }
 
+    /// The pointer to the header (the cell's first field).
+    #[inline]
+    pub(crate) fn as_ptr(self) -> NonNull<Header> {
+        self.0
+    }
+
     /// The header: id and the engine's per-actor state.
     #[inline]
     pub(crate) fn header(&self) -> &Header {

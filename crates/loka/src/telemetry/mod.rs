@@ -189,10 +189,23 @@ worker_counters! {
     balance_rounds,
     /// Actors this worker pulled along a migration path (hierarchical, Alg. 4.2).
     balance_migrations,
+    /// Message-centric: queues this worker gulped (took whole).
+    gulps,
+    /// Message-centric: letters those gulps took.
+    gulped,
+    /// Message-centric: gulps skipped because another worker was processing the queue (it had
+    /// been stolen while its previous gulp ran).
+    missed_gulps,
+    /// Message-centric: steal attempts that found no candidate queue at the victim.
+    steal_no_candidate,
+    /// Message-centric: steal attempts whose wait-free swap failed (another thief).
+    steal_failed_swap,
+    /// Message-centric: letters in the queues this worker stole, at the moment of the steal.
+    letters_stolen,
 }
 
 /// A snapshot of the whole system's counters, from [`crate::System::stats`].
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize)]
 pub struct Stats {
     /// The scheduler policy the system runs (what `auto` resolved to, if it was asked for).
     pub policy: String,
@@ -219,6 +232,55 @@ pub struct Stats {
     pub hubs: u64,
     /// Under the simulation engine: virtual time, events and the trace hash (`None` otherwise).
     pub sim: Option<SimStats>,
+    /// Under the message-centric engine: gulps and queue steals (`None` otherwise).
+    pub message_centric: Option<MessageCentricStats>,
+}
+
+/// What the message-centric engine has done (docs/message-centric.md), Cforall's statistics.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MessageCentricStats {
+    /// Sharded queues.
+    pub queues: u64,
+    /// Letters posted to the queues (messages and control envelopes: start, stop, …).
+    pub letters_posted: u64,
+    /// Queues taken whole by a worker.
+    pub gulps: u64,
+    /// Letters per gulp, on average.
+    pub avg_gulp_size: f64,
+    /// Gulps skipped because another worker was processing the queue.
+    pub missed_gulps: u64,
+    /// Steal attempts.
+    pub steal_attempts: u64,
+    /// Failed attempts: the victim had no candidate queue.
+    pub steal_no_candidate: u64,
+    /// Failed attempts: the wait-free swap lost to another thief.
+    pub steal_failed_swap: u64,
+    /// Queues stolen.
+    pub queues_stolen: u64,
+    /// Letters in the stolen queues when they were stolen.
+    pub letters_stolen: u64,
+    /// Letters per stolen queue, on average.
+    pub avg_steal_size: f64,
+}
+
+impl MessageCentricStats {
+    /// The statistics from the workers' counters, with the engine's own totals.
+    pub(crate) fn from_counters(total: &WorkerStats, queues: u64, letters_posted: u64) -> Self {
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        MessageCentricStats {
+            queues,
+            letters_posted,
+            gulps: total.gulps,
+            avg_gulp_size: ratio(total.gulped, total.gulps),
+            missed_gulps: total.missed_gulps,
+            steal_attempts: total.steal_attempts,
+            steal_no_candidate: total.steal_no_candidate,
+            steal_failed_swap: total.steal_failed_swap,
+            queues_stolen: total.steals,
+            letters_stolen: total.letters_stolen,
+            avg_steal_size: ratio(total.letters_stolen, total.steals),
+        }
+    }
 }
 
 /// What the simulation engine has done (docs/simulation.md).
@@ -282,6 +344,7 @@ impl Counters {
             unparks: system.unparks.get(),
             hubs: total.hubs + system.external_hubs.get(),
             sim: None,
+            message_centric: None,
             workers,
             total,
         }

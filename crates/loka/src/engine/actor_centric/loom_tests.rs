@@ -1,7 +1,7 @@
 //! Loom models of the engine's parking protocol (`idle.rs`): the real `Sleepers::park`, driven
 //! with loom's threads and atomics.
 
-use super::idle::Sleepers;
+use crate::engine::sleepers::Sleepers;
 use crate::sync::AtomicBool;
 use loom::sync::Arc;
 use loom::thread;

@@ -30,13 +30,13 @@ mod worker;
 
 use super::choices::Routing;
 use super::placement::{self, ActorPlacement};
+use super::sleepers::Sleepers;
 use crate::actor::options::SpawnOptions;
 use crate::policy::placement::PlacementStrategy;
 use crate::runtime::{Exec, Header, Runtime, Scheduler, Shared, TaskRef};
 use crate::sync::{AtomicBool, AtomicU8, AtomicUsize};
 use balance::BalanceHistory;
 use crossbeam_utils::CachePadded;
-use idle::Sleepers;
 use parking_lot::{Condvar, Mutex};
 use queues::WorkerQueues;
 use std::sync::atomic::Ordering::Relaxed;
@@ -177,7 +177,7 @@ impl Engine {
 }
 
 impl Scheduler for Engine {
-    unsafe fn init_task(&self, header: &Header, options: &SpawnOptions) {
+    unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
         // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
         unsafe { header.sched.init(ActorPlacement::new(options)) }
     }

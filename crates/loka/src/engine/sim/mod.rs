@@ -293,7 +293,7 @@ impl Engine {
 }
 
 impl Scheduler for Engine {
-    unsafe fn init_task(&self, header: &Header, options: &SpawnOptions) {
+    unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
         // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
         unsafe { header.sched.init(ActorPlacement::new(options)) }
     }

@@ -4,7 +4,10 @@
 
 #![allow(dead_code)]
 
-use loka::{Actor, ActorRef, Config, Context, EngineKind, PlacementStrategy, PolicyKind, System};
+use loka::{
+    Actor, ActorRef, Config, Context, EngineKind, PlacementStrategy, PolicyKind, QueueKind, System,
+    VictimSelection,
+};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
@@ -16,6 +19,38 @@ pub fn configurations() -> Vec<(String, Config)> {
     for &engine in EngineKind::ALL {
         for &policy in PolicyKind::ALL {
             if !engine.supports(policy) {
+                continue;
+            }
+            if engine == EngineKind::MessageCentric {
+                // Its variants are the victim selections and the queue kind (no next slot).
+                for workers in [1, 2, 4] {
+                    for &victims in VictimSelection::ALL {
+                        for queue in [QueueKind::Copy, QueueKind::List] {
+                            if queue == QueueKind::List && victims != VictimSelection::Longest {
+                                continue;
+                            }
+                            let mut config = Config {
+                                workers,
+                                policy,
+                                engine,
+                                topology: topology_for(workers),
+                                ..Config::default()
+                            };
+                            config.message_centric.victims = victims;
+                            config.message_centric.queue = queue;
+                            // Few queues at 4 workers: more queues per gulp, more stealing.
+                            if workers == 4 {
+                                config.message_centric.queues_per_worker = 2;
+                            }
+                            out.push((
+                                format!(
+                                    "{engine}/{policy} workers={workers} victims={victims} queue={queue:?}"
+                                ),
+                                config,
+                            ));
+                        }
+                    }
+                }
                 continue;
             }
             for workers in [1, 2, 4] {
@@ -81,7 +116,12 @@ pub fn topology_for(workers: usize) -> String {
 pub fn heavy_configurations() -> Vec<(String, Config)> {
     configurations()
         .into_iter()
-        .filter(|(_, c)| c.workers == 4 || (c.workers == 2 && c.lifo_slot))
+        .filter(|(_, c)| {
+            c.workers == 4
+                || (c.workers == 2
+                    && c.lifo_slot
+                    && c.message_centric.victims == loka::VictimSelection::Longest)
+        })
         .collect()
 }
 

@@ -1,0 +1,150 @@
+//! Loom models of the message-centric engine's lock-free pieces: the wait-free queue swap
+//! (`swap.rs`) under competing thieves, and `being_processed` (`queue.rs`) keeping a victim's gulp
+//! and a thief's gulp of the same queue apart.
+
+use super::queue::ProcessingFlag;
+use super::swap::{try_swap, Swap};
+use crate::sync::{AtomicPtr, UnsafeCell};
+use loom::sync::Arc;
+use loom::thread;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// A stand-in queue: an id, the real processing flag, and data only its processor may touch.
+struct Queue {
+    id: usize,
+    processing: ProcessingFlag,
+    data: UnsafeCell<u64>,
+}
+
+fn queues(n: usize) -> Arc<Vec<Queue>> {
+    Arc::new(
+        (0..n)
+            .map(|id| Queue {
+                id,
+                processing: ProcessingFlag::default(),
+                data: UnsafeCell::new(0),
+            })
+            .collect(),
+    )
+}
+
+fn slots_for(queues: &Arc<Vec<Queue>>) -> Arc<Vec<AtomicPtr<Queue>>> {
+    Arc::new(
+        queues
+            .iter()
+            .map(|q| AtomicPtr::new(q as *const Queue as *mut Queue))
+            .collect(),
+    )
+}
+
+/// The queue ids in the slots, sorted: a permutation of 0..n when nothing was lost or duplicated.
+fn ids(slots: &[AtomicPtr<Queue>]) -> Vec<usize> {
+    let mut ids: Vec<usize> = slots
+        .iter()
+        .map(|s| {
+            let q = s.load(Relaxed);
+            assert!(!q.is_null(), "a slot was left null");
+            // SAFETY: slots point into the model's live queue array.
+            unsafe { (*q).id }
+        })
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+fn run_thieves(n_slots: usize, thieves: Vec<(usize, usize)>) -> (Vec<Swap>, Vec<usize>) {
+    let q = queues(n_slots);
+    let slots = slots_for(&q);
+    let handles: Vec<_> = thieves
+        .into_iter()
+        .map(|(victim, mine)| {
+            let slots = slots.clone();
+            thread::spawn(move || try_swap(&slots, victim, mine))
+        })
+        .collect();
+    let results = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let ids = ids(&slots);
+    (results, ids)
+}
+
+/// M thieves (each with its own slot) on one victim slot: at least one wins, and the slots stay
+/// a permutation of the queues.
+#[test]
+fn thieves_on_one_victim_at_least_one_wins() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(|| {
+        // Slots 0 and 1: the thieves' own; slot 2: the victim's.
+        let (results, ids) = run_thieves(3, vec![(2, 0), (2, 1)]);
+        assert_eq!(ids, vec![0, 1, 2], "no queue lost or duplicated");
+        assert!(results.contains(&Swap::Done), "one of the thieves must win");
+    });
+}
+
+/// A chain: thief A steals from B's slot while B steals from C's. At least one swap succeeds.
+#[test]
+fn a_chain_of_thieves_has_a_winner() {
+    loom::model(|| {
+        // A owns slot 0, B slot 1, C slot 2.
+        let (results, ids) = run_thieves(3, vec![(1, 0), (2, 1)]);
+        assert_eq!(ids, vec![0, 1, 2]);
+        assert!(
+            results.contains(&Swap::Done),
+            "an acyclic swap graph has a winner"
+        );
+    });
+}
+
+/// A cycle: A steals from B while B steals from A. Both may fail, but nothing is corrupted.
+#[test]
+fn a_cycle_of_thieves_may_fail_but_never_corrupts() {
+    loom::model(|| {
+        let (results, ids) = run_thieves(2, vec![(1, 0), (0, 1)]);
+        assert_eq!(ids, vec![0, 1], "no queue lost or duplicated");
+        assert!(results.len() == 2);
+    });
+}
+
+/// The victim copies its slot's pointer and gulps that queue while a thief swaps the queue into
+/// its own range and gulps it too: `being_processed` lets at most one of them process it at a
+/// time (loom flags concurrent access to `data`), and the thief's claim after the victim's
+/// release sees the victim's writes.
+#[test]
+fn gulp_and_steal_never_process_one_queue_at_once() {
+    loom::model(|| {
+        let q = queues(2);
+        let slots = slots_for(&q);
+        let process = |queue: &Queue| {
+            if queue.processing.try_claim() {
+                queue.data.with_mut(|d| {
+                    // SAFETY: the flag gives exclusive access (what the model checks).
+                    unsafe { *d += 1 }
+                });
+                queue.processing.release();
+                1
+            } else {
+                0
+            }
+        };
+        let victim = {
+            let slots = slots.clone();
+            thread::spawn(move || {
+                // The victim copies its slot once (before or after the swap) and gulps that queue.
+                let p = slots[1].load(Relaxed);
+                // SAFETY: slots point into the live queue array.
+                process(unsafe { &*p })
+            })
+        };
+        let _ = try_swap(&slots, 1, 0);
+        let mine = slots[0].load(Relaxed);
+        // SAFETY: as above.
+        let processed = process(unsafe { &*mine }) + victim.join().unwrap();
+        let total: u64 = q
+            .iter()
+            // SAFETY: every thread has joined.
+            .map(|queue| queue.data.with(|d| unsafe { *d }))
+            .sum();
+        assert_eq!(total, processed, "every claimed gulp ran, and only those");
+        assert_eq!(ids(&slots), vec![0, 1]);
+    });
+}

@@ -1,0 +1,409 @@
+//! The message-centric engine: Cforall's inverted executor (docs/message-centric.md).
+//!
+//! Messages, not actors, are what workers dequeue. Each actor is bound at spawn to one of the
+//! sharded queues (16 per worker by default); a send seals the envelope into a [`Letter`] and
+//! pushes it on that queue under a short lock. Workers own contiguous ranges of queues; a worker
+//! *gulps* a non-empty queue (takes its whole contents in O(1)) and hands each letter to its actor
+//! with no lock and no atomic operation. An actor's letters are all in one queue, which one worker
+//! processes at a time (the `being_processed` flag), so its messages run one at a time and in
+//! per-sender order without any per-actor scheduling state. After two empty passes over its own
+//! queues a worker steals a whole queue with a wait-free pointer swap.
+//!
+//! | file | concern |
+//! |---|---|
+//! | `copy_queue.rs` | the copy queue (array of letters, O(1) pop by index) |
+//! | `queue.rs` | one sharded queue: lock, buffer, `being_processed`, length hint, gulping |
+//! | `swap.rs` | the wait-free swap of queue pointers on the permutable worker array |
+//! | `worker.rs` | the worker loop: passes, gulps, stealing and victim selection, parking |
+//!
+//! Parking uses the shared [`Sleepers`] protocol: a poster reads the sleeper count *under the
+//! queue's lock*, and a worker about to park re-checks every queue under its lock, so either the
+//! poster sees the sleeper or the sleeper sees the letter (the lock orders them; no fence on the
+//! send path).
+
+mod copy_queue;
+#[cfg(all(test, loom))]
+mod loom_tests;
+mod queue;
+mod swap;
+mod worker;
+
+use super::sleepers::Sleepers;
+use crate::actor::options::SpawnOptions;
+use crate::config::{QueueKind, VictimSelection};
+use crate::policy::placement::PlacementStrategy;
+use crate::runtime::task::SchedState;
+use crate::runtime::{Exec, Header, Letter, Runtime, Scheduler, Shared, TaskRef};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize};
+use crate::telemetry::MessageCentricStats;
+use crossbeam_utils::CachePadded;
+use parking_lot::{Condvar, Mutex};
+use queue::MessageQueue;
+use std::ops::Range;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
+use std::sync::{Arc, OnceLock};
+use std::thread::{JoinHandle, Thread};
+use std::time::{Duration, Instant};
+use worker::Worker;
+
+/// An actor's binding, in its header's scheduling words: its queue (fixed at spawn) and whether
+/// it has closed (set under that queue's lock, so a letter is either queued before the actor's
+/// release letter or refused).
+struct Binding {
+    queue: AtomicU32,
+    closed: AtomicBool,
+    hub: AtomicBool,
+}
+
+// SAFETY: 8 bytes of atomics, alignment 4, no drop glue.
+unsafe impl SchedState for Binding {}
+
+fn binding(task: &TaskRef) -> &Binding {
+    // SAFETY: this engine initialised every task's words as a `Binding` in `init_task`.
+    unsafe { task.sched::<Binding>() }
+}
+
+/// State shared by all workers of one message-centric system.
+pub(crate) struct Engine {
+    shared: Arc<Shared>,
+    /// The sharded queues; actors refer to them by index (stable for the system's life).
+    queues: Box<[CachePadded<MessageQueue>]>,
+    /// The permutable worker array: worker `w` processes the queues in `slots[ranges[w]]`.
+    slots: Box<[AtomicPtr<MessageQueue>]>,
+    ranges: Box<[Range<usize>]>,
+    /// Per spawning worker (and one more for plain threads): the next queue of its round robin.
+    cursors: Box<[CachePadded<AtomicUsize>]>,
+    /// Per worker: when it last tried to steal (ns since `clock`), for `longest` victim selection.
+    last_steal: Box<[CachePadded<AtomicU64>]>,
+    victims: VictimSelection,
+    queue_kind: QueueKind,
+    sleepers: Sleepers,
+    threads_of: Box<[OnceLock<Thread>]>,
+    shutdown: CachePadded<AtomicBool>,
+    quiet_lock: Mutex<()>,
+    quiet: Condvar,
+    clock: Instant,
+    /// Placement strategy for regular actors [0] and hubs [1] (which queue a new actor gets).
+    strategies: [AtomicU8; 2],
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Engine {
+    /// Builds the engine and starts its workers. Returns the engine and the plain threads'
+    /// runtime handle.
+    pub(crate) fn start(shared: Arc<Shared>) -> (Arc<Engine>, Arc<Runtime>) {
+        let config = &shared.config;
+        let mc = &config.message_centric;
+        let workers = config.workers;
+        let total = mc.total_queues(workers);
+        let ranges: Box<[Range<usize>]> = (0..workers)
+            .map(|w| w * total / workers..(w + 1) * total / workers)
+            .collect();
+        let owner_of = |q: usize| ranges.iter().position(|r| r.contains(&q)).unwrap_or(0);
+        let queues: Box<[CachePadded<MessageQueue>]> = (0..total)
+            .map(|q| CachePadded::new(MessageQueue::new(mc.queue, owner_of(q))))
+            .collect();
+        let slots = queues
+            .iter()
+            .map(|q| AtomicPtr::new(&**q as *const MessageQueue as *mut MessageQueue))
+            .collect();
+        let cursors = (0..=workers)
+            .map(|w| {
+                let start = ranges.get(w).map_or(0, |r| r.start);
+                CachePadded::new(AtomicUsize::new(start))
+            })
+            .collect();
+        let engine = Arc::new(Engine {
+            queues,
+            slots,
+            ranges,
+            cursors,
+            last_steal: (0..workers)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            victims: mc.victims,
+            queue_kind: mc.queue,
+            sleepers: Sleepers::new(workers),
+            threads_of: (0..workers).map(|_| OnceLock::new()).collect(),
+            shutdown: CachePadded::new(AtomicBool::new(false)),
+            quiet_lock: Mutex::new(()),
+            quiet: Condvar::new(),
+            clock: Instant::now(),
+            strategies: [
+                AtomicU8::new(strategy_index(config.placement)),
+                AtomicU8::new(strategy_index(config.hub_placement)),
+            ],
+            threads: Mutex::new(Vec::new()),
+            shared: Arc::clone(&shared),
+        });
+        let scheduler: Arc<dyn Scheduler> = engine.clone();
+        let ready = Arc::new(std::sync::Barrier::new(workers + 1));
+        let threads = (0..workers)
+            .map(|index| {
+                let engine = Arc::clone(&engine);
+                let runtime = Arc::new(Runtime::new(Arc::clone(&scheduler), Arc::clone(&shared)));
+                let ready = Arc::clone(&ready);
+                std::thread::Builder::new()
+                    .name(format!("loka-mc-worker-{index}"))
+                    .spawn(move || {
+                        let _ = engine.threads_of[index].set(std::thread::current());
+                        engine.shared.machine.pin_worker(&engine.shared.config, index);
+                        ready.wait();
+                        // Handler panics are caught per actor; a panic here is a bug in loka and
+                        // would strand this worker's queues, so fail loudly (as the other engine).
+                        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            Worker::new(Exec::new(index, runtime), engine).run()
+                        }));
+                        if run.is_err() {
+                            eprintln!("loka: message-centric worker {index} panicked outside any actor handler (a bug in loka); aborting");
+                            std::process::abort();
+                        }
+                    })
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+        *engine.threads.lock() = threads;
+        ready.wait();
+        let root = Arc::new(Runtime::new(scheduler, shared));
+        (engine, root)
+    }
+
+    fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Relaxed)
+    }
+
+    /// Nanoseconds since the engine started.
+    fn now_ns(&self) -> u64 {
+        self.clock.elapsed().as_nanos() as u64 + 1
+    }
+
+    fn workers(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// Changes the placement strategy for hubs or regular actors from now on.
+    pub(crate) fn set_placement(&self, hubs: bool, strategy: PlacementStrategy) {
+        self.strategies[usize::from(hubs)].store(strategy_index(strategy), Relaxed);
+    }
+
+    /// The queue a new actor is bound to. Cforall lays actors out round robin over all queues in
+    /// creation order; each spawner keeps its own cursor (starting at its own first queue), so
+    /// spawning touches no shared counter. `compact` keeps children in the spawner's own queues,
+    /// `random` picks any queue.
+    fn bind(&self, options: &SpawnOptions, from: Option<&Exec>) -> usize {
+        let total = self.queues.len();
+        let strategy = PlacementStrategy::ALL
+            [self.strategies[usize::from(options.hub)].load(Relaxed) as usize];
+        match (strategy, from) {
+            (PlacementStrategy::Random, _) => fastrand::usize(0..total),
+            (PlacementStrategy::Compact, Some(exec)) => {
+                let range = &self.ranges[exec.index()];
+                let cursor = &self.cursors[exec.index()];
+                let q = cursor.load(Relaxed);
+                let q = if range.contains(&q) { q } else { range.start };
+                cursor.store(
+                    if q + 1 == range.end {
+                        range.start
+                    } else {
+                        q + 1
+                    },
+                    Relaxed,
+                );
+                q
+            }
+            (_, Some(exec)) => {
+                // Only this worker writes its cursor: a load and a store, no read-modify-write.
+                let cursor = &self.cursors[exec.index()];
+                let q = cursor.load(Relaxed) % total;
+                cursor.store((q + 1) % total, Relaxed);
+                q
+            }
+            (_, None) => self.cursors[self.workers()].fetch_add(1, Relaxed) % total,
+        }
+    }
+
+    /// Wakes a parked worker (`prefer` first), if any is parked.
+    fn notify(&self, prefer: Option<usize>) {
+        if let Some(w) = self.sleepers.notify(prefer) {
+            self.shared.counters.system.unparks.add_shared(1);
+            if let Some(thread) = self.threads_of[w].get() {
+                thread.unpark();
+            }
+        }
+    }
+
+    /// Whether any queue holds a letter, each read under its lock (the parking re-check).
+    fn has_letters(&self) -> bool {
+        self.queues.iter().any(|q| q.has_letters_locked())
+    }
+
+    /// Parks worker `w` until a letter arrives or shutdown.
+    fn park(&self, w: usize) {
+        self.sleepers.park(
+            w,
+            || self.has_letters(),
+            || self.is_shutdown(),
+            || {
+                self.shared.counters.worker(w).parks.bump(1);
+                if self.sleepers.all_asleep() {
+                    let _guard = self.quiet_lock.lock();
+                    self.quiet.notify_all();
+                }
+            },
+            std::thread::park,
+        );
+    }
+
+    /// Blocks until every worker is parked and no queue holds a letter, or `timeout` passes.
+    pub(crate) fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut guard = self.quiet_lock.lock();
+        loop {
+            if self.sleepers.all_asleep() && !self.has_letters() {
+                return true;
+            }
+            let step = Instant::now() + Duration::from_millis(1);
+            let until = deadline.map_or(step, |d| d.min(step));
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return false;
+            }
+            self.quiet.wait_until(&mut guard, until);
+        }
+    }
+
+    /// Stops and joins the workers (each finishes its current letter and gulp). Letters still
+    /// queued stay queued until [`discard_queued`](Self::discard_queued). `false` if already done.
+    pub(crate) fn stop_workers(&self) -> bool {
+        if self.shutdown.swap(true, SeqCst) {
+            return false;
+        }
+        self.sleepers.notify_all();
+        for t in self.threads_of.iter() {
+            if let Some(thread) = t.get() {
+                thread.unpark();
+            }
+        }
+        let threads = std::mem::take(&mut *self.threads.lock());
+        for t in threads {
+            let _ = t.join();
+        }
+        true
+    }
+
+    /// After shutdown: drops every queued letter (messages count as dead letters; release letters
+    /// free their stopped actors), repeating until no queue holds one (dropping a message may post
+    /// another, e.g. an ask's "no reply").
+    pub(crate) fn discard_queued(&self) {
+        loop {
+            let mut any = false;
+            for q in self.queues.iter() {
+                let mut taken = queue::Buffer::new(self.queue_kind);
+                {
+                    let mut locked = q.locked.lock();
+                    std::mem::swap(&mut locked.buffer, &mut taken);
+                    q.set_len(0);
+                }
+                while let Some(letter) = taken.pop() {
+                    any = true;
+                    drop(letter);
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+    }
+
+    /// Cforall's statistics.
+    pub(crate) fn stats(&self) -> MessageCentricStats {
+        let posted = self.queues.iter().map(|q| q.locked.lock().posted).sum();
+        let total = self.shared.counters.stats().total;
+        MessageCentricStats::from_counters(&total, self.queues.len() as u64, posted)
+    }
+}
+
+impl Scheduler for Engine {
+    unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, from: Option<&Exec>) {
+        let queue = self.bind(options, from) as u32;
+        // SAFETY: called once, before the task is shared (the trait's contract).
+        unsafe {
+            header.sched.init(Binding {
+                queue: AtomicU32::new(queue),
+                closed: AtomicBool::new(false),
+                hub: AtomicBool::new(options.hub),
+            })
+        }
+    }
+
+    fn schedule_spawned(&self, _: TaskRef, _: &SpawnOptions, _: Option<&Exec>) {
+        unreachable!("direct mailboxes post their start letter instead");
+    }
+
+    fn schedule_woken(&self, _: TaskRef) {
+        unreachable!("direct mailboxes never schedule their actor");
+    }
+
+    fn set_hub(&self, task: TaskRef, hub: bool) -> bool {
+        binding(&task).hub.swap(hub, Relaxed) != hub
+    }
+
+    fn is_hub(&self, task: TaskRef) -> bool {
+        binding(&task).hub.load(Relaxed)
+    }
+
+    fn direct(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn post(&self, letter: Letter) -> Result<(), Letter> {
+        let task = letter.task();
+        let b = binding(&task);
+        let q = &self.queues[b.queue.load(Relaxed) as usize];
+        let mut locked = q.locked.lock();
+        if b.closed.load(Relaxed) {
+            return Err(letter);
+        }
+        locked.buffer.push(letter);
+        locked.posted += 1;
+        q.set_len(locked.buffer.len());
+        // Under the lock: a worker parking re-checks this queue under the same lock, so either we
+        // see it counted asleep here or it sees our letter (module docs).
+        let wake = self.sleepers.any_asleep_locked();
+        drop(locked);
+        if wake {
+            self.notify(Some(q.owner.load(Relaxed)));
+        }
+        Ok(())
+    }
+
+    fn close(&self, task: TaskRef, release: Letter) {
+        let b = binding(&task);
+        let q = &self.queues[b.queue.load(Relaxed) as usize];
+        let mut locked = q.locked.lock();
+        b.closed.store(true, Relaxed);
+        locked.buffer.push(release);
+        q.set_len(locked.buffer.len());
+        let wake = self.sleepers.any_asleep_locked();
+        drop(locked);
+        if wake {
+            self.notify(Some(q.owner.load(Relaxed)));
+        }
+    }
+
+    fn has_queued(&self, task: TaskRef) -> bool {
+        if worker::current_holds(task) {
+            return true;
+        }
+        let q = &self.queues[binding(&task).queue.load(Acquire) as usize];
+        let held = q.locked.lock().buffer.holds(task);
+        held
+    }
+}
+
+fn strategy_index(strategy: PlacementStrategy) -> u8 {
+    PlacementStrategy::ALL
+        .iter()
+        .position(|s| *s == strategy)
+        .expect("every strategy is listed") as u8
+}

@@ -1,0 +1,182 @@
+//! One sharded message queue: a short lock around a buffer of letters, the `being_processed` flag
+//! and a length hint read without the lock.
+//!
+//! Senders push under the lock. A worker *gulps* a queue: it claims the `being_processed` flag,
+//! then swaps the whole buffer for its own empty one under the lock (O(1)), and processes the
+//! letters with no lock and no atomics until the next gulp; senders meanwhile fill the fresh
+//! buffer. The flag is what keeps an actor's messages from running on two workers at once when a
+//! queue is stolen while its previous gulp is still being processed: the thief's gulp finds it
+//! claimed and skips it (a *missed gulp*).
+
+use super::copy_queue::CopyQueue;
+use crate::config::QueueKind;
+use crate::runtime::{Letter, TaskRef};
+use crate::sync::{AtomicBool, AtomicUsize};
+use parking_lot::Mutex;
+use std::collections::LinkedList;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+/// The letters of a queue (or of a worker's gulp).
+pub(crate) enum Buffer {
+    /// Cforall's copy queue.
+    Copy(CopyQueue<Letter>),
+    /// One node per letter (the ablation).
+    List(LinkedList<Letter>),
+}
+
+impl Buffer {
+    pub(crate) fn new(kind: QueueKind) -> Self {
+        match kind {
+            QueueKind::Copy => Buffer::Copy(CopyQueue::default()),
+            QueueKind::List => Buffer::List(LinkedList::new()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, letter: Letter) {
+        match self {
+            Buffer::Copy(q) => q.push(letter),
+            Buffer::List(l) => l.push_back(letter),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<Letter> {
+        match self {
+            Buffer::Copy(q) => q.pop(),
+            Buffer::List(l) => l.pop_front(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Buffer::Copy(q) => q.len(),
+            Buffer::List(l) => l.len(),
+        }
+    }
+
+    /// Whether a letter to `task` is in the buffer.
+    pub(crate) fn holds(&self, task: TaskRef) -> bool {
+        match self {
+            Buffer::Copy(q) => q.remaining().iter().any(|l| l.task() == task),
+            Buffer::List(l) => l.iter().any(|l| l.task() == task),
+        }
+    }
+
+    /// A gulp of `used` letters from this buffer is done: give memory back (copy queue only).
+    pub(crate) fn reclaim(&mut self, used: usize) {
+        if let Buffer::Copy(q) = self {
+            q.reclaim(used);
+        }
+    }
+}
+
+/// The `being_processed` flag: claimed by the worker that gulps the queue, released when it has
+/// processed the gulp. At most one holder at a time, whoever owns the queue now.
+#[derive(Default)]
+pub(crate) struct ProcessingFlag(AtomicBool);
+
+impl ProcessingFlag {
+    /// Claims the queue for processing; `false` if another worker holds it. Acquire: the
+    /// previous holder's processing (its writes to the actors' state) happens before ours.
+    #[inline]
+    pub(crate) fn try_claim(&self) -> bool {
+        self.0
+            .compare_exchange(false, true, Acquire, Relaxed)
+            .is_ok()
+    }
+
+    /// Ends processing. Release: pairs with the next holder's claim.
+    #[inline]
+    pub(crate) fn release(&self) {
+        self.0.store(false, Release);
+    }
+
+    /// A hint (Relaxed): whether some worker processes the queue now.
+    #[inline]
+    pub(crate) fn is_claimed(&self) -> bool {
+        self.0.load(Relaxed)
+    }
+}
+
+/// What the lock protects.
+pub(crate) struct Locked {
+    pub(crate) buffer: Buffer,
+    /// Letters ever posted here (statistics; plain: written under the lock).
+    pub(crate) posted: u64,
+}
+
+/// One sharded queue.
+pub(crate) struct MessageQueue {
+    pub(crate) locked: Mutex<Locked>,
+    /// The buffer's length, stored under the lock, read without it (Relaxed) as the non-atomic
+    /// emptiness pre-check before a gulp and by thieves looking for a candidate.
+    len: AtomicUsize,
+    pub(crate) processing: ProcessingFlag,
+    /// The worker that last gulped or stole the queue: who to wake when a letter arrives.
+    pub(crate) owner: AtomicUsize,
+}
+
+/// What a gulp attempt found.
+pub(crate) enum Gulp {
+    /// Took this many letters into the worker's buffer.
+    Took(usize),
+    /// Another worker processes the queue (a missed gulp).
+    Busy,
+    /// Nothing to take.
+    Empty,
+}
+
+impl MessageQueue {
+    pub(crate) fn new(kind: QueueKind, owner: usize) -> Self {
+        MessageQueue {
+            locked: Mutex::new(Locked {
+                buffer: Buffer::new(kind),
+                posted: 0,
+            }),
+            len: AtomicUsize::new(0),
+            processing: ProcessingFlag::default(),
+            owner: AtomicUsize::new(owner),
+        }
+    }
+
+    /// The length hint (no lock, Relaxed).
+    #[inline]
+    pub(crate) fn len_hint(&self) -> usize {
+        self.len.load(Relaxed)
+    }
+
+    /// Stores the length hint; only with the lock held.
+    #[inline]
+    pub(crate) fn set_len(&self, len: usize) {
+        self.len.store(len, Relaxed);
+    }
+
+    /// Gulps the queue into `local` (which must be empty): claims the flag, swaps the buffers.
+    /// On `Took`, the caller must [`ProcessingFlag::release`] once it has processed `local`.
+    #[inline]
+    pub(crate) fn gulp(&self, local: &mut Buffer) -> Gulp {
+        debug_assert_eq!(local.len(), 0);
+        if !self.processing.try_claim() {
+            return Gulp::Busy;
+        }
+        let mut locked = self.locked.lock();
+        let n = locked.buffer.len();
+        if n == 0 {
+            drop(locked);
+            self.processing.release();
+            return Gulp::Empty;
+        }
+        std::mem::swap(&mut locked.buffer, local);
+        self.set_len(0);
+        drop(locked);
+        Gulp::Took(n)
+    }
+
+    /// Whether the queue holds letters, read under the lock (the parking re-check: the lock
+    /// orders it with posts, see `Engine::post`).
+    pub(crate) fn has_letters_locked(&self) -> bool {
+        self.locked.lock().buffer.len() != 0
+    }
+}

@@ -1,0 +1,231 @@
+//! The message-centric worker loop: passes over its own queues, gulps, queue stealing, parking.
+
+use super::queue::{Buffer, Gulp, MessageQueue};
+use super::swap::{try_swap, Swap};
+use super::Engine;
+use crate::config::VictimSelection;
+use crate::runtime::{Exec, TaskRef};
+use crate::telemetry::WorkerCounters;
+use std::cell::{Cell, RefCell};
+use std::ptr;
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// `spin_loop` hints between two idle cycles in the spin phase.
+const SPIN_PAUSES: u32 = 32;
+/// Empty passes over its own queues before a worker tries to steal (Cforall's rule).
+const PASSES_BEFORE_STEAL: u32 = 2;
+
+thread_local! {
+    /// The gulp buffer of the worker running on this thread (null elsewhere).
+    static CURRENT_LOCAL: Cell<*const RefCell<Buffer>> = const { Cell::new(ptr::null()) };
+}
+
+/// Whether the gulp being processed on this thread still holds a letter to `task`.
+pub(super) fn current_holds(task: TaskRef) -> bool {
+    CURRENT_LOCAL.with(|c| {
+        let local = c.get();
+        // SAFETY: set only while the worker owning the buffer runs on this thread (`run`).
+        !local.is_null()
+            && unsafe { &*local }
+                .try_borrow()
+                .is_ok_and(|buffer| buffer.holds(task))
+    })
+}
+
+pub(super) struct Worker {
+    exec: Exec,
+    engine: Arc<Engine>,
+    /// The current gulp. Borrowed only briefly (one pop at a time), so a handler that asks
+    /// [`current_holds`] can look at it.
+    local: RefCell<Buffer>,
+    rng: fastrand::Rng,
+}
+
+impl Worker {
+    pub(super) fn new(exec: Exec, engine: Arc<Engine>) -> Self {
+        let seed = engine.shared.config.seed ^ (exec.index() as u64).wrapping_mul(0x9e37_79b9);
+        Worker {
+            local: RefCell::new(Buffer::new(engine.queue_kind)),
+            rng: fastrand::Rng::with_seed(seed),
+            exec,
+            engine,
+        }
+    }
+
+    fn counters(&self) -> &WorkerCounters {
+        self.exec.counters()
+    }
+
+    fn index(&self) -> usize {
+        self.exec.index()
+    }
+
+    pub(super) fn run(mut self) {
+        CURRENT_LOCAL.with(|c| c.set(&self.local));
+        let engine = Arc::clone(&self.engine);
+        let idle = engine.shared.config.idle;
+        let can_steal = engine.victims != VictimSelection::None && engine.workers() > 1;
+        let mut empty_passes = 0;
+        let mut idle_since: Option<Instant> = None;
+        while !engine.is_shutdown() {
+            if self.pass() {
+                empty_passes = 0;
+                idle_since = None;
+                continue;
+            }
+            empty_passes += 1;
+            if empty_passes < PASSES_BEFORE_STEAL {
+                continue;
+            }
+            // Two empty passes: steal once, then go back to our own queues (which now include
+            // the stolen one), win or lose.
+            empty_passes = 0;
+            if can_steal && self.steal() {
+                continue;
+            }
+            let since = *idle_since.get_or_insert_with(Instant::now);
+            let idle_for = since.elapsed();
+            if idle_for < idle.spin() {
+                for _ in 0..SPIN_PAUSES {
+                    std::hint::spin_loop();
+                }
+            } else if idle_for < idle.spin_and_yield() {
+                std::thread::yield_now();
+            } else {
+                engine.park(self.index());
+                idle_since = None;
+            }
+        }
+        CURRENT_LOCAL.with(|c| c.set(ptr::null()));
+    }
+
+    /// One pass over this worker's queues, gulping each non-empty one. Returns whether it
+    /// processed anything.
+    fn pass(&self) -> bool {
+        let engine = &*self.engine;
+        let mut found = false;
+        for i in engine.ranges[self.index()].clone() {
+            // Our own slots are never null here: only we null them, inside our own swap. The
+            // pointer is copied once and used for the whole gulp, so a thief swapping the slot
+            // meanwhile does not disturb it (`being_processed` keeps the two of us apart).
+            let q = engine.slots[i].load(Acquire);
+            debug_assert!(!q.is_null());
+            // SAFETY: slots point into `engine.queues`, which lives as long as the engine.
+            let q: &MessageQueue = unsafe { &*q };
+            // The non-atomic emptiness pre-check: most empty queues cost one plain load.
+            if q.len_hint() == 0 {
+                continue;
+            }
+            let gulp = q.gulp(&mut self.local.borrow_mut());
+            match gulp {
+                Gulp::Took(n) => {
+                    q.owner.store(self.index(), Relaxed);
+                    self.process(n);
+                    q.processing.release();
+                    found = true;
+                }
+                Gulp::Busy => self.counters().missed_gulps.bump(1),
+                Gulp::Empty => {}
+            }
+        }
+        found
+    }
+
+    /// Hands every letter of the current gulp (`n` letters) to its actor.
+    fn process(&self, n: usize) {
+        let mut messages = 0;
+        loop {
+            let letter = self.local.borrow_mut().pop();
+            let Some(letter) = letter else { break };
+            // SAFETY: we hold the queue's `being_processed` flag, and every letter to an actor is
+            // in its one queue, so no other worker runs this actor now.
+            messages += u64::from(unsafe { letter.deliver(&self.exec) });
+        }
+        self.local.borrow_mut().reclaim(n);
+        let counters = self.counters();
+        counters.gulps.bump(1);
+        counters.gulped.bump(n as u64);
+        counters.messages.bump(messages);
+    }
+
+    /// One steal attempt: pick a victim, find a candidate queue in its range, swap it with one
+    /// of ours. Returns whether a queue was stolen.
+    fn steal(&mut self) -> bool {
+        let engine = Arc::clone(&self.engine);
+        let me = self.index();
+        self.counters().steal_attempts.bump(1);
+        engine.last_steal[me].store(engine.now_ns(), Relaxed);
+        let found = match engine.victims {
+            VictimSelection::None => None,
+            VictimSelection::Random => {
+                let others = engine.workers() - 1;
+                let v = self.rng.usize(0..others);
+                let victim = if v >= me { v + 1 } else { v };
+                self.candidate(victim)
+            }
+            VictimSelection::Longest => {
+                // The worker whose last steal attempt is oldest: busy workers never steal, so
+                // their timestamps age.
+                let victim = (0..engine.workers())
+                    .filter(|&w| w != me)
+                    .min_by_key(|&w| engine.last_steal[w].load(Relaxed))
+                    .expect("more than one worker");
+                self.candidate(victim)
+            }
+            VictimSelection::Nearest => {
+                let layout = Arc::clone(&engine.shared.machine.layout);
+                layout.groups(me).iter().find_map(|group| {
+                    if group.is_empty() {
+                        return None;
+                    }
+                    let victim = group[self.rng.usize(0..group.len())];
+                    self.candidate(victim)
+                })
+            }
+        };
+        let Some((slot, letters)) = found else {
+            self.counters().steal_no_candidate.bump(1);
+            return false;
+        };
+        let range = engine.ranges[me].clone();
+        let mine = range.start + self.rng.usize(0..range.len());
+        match try_swap(&engine.slots, slot, mine) {
+            Swap::Done => {
+                let counters = self.counters();
+                counters.steals.bump(1);
+                counters.letters_stolen.bump(letters as u64);
+                let q = engine.slots[mine].load(Acquire);
+                // SAFETY: we just stored this pointer (into `engine.queues`) in our own slot.
+                unsafe { &*q }.owner.store(me, Relaxed);
+                true
+            }
+            Swap::Failed => {
+                self.counters().steal_failed_swap.bump(1);
+                false
+            }
+        }
+    }
+
+    /// A candidate queue of `victim`: non-empty and not being processed (read without
+    /// synchronisation, as Cforall does; a stale answer costs a useless swap, never
+    /// correctness). Starts at a random slot. Returns the slot and the queue's length.
+    fn candidate(&mut self, victim: usize) -> Option<(usize, usize)> {
+        let engine = &*self.engine;
+        let range = engine.ranges[victim].clone();
+        let n = range.len();
+        let start = self.rng.usize(0..n);
+        (0..n).find_map(|k| {
+            let slot = range.start + (start + k) % n;
+            let q = engine.slots[slot].load(Acquire);
+            if q.is_null() {
+                return None;
+            }
+            // SAFETY: non-null slots point into `engine.queues`.
+            let q: &MessageQueue = unsafe { &*q };
+            let len = q.len_hint();
+            (len > 0 && !q.processing.is_claimed()).then_some((slot, len))
+        })
+    }
+}

@@ -1,0 +1,167 @@
+//! Parking idle workers without losing wake-ups (every engine with worker threads).
+//!
+//! A worker that found no work announces itself asleep, *then* looks at every queue once more, and
+//! only parks if that last look is empty. A thread that makes work visible (pushes to a queue)
+//! *then* checks for sleepers and claims one to wake. With a sequentially consistent fence on both
+//! sides (the Dekker pattern), at least one of the two sees the other: either the sleeper sees the
+//! new work and stays up, or the pusher sees the sleeper and wakes it. The waker decrements the
+//! sleeper count on the sleeper's behalf, so `num_sleeping` counts exactly the parked workers that
+//! nobody has claimed, which is what quiescence detection needs.
+
+use crate::sync::{fence, AtomicU8, AtomicUsize};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
+
+const AWAKE: u8 = 0;
+const SLEEPING: u8 = 1;
+const NOTIFIED: u8 = 2;
+
+/// Which workers are parked.
+pub(crate) struct Sleepers {
+    num_sleeping: CachePadded<AtomicUsize>,
+    states: Box<[CachePadded<AtomicU8>]>,
+}
+
+impl Sleepers {
+    pub(crate) fn new(workers: usize) -> Self {
+        Sleepers {
+            num_sleeping: CachePadded::new(AtomicUsize::new(0)),
+            states: (0..workers)
+                .map(|_| CachePadded::new(AtomicU8::new(AWAKE)))
+                .collect(),
+        }
+    }
+
+    /// Step 1 of parking: announce. The caller must then re-check every queue and either
+    /// [`cancel`](Self::cancel) or park until [`is_notified`](Self::is_notified).
+    pub(crate) fn announce(&self, worker: usize) {
+        self.states[worker].store(SLEEPING, SeqCst);
+        self.num_sleeping.fetch_add(1, SeqCst);
+        // Pairs with the fence in `notify`: our later queue loads see any push that the notifier
+        // made before its fence, or the notifier sees our announcement.
+        fence(SeqCst);
+    }
+
+    /// The re-check found work, or the worker woke up: stay awake, off the sleeper count.
+    pub(crate) fn cancel(&self, worker: usize) {
+        if self.states[worker]
+            .compare_exchange(SLEEPING, AWAKE, SeqCst, SeqCst)
+            .is_ok()
+        {
+            self.num_sleeping.fetch_sub(1, SeqCst);
+        } else {
+            // A notifier claimed us meanwhile (and already decremented the count for us).
+            self.states[worker].store(AWAKE, Relaxed);
+        }
+    }
+
+    /// Whether a notifier has claimed `worker` (so it may stop parking).
+    pub(crate) fn is_notified(&self, worker: usize) -> bool {
+        self.states[worker].load(Acquire) != SLEEPING
+    }
+
+    /// Called after making work visible. Claims a sleeping worker (`prefer` first) and returns it;
+    /// the caller must unpark that worker's thread.
+    #[must_use = "a claimed worker must be unparked, or it sleeps with work pending"]
+    pub(crate) fn notify(&self, prefer: Option<usize>) -> Option<usize> {
+        // Pairs with the fence in `announce`.
+        fence(SeqCst);
+        if self.num_sleeping.load(SeqCst) == 0 {
+            return None;
+        }
+        let n = self.states.len();
+        let start = prefer.unwrap_or(0);
+        (0..n).map(|i| (start + i) % n).find(|&w| self.claim(w))
+    }
+
+    /// Claims every sleeper (shutdown); the caller then unparks every worker thread.
+    pub(crate) fn notify_all(&self) {
+        fence(SeqCst);
+        for w in 0..self.states.len() {
+            self.claim(w);
+        }
+    }
+
+    fn claim(&self, worker: usize) -> bool {
+        let claimed = self.states[worker]
+            .compare_exchange(SLEEPING, NOTIFIED, SeqCst, Relaxed)
+            .is_ok();
+        if claimed {
+            self.num_sleeping.fetch_sub(1, SeqCst);
+        }
+        claimed
+    }
+
+    /// Whether some worker is parked and unclaimed, without a fence: only for a caller that
+    /// holds a lock the sleeper also takes in its re-check (the lock orders the two).
+    #[inline]
+    pub(crate) fn any_asleep_locked(&self) -> bool {
+        self.num_sleeping.load(Relaxed) != 0
+    }
+
+    /// Whether every worker is parked and unclaimed.
+    pub(crate) fn all_asleep(&self) -> bool {
+        self.num_sleeping.load(SeqCst) == self.states.len()
+    }
+
+    /// The whole parking protocol of worker `w`: announce, re-check (`has_work`, `is_shutdown`),
+    /// then `park` until a notifier claims `w` or shutdown begins. `parked` runs once the worker
+    /// is committed to sleep. Returns whether it slept. Shutdown sets its flag *before*
+    /// [`notify_all`](Self::notify_all), so a worker either sees the flag in its re-check or is
+    /// claimed by `notify_all` (the same Dekker argument as for work).
+    pub(crate) fn park(
+        &self,
+        w: usize,
+        has_work: impl Fn() -> bool,
+        is_shutdown: impl Fn() -> bool,
+        parked: impl FnOnce(),
+        park: impl Fn(),
+    ) -> bool {
+        self.announce(w);
+        if has_work() || is_shutdown() {
+            self.cancel(w);
+            return false;
+        }
+        parked();
+        while !self.is_notified(w) && !is_shutdown() {
+            park();
+        }
+        // Woken by a notifier (who already took us off the count), or left because shutdown began
+        // before anyone claimed us: then we take ourselves off, exactly as a cancelled park does.
+        self.cancel(w);
+        true
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notify_claims_the_preferred_sleeper_once() {
+        let s = Sleepers::new(3);
+        assert_eq!(s.notify(None), None, "nobody asleep");
+        s.announce(1);
+        s.announce(2);
+        assert!(!s.all_asleep());
+        assert_eq!(s.notify(Some(2)), Some(2));
+        assert!(s.is_notified(2));
+        assert_eq!(
+            s.notify(Some(2)),
+            Some(1),
+            "2 already claimed: next sleeper"
+        );
+        assert_eq!(s.notify(None), None);
+    }
+
+    #[test]
+    fn cancel_after_claim_keeps_count_right() {
+        let s = Sleepers::new(2);
+        s.announce(0);
+        assert_eq!(s.notify(None), Some(0));
+        s.cancel(0);
+        s.announce(0);
+        s.announce(1);
+        assert!(s.all_asleep());
+    }
+}

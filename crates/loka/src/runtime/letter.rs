@@ -1,0 +1,198 @@
+//! Letters: type-erased envelopes addressed to one actor, what the message-centric engine queues.
+//!
+//! Under the actor-centric engine a message waits in its actor's mailbox and the engine queues the
+//! actor. Under the message-centric engine (Cforall's executor, docs/message-centric.md) the
+//! message itself is queued, in one of the engine's sharded queues, beside messages to other actors
+//! of any type; a worker takes a letter and hands it to its actor. A [`Letter`] is that queue
+//! item: the actor's task, a per-actor-type vtable and the envelope.
+//!
+//! Envelopes up to [`INLINE`] bytes (most messages: a request, a counter, a reply handle) are
+//! stored *in* the letter, so a copy queue of letters needs no allocation per send once it has
+//! grown; larger ones are boxed (one allocation, as Cforall's messages are).
+//!
+//! A letter is an obligation: it must be [`deliver`](Letter::deliver)ed, or dropped, which runs the
+//! vtable's `discard` (a dead letter, counted). Either consumes the envelope exactly once.
+
+use super::exec::Exec;
+use super::task::TaskRef;
+use std::mem::{align_of, size_of, ManuallyDrop, MaybeUninit};
+
+/// Bytes of envelope a letter carries inline.
+pub(crate) const INLINE: usize = 3 * size_of::<usize>();
+
+pub(crate) type Payload = [MaybeUninit<usize>; INLINE / size_of::<usize>()];
+
+/// What a letter's actor type does with it.
+pub(crate) struct LetterVtable {
+    /// Hands the envelope to the actor (running its handler). Returns whether it was a user
+    /// message (for the message counter).
+    ///
+    /// Safety: the payload holds this vtable's envelope type, unconsumed; the caller is the only
+    /// thread that may run the actor now (the letter's queue is being processed by it alone).
+    pub(crate) deliver: unsafe fn(TaskRef, *mut Payload, &Exec) -> bool,
+    /// Drops the envelope without delivering it (a dead letter, counted).
+    ///
+    /// Safety: as for `deliver`, minus the exclusivity.
+    pub(crate) discard: unsafe fn(TaskRef, *mut Payload),
+}
+
+/// A type-erased envelope addressed to one actor.
+pub(crate) struct Letter {
+    task: TaskRef,
+    vtable: &'static LetterVtable,
+    payload: Payload,
+}
+
+// SAFETY: the envelope inside is `Send` (checked by `new`), and the task is a `Send` token.
+unsafe impl Send for Letter {}
+
+/// Whether a `T` is stored in the letter itself (else behind a box).
+const fn fits<T>() -> bool {
+    size_of::<T>() <= INLINE && align_of::<T>() <= align_of::<usize>()
+}
+
+impl Letter {
+    /// Seals `envelope` for `task`; `vtable`'s functions must read it back as a `T` (with
+    /// [`take`]).
+    #[inline]
+    pub(crate) fn new<T: Send>(task: TaskRef, vtable: &'static LetterVtable, envelope: T) -> Self {
+        let mut payload: Payload = [MaybeUninit::uninit(); INLINE / size_of::<usize>()];
+        if fits::<T>() {
+            // SAFETY: `fits` checked size and alignment; the payload is ours.
+            unsafe { payload.as_mut_ptr().cast::<T>().write(envelope) };
+        } else {
+            let boxed = Box::into_raw(Box::new(envelope));
+            // SAFETY: a pointer fits and is aligned in the payload.
+            unsafe { payload.as_mut_ptr().cast::<*mut T>().write(boxed) };
+        }
+        Letter {
+            task,
+            vtable,
+            payload,
+        }
+    }
+
+    /// The actor the letter is addressed to.
+    #[inline]
+    pub(crate) fn task(&self) -> TaskRef {
+        self.task
+    }
+
+    /// Hands the envelope to its actor. Returns whether it was a user message.
+    ///
+    /// # Safety
+    /// The caller is the only thread running the letter's actor now.
+    #[inline]
+    pub(crate) unsafe fn deliver(self, exec: &Exec) -> bool {
+        let mut letter = ManuallyDrop::new(self);
+        // SAFETY: the payload holds the vtable's type, unconsumed (it leaves only here or in
+        // `drop`, and `ManuallyDrop` keeps `drop` from running); exclusivity is the caller's.
+        unsafe { (letter.vtable.deliver)(letter.task, &mut letter.payload, exec) }
+    }
+
+    /// Takes the envelope back out (a send the engine refused).
+    ///
+    /// # Safety
+    /// `T` is the type the letter was made with.
+    pub(crate) unsafe fn open<T>(self) -> T {
+        let mut letter = ManuallyDrop::new(self);
+        // SAFETY: forwarded contract; the payload is consumed once, here.
+        unsafe { take::<T>(&mut letter.payload) }
+    }
+}
+
+impl Drop for Letter {
+    fn drop(&mut self) {
+        // SAFETY: the payload holds the vtable's type, unconsumed (`deliver` and `open` skip this).
+        unsafe { (self.vtable.discard)(self.task, &mut self.payload) }
+    }
+}
+
+/// Reads the envelope out of a payload made by [`Letter::new`] with a `T`.
+///
+/// # Safety
+/// The payload holds an unconsumed `T` written by `Letter::new`; it must not be read again.
+#[inline]
+pub(crate) unsafe fn take<T>(payload: *mut Payload) -> T {
+    if fits::<T>() {
+        // SAFETY: written inline by `new` (caller's contract).
+        unsafe { payload.cast::<T>().read() }
+    } else {
+        // SAFETY: `new` stored a pointer from `Box::into_raw`, read once.
+        unsafe { *Box::from_raw(payload.cast::<*mut T>().read()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::task::{Header, Vtable};
+    use crate::runtime::ActorId;
+    use std::ptr::NonNull;
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+    static DISCARDED: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe fn no_run(_: NonNull<Header>, _: &Exec) -> crate::runtime::RunOutcome {
+        unreachable!()
+    }
+    unsafe fn no_shutdown(_: NonNull<Header>) {}
+    static TASK_VTABLE: Vtable = Vtable {
+        run: no_run,
+        shutdown: no_shutdown,
+    };
+
+    unsafe fn discard_string(_: TaskRef, payload: *mut Payload) {
+        // SAFETY: letters in these tests carry a `String`.
+        drop(unsafe { take::<String>(payload) });
+        DISCARDED.fetch_add(1, Relaxed);
+    }
+    unsafe fn deliver_never(_: TaskRef, _: *mut Payload, _: &Exec) -> bool {
+        unreachable!()
+    }
+    static STRING_LETTER: LetterVtable = LetterVtable {
+        deliver: deliver_never,
+        discard: discard_string,
+    };
+
+    unsafe fn discard_big(_: TaskRef, payload: *mut Payload) {
+        // SAFETY: letters of this vtable carry a `[u64; 16]`.
+        let big = unsafe { take::<[u64; 16]>(payload) };
+        assert_eq!(big[15], 15);
+        DISCARDED.fetch_add(1, Relaxed);
+    }
+    static BIG_LETTER: LetterVtable = LetterVtable {
+        deliver: deliver_never,
+        discard: discard_big,
+    };
+
+    #[test]
+    fn small_envelopes_are_inline_and_large_ones_boxed_and_each_is_consumed_once() {
+        assert!(fits::<String>(), "a String (3 words) travels inline");
+        assert!(!fits::<[u64; 16]>());
+        let header = Header::new(&TASK_VTABLE, ActorId::from_worker(0, 1));
+        let task = TaskRef::from_header(&header);
+        let before = DISCARDED.load(Relaxed);
+        let letter = Letter::new(task, &STRING_LETTER, String::from("hello"));
+        assert_eq!(letter.task(), task);
+        // SAFETY: made with a String.
+        assert_eq!(unsafe { letter.open::<String>() }, "hello");
+        assert_eq!(DISCARDED.load(Relaxed), before, "opened, not discarded");
+        drop(Letter::new(task, &STRING_LETTER, String::from("dead")));
+        let mut big = [0u64; 16];
+        for (i, v) in big.iter_mut().enumerate() {
+            *v = i as u64;
+        }
+        drop(Letter::new(task, &BIG_LETTER, big));
+        assert_eq!(
+            DISCARDED.load(Relaxed),
+            before + 2,
+            "dropped letters discard"
+        );
+        let queue: Vec<Letter> = (0..5)
+            .map(|i| Letter::new(task, &STRING_LETTER, i.to_string()))
+            .collect();
+        drop(queue);
+        assert_eq!(DISCARDED.load(Relaxed), before + 7);
+    }
+}
