@@ -73,6 +73,7 @@ loom:
 # tiny fixture (no peers); plus the criterion bench compiled and run once.
 smoke: build
 	$(LOKA) bench run all --size quick --workers 2
+	$(LOKA) bench run all --size quick --workers 2 --engine message-centric
 	$(LOKA) bench run all --size quick --workers 8 --engine sim --topology preset:opteron6376
 	$(LOKA) report --input crates/loka-cli/tests/fixtures/tiny.jsonl --out $(TARGET_DIR)/smoke-report
 	$(CARGO) bench -p loka --bench send_latency -- --test
@@ -80,7 +81,7 @@ smoke: build
 # The lock-free pieces' unit tests under Miri (needs: rustup component add miri rust-src --toolchain
 # nightly). Topology and policy tests call hwloc through FFI, which Miri cannot run.
 miri:
-	$(CARGO) +nightly miri test -p loka --lib -- mailbox:: engine::actor_centric::idle:: actor::ask:: telemetry::
+	$(CARGO) +nightly miri test -p loka --lib -- mailbox:: engine::sleepers:: engine::message_centric:: runtime::letter:: actor::ask:: telemetry::
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps

@@ -60,6 +60,19 @@ pub fn run_once(
                 format!("{:016x}", sim.trace_hash).into(),
             );
         }
+        if let Some(mc) = &stats.message_centric {
+            // Cforall's statistics, and the engine's settings that shaped them.
+            let c = &config.message_centric;
+            map.insert(
+                "message_centric".to_owned(),
+                serde_json::to_value(mc).unwrap_or_default(),
+            );
+            map.insert("mc_victims".to_owned(), c.victims.name().into());
+            map.insert(
+                "mc_queue".to_owned(),
+                format!("{:?}", c.queue).to_lowercase().into(),
+            );
+        }
         // The policy that ran (what `auto` chose) and why.
         map.insert("policy_chosen".to_owned(), stats.policy.clone().into());
         map.insert(

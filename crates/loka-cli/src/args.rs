@@ -15,8 +15,9 @@ pub struct SystemArgs {
     /// Scheduler policy.
     #[arg(long)]
     pub policy: Option<String>,
-    /// Engine running the actors: actor-centric (the default) or sim (docs/simulation.md). `loka bench policies` sweeps
-    /// every real engine unless this names one (`sim`: the simulation engine alone).
+    /// Engine running the actors: actor-centric (the default), message-centric
+    /// (docs/message-centric.md) or sim (docs/simulation.md). `loka bench policies` sweeps every
+    /// real engine unless this names one (`sim`: the simulation engine alone).
     #[arg(long, value_name = "NAME")]
     pub engine: Option<String>,
     /// Topology: host, preset:NAME, synthetic:DESC, xml:FILE.
@@ -28,6 +29,17 @@ pub struct SystemArgs {
     /// A TOML configuration file.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Message-centric engine: whom an idle worker steals a queue from (random, longest, none,
+    /// nearest).
+    #[arg(long, value_name = "NAME")]
+    pub victims: Option<String>,
+    /// Message-centric engine: total sharded queues (default 16 per worker; at least one per
+    /// worker).
+    #[arg(long, value_name = "N")]
+    pub queues: Option<usize>,
+    /// Message-centric engine: the queue data structure, copy or list.
+    #[arg(long, value_name = "KIND")]
+    pub queue_kind: Option<String>,
 }
 
 impl SystemArgs {
@@ -56,6 +68,19 @@ impl SystemArgs {
         }
         if let Some(cost) = &self.cost {
             config.cost = Some(cost.clone());
+        }
+        if let Some(victims) = &self.victims {
+            config.message_centric.victims = victims
+                .parse::<loka::VictimSelection>()
+                .map_err(anyhow::Error::msg)?;
+        }
+        if let Some(queues) = self.queues {
+            config.message_centric.queues = Some(queues);
+        }
+        if let Some(kind) = &self.queue_kind {
+            config.message_centric.queue = kind
+                .parse::<loka::QueueKind>()
+                .map_err(anyhow::Error::msg)?;
         }
         config.validate("the command line")?;
         loka::Machine::load(&config)?;

@@ -328,6 +328,9 @@ mod tests {
             topology: None,
             cost: None,
             config: None,
+            victims: None,
+            queues: None,
+            queue_kind: None,
         };
         let base = system.resolve().unwrap();
         // Without the flag: every real engine, never the simulation's predictions.

@@ -75,6 +75,9 @@ pub(crate) struct Engine {
     cursors: Box<[CachePadded<AtomicUsize>]>,
     /// Per worker: when it last tried to steal (ns since `clock`), for `longest` victim selection.
     last_steal: Box<[CachePadded<AtomicU64>]>,
+    /// Per worker: whether it is processing a gulp now (a thief only takes queues from a worker
+    /// that is busy; an idle owner will gulp its own queue sooner than a thief can steal it).
+    busy: Box<[CachePadded<AtomicBool>]>,
     victims: VictimSelection,
     queue_kind: QueueKind,
     sleepers: Sleepers,
@@ -120,6 +123,9 @@ impl Engine {
             cursors,
             last_steal: (0..workers)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            busy: (0..workers)
+                .map(|_| CachePadded::new(AtomicBool::new(false)))
                 .collect(),
             victims: mc.victims,
             queue_kind: mc.queue,

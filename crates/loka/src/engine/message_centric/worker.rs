@@ -122,7 +122,10 @@ impl Worker {
             match gulp {
                 Gulp::Took(n) => {
                     q.owner.store(self.index(), Relaxed);
+                    let busy = &engine.busy[self.index()];
+                    busy.store(true, Relaxed);
                     self.process(n);
+                    busy.store(false, Relaxed);
                     q.processing.release();
                     found = true;
                 }
@@ -211,8 +214,17 @@ impl Worker {
     /// A candidate queue of `victim`: non-empty and not being processed (read without
     /// synchronisation, as Cforall does; a stale answer costs a useless swap, never
     /// correctness). Starts at a random slot. Returns the slot and the queue's length.
+    ///
+    /// Beyond Cforall: only while the victim is busy processing a gulp. An idle victim is
+    /// scanning its queues and takes a new letter within a pass (tens of ns); a thief racing it
+    /// for that letter only moves the queue, and the actors' state, to another core. With a
+    /// single message in flight (threadring, pingpong) Cforall's rule stole the queue on 65% of
+    /// the messages (docs/message-centric.md).
     fn candidate(&mut self, victim: usize) -> Option<(usize, usize)> {
         let engine = &*self.engine;
+        if !engine.busy[victim].load(Relaxed) {
+            return None;
+        }
         let range = engine.ranges[victim].clone();
         let n = range.len();
         let start = self.rng.usize(0..n);
