@@ -150,6 +150,12 @@ impl System {
     pub fn workers(&self) -> usize {
         self.shared.config.workers
     }
+
+    /// The running engine (unit tests of the engines).
+    #[cfg(test)]
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
 }
 
 impl Drop for System {

@@ -99,6 +99,13 @@ impl Sleepers {
         self.num_sleeping.load(Relaxed) != 0
     }
 
+    /// Whether worker `w` has announced it is going to sleep and nobody has claimed it yet (a
+    /// hint, Relaxed).
+    #[inline]
+    pub(crate) fn is_asleep(&self, w: usize) -> bool {
+        self.states[w].load(Relaxed) == SLEEPING
+    }
+
     /// Whether every worker is parked and unclaimed.
     pub(crate) fn all_asleep(&self) -> bool {
         self.num_sleeping.load(SeqCst) == self.states.len()

@@ -29,7 +29,7 @@ mod swap;
 mod worker;
 
 use super::sleepers::Sleepers;
-use crate::actor::options::SpawnOptions;
+use crate::actor::options::{Placement, SpawnOptions};
 use crate::config::{QueueKind, VictimSelection};
 use crate::policy::placement::PlacementStrategy;
 use crate::runtime::task::SchedState;
@@ -73,6 +73,9 @@ pub(crate) struct Engine {
     ranges: Box<[Range<usize>]>,
     /// Per spawning worker (and one more for plain threads): the next queue of its round robin.
     cursors: Box<[CachePadded<AtomicUsize>]>,
+    /// Per worker: the round robin over its own queues for actors spawned with
+    /// `Placement::Worker` (from any thread).
+    hinted: Box<[CachePadded<AtomicUsize>]>,
     /// Per worker: when it last tried to steal (ns since `clock`), for `longest` victim selection.
     last_steal: Box<[CachePadded<AtomicU64>]>,
     /// Per worker: whether it is processing a gulp now (a thief only takes queues from a worker
@@ -116,7 +119,11 @@ impl Engine {
                 CachePadded::new(AtomicUsize::new(start))
             })
             .collect();
+        let hinted = (0..workers)
+            .map(|_| CachePadded::new(AtomicUsize::new(0)))
+            .collect();
         let engine = Arc::new(Engine {
+            hinted,
             queues,
             slots,
             ranges,
@@ -195,9 +202,14 @@ impl Engine {
     /// The queue a new actor is bound to. Cforall lays actors out round robin over all queues in
     /// creation order; each spawner keeps its own cursor (starting at its own first queue), so
     /// spawning touches no shared counter. `compact` keeps children in the spawner's own queues,
-    /// `random` picks any queue.
+    /// `random` picks any queue; `Placement::Worker(w)` picks one of worker `w`'s queues.
     fn bind(&self, options: &SpawnOptions, from: Option<&Exec>) -> usize {
         let total = self.queues.len();
+        if let Placement::Worker(w) = options.placement {
+            let w = w % self.workers();
+            let range = &self.ranges[w];
+            return range.start + self.hinted[w].fetch_add(1, Relaxed) % range.len();
+        }
         let strategy = PlacementStrategy::ALL
             [self.strategies[usize::from(options.hub)].load(Relaxed) as usize];
         match (strategy, from) {
@@ -412,4 +424,61 @@ fn strategy_index(strategy: PlacementStrategy) -> u8 {
         .iter()
         .position(|s| *s == strategy)
         .expect("every strategy is listed") as u8
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::actor::options::{Placement, SpawnOptions};
+    use crate::{Actor, Config, Context, EngineKind, System};
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    struct Echo(mpsc::Sender<u32>);
+    impl Actor for Echo {
+        type Msg = u32;
+        fn started(&mut self, _: &mut Context<Self>) {
+            let _ = self.0.send(0);
+        }
+        fn handle(&mut self, _: &mut Context<Self>, msg: u32) {
+            let _ = self.0.send(msg);
+        }
+    }
+
+    /// Regression: a post wakes *a* sleeping worker, preferring the queue's owner hint, which
+    /// can be stale after steals. With every worker asleep and the hint pointing at the wrong
+    /// one, the woken worker must take the queue from the sleeping owner; before the fix it
+    /// spun beside the letter forever (a `big` run timed out after 60 s).
+    #[test]
+    fn a_letter_for_a_sleeping_owner_is_taken_by_whoever_is_woken() {
+        let config = Config {
+            engine: EngineKind::MessageCentric,
+            workers: 2,
+            topology: "synthetic:package:1 core:2 pu:1".to_owned(),
+            ..Config::default()
+        };
+        let system = System::from_config(config).unwrap();
+        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+        let crate::engine::Engine::MessageCentric(engine) = system.engine() else {
+            unreachable!("configured message-centric")
+        };
+        // Both workers parked; every queue of worker 0 names worker 1 as its owner.
+        for q in &engine.queues[engine.ranges[0].clone()] {
+            q.owner.store(1, Relaxed);
+        }
+        let (tx, rx) = mpsc::channel();
+        let echo = system.spawn_with(
+            Echo(tx),
+            SpawnOptions::new().placement(Placement::Worker(0)),
+        );
+        // Only the start letter is posted: one wake-up, to the wrong worker.
+        assert_eq!(
+            rx.recv_timeout(Duration::from_secs(10)),
+            Ok(0),
+            "the actor started"
+        );
+        echo.send(7).unwrap();
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(7));
+        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    }
 }

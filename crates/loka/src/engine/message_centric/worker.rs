@@ -22,6 +22,15 @@ thread_local! {
     static CURRENT_LOCAL: Cell<*const RefCell<Buffer>> = const { Cell::new(ptr::null()) };
 }
 
+/// The worker whose range holds `slot`.
+fn victim_of(engine: &Engine, slot: usize) -> usize {
+    engine
+        .ranges
+        .iter()
+        .position(|r| r.contains(&slot))
+        .expect("every slot is in a range")
+}
+
 /// Whether the gulp being processed on this thread still holds a letter to `task`.
 pub(super) fn current_holds(task: TaskRef) -> bool {
     CURRENT_LOCAL.with(|c| {
@@ -199,9 +208,18 @@ impl Worker {
                 let counters = self.counters();
                 counters.steals.bump(1);
                 counters.letters_stolen.bump(letters as u64);
-                let q = engine.slots[mine].load(Acquire);
-                // SAFETY: we just stored this pointer (into `engine.queues`) in our own slot.
-                unsafe { &*q }.owner.store(me, Relaxed);
+                // Who to wake for each queue from now on (a hint: posts prefer the owner).
+                let (ours, theirs) = (
+                    engine.slots[mine].load(Acquire),
+                    engine.slots[slot].load(Acquire),
+                );
+                for (q, owner) in [(ours, me), (theirs, victim_of(&engine, slot))] {
+                    if !q.is_null() {
+                        // SAFETY: non-null slots point into `engine.queues` (a thief may have
+                        // swapped them again meanwhile: then the hint is merely stale).
+                        unsafe { &*q }.owner.store(owner, Relaxed);
+                    }
+                }
                 true
             }
             Swap::Failed => {
@@ -215,14 +233,17 @@ impl Worker {
     /// synchronisation, as Cforall does; a stale answer costs a useless swap, never
     /// correctness). Starts at a random slot. Returns the slot and the queue's length.
     ///
-    /// Beyond Cforall: only while the victim is busy processing a gulp. An idle victim is
-    /// scanning its queues and takes a new letter within a pass (tens of ns); a thief racing it
-    /// for that letter only moves the queue, and the actors' state, to another core. With a
-    /// single message in flight (threadring, pingpong) Cforall's rule stole the queue on 65% of
-    /// the messages (docs/message-centric.md).
+    /// Beyond Cforall: only while the victim is busy processing a gulp, or asleep. A victim
+    /// that is awake and idle is scanning its queues and takes a new letter within a pass (tens
+    /// of ns); a thief racing it for that letter only moves the queue, and the actors' state, to
+    /// another core. With a single message in flight (threadring, pingpong) Cforall's rule stole
+    /// the queue on 65% of the messages (docs/message-centric.md). A sleeping victim must be
+    /// stealable: the sender of a letter wakes *a* sleeping worker, not necessarily the queue's
+    /// owner, and the one it wakes must be able to take the queue (without this, a letter could
+    /// wait forever beside a spinning thief: seen as a 60 s timeout of `big` in 1 run of ~400).
     fn candidate(&mut self, victim: usize) -> Option<(usize, usize)> {
         let engine = &*self.engine;
-        if !engine.busy[victim].load(Relaxed) {
+        if !engine.busy[victim].load(Relaxed) && !engine.sleepers.is_asleep(victim) {
             return None;
         }
         let range = engine.ranges[victim].clone();
