@@ -2,6 +2,7 @@
 //! result records. Workload definitions shared with the peers: `docs/benchmarks.md`.
 
 pub mod bencherl;
+mod cforall;
 mod matrix_search;
 pub mod record;
 pub mod report;
@@ -240,6 +241,7 @@ pub fn all() -> Vec<Bench> {
     let mut all = savina::all();
     all.extend(bencherl::all());
     all.extend(matrix_search::all());
+    all.extend(cforall::all());
     all
 }
 
