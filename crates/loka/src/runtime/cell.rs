@@ -408,7 +408,9 @@ impl<B: Behavior> ActorCell<B> {
     }
 
     /// Runs one envelope with the started actor's state; returns the panic message if it failed.
-    #[inline]
+    /// Always inlined: it is the body of the activation loop (out of line it cost fib ~2% more
+    /// instructions, callgrind).
+    #[inline(always)]
     fn handle(
         &self,
         inner: &mut Inner<B>,
