@@ -74,6 +74,22 @@ impl Sleepers {
         (0..n).map(|i| (start + i) % n).find(|&w| self.claim(w))
     }
 
+    /// Whether worker `w` has announced that it goes to sleep and nobody has claimed it, without
+    /// a fence: only for a caller holding a lock that `w`'s re-check also takes (the lock orders
+    /// the announcement and the caller's work). Then [`claim_one`](Self::claim_one) it.
+    #[inline]
+    pub(crate) fn is_asleep_locked(&self, w: usize) -> bool {
+        self.states[w].load(Relaxed) == SLEEPING
+    }
+
+    /// Claims worker `w` if it is still parked (after [`is_asleep_locked`](Self::is_asleep_locked)
+    /// said so); returns whether it did, and the caller must then unpark it. Other sleepers stay
+    /// asleep.
+    #[must_use = "a claimed worker must be unparked, or it sleeps with work pending"]
+    pub(crate) fn claim_one(&self, w: usize) -> bool {
+        self.claim(w)
+    }
+
     /// Claims every sleeper (shutdown); the caller then unparks every worker thread.
     pub(crate) fn notify_all(&self) {
         fence(SeqCst);
@@ -90,20 +106,6 @@ impl Sleepers {
             self.num_sleeping.fetch_sub(1, SeqCst);
         }
         claimed
-    }
-
-    /// Whether some worker is parked and unclaimed, without a fence: only for a caller that
-    /// holds a lock the sleeper also takes in its re-check (the lock orders the two).
-    #[inline]
-    pub(crate) fn any_asleep_locked(&self) -> bool {
-        self.num_sleeping.load(Relaxed) != 0
-    }
-
-    /// Whether worker `w` has announced it is going to sleep and nobody has claimed it yet (a
-    /// hint, Relaxed).
-    #[inline]
-    pub(crate) fn is_asleep(&self, w: usize) -> bool {
-        self.states[w].load(Relaxed) == SLEEPING
     }
 
     /// Whether every worker is parked and unclaimed.

@@ -198,6 +198,9 @@ worker_counters! {
     missed_gulps,
     /// Message-centric: steal attempts that found no candidate queue at the victim.
     steal_no_candidate,
+    /// Message-centric: steal attempts that found a candidate and watch it: it is taken at a
+    /// later attempt if its letters are still waiting.
+    steal_deferred,
     /// Message-centric: steal attempts whose wait-free swap failed (another thief).
     steal_failed_swap,
     /// Message-centric: letters in the queues this worker stole, at the moment of the steal.
@@ -253,6 +256,8 @@ pub struct MessageCentricStats {
     pub steal_attempts: u64,
     /// Failed attempts: the victim had no candidate queue.
     pub steal_no_candidate: u64,
+    /// Attempts that found a candidate and watched it (taken later if its letters still wait).
+    pub steal_deferred: u64,
     /// Failed attempts: the wait-free swap lost to another thief.
     pub steal_failed_swap: u64,
     /// Queues stolen.
@@ -275,6 +280,7 @@ impl MessageCentricStats {
             missed_gulps: total.missed_gulps,
             steal_attempts: total.steal_attempts,
             steal_no_candidate: total.steal_no_candidate,
+            steal_deferred: total.steal_deferred,
             steal_failed_swap: total.steal_failed_swap,
             queues_stolen: total.steals,
             letters_stolen: total.letters_stolen,

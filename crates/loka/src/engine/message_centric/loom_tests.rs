@@ -3,15 +3,18 @@
 //! and a thief's gulp of the same queue apart.
 
 use super::queue::ProcessingFlag;
+use super::spin::SpinLock;
 use super::swap::{try_swap, Swap};
 use crate::sync::{AtomicPtr, UnsafeCell};
-use loom::sync::Arc;
+use loom::sync::{Arc, Mutex};
 use loom::thread;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// A stand-in queue: an id, the real processing flag, and data only its processor may touch.
+/// A stand-in queue: an id, its lock, the real processing flag, and data only its processor may
+/// touch.
 struct Queue {
     id: usize,
+    lock: Mutex<()>,
     processing: ProcessingFlag,
     data: UnsafeCell<u64>,
 }
@@ -21,6 +24,7 @@ fn queues(n: usize) -> Arc<Vec<Queue>> {
         (0..n)
             .map(|id| Queue {
                 id,
+                lock: Mutex::new(()),
                 processing: ProcessingFlag::default(),
                 data: UnsafeCell::new(0),
             })
@@ -115,7 +119,12 @@ fn gulp_and_steal_never_process_one_queue_at_once() {
         let q = queues(2);
         let slots = slots_for(&q);
         let process = |queue: &Queue| {
-            if queue.processing.try_claim() {
+            // As `MessageQueue::gulp`: claim under the queue's lock, process without it.
+            let claimed = {
+                let _guard = queue.lock.lock().unwrap();
+                queue.processing.claim_locked()
+            };
+            if claimed {
                 queue.data.with_mut(|d| {
                     // SAFETY: the flag gives exclusive access (what the model checks).
                     unsafe { *d += 1 }
@@ -146,5 +155,21 @@ fn gulp_and_steal_never_process_one_queue_at_once() {
             .sum();
         assert_eq!(total, processed, "every claimed gulp ran, and only those");
         assert_eq!(ids(&slots), vec![0, 1]);
+    });
+}
+
+/// The queues' spin lock: two threads each add under it; loom checks every interleaving for a
+/// lost update or an unprotected access (it flags concurrent access to the value's cell).
+#[test]
+fn the_spin_lock_excludes() {
+    loom::model(|| {
+        let lock = Arc::new(SpinLock::new(0u32));
+        let other = {
+            let lock = lock.clone();
+            thread::spawn(move || lock.with(|n| *n += 1))
+        };
+        lock.with(|n| *n += 1);
+        other.join().unwrap();
+        assert_eq!(lock.with(|n| *n), 2);
     });
 }

@@ -13,18 +13,20 @@
 //! |---|---|
 //! | `copy_queue.rs` | the copy queue (array of letters, O(1) pop by index) |
 //! | `queue.rs` | one sharded queue: lock, buffer, `being_processed`, length hint, gulping |
+//! | `spin.rs` | the queues' spin lock |
 //! | `swap.rs` | the wait-free swap of queue pointers on the permutable worker array |
 //! | `worker.rs` | the worker loop: passes, gulps, stealing and victim selection, parking |
 //!
-//! Parking uses the shared [`Sleepers`] protocol: a poster reads the sleeper count *under the
-//! queue's lock*, and a worker about to park re-checks every queue under its lock, so either the
-//! poster sees the sleeper or the sleeper sees the letter (the lock orders them; no fence on the
-//! send path).
+//! Parking uses the shared [`Sleepers`] protocol: a poster reads the queue's owner's sleep state
+//! *under the queue's lock*, and a worker about to park re-checks every queue under its lock, so
+//! either the poster sees the sleeper or the sleeper sees the letter (the lock orders them; no
+//! fence on the send path). Only the owner is woken (`Engine::notify_owner`).
 
 mod copy_queue;
 #[cfg(all(test, loom))]
 mod loom_tests;
 mod queue;
+mod spin;
 mod swap;
 mod worker;
 
@@ -78,9 +80,6 @@ pub(crate) struct Engine {
     hinted: Box<[CachePadded<AtomicUsize>]>,
     /// Per worker: when it last tried to steal (ns since `clock`), for `longest` victim selection.
     last_steal: Box<[CachePadded<AtomicU64>]>,
-    /// Per worker: whether it is processing a gulp now (a thief only takes queues from a worker
-    /// that is busy; an idle owner will gulp its own queue sooner than a thief can steal it).
-    busy: Box<[CachePadded<AtomicBool>]>,
     victims: VictimSelection,
     queue_kind: QueueKind,
     sleepers: Sleepers,
@@ -130,9 +129,6 @@ impl Engine {
             cursors,
             last_steal: (0..workers)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
-            busy: (0..workers)
-                .map(|_| CachePadded::new(AtomicBool::new(false)))
                 .collect(),
             victims: mc.victims,
             queue_kind: mc.queue,
@@ -199,10 +195,14 @@ impl Engine {
         self.strategies[usize::from(hubs)].store(strategy_index(strategy), Relaxed);
     }
 
-    /// The queue a new actor is bound to. Cforall lays actors out round robin over all queues in
-    /// creation order; each spawner keeps its own cursor (starting at its own first queue), so
-    /// spawning touches no shared counter. `compact` keeps children in the spawner's own queues,
-    /// `random` picks any queue; `Placement::Worker(w)` picks one of worker `w`'s queues.
+    /// The queue a new actor is bound to, by the placement strategy, as in the other engine:
+    /// `default` and `compact` keep an actor spawned by an actor in its spawner's worker (round
+    /// robin over that worker's queues: a parent and its children stay on one core, as
+    /// actor-centric placement does); `circular` and `scatter` lay actors out round robin over
+    /// all queues in creation order, Cforall's layout (each spawner keeps its own cursor, so
+    /// spawning touches no shared counter); `random` picks any queue. Actors spawned from plain
+    /// threads go round robin over all queues; `Placement::Worker(w)` picks one of worker `w`'s
+    /// queues.
     fn bind(&self, options: &SpawnOptions, from: Option<&Exec>) -> usize {
         let total = self.queues.len();
         if let Placement::Worker(w) = options.placement {
@@ -212,11 +212,15 @@ impl Engine {
         }
         let strategy = PlacementStrategy::ALL
             [self.strategies[usize::from(options.hub)].load(Relaxed) as usize];
-        match (strategy, from) {
-            (PlacementStrategy::Random, _) => fastrand::usize(0..total),
-            (PlacementStrategy::Compact, Some(exec)) => {
+        let Some(exec) = from else {
+            return self.cursors[self.workers()].fetch_add(1, Relaxed) % total;
+        };
+        // Only this worker writes its cursor: a load and a store, no read-modify-write.
+        let cursor = &self.cursors[exec.index()];
+        match strategy {
+            PlacementStrategy::Random => fastrand::usize(0..total),
+            PlacementStrategy::Default | PlacementStrategy::Compact => {
                 let range = &self.ranges[exec.index()];
-                let cursor = &self.cursors[exec.index()];
                 let q = cursor.load(Relaxed);
                 let q = if range.contains(&q) { q } else { range.start };
                 cursor.store(
@@ -229,22 +233,24 @@ impl Engine {
                 );
                 q
             }
-            (_, Some(exec)) => {
-                // Only this worker writes its cursor: a load and a store, no read-modify-write.
-                let cursor = &self.cursors[exec.index()];
+            PlacementStrategy::Circular | PlacementStrategy::Scatter => {
                 let q = cursor.load(Relaxed) % total;
                 cursor.store((q + 1) % total, Relaxed);
                 q
             }
-            (_, None) => self.cursors[self.workers()].fetch_add(1, Relaxed) % total,
         }
     }
 
-    /// Wakes a parked worker (`prefer` first), if any is parked.
-    fn notify(&self, prefer: Option<usize>) {
-        if let Some(w) = self.sleepers.notify(prefer) {
+    /// A letter arrived in a queue whose owner (hint) is `owner`: wakes that worker if it is
+    /// parked, and nobody else. An awake owner will gulp the letter itself (waking another worker
+    /// only to have it race the owner is what made every post pay a futex wake-up: 527 parks
+    /// and wake-ups per 2 M messages of static send). If the hint is stale and the queue's real
+    /// owner sleeps, the awake workers cannot park while the letter waits (their re-check sees
+    /// it) and steal the sleeper's queue; if every worker sleeps, the hint names a sleeper.
+    fn notify_owner(&self, owner: usize) {
+        if self.sleepers.claim_one(owner) {
             self.shared.counters.system.unparks.add_shared(1);
-            if let Some(thread) = self.threads_of[w].get() {
+            if let Some(thread) = self.threads_of[owner].get() {
                 thread.unpark();
             }
         }
@@ -316,11 +322,10 @@ impl Engine {
             let mut any = false;
             for q in self.queues.iter() {
                 let mut taken = queue::Buffer::new(self.queue_kind);
-                {
-                    let mut locked = q.locked.lock();
+                q.locked.with(|locked| {
                     std::mem::swap(&mut locked.buffer, &mut taken);
                     q.set_len(0);
-                }
+                });
                 while let Some(letter) = taken.pop() {
                     any = true;
                     drop(letter);
@@ -334,7 +339,11 @@ impl Engine {
 
     /// Cforall's statistics.
     pub(crate) fn stats(&self) -> MessageCentricStats {
-        let posted = self.queues.iter().map(|q| q.locked.lock().posted).sum();
+        let posted = self
+            .queues
+            .iter()
+            .map(|q| q.locked.with(|locked| locked.posted))
+            .sum();
         let total = self.shared.counters.stats().total;
         MessageCentricStats::from_counters(&total, self.queues.len() as u64, posted)
     }
@@ -378,19 +387,22 @@ impl Scheduler for Engine {
         let task = letter.task();
         let b = binding(&task);
         let q = &self.queues[b.queue.load(Relaxed) as usize];
-        let mut locked = q.locked.lock();
-        if b.closed.load(Relaxed) {
-            return Err(letter);
-        }
-        locked.buffer.push(letter);
-        locked.posted += 1;
-        q.set_len(locked.buffer.len());
-        // Under the lock: a worker parking re-checks this queue under the same lock, so either we
-        // see it counted asleep here or it sees our letter (module docs).
-        let wake = self.sleepers.any_asleep_locked();
-        drop(locked);
+        let posted = q.locked.with(|locked| {
+            if b.closed.load(Relaxed) {
+                return Err(letter);
+            }
+            locked.buffer.push(letter);
+            locked.posted += 1;
+            q.set_len(locked.buffer.len());
+            // Under the lock: a worker parking re-checks this queue under the same lock, so
+            // either we see it asleep here or it sees our letter (module docs). Only the owner
+            // is woken.
+            let owner = q.owner.load(Relaxed);
+            Ok((owner, self.sleepers.is_asleep_locked(owner)))
+        });
+        let (owner, wake) = posted?;
         if wake {
-            self.notify(Some(q.owner.load(Relaxed)));
+            self.notify_owner(owner);
         }
         Ok(())
     }
@@ -398,14 +410,15 @@ impl Scheduler for Engine {
     fn close(&self, task: TaskRef, release: Letter) {
         let b = binding(&task);
         let q = &self.queues[b.queue.load(Relaxed) as usize];
-        let mut locked = q.locked.lock();
-        b.closed.store(true, Relaxed);
-        locked.buffer.push(release);
-        q.set_len(locked.buffer.len());
-        let wake = self.sleepers.any_asleep_locked();
-        drop(locked);
+        let (owner, wake) = q.locked.with(|locked| {
+            b.closed.store(true, Relaxed);
+            locked.buffer.push(release);
+            q.set_len(locked.buffer.len());
+            let owner = q.owner.load(Relaxed);
+            (owner, self.sleepers.is_asleep_locked(owner))
+        });
         if wake {
-            self.notify(Some(q.owner.load(Relaxed)));
+            self.notify_owner(owner);
         }
     }
 
@@ -414,8 +427,7 @@ impl Scheduler for Engine {
             return true;
         }
         let q = &self.queues[binding(&task).queue.load(Acquire) as usize];
-        let held = q.locked.lock().buffer.holds(task);
-        held
+        q.locked.with(|locked| locked.buffer.holds(task))
     }
 }
 

@@ -9,10 +9,10 @@
 //! claimed and skips it (a *missed gulp*).
 
 use super::copy_queue::CopyQueue;
+use super::spin::SpinLock;
 use crate::config::QueueKind;
 use crate::runtime::{Letter, TaskRef};
-use crate::sync::{AtomicBool, AtomicUsize};
-use parking_lot::Mutex;
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize};
 use std::collections::LinkedList;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
@@ -73,18 +73,25 @@ impl Buffer {
 }
 
 /// The `being_processed` flag: claimed by the worker that gulps the queue, released when it has
-/// processed the gulp. At most one holder at a time, whoever owns the queue now.
+/// processed the gulp. At most one holder at a time, whoever owns the queue now. Claims are made
+/// with the queue's lock held (the gulp takes it anyway), so a claim is a load and a store, not a
+/// read-modify-write: two claimers are ordered by the lock.
 #[derive(Default)]
 pub(crate) struct ProcessingFlag(AtomicBool);
 
 impl ProcessingFlag {
     /// Claims the queue for processing; `false` if another worker holds it. Acquire: the
-    /// previous holder's processing (its writes to the actors' state) happens before ours.
+    /// previous holder's processing (its writes to the actors' state, released by
+    /// [`release`](Self::release)) happens before ours.
+    ///
+    /// Only with the queue's lock held: the lock makes the load and the store one step.
     #[inline]
-    pub(crate) fn try_claim(&self) -> bool {
-        self.0
-            .compare_exchange(false, true, Acquire, Relaxed)
-            .is_ok()
+    pub(crate) fn claim_locked(&self) -> bool {
+        if self.0.load(Acquire) {
+            return false;
+        }
+        self.0.store(true, Relaxed);
+        true
     }
 
     /// Ends processing. Release: pairs with the next holder's claim.
@@ -109,13 +116,16 @@ pub(crate) struct Locked {
 
 /// One sharded queue.
 pub(crate) struct MessageQueue {
-    pub(crate) locked: Mutex<Locked>,
+    pub(crate) locked: SpinLock<Locked>,
     /// The buffer's length, stored under the lock, read without it (Relaxed) as the non-atomic
     /// emptiness pre-check before a gulp and by thieves looking for a candidate.
     len: AtomicUsize,
     pub(crate) processing: ProcessingFlag,
     /// The worker that last gulped or stole the queue: who to wake when a letter arrives.
     pub(crate) owner: AtomicUsize,
+    /// Gulps taken so far (written under the lock, read as a hint): a thief steals a queue only
+    /// if it saw it non-empty twice with the same count in between, i.e. its letters waited.
+    generation: AtomicU64,
 }
 
 /// What a gulp attempt found.
@@ -131,13 +141,14 @@ pub(crate) enum Gulp {
 impl MessageQueue {
     pub(crate) fn new(kind: QueueKind, owner: usize) -> Self {
         MessageQueue {
-            locked: Mutex::new(Locked {
+            locked: SpinLock::new(Locked {
                 buffer: Buffer::new(kind),
                 posted: 0,
             }),
             len: AtomicUsize::new(0),
             processing: ProcessingFlag::default(),
             owner: AtomicUsize::new(owner),
+            generation: AtomicU64::new(0),
         }
     }
 
@@ -145,6 +156,12 @@ impl MessageQueue {
     #[inline]
     pub(crate) fn len_hint(&self) -> usize {
         self.len.load(Relaxed)
+    }
+
+    /// How many gulps the queue has had (a hint, Relaxed).
+    #[inline]
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Relaxed)
     }
 
     /// Stores the length hint; only with the lock held.
@@ -158,25 +175,30 @@ impl MessageQueue {
     #[inline]
     pub(crate) fn gulp(&self, local: &mut Buffer) -> Gulp {
         debug_assert_eq!(local.len(), 0);
-        if !self.processing.try_claim() {
+        // A look without the lock first: a queue another worker processes costs no lock.
+        if self.processing.is_claimed() {
             return Gulp::Busy;
         }
-        let mut locked = self.locked.lock();
-        let n = locked.buffer.len();
-        if n == 0 {
-            drop(locked);
-            self.processing.release();
-            return Gulp::Empty;
-        }
-        std::mem::swap(&mut locked.buffer, local);
-        self.set_len(0);
-        drop(locked);
-        Gulp::Took(n)
+        self.locked.with(|locked| {
+            let n = locked.buffer.len();
+            if n == 0 {
+                return Gulp::Empty;
+            }
+            if !self.processing.claim_locked() {
+                return Gulp::Busy;
+            }
+            std::mem::swap(&mut locked.buffer, local);
+            self.set_len(0);
+            // Only under the lock: a load and a store suffice.
+            self.generation
+                .store(self.generation.load(Relaxed) + 1, Relaxed);
+            Gulp::Took(n)
+        })
     }
 
     /// Whether the queue holds letters, read under the lock (the parking re-check: the lock
     /// orders it with posts, see `Engine::post`).
     pub(crate) fn has_letters_locked(&self) -> bool {
-        self.locked.lock().buffer.len() != 0
+        self.locked.with(|locked| locked.buffer.len() != 0)
     }
 }

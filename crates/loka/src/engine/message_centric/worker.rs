@@ -50,6 +50,9 @@ pub(super) struct Worker {
     /// [`current_holds`] can look at it.
     local: RefCell<Buffer>,
     rng: fastrand::Rng,
+    /// A candidate queue seen at the previous steal attempt: its slot, the queue and its gulp
+    /// count then.
+    watched: Option<(usize, *const MessageQueue, u64)>,
 }
 
 impl Worker {
@@ -58,6 +61,7 @@ impl Worker {
         Worker {
             local: RefCell::new(Buffer::new(engine.queue_kind)),
             rng: fastrand::Rng::with_seed(seed),
+            watched: None,
             exec,
             engine,
         }
@@ -112,12 +116,19 @@ impl Worker {
 
     /// One pass over this worker's queues, gulping each non-empty one. Returns whether it
     /// processed anything.
+    ///
+    /// Beyond Cforall, a queue that refilled while its gulp ran is gulped again at once, up to
+    /// `throughput` letters per visit: an actor that keeps sending to actors of its own queue (a
+    /// request and its reply, a message to itself) then costs one gulp per message instead of a
+    /// pass over every other queue per message. The budget keeps one busy queue from starving
+    /// the worker's others, as the actor-centric engine's throughput budget does for actors.
     fn pass(&self) -> bool {
         let engine = &*self.engine;
+        let budget = engine.shared.config.throughput;
         let mut found = false;
         for i in engine.ranges[self.index()].clone() {
             // Our own slots are never null here: only we null them, inside our own swap. The
-            // pointer is copied once and used for the whole gulp, so a thief swapping the slot
+            // pointer is copied once and used for the whole visit, so a thief swapping the slot
             // meanwhile does not disturb it (`being_processed` keeps the two of us apart).
             let q = engine.slots[i].load(Acquire);
             debug_assert!(!q.is_null());
@@ -127,19 +138,26 @@ impl Worker {
             if q.len_hint() == 0 {
                 continue;
             }
-            let gulp = q.gulp(&mut self.local.borrow_mut());
-            match gulp {
-                Gulp::Took(n) => {
-                    q.owner.store(self.index(), Relaxed);
-                    let busy = &engine.busy[self.index()];
-                    busy.store(true, Relaxed);
-                    self.process(n);
-                    busy.store(false, Relaxed);
-                    q.processing.release();
-                    found = true;
+            let mut handled = 0;
+            loop {
+                let gulp = q.gulp(&mut self.local.borrow_mut());
+                match gulp {
+                    Gulp::Took(n) => {
+                        q.owner.store(self.index(), Relaxed);
+                        self.process(n);
+                        q.processing.release();
+                        found = true;
+                        handled += n;
+                        if handled >= budget || q.len_hint() == 0 {
+                            break;
+                        }
+                    }
+                    Gulp::Busy => {
+                        self.counters().missed_gulps.bump(1);
+                        break;
+                    }
+                    Gulp::Empty => break,
                 }
-                Gulp::Busy => self.counters().missed_gulps.bump(1),
-                Gulp::Empty => {}
             }
         }
         found
@@ -162,13 +180,34 @@ impl Worker {
         counters.messages.bump(messages);
     }
 
-    /// One steal attempt: pick a victim, find a candidate queue in its range, swap it with one
-    /// of ours. Returns whether a queue was stolen.
+    /// One steal attempt. Returns whether a queue was stolen.
+    ///
+    /// Beyond Cforall, a queue is stolen only once its letters have *waited*: a candidate (found
+    /// by the victim selection) is watched, and taken at a later attempt only if it is still
+    /// non-empty, unclaimed and has not been gulped since. An owner that is about to gulp it
+    /// anyway (it is finishing another queue, or scanning) gets there first, so a request and its
+    /// reply stay on one core; a backlog on a busy or sleeping owner waits one idle cycle of the
+    /// thief (a few hundred ns) and is then stolen. With Cforall's eager rule the idle worker
+    /// took the queue holding the single message on 65% of threadring's messages, moving the
+    /// queue and its actors' state to the other core each time (docs/message-centric.md).
     fn steal(&mut self) -> bool {
         let engine = Arc::clone(&self.engine);
         let me = self.index();
         self.counters().steal_attempts.bump(1);
         engine.last_steal[me].store(engine.now_ns(), Relaxed);
+        if let Some((slot, watched, generation)) = self.watched.take() {
+            let q = engine.slots[slot].load(Acquire);
+            // SAFETY: non-null slots point into `engine.queues`.
+            if ptr::eq(q, watched)
+                && unsafe { &*q }.generation() == generation
+                && unsafe { &*q }.len_hint() > 0
+                && !unsafe { &*q }.processing.is_claimed()
+            {
+                // SAFETY: as above.
+                let letters = unsafe { &*q }.len_hint();
+                return self.take(slot, letters);
+            }
+        }
         let found = match engine.victims {
             VictimSelection::None => None,
             VictimSelection::Random => {
@@ -197,10 +236,21 @@ impl Worker {
                 })
             }
         };
-        let Some((slot, letters)) = found else {
-            self.counters().steal_no_candidate.bump(1);
-            return false;
-        };
+        match found {
+            Some((slot, q)) => {
+                // SAFETY: `candidate` returns pointers into `engine.queues`.
+                self.watched = Some((slot, q, unsafe { &*q }.generation()));
+                self.counters().steal_deferred.bump(1);
+            }
+            None => self.counters().steal_no_candidate.bump(1),
+        }
+        false
+    }
+
+    /// Swaps the queue at `slot` (another worker's) with one of ours.
+    fn take(&mut self, slot: usize, letters: usize) -> bool {
+        let engine = Arc::clone(&self.engine);
+        let me = self.index();
         let range = engine.ranges[me].clone();
         let mine = range.start + self.rng.usize(0..range.len());
         match try_swap(&engine.slots, slot, mine) {
@@ -231,21 +281,9 @@ impl Worker {
 
     /// A candidate queue of `victim`: non-empty and not being processed (read without
     /// synchronisation, as Cforall does; a stale answer costs a useless swap, never
-    /// correctness). Starts at a random slot. Returns the slot and the queue's length.
-    ///
-    /// Beyond Cforall: only while the victim is busy processing a gulp, or asleep. A victim
-    /// that is awake and idle is scanning its queues and takes a new letter within a pass (tens
-    /// of ns); a thief racing it for that letter only moves the queue, and the actors' state, to
-    /// another core. With a single message in flight (threadring, pingpong) Cforall's rule stole
-    /// the queue on 65% of the messages (docs/message-centric.md). A sleeping victim must be
-    /// stealable: the sender of a letter wakes *a* sleeping worker, not necessarily the queue's
-    /// owner, and the one it wakes must be able to take the queue (without this, a letter could
-    /// wait forever beside a spinning thief: seen as a 60 s timeout of `big` in 1 run of ~400).
-    fn candidate(&mut self, victim: usize) -> Option<(usize, usize)> {
+    /// correctness). Starts at a random slot. Returns the slot and the queue.
+    fn candidate(&mut self, victim: usize) -> Option<(usize, *const MessageQueue)> {
         let engine = &*self.engine;
-        if !engine.busy[victim].load(Relaxed) && !engine.sleepers.is_asleep(victim) {
-            return None;
-        }
         let range = engine.ranges[victim].clone();
         let n = range.len();
         let start = self.rng.usize(0..n);
@@ -256,9 +294,9 @@ impl Worker {
                 return None;
             }
             // SAFETY: non-null slots point into `engine.queues`.
-            let q: &MessageQueue = unsafe { &*q };
-            let len = q.len_hint();
-            (len > 0 && !q.processing.is_claimed()).then_some((slot, len))
+            let queue: &MessageQueue = unsafe { &*q };
+            (queue.len_hint() > 0 && !queue.processing.is_claimed())
+                .then_some((slot, q as *const MessageQueue))
         })
     }
 }
