@@ -197,15 +197,14 @@ impl Worker {
         engine.last_steal[me].store(engine.now_ns(), Relaxed);
         if let Some((slot, watched, generation)) = self.watched.take() {
             let q = engine.slots[slot].load(Acquire);
-            // SAFETY: non-null slots point into `engine.queues`.
-            if ptr::eq(q, watched)
-                && unsafe { &*q }.generation() == generation
-                && unsafe { &*q }.len_hint() > 0
-                && !unsafe { &*q }.processing.is_claimed()
-            {
-                // SAFETY: as above.
-                let letters = unsafe { &*q }.len_hint();
-                return self.take(slot, letters);
+            if ptr::eq(q, watched) {
+                // SAFETY: `watched` is non-null and points into `engine.queues`.
+                let queue: &MessageQueue = unsafe { &*q };
+                let letters = queue.len_hint();
+                if queue.generation() == generation && letters > 0 && !queue.processing.is_claimed()
+                {
+                    return self.take(slot, letters);
+                }
             }
         }
         let found = match engine.victims {
