@@ -256,6 +256,17 @@ impl Engine {
         }
     }
 
+    /// Wakes one parked worker, if any, to steal from `from`'s backlog (a fence and a load when
+    /// nobody sleeps).
+    fn wake_a_thief(&self, from: usize) {
+        if let Some(w) = self.sleepers.notify(Some((from + 1) % self.workers())) {
+            self.shared.counters.system.unparks.add_shared(1);
+            if let Some(thread) = self.threads_of[w].get() {
+                thread.unpark();
+            }
+        }
+    }
+
     /// Whether any queue holds a letter, each read under its lock (the parking re-check).
     fn has_letters(&self) -> bool {
         self.queues.iter().any(|q| q.has_letters_locked())
