@@ -16,6 +16,14 @@ use std::time::Instant;
 const SPIN_PAUSES: u32 = 32;
 /// Empty passes over its own queues before a worker tries to steal (Cforall's rule).
 const PASSES_BEFORE_STEAL: u32 = 2;
+/// How long a candidate queue's letters must have waited, ungulped, before a thief takes the
+/// queue: about the cost of moving it (a queue and its actors' state are a few dozen cache lines,
+/// ~100 ns each to pull across cores here). An owner that gets to its queue sooner should keep it.
+const STEAL_AGE_NS: u64 = 2_000;
+/// Letters seen in a pass (over at least two queues) that make a worker wake a sleeping thief.
+const WAKE_BACKLOG: usize = 32;
+/// Most idle cycles a thief skips between two steal attempts that found nothing.
+const MAX_STEAL_BACKOFF: u32 = 32;
 
 thread_local! {
     /// The gulp buffer of the worker running on this thread (null elsewhere).
@@ -50,9 +58,9 @@ pub(super) struct Worker {
     /// [`current_holds`] can look at it.
     local: RefCell<Buffer>,
     rng: fastrand::Rng,
-    /// A candidate queue seen at the previous steal attempt: its slot, the queue and its gulp
-    /// count then.
-    watched: Option<(usize, *const MessageQueue, u64)>,
+    /// A candidate queue seen at an earlier steal attempt: its slot, the queue, its gulp count
+    /// and when it was first seen (ns since the engine started).
+    watched: Option<(usize, *const MessageQueue, u64, u64)>,
 }
 
 impl Worker {
@@ -81,10 +89,16 @@ impl Worker {
         let idle = engine.shared.config.idle;
         let can_steal = engine.victims != VictimSelection::None && engine.workers() > 1;
         let mut empty_passes = 0;
+        // Idle cycles to skip before the next steal attempt (doubling while attempts find
+        // nothing, up to `MAX_STEAL_BACKOFF`).
+        let mut backoff = 0u32;
+        let mut skip = 0u32;
         let mut idle_since: Option<Instant> = None;
         while !engine.is_shutdown() {
             if self.pass() {
                 empty_passes = 0;
+                backoff = 0;
+                skip = 0;
                 idle_since = None;
                 continue;
             }
@@ -95,8 +109,19 @@ impl Worker {
             // Two empty passes: steal once, then go back to our own queues (which now include
             // the stolen one), win or lose.
             empty_passes = 0;
-            if can_steal && self.steal() {
-                continue;
+            if can_steal && skip == 0 {
+                if self.steal() {
+                    backoff = 0;
+                    continue;
+                }
+                // Beyond Cforall: a thief that keeps finding nothing (or only a candidate to
+                // watch, which must age anyway) looks less often. Each look reads the victim's queue lines, which the
+                // victim writes on every send and gulp; polling them every idle cycle made a
+                // single message hopping between two workers (threadring) pay for it.
+                backoff = (backoff * 2).clamp(1, MAX_STEAL_BACKOFF);
+                skip = backoff;
+            } else {
+                skip = skip.saturating_sub(1);
             }
             let since = *idle_since.get_or_insert_with(Instant::now);
             let idle_for = since.elapsed();
@@ -127,6 +152,8 @@ impl Worker {
         let budget = engine.shared.config.throughput;
         let mut found = false;
         let mut backlog = 0;
+        let mut visited = 0;
+        let mut woke = false;
         for i in engine.ranges[self.index()].clone() {
             // Our own slots are never null here: only we null them, inside our own swap. The
             // pointer is copied once and used for the whole visit, so a thief swapping the slot
@@ -139,13 +166,17 @@ impl Worker {
             if q.len_hint() == 0 {
                 continue;
             }
-            backlog += 1;
-            if backlog == 2 {
-                // Two queues with letters at once: one could run elsewhere. Wake a sleeping
-                // worker to steal it (posts wake only a queue's owner, and a worker feeding its
-                // own queues never sleeps, so without this a second worker that once parked
-                // stayed parked beside a backlog: fib ran on one worker at 0.7 M msgs/s).
+            backlog += q.len_hint();
+            visited += 1;
+            if visited >= 2 && backlog >= WAKE_BACKLOG && !woke {
+                // A backlog spread over queues: one could run elsewhere. Wake a sleeping worker
+                // to steal it (posts wake only a queue's owner, and a worker feeding its own
+                // queues never sleeps, so without this a second worker that once parked stayed
+                // parked beside a backlog: fib ran on one worker at 0.7 M msgs/s). Not for a
+                // few letters: a chain of messages (dynamic send) leaves two queues with a
+                // letter each, and waking a thief for those only moved them across cores.
                 engine.wake_a_thief(self.index());
+                woke = true;
             }
             let mut handled = 0;
             loop {
@@ -203,8 +234,9 @@ impl Worker {
         let engine = Arc::clone(&self.engine);
         let me = self.index();
         self.counters().steal_attempts.bump(1);
-        engine.last_steal[me].store(engine.now_ns(), Relaxed);
-        if let Some((slot, watched, generation)) = self.watched.take() {
+        let now = engine.now_ns();
+        engine.last_steal[me].store(now, Relaxed);
+        if let Some((slot, watched, generation, since)) = self.watched.take() {
             let q = engine.slots[slot].load(Acquire);
             if ptr::eq(q, watched) {
                 // SAFETY: `watched` is non-null and points into `engine.queues`.
@@ -212,7 +244,12 @@ impl Worker {
                 let letters = queue.len_hint();
                 if queue.generation() == generation && letters > 0 && !queue.processing.is_claimed()
                 {
-                    return self.take(slot, letters);
+                    if now.saturating_sub(since) >= STEAL_AGE_NS {
+                        return self.take(slot, letters);
+                    }
+                    // Still waiting, but not for long yet: keep watching it.
+                    self.watched = Some((slot, watched, generation, since));
+                    return false;
                 }
             }
         }
@@ -247,7 +284,7 @@ impl Worker {
         match found {
             Some((slot, q)) => {
                 // SAFETY: `candidate` returns pointers into `engine.queues`.
-                self.watched = Some((slot, q, unsafe { &*q }.generation()));
+                self.watched = Some((slot, q, unsafe { &*q }.generation(), now));
                 self.counters().steal_deferred.bump(1);
             }
             None => self.counters().steal_no_candidate.bump(1),
