@@ -675,6 +675,64 @@ mod tests {
     }
 
     #[test]
+    fn message_centric_bad_input_names_the_key_and_the_file() {
+        let err = Config::from_toml_str("[message_centric]\nqueues = 0\n", "mc.toml").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ConfigError::Invalid {
+                    key: "message_centric.queues",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = Config::from_toml_str("workers = 4\n[message_centric]\nqueues = 3\n", "mc.toml")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("fewer queues than the 4 workers"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("mc.toml"), "{err}");
+        let err = Config::from_toml_str("[message_centric]\nqueues_per_worker = 0\n", "mc.toml")
+            .unwrap_err();
+        assert!(err.to_string().contains("queues_per_worker"), "{err}");
+        let err = Config::from_toml_str("[message_centric]\nvictims = \"oldest\"\n", "mc.toml")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("unknown victim selection `oldest`"),
+            "{err}"
+        );
+        let err =
+            Config::from_toml_str("[message_centric]\nqueue = \"tree\"\n", "mc.toml").unwrap_err();
+        assert!(err.to_string().contains("mc.toml"), "{err}");
+        // Bad environment input changes nothing.
+        let mut c = Config::default();
+        let before = c.clone();
+        assert!(c
+            .apply_vars(|k| (k == "LOKA_MC_VICTIMS").then(|| "bogus".to_owned()))
+            .is_err());
+        assert_eq!(c, before);
+        let ok = Config::from_toml_str(
+            "workers = 2\nengine = \"message-centric\"\n[message_centric]\nqueues = 5\nvictims = \"nearest\"\nqueue = \"list\"\n",
+            "mc.toml",
+        )
+        .unwrap();
+        assert_eq!(ok.message_centric.total_queues(2), 5);
+        assert_eq!(ok.message_centric.victims, VictimSelection::Nearest);
+        assert_eq!(ok.message_centric.queue, QueueKind::List);
+        assert!(
+            Config::from_toml_str(
+                "engine = \"message-centric\"\npolicy = \"lgs\"\n",
+                "mc.toml"
+            )
+            .is_err(),
+            "the engine runs only cls and auto"
+        );
+    }
+
+    #[test]
     fn env_overrides_and_bad_env_changes_nothing() {
         let mut c = Config::default();
         c.apply_vars(|k| (k == "LOKA_WORKERS").then(|| "5".to_owned()))
