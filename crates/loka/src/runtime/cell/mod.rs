@@ -7,10 +7,11 @@
 //! The cell knows actors only through [`Behavior`], which the actor layer implements for every
 //! [`crate::Actor`]; it knows the engine only through [`super::Scheduler`].
 
+mod direct;
+
 use super::exec::Exec;
 use super::handles::Handles;
 use super::id::ActorId;
-use super::letter::{self, Letter, LetterVtable};
 use super::task::{Header, RunOutcome, TaskRef, Vtable};
 use super::{ActorFailure, Runtime};
 use crate::actor::options::SpawnOptions;
@@ -213,18 +214,6 @@ impl<B: Behavior> ActorCell<B> {
         shutdown: Self::shutdown_raw,
     };
 
-    /// Letters carrying this actor's envelopes (message-centric engine).
-    const LETTER: LetterVtable = LetterVtable {
-        deliver: Self::deliver_letter,
-        discard: Self::discard_letter,
-    };
-
-    /// The letter that releases the life reference once every letter queued before it is gone.
-    const RELEASE: LetterVtable = LetterVtable {
-        deliver: Self::deliver_release,
-        discard: Self::release_letter,
-    };
-
     #[inline]
     fn task(&self) -> TaskRef {
         TaskRef::from_header(&self.header)
@@ -263,60 +252,6 @@ impl<B: Behavior> ActorCell<B> {
             Push::Rejected(envelope) => Err(envelope),
             Push::Direct(envelope) => self.post(envelope),
         }
-    }
-
-    /// Hands an envelope to the engine as a letter (direct mailbox: message-centric engine).
-    #[inline(never)]
-    fn post(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
-        let letter = Letter::new(self.task(), &Self::LETTER, envelope);
-        self.runtime.scheduler().post(letter).map_err(|letter| {
-            // SAFETY: made above with an `Envelope<B>`.
-            unsafe { letter.open::<Envelope<B>>() }
-        })
-    }
-
-    /// The cell a letter is addressed to.
-    ///
-    /// # Safety
-    /// The task is an `ActorCell<B>` kept alive by its life reference (its release letter is
-    /// queued behind every letter addressed to it).
-    unsafe fn of_letter<'a>(task: TaskRef) -> &'a Self {
-        // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)).
-        unsafe { task.as_ptr().cast::<Self>().as_ref() }
-    }
-
-    unsafe fn deliver_letter(task: TaskRef, payload: *mut letter::Payload, exec: &Exec) -> bool {
-        // SAFETY: `LETTER` letters are addressed to live `ActorCell<B>`s and carry an
-        // `Envelope<B>`, consumed once (the vtable's contract).
-        let (cell, envelope) =
-            unsafe { (Self::of_letter(task), letter::take::<Envelope<B>>(payload)) };
-        cell.receive(envelope, exec)
-    }
-
-    unsafe fn discard_letter(task: TaskRef, payload: *mut letter::Payload) {
-        // SAFETY: as in `deliver_letter`.
-        let (cell, envelope) =
-            unsafe { (Self::of_letter(task), letter::take::<Envelope<B>>(payload)) };
-        if matches!(envelope, Envelope::Msg(_)) {
-            cell.runtime.shared.note_dead_letters(cell.id(), 1);
-        }
-        drop(envelope);
-    }
-
-    unsafe fn deliver_release(task: TaskRef, payload: *mut letter::Payload, _: &Exec) -> bool {
-        // SAFETY: forwarded.
-        unsafe { Self::release_letter(task, payload) };
-        false
-    }
-
-    unsafe fn release_letter(task: TaskRef, _: *mut letter::Payload) {
-        // SAFETY: the release letter is queued once, by `terminate`, behind every letter addressed
-        // to the actor; it carries the life reference taken in `spawn`, released here once.
-        unsafe {
-            drop(Arc::from_raw(
-                task.as_ptr().cast::<Self>().as_ptr() as *const Self
-            ))
-        };
     }
 
     /// One more handle (a reference, or a pending continuation that may still send to us).
@@ -452,39 +387,6 @@ impl<B: Behavior> ActorCell<B> {
         }
     }
 
-    /// Receives one letter's envelope (message-centric engine): starts the actor if needed, runs
-    /// the envelope, stops the actor if it asked to or failed. Returns whether it was a user
-    /// message. Letters to a stopped actor (queued before it closed) are dead letters.
-    fn receive(&self, envelope: Envelope<B>, exec: &Exec) -> bool {
-        // SAFETY: the engine hands this actor's letters to one worker at a time, in order (its
-        // queue is processed by one worker at a time), so we are the only activation.
-        let inner = unsafe { &mut *self.inner.get() };
-        let is_message = matches!(envelope, Envelope::Msg(_));
-        if let Life::Gone = inner.life {
-            if is_message {
-                self.runtime.shared.note_dead_letters(self.id(), 1);
-            }
-            return false;
-        }
-        let mut ctx = B::context(CellContext::new(self, Some(exec)));
-        let mut failure = None;
-        if !inner.started {
-            failure = start(inner, &mut ctx).err();
-        }
-        let mut unhandled = Some(envelope);
-        if failure.is_none() && !B::inner(&mut ctx).stopping {
-            let envelope = unhandled.take().expect("not taken yet");
-            failure = self.handle(inner, &mut ctx, envelope);
-        }
-        if failure.is_some() || B::inner(&mut ctx).stopping {
-            self.terminate(inner, failure, Some(exec));
-        }
-        if let Some(Envelope::Msg(_)) = unhandled {
-            self.runtime.shared.note_dead_letters(self.id(), 1);
-        }
-        is_message
-    }
-
     /// Stops the actor for good: close the mailbox, run `stopped`, drop the state, report queued
     /// messages as dead letters, report a failure, release the life reference.
     fn terminate(&self, inner: &mut Inner<B>, failure: Option<String>, exec: Option<&Exec>) {
@@ -496,9 +398,7 @@ impl<B: Behavior> ActorCell<B> {
             // Letters queued before the close are still in the engine's queue and point at this
             // cell: the life reference is released by a letter queued behind them all, and the
             // engine refuses every later one.
-            let task = self.task();
-            let release = Letter::new(task, &Self::RELEASE, ());
-            self.runtime.scheduler().close(task, release);
+            self.close_direct();
         }
         if let Life::Ready(actor) = &mut inner.life {
             if inner.started {

@@ -1,0 +1,189 @@
+use super::*;
+
+#[test]
+fn toml_round_trip_and_defaults() {
+    let c = Config::from_toml_str("workers = 3\n[idle]\nspin_us = 7\n", "test.toml").unwrap();
+    assert_eq!(c.workers, 3);
+    assert_eq!(c.idle.spin_us, 7);
+    assert_eq!(c.idle.yield_us, IdleStrategy::default().yield_us);
+    assert_eq!(c.policy, PolicyKind::Auto);
+}
+
+#[test]
+fn malformed_toml_names_file_and_line() {
+    let err = Config::from_toml_str("workers = = 2\n", "bad.toml").unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("bad.toml"), "{text}");
+    assert!(text.contains("line 1"), "{text}");
+}
+
+#[test]
+fn unknown_key_and_unknown_policy_are_rejected() {
+    let err = Config::from_toml_str("wrokers = 2\n", "a.toml").unwrap_err();
+    assert!(err.to_string().contains("wrokers"), "{err}");
+    let err = Config::from_toml_str("policy = \"fifo\"\n", "a.toml").unwrap_err();
+    assert!(err.to_string().contains("fifo"), "{err}");
+}
+
+#[test]
+fn zero_workers_is_an_error_naming_the_key() {
+    let err = Config::from_toml_str("workers = 0\n", "z.toml").unwrap_err();
+    assert!(
+        matches!(err, ConfigError::Invalid { key: "workers", .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn message_centric_bad_input_names_the_key_and_the_file() {
+    let err = Config::from_toml_str("[message_centric]\nqueues = 0\n", "mc.toml").unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ConfigError::Invalid {
+                key: "message_centric.queues",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let err = Config::from_toml_str("workers = 4\n[message_centric]\nqueues = 3\n", "mc.toml")
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("fewer queues than the 4 workers"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("mc.toml"), "{err}");
+    let err =
+        Config::from_toml_str("[message_centric]\nqueues_per_worker = 0\n", "mc.toml").unwrap_err();
+    assert!(err.to_string().contains("queues_per_worker"), "{err}");
+    let err =
+        Config::from_toml_str("[message_centric]\nvictims = \"oldest\"\n", "mc.toml").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("unknown victim selection `oldest`"),
+        "{err}"
+    );
+    let err =
+        Config::from_toml_str("[message_centric]\nqueue = \"tree\"\n", "mc.toml").unwrap_err();
+    assert!(err.to_string().contains("mc.toml"), "{err}");
+    // Bad environment input changes nothing.
+    let mut c = Config::default();
+    let before = c.clone();
+    assert!(c
+        .apply_vars(|k| (k == "LOKA_MC_VICTIMS").then(|| "bogus".to_owned()))
+        .is_err());
+    assert_eq!(c, before);
+    let ok = Config::from_toml_str(
+        "workers = 2\nengine = \"message-centric\"\n[message_centric]\nqueues = 5\nvictims = \"nearest\"\nqueue = \"list\"\n",
+        "mc.toml",
+    )
+    .unwrap();
+    assert_eq!(ok.message_centric.total_queues(2), 5);
+    assert_eq!(ok.message_centric.victims, VictimSelection::Nearest);
+    assert_eq!(ok.message_centric.queue, QueueKind::List);
+    assert!(
+        Config::from_toml_str(
+            "engine = \"message-centric\"\npolicy = \"lgs\"\n",
+            "mc.toml"
+        )
+        .is_err(),
+        "the engine runs only cls and auto"
+    );
+}
+
+#[test]
+fn env_overrides_and_bad_env_changes_nothing() {
+    let mut c = Config::default();
+    c.apply_vars(|k| (k == "LOKA_WORKERS").then(|| "5".to_owned()))
+        .unwrap();
+    assert_eq!(c.workers, 5);
+    let before = c.clone();
+    let err = c
+        .apply_vars(|k| match k {
+            "LOKA_THROUGHPUT" => Some("9".to_owned()),
+            "LOKA_WORKERS" => Some("many".to_owned()),
+            _ => None,
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("LOKA_WORKERS"), "{err}");
+    assert_eq!(
+        c, before,
+        "a bad variable leaves the configuration unchanged"
+    );
+}
+
+#[test]
+fn non_positive_balance_threshold_is_rejected() {
+    for bad in ["0", "-1.5", "0.0"] {
+        let err =
+            Config::from_toml_str(&format!("balance_threshold = {bad}\n"), "b.toml").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ConfigError::Invalid {
+                    key: "balance_threshold",
+                    ..
+                }
+            ),
+            "{bad}: {err}"
+        );
+    }
+}
+
+#[test]
+fn engine_names_round_trip_and_unknown_engine_is_named() {
+    for &engine in EngineKind::ALL {
+        assert_eq!(engine.name().parse::<EngineKind>().unwrap(), engine);
+        let c = Config::from_toml_str(&format!("engine = \"{engine}\"\n"), "e.toml").unwrap();
+        assert_eq!(c.engine, engine);
+    }
+    let err = Config::from_toml_str("engine = \"warp-drive\"\n", "e.toml").unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("warp-drive") && text.contains("actor-centric"),
+        "{text}"
+    );
+    let mut c = Config::default();
+    let before = c.clone();
+    let err = c
+        .apply_vars(|k| (k == "LOKA_ENGINE").then(|| "warp-drive".to_owned()))
+        .unwrap_err();
+    assert!(err.to_string().contains("LOKA_ENGINE"), "{err}");
+    assert_eq!(c, before);
+}
+
+#[test]
+fn unsupported_pair_names_engine_and_policy() {
+    let err = ConfigError::Unsupported {
+        engine: EngineKind::ActorCentric,
+        policy: PolicyKind::Cls,
+        source_name: "x.toml".into(),
+    };
+    let text = err.to_string();
+    assert!(
+        text.contains("`actor-centric`") && text.contains("`cls`"),
+        "{text}"
+    );
+    // Every engine that claims a policy must accept it in validation.
+    for &engine in EngineKind::ALL {
+        for &policy in PolicyKind::ALL {
+            let c = Config {
+                engine,
+                policy,
+                ..Config::default()
+            };
+            assert_eq!(
+                c.validate("t").is_ok(),
+                engine.supports(policy),
+                "{engine}/{policy}"
+            );
+        }
+    }
+}
+
+#[test]
+fn missing_file_names_the_path() {
+    let err = Config::from_file("/nonexistent/loka.toml").unwrap_err();
+    assert!(err.to_string().contains("/nonexistent/loka.toml"), "{err}");
+}

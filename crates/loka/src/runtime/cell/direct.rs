@@ -1,0 +1,119 @@
+//! The cell under the message-centric engine: its envelopes travel as letters
+//! (`runtime/letter.rs`) through the engine's queues instead of waiting in the mailbox, which is
+//! *direct* (it only records that the actor stopped). Sealing a letter, delivering one, discarding
+//! a dead one, and the release letter that frees a stopped actor behind its last letters.
+
+use super::{start, ActorCell, Behavior, CellContext, Envelope, Life};
+use crate::runtime::exec::Exec;
+use crate::runtime::letter::{self, Letter, LetterVtable};
+use crate::runtime::task::TaskRef;
+use std::sync::Arc;
+
+impl<B: Behavior> ActorCell<B> {
+    /// Letters carrying this actor's envelopes (message-centric engine).
+    const LETTER: LetterVtable = LetterVtable {
+        deliver: Self::deliver_letter,
+        discard: Self::discard_letter,
+    };
+
+    /// The letter that releases the life reference once every letter queued before it is gone.
+    const RELEASE: LetterVtable = LetterVtable {
+        deliver: Self::deliver_release,
+        discard: Self::release_letter,
+    };
+
+    /// Hands an envelope to the engine as a letter (direct mailbox: message-centric engine).
+    #[inline(never)]
+    pub(super) fn post(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
+        let letter = Letter::new(self.task(), &Self::LETTER, envelope);
+        self.runtime.scheduler().post(letter).map_err(|letter| {
+            // SAFETY: made above with an `Envelope<B>`.
+            unsafe { letter.open::<Envelope<B>>() }
+        })
+    }
+
+    /// The cell a letter is addressed to.
+    ///
+    /// # Safety
+    /// The task is an `ActorCell<B>` kept alive by its life reference (its release letter is
+    /// queued behind every letter addressed to it).
+    unsafe fn of_letter<'a>(task: TaskRef) -> &'a Self {
+        // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)).
+        unsafe { task.as_ptr().cast::<Self>().as_ref() }
+    }
+
+    unsafe fn deliver_letter(task: TaskRef, payload: *mut letter::Payload, exec: &Exec) -> bool {
+        // SAFETY: `LETTER` letters are addressed to live `ActorCell<B>`s and carry an
+        // `Envelope<B>`, consumed once (the vtable's contract).
+        let (cell, envelope) =
+            unsafe { (Self::of_letter(task), letter::take::<Envelope<B>>(payload)) };
+        cell.receive(envelope, exec)
+    }
+
+    unsafe fn discard_letter(task: TaskRef, payload: *mut letter::Payload) {
+        // SAFETY: as in `deliver_letter`.
+        let (cell, envelope) =
+            unsafe { (Self::of_letter(task), letter::take::<Envelope<B>>(payload)) };
+        if matches!(envelope, Envelope::Msg(_)) {
+            cell.runtime.shared.note_dead_letters(cell.id(), 1);
+        }
+        drop(envelope);
+    }
+
+    unsafe fn deliver_release(task: TaskRef, payload: *mut letter::Payload, _: &Exec) -> bool {
+        // SAFETY: forwarded.
+        unsafe { Self::release_letter(task, payload) };
+        false
+    }
+
+    unsafe fn release_letter(task: TaskRef, _: *mut letter::Payload) {
+        // SAFETY: the release letter is queued once, by `terminate`, behind every letter addressed
+        // to the actor; it carries the life reference taken in `spawn`, released here once.
+        unsafe {
+            drop(Arc::from_raw(
+                task.as_ptr().cast::<Self>().as_ptr() as *const Self
+            ))
+        };
+    }
+
+    /// Receives one letter's envelope (message-centric engine): starts the actor if needed, runs
+    /// the envelope, stops the actor if it asked to or failed. Returns whether it was a user
+    /// message. Letters to a stopped actor (queued before it closed) are dead letters.
+    pub(super) fn receive(&self, envelope: Envelope<B>, exec: &Exec) -> bool {
+        // SAFETY: the engine hands this actor's letters to one worker at a time, in order (its
+        // queue is processed by one worker at a time), so we are the only activation.
+        let inner = unsafe { &mut *self.inner.get() };
+        let is_message = matches!(envelope, Envelope::Msg(_));
+        if let Life::Gone = inner.life {
+            if is_message {
+                self.runtime.shared.note_dead_letters(self.id(), 1);
+            }
+            return false;
+        }
+        let mut ctx = B::context(CellContext::new(self, Some(exec)));
+        let mut failure = None;
+        if !inner.started {
+            failure = start(inner, &mut ctx).err();
+        }
+        let mut unhandled = Some(envelope);
+        if failure.is_none() && !B::inner(&mut ctx).stopping {
+            let envelope = unhandled.take().expect("not taken yet");
+            failure = self.handle(inner, &mut ctx, envelope);
+        }
+        if failure.is_some() || B::inner(&mut ctx).stopping {
+            self.terminate(inner, failure, Some(exec));
+        }
+        if let Some(Envelope::Msg(_)) = unhandled {
+            self.runtime.shared.note_dead_letters(self.id(), 1);
+        }
+        is_message
+    }
+
+    /// The actor stopped: the engine refuses its later letters and queues the release letter
+    /// behind those already queued (called by `terminate` after closing the mailbox).
+    pub(super) fn close_direct(&self) {
+        let task = self.task();
+        let release = Letter::new(task, &Self::RELEASE, ());
+        self.runtime.scheduler().close(task, release);
+    }
+}
