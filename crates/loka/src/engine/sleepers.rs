@@ -10,7 +10,9 @@
 
 use crate::sync::{fence, AtomicU8, AtomicUsize};
 use crossbeam_utils::CachePadded;
+use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
+use std::time::{Duration, Instant};
 
 const AWAKE: u8 = 0;
 const SLEEPING: u8 = 1;
@@ -20,6 +22,9 @@ const NOTIFIED: u8 = 2;
 pub(crate) struct Sleepers {
     num_sleeping: CachePadded<AtomicUsize>,
     states: Box<[CachePadded<AtomicU8>]>,
+    /// Signalled by the last worker to park (quiescence waiters wait on it).
+    quiet_lock: Mutex<()>,
+    quiet: Condvar,
 }
 
 impl Sleepers {
@@ -29,6 +34,8 @@ impl Sleepers {
             states: (0..workers)
                 .map(|_| CachePadded::new(AtomicU8::new(AWAKE)))
                 .collect(),
+            quiet_lock: Mutex::new(()),
+            quiet: Condvar::new(),
         }
     }
 
@@ -132,6 +139,10 @@ impl Sleepers {
             return false;
         }
         parked();
+        if self.all_asleep() {
+            let _guard = self.quiet_lock.lock();
+            self.quiet.notify_all();
+        }
         while !self.is_notified(w) && !is_shutdown() {
             park();
         }
@@ -139,6 +150,34 @@ impl Sleepers {
         // before anyone claimed us: then we take ourselves off, exactly as a cancelled park does.
         self.cancel(w);
         true
+    }
+
+    /// Blocks until every worker is parked and `is_empty` (no queue holds work), or `timeout`
+    /// passes; returns whether that happened.
+    ///
+    /// Every worker parks only after a last look found every queue empty, and every push wakes a
+    /// parked worker (taking it off the count) before the pusher can go idle itself; so "all
+    /// workers asleep and no queue holds work" means nothing is runnable and no send made by an
+    /// actor is half-done. The last worker to park signals the condition variable; the waiter also
+    /// re-checks every millisecond, which bounds the cost of a signal racing its check.
+    pub(crate) fn wait_quiescent(
+        &self,
+        is_empty: impl Fn() -> bool,
+        timeout: Option<Duration>,
+    ) -> bool {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut guard = self.quiet_lock.lock();
+        loop {
+            if self.all_asleep() && is_empty() {
+                return true;
+            }
+            let step = Instant::now() + Duration::from_millis(1);
+            let until = deadline.map_or(step, |d| d.min(step));
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return false;
+            }
+            self.quiet.wait_until(&mut guard, until);
+        }
     }
 }
 

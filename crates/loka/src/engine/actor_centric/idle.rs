@@ -26,13 +26,7 @@ impl Engine {
             w,
             || self.has_visible_work(),
             || self.is_shutdown(),
-            || {
-                self.shared.counters.worker(w).parks.bump(1);
-                if self.sleepers.all_asleep() {
-                    let _guard = self.quiet_lock.lock();
-                    self.quiet.notify_all();
-                }
-            },
+            || self.shared.counters.worker(w).parks.bump(1),
             std::thread::park,
         );
     }

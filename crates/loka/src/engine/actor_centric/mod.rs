@@ -37,7 +37,7 @@ use crate::runtime::{Exec, Header, Runtime, Scheduler, Shared, TaskRef};
 use crate::sync::{AtomicBool, AtomicU8, AtomicUsize};
 use balance::BalanceHistory;
 use crossbeam_utils::CachePadded;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use queues::WorkerQueues;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, OnceLock};
@@ -65,8 +65,6 @@ pub(crate) struct Engine {
     sleepers: Sleepers,
     round_robin: CachePadded<AtomicUsize>,
     shutdown: CachePadded<AtomicBool>,
-    quiet_lock: Mutex<()>,
-    quiet: Condvar,
     /// Origin of the queue-wait timestamps.
     clock: Instant,
     /// Load-balancing history, held by the worker computing a round (others skip the round).
@@ -103,8 +101,6 @@ impl Engine {
             sleepers: Sleepers::new(n),
             round_robin: CachePadded::new(AtomicUsize::new(0)),
             shutdown: CachePadded::new(AtomicBool::new(false)),
-            quiet_lock: Mutex::new(()),
-            quiet: Condvar::new(),
             clock: Instant::now(),
             balance: Mutex::new(BalanceHistory::new(n)),
             strategies: [
@@ -119,40 +115,23 @@ impl Engine {
             threads: Mutex::new(Vec::new()),
             shared: Arc::clone(&shared),
         });
-        let scheduler: Arc<dyn Scheduler> = engine.clone();
-        let ready = Arc::new(std::sync::Barrier::new(n + 1));
-        let threads = (0..n)
-            .map(|index| {
-                let engine = Arc::clone(&engine);
-                let runtime = Arc::new(Runtime::new(Arc::clone(&scheduler), Arc::clone(&shared)));
-                let ready = Arc::clone(&ready);
-                std::thread::Builder::new()
-                    .name(format!("loka-worker-{index}"))
-                    .spawn(move || {
-                        let _ = engine.workers[index].thread.set(std::thread::current());
-                        engine.shared.machine.pin_worker(&engine.shared.config, index);
-                        let deque = engine.deques.lock()[index]
-                            .take()
-                            .expect("each worker's deque is taken once");
-                        ready.wait();
-                        // Handler panics are caught per actor. A panic here is a bug in loka itself:
-                        // its invariants no longer hold, and a dead worker would leave its actors
-                        // stranded and the system hung, so fail loudly instead.
-                        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            Worker::new(Exec::new(index, runtime), engine, deque).run()
-                        }));
-                        if run.is_err() {
-                            eprintln!("loka: worker {index} panicked outside any actor handler (a bug in loka); aborting");
-                            std::process::abort();
-                        }
-                    })
-                    .expect("spawning a worker thread")
-            })
-            .collect();
+        let for_workers = Arc::clone(&engine);
+        let (threads, root) = super::start_workers(
+            &shared,
+            engine.clone(),
+            "loka-worker",
+            move |exec, ready| {
+                let engine = Arc::clone(&for_workers);
+                let index = exec.index();
+                let _ = engine.workers[index].thread.set(std::thread::current());
+                let deque = engine.deques.lock()[index]
+                    .take()
+                    .expect("each worker's deque is taken once");
+                ready();
+                Worker::new(exec, engine, deque).run();
+            },
+        );
         *engine.threads.lock() = threads;
-        // Every worker has published its thread handle before anyone can try to wake it.
-        ready.wait();
-        let root = Arc::new(Runtime::new(scheduler, shared));
         (engine, root)
     }
 

@@ -39,7 +39,7 @@ use crate::runtime::{Exec, Header, Letter, Runtime, Scheduler, Shared, TaskRef};
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize};
 use crate::telemetry::MessageCentricStats;
 use crossbeam_utils::CachePadded;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use queue::MessageQueue;
 use std::ops::Range;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
@@ -85,8 +85,6 @@ pub(crate) struct Engine {
     sleepers: Sleepers,
     threads_of: Box<[OnceLock<Thread>]>,
     shutdown: CachePadded<AtomicBool>,
-    quiet_lock: Mutex<()>,
-    quiet: Condvar,
     clock: Instant,
     /// Placement strategy for regular actors [0] and hubs [1] (which queue a new actor gets).
     strategies: [AtomicU8; 2],
@@ -135,8 +133,6 @@ impl Engine {
             sleepers: Sleepers::new(workers),
             threads_of: (0..workers).map(|_| OnceLock::new()).collect(),
             shutdown: CachePadded::new(AtomicBool::new(false)),
-            quiet_lock: Mutex::new(()),
-            quiet: Condvar::new(),
             clock: Instant::now(),
             strategies: [
                 AtomicU8::new(strategy_index(config.placement)),
@@ -145,35 +141,19 @@ impl Engine {
             threads: Mutex::new(Vec::new()),
             shared: Arc::clone(&shared),
         });
-        let scheduler: Arc<dyn Scheduler> = engine.clone();
-        let ready = Arc::new(std::sync::Barrier::new(workers + 1));
-        let threads = (0..workers)
-            .map(|index| {
-                let engine = Arc::clone(&engine);
-                let runtime = Arc::new(Runtime::new(Arc::clone(&scheduler), Arc::clone(&shared)));
-                let ready = Arc::clone(&ready);
-                std::thread::Builder::new()
-                    .name(format!("loka-mc-worker-{index}"))
-                    .spawn(move || {
-                        let _ = engine.threads_of[index].set(std::thread::current());
-                        engine.shared.machine.pin_worker(&engine.shared.config, index);
-                        ready.wait();
-                        // Handler panics are caught per actor; a panic here is a bug in loka and
-                        // would strand this worker's queues, so fail loudly (as the other engine).
-                        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            Worker::new(Exec::new(index, runtime), engine).run()
-                        }));
-                        if run.is_err() {
-                            eprintln!("loka: message-centric worker {index} panicked outside any actor handler (a bug in loka); aborting");
-                            std::process::abort();
-                        }
-                    })
-                    .expect("spawning a worker thread")
-            })
-            .collect();
+        let for_workers = Arc::clone(&engine);
+        let (threads, root) = super::start_workers(
+            &shared,
+            engine.clone(),
+            "loka-mc-worker",
+            move |exec, ready| {
+                let engine = Arc::clone(&for_workers);
+                let _ = engine.threads_of[exec.index()].set(std::thread::current());
+                ready();
+                Worker::new(exec, engine).run();
+            },
+        );
         *engine.threads.lock() = threads;
-        ready.wait();
-        let root = Arc::new(Runtime::new(scheduler, shared));
         (engine, root)
     }
 
@@ -278,32 +258,15 @@ impl Engine {
             w,
             || self.has_letters(),
             || self.is_shutdown(),
-            || {
-                self.shared.counters.worker(w).parks.bump(1);
-                if self.sleepers.all_asleep() {
-                    let _guard = self.quiet_lock.lock();
-                    self.quiet.notify_all();
-                }
-            },
+            || self.shared.counters.worker(w).parks.bump(1),
             std::thread::park,
         );
     }
 
     /// Blocks until every worker is parked and no queue holds a letter, or `timeout` passes.
     pub(crate) fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
-        let deadline = timeout.map(|t| Instant::now() + t);
-        let mut guard = self.quiet_lock.lock();
-        loop {
-            if self.sleepers.all_asleep() && !self.has_letters() {
-                return true;
-            }
-            let step = Instant::now() + Duration::from_millis(1);
-            let until = deadline.map_or(step, |d| d.min(step));
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return false;
-            }
-            self.quiet.wait_until(&mut guard, until);
-        }
+        self.sleepers
+            .wait_quiescent(|| !self.has_letters(), timeout)
     }
 
     /// Stops and joins the workers (each finishes its current letter and gulp). Letters still
