@@ -11,8 +11,8 @@
 //! | `routing.rs` | where a woken or spawned actor is queued (cls, LGS Listing 5.3, hierarchical) |
 //! | `steal.rs` | idle workers stealing (random, weighted groups, Alg. 4.4 plan), spin/yield/park |
 //! | `balance.rs` | hierarchical load balancing (Alg. 4.1/4.2) |
-//! | `idle.rs` | parking without lost wake-ups |
-//! | `quiescence.rs` | waiting until nothing is runnable |
+//! | `idle.rs` | what "work" means when a worker parks (the protocol: `engine/sleepers.rs`) |
+//! | `quiescence.rs` | waiting until nothing is runnable (via `Sleepers::wait_quiescent`) |
 //! | `shutdown.rs` | stopping the workers |
 //! //!
 //! `docs/architecture.md` states the park/wake and quiescence protocols and why no wake-up is lost.
