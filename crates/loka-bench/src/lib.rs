@@ -3,7 +3,9 @@
 
 pub mod bencherl;
 mod cforall;
+mod lassi;
 mod matrix_search;
+mod panini;
 pub mod record;
 pub mod report;
 pub mod rng;
@@ -242,6 +244,8 @@ pub fn all() -> Vec<Bench> {
     all.extend(bencherl::all());
     all.extend(matrix_search::all());
     all.extend(cforall::all());
+    all.extend(lassi::all());
+    all.extend(panini::all());
     all
 }
 

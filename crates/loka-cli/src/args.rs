@@ -40,6 +40,12 @@ pub struct SystemArgs {
     /// Message-centric engine: the queue data structure, copy or list.
     #[arg(long, value_name = "KIND")]
     pub queue_kind: Option<String>,
+    /// Execution mode: all-task (the default), all-thread or auto (docs/exec-policies.md).
+    #[arg(long, value_name = "MODE")]
+    pub exec: Option<String>,
+    /// What a place is for the `places` policies: package (the default), l3 or numa.
+    #[arg(long, value_name = "LEVEL")]
+    pub place_level: Option<String>,
 }
 
 impl SystemArgs {
@@ -81,6 +87,12 @@ impl SystemArgs {
             config.message_centric.queue = kind
                 .parse::<loka::QueueKind>()
                 .map_err(anyhow::Error::msg)?;
+        }
+        if let Some(mode) = &self.exec {
+            config.exec = mode.parse::<loka::ExecMode>()?;
+        }
+        if let Some(level) = &self.place_level {
+            config.place_level = level.parse::<loka::topology::PlaceLevel>()?;
         }
         config.validate("the command line")?;
         loka::Machine::load(&config)?;

@@ -331,6 +331,8 @@ mod tests {
             victims: None,
             queues: None,
             queue_kind: None,
+            exec: None,
+            place_level: None,
         };
         let base = system.resolve().unwrap();
         // Without the flag: every real engine, never the simulation's predictions.

@@ -28,6 +28,7 @@
 pub mod actor;
 pub mod config;
 mod engine;
+pub mod exec_policy;
 pub mod machine;
 mod mailbox;
 pub mod policy;
@@ -45,6 +46,7 @@ pub use config::{
     Config, ConfigError, EngineKind, IdleStrategy, MessageCentricConfig, QueueKind, SimCompute,
     SimConfig, UnknownEngine, VictimSelection,
 };
+pub use exec_policy::{Characteristics, ExecMode, ExecPolicy};
 pub use loka_topology as topology;
 pub use machine::Machine;
 pub use policy::placement::PlacementStrategy;

@@ -31,7 +31,7 @@ impl Machine {
         let options = LayoutOptions {
             workers: config.workers,
             group_level: if co { GroupLevel::L2 } else { GroupLevel::Numa },
-            ..LayoutOptions::default()
+            place_level: config.place_level,
         };
         let layout = WorkerLayout::new(&topology, &cost, &options).map_err(err)?;
         if co && !layout.has_l2_sharing() {
@@ -43,10 +43,30 @@ impl Machine {
                     .to_owned(),
             });
         }
+        if let PolicyKind::Places(mode) = config.policy {
+            if mode.shared_queues() && layout.place_count() < 2 {
+                return Err(ConfigError::Invalid {
+                    key: "policy",
+                    value: config.policy.to_string(),
+                    source_name: format!("topology `{}`", config.topology),
+                    reason: format!(
+                        "mode A (one shared queue per place) needs at least two places, and this \
+                         topology has one at place_level `{}` (use `places`, or a finer place_level)",
+                        config.place_level
+                    ),
+                });
+            }
+        }
         Ok(Machine {
             topology: Arc::new(topology),
             layout: Arc::new(layout),
         })
+    }
+
+    /// How many places (LASSI) the workers form: one per package by default
+    /// ([`Config::place_level`]).
+    pub fn places(&self) -> usize {
+        self.layout.place_count()
     }
 
     /// Pins the calling worker thread to its PU when the topology is the real machine and pinning

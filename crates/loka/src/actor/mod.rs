@@ -61,6 +61,14 @@ pub trait Actor: Sized + Send + 'static {
     fn child_failed(&mut self, _ctx: &mut Context<Self>, failure: ActorFailure) {
         tracing::warn!(actor = %failure.actor, kind = failure.actor_type, message = %failure.message, "child actor failed");
     }
+
+    /// What this actor type is like (blocking, parallelism, communication, computation), for the
+    /// `auto` execution mode: [`crate::exec_policy::map`] turns it into an execution policy. The
+    /// default declares nothing: under `auto` the actor starts on the workers and is watched
+    /// (docs/exec-policies.md).
+    fn characteristics() -> Option<crate::exec_policy::Characteristics> {
+        None
+    }
 }
 
 /// A reference to a running actor accepting messages of type `M`: cheap to clone, `Send`, and
@@ -155,6 +163,9 @@ impl<A: Actor> Behavior for A {
     }
     fn child_failed(&mut self, ctx: &mut Context<A>, failure: ActorFailure) {
         Actor::child_failed(self, ctx, failure)
+    }
+    fn characteristics() -> Option<crate::exec_policy::Characteristics> {
+        A::characteristics()
     }
 }
 

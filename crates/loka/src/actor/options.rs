@@ -17,6 +17,13 @@ pub struct SpawnOptions {
     pub hub: bool,
     /// Do not soft-pin this actor to a home worker (used by locality-guided policies).
     pub unpinned: bool,
+    /// The place (LASSI) the actor should run in, under the `places` policies: an index below
+    /// [`Machine::places`](crate::Machine::places). `None`: round robin over the places. Other
+    /// policies ignore it.
+    pub place: Option<usize>,
+    /// The actor's execution policy, whatever the system's execution mode
+    /// (docs/exec-policies.md). `None`: the mode decides.
+    pub exec: Option<crate::exec_policy::ExecPolicy>,
 }
 
 impl SpawnOptions {
@@ -47,6 +54,16 @@ impl SpawnOptions {
     /// Sets [`SpawnOptions::unpinned`].
     pub fn unpinned(mut self, unpinned: bool) -> Self {
         self.unpinned = unpinned;
+        self
+    }
+    /// Sets [`SpawnOptions::place`].
+    pub fn place(mut self, place: usize) -> Self {
+        self.place = Some(place);
+        self
+    }
+    /// Sets [`SpawnOptions::exec`].
+    pub fn exec(mut self, policy: crate::exec_policy::ExecPolicy) -> Self {
+        self.exec = Some(policy);
         self
     }
 }

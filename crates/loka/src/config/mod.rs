@@ -16,6 +16,8 @@
 //! hub_placement = "circular" # hubs
 //! balance_interval = 2000    # hierarchical: activations between load-balancing rounds (0 = off)
 //! balance_threshold = 0.5    # hierarchical: node imbalance that triggers a global round
+//! place_level = "package"    # places policies: a place per package, l3 or numa node
+//! exec = "all-task"          # execution policies: all-task | all-thread | auto
 //! [idle]
 //! spin_us = 50         # spin (stealing) this long before yielding
 //! yield_us = 50        # then yield (stealing) this long before parking
@@ -177,9 +179,18 @@ impl EngineKind {
     /// victim selection ([`MessageCentricConfig::victims`]).
     pub fn supports(self, policy: PolicyKind) -> bool {
         match self {
-            EngineKind::ActorCentric | EngineKind::Sim => true,
+            EngineKind::ActorCentric => true,
+            // The simulation engine does not carry out the places policies yet.
+            EngineKind::Sim => !matches!(policy, PolicyKind::Places(_)),
             EngineKind::MessageCentric => matches!(policy, PolicyKind::Cls | PolicyKind::Auto),
         }
+    }
+
+    /// Whether this engine carries out execution policies other than `Task` (dedicated threads,
+    /// inline runs). The message-centric engine delivers letters from its own queues and the
+    /// simulation engine runs virtual workers on one thread, so both run every actor as a task.
+    pub const fn runs_exec_policies(self) -> bool {
+        matches!(self, EngineKind::ActorCentric)
     }
 
     /// Whether this engine carries out `hierarchical`'s periodic load balancing (Erlang's
@@ -267,6 +278,11 @@ pub struct Config {
     /// `hierarchical` load balancing: a global round (between NUMA nodes) runs when
     /// `(max − min) / min` of the nodes' migration limits exceeds this (> 0).
     pub balance_threshold: f64,
+    /// What a place is for the `places` policies (LASSI): one per package (default), L3 or NUMA
+    /// node.
+    pub place_level: loka_topology::PlaceLevel,
+    /// How actors get their execution policy (docs/exec-policies.md).
+    pub exec: crate::exec_policy::ExecMode,
     /// The simulation engine's settings.
     pub sim: SimConfig,
     /// The message-centric engine's settings.
@@ -327,6 +343,8 @@ impl Default for Config {
             hub_placement: PlacementStrategy::Circular,
             balance_interval: 2_000,
             balance_threshold: 0.5,
+            place_level: loka_topology::PlaceLevel::default(),
+            exec: crate::exec_policy::ExecMode::default(),
             sim: SimConfig::default(),
             message_centric: MessageCentricConfig::default(),
         }
@@ -408,6 +426,8 @@ impl Config {
             balance_threshold
         );
         env_field!("LOKA_SEED", "seed", seed);
+        env_field!("LOKA_PLACE_LEVEL", "place_level", place_level);
+        env_field!("LOKA_EXEC", "exec", exec);
         env_field!("LOKA_IDLE_SPIN_US", "idle.spin_us", idle.spin_us);
         env_field!("LOKA_IDLE_YIELD_US", "idle.yield_us", idle.yield_us);
         env_field!(
@@ -472,6 +492,17 @@ impl Config {
                 policy: self.policy,
                 source_name: source_name.to_owned(),
             });
+        }
+        if self.exec != crate::exec_policy::ExecMode::AllTask && !self.engine.runs_exec_policies() {
+            return Err(invalid(
+                "exec",
+                self.exec.to_string(),
+                &format!(
+                    "engine `{}` runs every actor on its workers; execution modes other than \
+                     all-task need the actor-centric engine",
+                    self.engine
+                ),
+            ));
         }
         let mc = &self.message_centric;
         if mc.queues_per_worker == 0 {

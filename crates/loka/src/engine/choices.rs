@@ -7,6 +7,7 @@ use crate::engine::placement::ActorPlacement;
 use crate::policy::cls::Cls;
 use crate::policy::hierarchical::{self, StealStep};
 use crate::policy::lgs::WeightedVictims;
+use crate::policy::places::PlaceVictims;
 use crate::policy::{LgsVariants, PolicyKind, Route};
 use crate::telemetry::WorkerCounters;
 use loka_topology::WorkerLayout;
@@ -24,6 +25,8 @@ pub(crate) enum Routing {
         /// Mark hubs online (`hierarchical:auto`).
         auto_hubs: bool,
     },
+    /// `places`: actors live in a place (LASSI); mode A queues them per place.
+    Places(crate::policy::PlacesMode),
 }
 
 impl Routing {
@@ -34,6 +37,7 @@ impl Routing {
             PolicyKind::Lgs(v) if v.tp => Routing::Local,
             PolicyKind::Lgs(v) => Routing::Lgs(v),
             PolicyKind::Hierarchical { auto_hubs } => Routing::Hierarchical { auto_hubs },
+            PolicyKind::Places(mode) => Routing::Places(mode),
         }
     }
 }
@@ -47,6 +51,15 @@ pub(crate) enum Victims {
     Weighted(WeightedVictims),
     /// `hierarchical`: Alg. 4.4's plan.
     Plan(Vec<StealStep>),
+    /// `places` mode B: a random worker of the own place, then of a random other place.
+    Places(PlaceVictims),
+    /// `places:a`: the shared queue of a random other place (`mine`: the thief's place).
+    PlaceQueues {
+        /// The thief's place.
+        mine: usize,
+        /// How many places there are.
+        places: usize,
+    },
 }
 
 impl Victims {
@@ -57,6 +70,11 @@ impl Victims {
             PolicyKind::Cls => Victims::Random(cls.clone()),
             PolicyKind::Lgs(_) => Victims::Weighted(WeightedVictims::new(layout.groups(me))),
             PolicyKind::Hierarchical { .. } => Victims::Plan(hierarchical::steal_plan(me, layout)),
+            PolicyKind::Places(mode) if mode.shared_queues() => Victims::PlaceQueues {
+                mine: layout.place_of(me),
+                places: layout.place_count(),
+            },
+            PolicyKind::Places(_) => Victims::Places(PlaceVictims::new(me, layout)),
         }
     }
 }

@@ -11,8 +11,10 @@ pub mod cls;
 pub mod hierarchical;
 pub mod lgs;
 pub mod placement;
+pub mod places;
 
 pub use lgs::LgsVariants;
+pub use places::PlacesMode;
 
 use std::fmt;
 use std::str::FromStr;
@@ -20,7 +22,8 @@ use std::str::FromStr;
 /// The scheduler policies loka knows.
 ///
 /// Names: `cls`, `lgs`, `lgs:VARIANT[,VARIANT…]` with variants `tp`, `dfs`, `co`, `alt`,
-/// `nosleep`, `auto` (see [`lgs`]), `hierarchical`, `hierarchical:auto` (see [`hierarchical`]).
+/// `nosleep`, `auto` (see [`lgs`]), `hierarchical`, `hierarchical:auto` (see [`hierarchical`]),
+/// `places`, `places:a`, `places:b` (see [`places`]).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
 )]
@@ -39,6 +42,9 @@ pub enum PolicyKind {
         /// Mark actors as hubs automatically (beyond the text).
         auto_hubs: bool,
     },
+    /// LASSI's places: actors run in the place their spawn hint names (round robin without one),
+    /// idle workers steal inside their place first (Weibel, docs/references.md).
+    Places(PlacesMode),
 }
 
 impl PolicyKind {
@@ -48,6 +54,10 @@ impl PolicyKind {
         "cls",
         "lgs",
         "lgs:VARIANTS (comma-separated: tp, dfs, co, alt, nosleep, auto)",
+        "hierarchical",
+        "hierarchical:auto",
+        "places",
+        "places:a",
     ];
 
     /// A representative of every policy and variant, for tests and policy comparisons. (`co`
@@ -62,6 +72,7 @@ impl PolicyKind {
         PolicyKind::Lgs(LgsVariants::AUTO),
         PolicyKind::Hierarchical { auto_hubs: false },
         PolicyKind::Hierarchical { auto_hubs: true },
+        PolicyKind::Places(PlacesMode::PerWorker),
     ];
 }
 
@@ -88,6 +99,8 @@ impl fmt::Display for PolicyKind {
             PolicyKind::Lgs(v) => write!(f, "lgs:{v}"),
             PolicyKind::Hierarchical { auto_hubs: false } => f.write_str("hierarchical"),
             PolicyKind::Hierarchical { auto_hubs: true } => f.write_str("hierarchical:auto"),
+            PolicyKind::Places(PlacesMode::PerWorker) => f.write_str("places"),
+            PolicyKind::Places(PlacesMode::Shared) => f.write_str("places:a"),
         }
     }
 }
@@ -102,7 +115,7 @@ pub enum UnknownPolicy {
         name: String,
     },
     /// The policy exists but not this variant.
-    #[error("unknown {policy} variant `{variant}` in `{name}` (known: {known})", known = if *policy == "lgs" { LgsVariants::NAMES.join(", ") } else { "auto".to_owned() })]
+    #[error("unknown {policy} variant `{variant}` in `{name}` (known: {known})", known = match *policy { "lgs" => LgsVariants::NAMES.join(", "), "places" => "a, b".to_owned(), _ => "auto".to_owned() })]
     Variant {
         /// The whole name given.
         name: String,
@@ -133,6 +146,15 @@ impl FromStr for PolicyKind {
                 other => Err(UnknownPolicy::Variant {
                     name: s.to_owned(),
                     policy: "hierarchical",
+                    variant: other.to_owned(),
+                }),
+            },
+            "places" => match variants {
+                "" | "b" => Ok(PolicyKind::Places(PlacesMode::PerWorker)),
+                "a" => Ok(PolicyKind::Places(PlacesMode::Shared)),
+                other => Err(UnknownPolicy::Variant {
+                    name: s.to_owned(),
+                    policy: "places",
                     variant: other.to_owned(),
                 }),
             },
@@ -168,6 +190,8 @@ pub enum Route {
     Head(usize),
     /// Worker `w`'s pinned queue: only `w` runs it, no thief takes it (hubs).
     Pinned(usize),
+    /// Place `p`'s shared queue (`places:a`): any worker of the place takes it.
+    Place(usize),
     /// Worker `worker`'s foreign queue for actors whose home is NUMA node `home_node`.
     Foreign {
         /// The worker that will run it unless a thief from its home node brings it home.
@@ -202,5 +226,15 @@ mod tests {
             .to_string();
         assert!(e.contains("`warp`") && e.contains("nosleep"), "{e}");
         assert!("cls:tp".parse::<PolicyKind>().is_err());
+        let e = "places:c".parse::<PolicyKind>().unwrap_err().to_string();
+        assert!(e.contains("`c`") && e.contains("a, b"), "{e}");
+        assert_eq!(
+            "places:b".parse::<PolicyKind>().unwrap(),
+            PolicyKind::Places(PlacesMode::PerWorker)
+        );
+        assert_eq!(
+            "places:a".parse::<PolicyKind>().unwrap().to_string(),
+            "places:a"
+        );
     }
 }

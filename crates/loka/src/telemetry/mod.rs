@@ -205,6 +205,14 @@ worker_counters! {
     steal_failed_swap,
     /// Message-centric: letters in the queues this worker stole, at the moment of the steal.
     letters_stolen,
+    /// Places: steals from a worker (or a place's shared queue) of another place than the
+    /// thief's (LASSI's "counter-productive steals": the actor leaves the place its hint named).
+    cross_place_steals,
+    /// Execution policies: activations run inline on the sending thread (`monitor`, `seq`).
+    inline_runs,
+    /// Execution policies: inline runs refused because the inline chain on this thread was
+    /// already at its cap; the actor was queued instead.
+    inline_depth_fallbacks,
 }
 
 /// A snapshot of the whole system's counters, from [`crate::System::stats`].
@@ -237,6 +245,17 @@ pub struct Stats {
     pub sim: Option<SimStats>,
     /// Under the message-centric engine: gulps and queue steals (`None` otherwise).
     pub message_centric: Option<MessageCentricStats>,
+    /// Execution policies: dedicated threads started (`thread` actors, promotions included).
+    pub dedicated_threads: u64,
+    /// Execution policies: actors promoted to `thread` because they were caught blocking a worker
+    /// (`exec = "auto"`).
+    pub promoted_to_thread: u64,
+    /// Execution policies: `monitor`/`seq` actors set back to `task` because a send closed a
+    /// cycle of inline runs on one thread.
+    pub monitor_cycles: u64,
+    /// Execution policies: `seq` actors demoted to `monitor` because wake-ups came from a second
+    /// thread.
+    pub seq_demotions: u64,
 }
 
 /// What the message-centric engine has done (docs/message-centric.md), Cforall's statistics.
@@ -312,6 +331,8 @@ impl Stats {
 #[derive(Debug)]
 pub(crate) struct Counters {
     workers: Box<[CachePadded<WorkerCounters>]>,
+    /// The counters of dedicated threads (`thread` actors), one block each, added to the total.
+    dedicated: parking_lot::Mutex<Vec<std::sync::Arc<CachePadded<WorkerCounters>>>>,
     pub(crate) system: SystemCounters,
 }
 
@@ -321,8 +342,16 @@ impl Counters {
             workers: (0..workers)
                 .map(|_| CachePadded::new(WorkerCounters::default()))
                 .collect(),
+            dedicated: parking_lot::Mutex::new(Vec::new()),
             system: SystemCounters::default(),
         }
+    }
+
+    /// A counter block for a new dedicated thread (only that thread bumps it).
+    pub(crate) fn new_dedicated(&self) -> std::sync::Arc<CachePadded<WorkerCounters>> {
+        let block = std::sync::Arc::new(CachePadded::new(WorkerCounters::default()));
+        self.dedicated.lock().push(std::sync::Arc::clone(&block));
+        block
     }
 
     /// Worker `w`'s counters (only worker `w` may bump them).
@@ -338,6 +367,9 @@ impl Counters {
         for w in &workers {
             total.accumulate(w);
         }
+        for d in self.dedicated.lock().iter() {
+            total.accumulate(&d.snapshot());
+        }
         let system = &self.system;
         Stats {
             policy: String::new(),
@@ -351,6 +383,10 @@ impl Counters {
             hubs: total.hubs + system.external_hubs.get(),
             sim: None,
             message_centric: None,
+            dedicated_threads: system.dedicated_threads.get(),
+            promoted_to_thread: system.promoted_to_thread.get(),
+            monitor_cycles: system.monitor_cycles.get(),
+            seq_demotions: system.seq_demotions.get(),
             workers,
             total,
         }
@@ -367,6 +403,10 @@ pub(crate) struct SystemCounters {
     pub(crate) panics: Counter,
     pub(crate) unparks: Counter,
     pub(crate) external_hubs: Counter,
+    pub(crate) dedicated_threads: Counter,
+    pub(crate) promoted_to_thread: Counter,
+    pub(crate) monitor_cycles: Counter,
+    pub(crate) seq_demotions: Counter,
 }
 
 #[cfg(test)]

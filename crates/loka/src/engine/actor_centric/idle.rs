@@ -17,6 +17,7 @@ impl Engine {
     /// Whether any queue holds an actor (next slots excepted: their owners are awake).
     pub(super) fn has_visible_work(&self) -> bool {
         self.workers.iter().any(|w| w.queues.has_work())
+            || self.place_queues.iter().any(|q| !q.is_empty())
     }
 
     /// Parks worker `w` until work arrives or shutdown. Returns at once if the final re-check

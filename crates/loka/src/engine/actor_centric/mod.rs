@@ -73,6 +73,10 @@ pub(crate) struct Engine {
     strategies: [AtomicU8; 2],
     /// Spawns placed by each strategy slot so far (their round-robin position).
     tickets: [CachePadded<AtomicUsize>; 2],
+    /// `places:a`: one shared queue per place (empty under every other policy).
+    place_queues: Box<[crossbeam_deque::Injector<TaskRef>]>,
+    /// `places`: spawns given a place so far (the round robin over places and inside them).
+    place_tickets: CachePadded<AtomicUsize>,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -112,6 +116,10 @@ impl Engine {
                 CachePadded::new(AtomicUsize::new(0)),
             ],
             routing: Routing::of(config.policy),
+            place_queues: (0..shared.machine.layout.place_count())
+                .map(|_| crossbeam_deque::Injector::new())
+                .collect(),
+            place_tickets: CachePadded::new(AtomicUsize::new(0)),
             threads: Mutex::new(Vec::new()),
             shared: Arc::clone(&shared),
         });

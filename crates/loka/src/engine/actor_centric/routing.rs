@@ -6,6 +6,8 @@
 //! * `lgs`: wake-ups follow the actor's home PU (Wölke, Listing 5.3; docs/references.md).
 //! * `hierarchical`: hubs to their worker's pinned queue, actors away from their home node to a
 //!   foreign queue, others back where they last ran (Francesquini §4.2; docs/references.md).
+//! * `places`: into the actor's place — mode B the sender's worker if it is in the place, else
+//!   the actor's home worker there; mode A the place's shared queue (LASSI; docs/places.md).
 
 use super::worker::Worker;
 use super::{queues, Engine};
@@ -13,7 +15,7 @@ use crate::actor::options::SpawnOptions;
 use crate::engine::choices::{self, Routing};
 use crate::engine::placement::{self, ActorPlacement};
 use crate::policy::placement::{Placement, PlacementStrategy};
-use crate::policy::{cls, lgs, LgsVariants, Route};
+use crate::policy::{cls, lgs, places, LgsVariants, PlacesMode, Route};
 use crate::runtime::TaskRef;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -32,6 +34,15 @@ impl Engine {
                 lgs::route_woken(variants, None, Some(home), neighbours, Route::LocalHead)
             }),
             Routing::Local => None,
+            Routing::Places(mode) => placement::of(&task).home().map(|home| {
+                places::route_woken(
+                    mode,
+                    &self.shared.machine.layout,
+                    home,
+                    None,
+                    Route::LocalHead,
+                )
+            }),
         };
         let route = route.unwrap_or_else(|| self.external_route(Placement::Default));
         self.push_route_external(route, task);
@@ -58,7 +69,9 @@ impl Engine {
         let hub = placement.is_hub();
         let strategy = self.placement_strategy(hub);
         let explicit = options.placement != Placement::Default;
-        let route = if explicit || strategy == PlacementStrategy::Default {
+        let route = if let (Routing::Places(mode), false) = (self.routing, explicit) {
+            self.place_in_place(mode, task, options, from)
+        } else if explicit || strategy == PlacementStrategy::Default {
             match from {
                 Some(worker) => worker.policy().route_spawned(options.placement),
                 None => self.external_route(options.placement),
@@ -76,9 +89,13 @@ impl Engine {
             Route::LocalNext | Route::LocalHead => from.map(Worker::index),
             Route::Tail(w) | Route::Head(w) | Route::Pinned(w) => Some(w),
             Route::Foreign { worker, .. } => Some(worker),
+            // (its home was set by `place_in_place`)
+            Route::Place(_) => None,
         };
-        if let Routing::Lgs(_) = self.routing {
-            placement.set_home(placed);
+        match self.routing {
+            Routing::Lgs(_) => placement.set_home(placed),
+            Routing::Places(_) if placement.home().is_none() => placement.set_home(placed),
+            _ => {}
         }
         let route = match (self.routing, placed) {
             // A hub lives on the worker it was placed on, out of every thief's reach.
@@ -88,6 +105,28 @@ impl Engine {
         match from {
             Some(worker) => worker.schedule(route, task),
             None => self.push_route_external(route, task),
+        }
+    }
+
+    /// `places`: the place a new actor lives in (its hint, else round robin) and its home worker
+    /// there (round robin inside the place); the route of its first activation.
+    fn place_in_place(
+        &self,
+        mode: PlacesMode,
+        task: TaskRef,
+        options: &SpawnOptions,
+        from: Option<&Worker>,
+    ) -> Route {
+        let layout = &self.shared.machine.layout;
+        let ticket = self.place_tickets.fetch_add(1, Relaxed);
+        let places_n = layout.place_count();
+        let place = places::spawn_place(options.place, ticket, places_n);
+        let home = places::home_in_place(layout, place, ticket / places_n.max(1));
+        placement::of(&task).set_home(Some(home));
+        match mode {
+            PlacesMode::Shared => Route::Place(place),
+            PlacesMode::PerWorker if from.map(Worker::index) == Some(home) => Route::LocalHead,
+            PlacesMode::PerWorker => Route::Tail(home),
         }
     }
 
@@ -105,6 +144,11 @@ impl Engine {
             Route::Pinned(w) => self.push_to(w, task, |q| &q.pinned),
             Route::Foreign { worker, home_node } => {
                 self.push_to(worker, task, |q| &q.foreign[home_node])
+            }
+            Route::Place(p) => {
+                self.place_queues[p].push(task);
+                let layout = &self.shared.machine.layout;
+                self.notify(Some(layout.workers_of_place(p)[0]));
             }
             Route::LocalNext | Route::LocalHead => {
                 unreachable!("plain threads have no local queue: {route:?}")
@@ -139,6 +183,11 @@ impl Worker {
             Routing::Local => local,
             Routing::Lgs(variants) => self.lgs_route(variants, task, local),
             Routing::Hierarchical { auto_hubs } => self.hierarchical_route(auto_hubs, task),
+            Routing::Places(mode) => {
+                let layout = &self.engine().shared.machine.layout;
+                let home = placement::of(&task).home().unwrap_or(self.index());
+                places::route_woken(mode, layout, home, Some(self.index()), local)
+            }
         };
         self.sample_queue_wait(placement::of(&task));
         self.schedule(route, task);
@@ -170,7 +219,7 @@ impl Worker {
                     placement.note_local_wake();
                 }
             }
-            Route::Pinned(_) | Route::Foreign { .. } => {
+            Route::Pinned(_) | Route::Foreign { .. } | Route::Place(_) => {
                 unreachable!("LGS routes only locally or to a home PU's head or tail")
             }
         }

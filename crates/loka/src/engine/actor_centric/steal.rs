@@ -8,6 +8,7 @@ use super::queues::pop;
 use super::worker::Worker;
 use crate::engine::choices::Victims;
 use crate::policy::hierarchical::StealStep;
+use crate::policy::places::PlaceVictims;
 use crate::policy::PolicyKind;
 use crate::runtime::TaskRef;
 use std::time::{Duration, Instant};
@@ -71,6 +72,18 @@ impl Worker {
     fn steal_once(&self, victims: &mut Victims, rng: &mut fastrand::Rng) -> Option<TaskRef> {
         let victim = match victims {
             Victims::Plan(plan) => return self.follow_plan(plan),
+            Victims::Places(places) => return self.steal_place_first(places, rng),
+            Victims::PlaceQueues { mine, places } => {
+                if let Some(task) = self.pop_own_place() {
+                    return Some(task);
+                }
+                let victim = crate::policy::places::victim_place(*mine, *places, rng)?;
+                self.counters().steal_attempts.bump(1);
+                let task = pop(&self.engine().place_queues[victim])?;
+                self.counters().steals.bump(1);
+                self.counters().cross_place_steals.bump(1);
+                return Some(task);
+            }
             Victims::Random(p) => p.next_victim(rng).map(|v| (v, self.level_of(v))),
             Victims::Weighted(w) => w.next_victim(rng),
         };
@@ -79,6 +92,26 @@ impl Worker {
         let task = self.engine().workers[victim].queues.steal()?;
         self.count_steal(level);
         Some(task)
+    }
+
+    /// `places` mode B: a random worker of this place, then one of a random other place (a
+    /// counter-productive steal when it succeeds).
+    fn steal_place_first(
+        &self,
+        victims: &PlaceVictims,
+        rng: &mut fastrand::Rng,
+    ) -> Option<TaskRef> {
+        for (victim, crosses) in victims.round(rng) {
+            self.counters().steal_attempts.bump(1);
+            if let Some(task) = self.engine().workers[victim].queues.steal() {
+                self.count_steal(self.level_of(victim));
+                if crosses {
+                    self.counters().cross_place_steals.bump(1);
+                }
+                return Some(task);
+            }
+        }
+        None
     }
 
     /// One pass over Alg. 4.4's plan.

@@ -217,6 +217,20 @@ impl Worker {
                 _ => {}
             }
         }
+        if let Routing::Places(mode) = self.routing {
+            if mode.shared_queues() {
+                // Mode A: the place's workers share its queue; an actor that used its budget
+                // goes behind the others there, unless nothing else waits.
+                let layout = &self.engine.shared.machine.layout;
+                let place = layout.place_of(self.index());
+                if self.next_slot.get().is_none() && self.engine.place_queues[place].is_empty() {
+                    self.next_slot.set(Some(task));
+                } else {
+                    self.schedule(Route::Place(place), task);
+                }
+                return;
+            }
+        }
         if self.next_slot.get().is_none() && self.deque.is_empty() {
             // Nothing else to run here: keep going with this actor.
             self.next_slot.set(Some(task));
@@ -305,13 +319,20 @@ impl Worker {
         } else {
             self.next_streak.set(0);
         }
-        self.deque.pop().or_else(|| pop(&queues.inbox)).or_else(|| {
-            if self.is_hierarchical() {
-                queues.pop_foreign()
-            } else {
-                None
-            }
-        })
+        self.deque
+            .pop()
+            .or_else(|| pop(&queues.inbox))
+            .or_else(|| match self.routing {
+                Routing::Hierarchical { .. } => queues.pop_foreign(),
+                Routing::Places(mode) if mode.shared_queues() => self.pop_own_place(),
+                _ => None,
+            })
+    }
+
+    /// `places:a`: an actor from the shared queue of this worker's place.
+    pub(super) fn pop_own_place(&self) -> Option<TaskRef> {
+        let layout = &self.engine.shared.machine.layout;
+        pop(&self.engine.place_queues[layout.place_of(self.index())])
     }
 
     /// Whether anything besides the next slot waits on this worker.

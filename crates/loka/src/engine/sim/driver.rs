@@ -106,6 +106,9 @@ impl Engine {
         let layout = &self.shared.machine.layout;
         let mut victims = std::mem::replace(&mut st.workers[w].victims, Victims::Plan(Vec::new()));
         let found = match &mut victims {
+            Victims::Places(_) | Victims::PlaceQueues { .. } => {
+                unreachable!("the simulation engine does not run `places`")
+            }
             Victims::Plan(plan) => {
                 let my_node = layout.node_of(w);
                 let mut found = None;

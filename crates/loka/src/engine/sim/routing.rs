@@ -73,6 +73,7 @@ impl Engine {
                 self.hierarchical_route(task, Some(w))
                     .unwrap_or(Route::LocalNext)
             }
+            Routing::Places(_) => unreachable!("the simulation engine does not run `places`"),
         };
         st.woken_by.insert(addr(task), w);
         self.push(st, route, task, Some(w), now);
@@ -128,6 +129,7 @@ impl Engine {
             Route::LocalNext | Route::LocalHead => from,
             Route::Tail(w) | Route::Head(w) | Route::Pinned(w) => Some(w),
             Route::Foreign { worker, .. } => Some(worker),
+            Route::Place(_) => unreachable!("the simulation engine does not run `places`"),
         };
         if let Routing::Lgs(_) = self.routing {
             place.set_home(placed);
@@ -167,6 +169,9 @@ impl Engine {
                             )
                         }),
                         Routing::Local => None,
+                        Routing::Places(_) => {
+                            unreachable!("the simulation engine does not run `places`")
+                        }
                     };
                     let route =
                         route.unwrap_or_else(|| self.external_route(st, Placement::Default));
@@ -223,6 +228,7 @@ impl Engine {
                 st.workers[worker].foreign[home_node].push_back(task);
                 worker
             }
+            Route::Place(_) => unreachable!("the simulation engine does not run `places`"),
         };
         if st.workers[target].parked {
             self.unpark(st, target, now);

@@ -42,6 +42,8 @@ pub(crate) trait Behavior: Sized + Send + 'static {
     fn stopped(&mut self, ctx: &mut Self::Ctx);
     /// A child failed.
     fn child_failed(&mut self, ctx: &mut Self::Ctx, failure: ActorFailure);
+    /// The type's declared characteristics (execution policies).
+    fn characteristics() -> Option<crate::exec_policy::Characteristics>;
 }
 
 /// The runtime's part of a handler's context: the cell, the worker running it, the stop request.
