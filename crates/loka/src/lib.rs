@@ -40,7 +40,7 @@ pub mod telemetry;
 
 pub use actor::{
     Actor, ActorFailure, ActorId, ActorRef, AskError, Context, HubError, Pending, Placement,
-    ReplyTo, SendError, SpawnOptions,
+    ReplyTo, SendError, SpawnError, SpawnOptions,
 };
 pub use config::{
     Config, ConfigError, EngineKind, IdleStrategy, MessageCentricConfig, QueueKind, SimCompute,

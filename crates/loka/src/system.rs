@@ -1,6 +1,6 @@
 //! [`System`]: a set of workers running actors, built from a [`Config`].
 
-use crate::actor::{Actor, ActorFailure, ActorRef, SpawnOptions};
+use crate::actor::{Actor, ActorFailure, ActorRef, SpawnError, SpawnOptions};
 use crate::config::{Config, ConfigError, EngineKind, IdleStrategy};
 use crate::engine::Engine;
 use crate::machine::Machine;
@@ -69,8 +69,22 @@ impl System {
     }
 
     /// Spawns an actor with options.
+    ///
+    /// # Panics
+    /// On a bad option ([`SpawnError`]); [`try_spawn_with`](Self::try_spawn_with) returns it.
     pub fn spawn_with<A: Actor>(&self, actor: A, options: SpawnOptions) -> ActorRef<A::Msg> {
-        self.spawn_life(Life::Ready(actor), options)
+        self.try_spawn_with(actor, options)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Spawns an actor with options, or says which option is bad (then nothing is spawned).
+    pub fn try_spawn_with<A: Actor>(
+        &self,
+        actor: A,
+        options: SpawnOptions,
+    ) -> Result<ActorRef<A::Msg>, SpawnError> {
+        SpawnError::check(&options, self.shared.machine.places())?;
+        Ok(self.spawn_life(Life::Ready(actor), options))
     }
 
     /// Spawns an actor whose state is built by `factory` on its first activation, on the worker
@@ -80,19 +94,53 @@ impl System {
         factory: impl FnOnce() -> A + Send + 'static,
         options: SpawnOptions,
     ) -> ActorRef<A::Msg> {
+        if let Err(e) = SpawnError::check(&options, self.shared.machine.places()) {
+            panic!("{e}");
+        }
         self.spawn_life(Life::Factory(Box::new(factory)), options)
     }
 
     /// Blocks until the system is quiescent: no actor runnable, no message in flight. Messages sent
     /// by other plain threads concurrently with this call may or may not be waited for.
     pub fn run_until_idle(&self) {
-        self.engine.wait_quiescent(None);
+        self.settle(None);
     }
 
     /// [`run_until_idle`](Self::run_until_idle) with a time limit; returns whether the system
     /// became quiescent in time.
     pub fn run_until_idle_timeout(&self, timeout: Duration) -> bool {
-        self.engine.wait_quiescent(Some(timeout))
+        self.settle(Some(timeout))
+    }
+
+    /// Quiescence of the engine *and* of the dedicated threads of `thread` actors: both idle,
+    /// seen twice with no hand-over to a dedicated thread in between (an actor on either side
+    /// can wake one on the other; runtime/exec_policy/dedicated.rs).
+    fn settle(&self, timeout: Option<Duration>) -> bool {
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let left = || deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        let threads = &self.shared.dedicated;
+        loop {
+            let handed = threads.handed();
+            if !self.engine.wait_quiescent(left()) {
+                return false;
+            }
+            if !threads.is_idle() {
+                if !threads.wait_idle(deadline) {
+                    return false;
+                }
+                continue;
+            }
+            if handed == 0 && threads.handed() == 0 {
+                // No dedicated thread ever ran: the engine's word is enough.
+                return true;
+            }
+            if !self.engine.wait_quiescent(left()) {
+                return false;
+            }
+            if threads.is_idle() && threads.handed() == handed {
+                return true;
+            }
+        }
     }
 
     /// Stops the workers (each finishes its current activation), then stops every live actor:
@@ -101,7 +149,10 @@ impl System {
     /// let pending work finish. Idempotent.
     pub fn shutdown(&self) {
         if self.engine.stop_workers() {
-            // SAFETY: every worker has been joined, so no activation runs or will run.
+            // Dedicated threads finish their activation and exit; none starts afterwards.
+            self.shared.dedicated.stop();
+            // SAFETY: every worker and dedicated thread has been joined, so no activation runs or
+            // will run.
             unsafe { self.shared.terminate_all() };
             // Letters still queued (message-centric): dead letters, and the stopped actors'
             // release letters behind them.

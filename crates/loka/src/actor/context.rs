@@ -1,7 +1,7 @@
 //! [`Context`]: what a handler can do besides changing its own state.
 
 use super::ask::{AskError, ReplyTo};
-use super::{Actor, ActorId, ActorRef, SpawnOptions};
+use super::{Actor, ActorId, ActorRef, SpawnError, SpawnOptions};
 use crate::runtime::cell::{self, CellContext, Envelope, Life};
 
 /// The handler's view of the runtime: its own identity, spawning, stopping, non-blocking asks.
@@ -50,9 +50,10 @@ impl<A: Actor> Context<A> {
         self.inner.cell().is_hub()
     }
 
-    /// The index of the worker running this activation (`None` while stopping at shutdown).
+    /// The index of the worker running this activation (`None` while stopping at shutdown, and
+    /// on the dedicated thread of a `thread` actor).
     pub fn worker_index(&self) -> Option<usize> {
-        self.inner.exec().map(|exec| exec.index())
+        self.inner.exec().and_then(|exec| exec.worker())
     }
 
     /// Spawns a child actor. Its failures are reported to this actor's [`Actor::child_failed`].
@@ -61,8 +62,22 @@ impl<A: Actor> Context<A> {
     }
 
     /// Spawns a child actor with options.
+    ///
+    /// # Panics
+    /// On a bad option ([`SpawnError`]); [`try_spawn_with`](Self::try_spawn_with) returns it.
     pub fn spawn_with<B: Actor>(&mut self, actor: B, options: SpawnOptions) -> ActorRef<B::Msg> {
-        self.spawn_life(Life::Ready(actor), options)
+        self.try_spawn_with(actor, options)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Spawns a child actor with options, or says which option is bad (then nothing is spawned).
+    pub fn try_spawn_with<B: Actor>(
+        &mut self,
+        actor: B,
+        options: SpawnOptions,
+    ) -> Result<ActorRef<B::Msg>, SpawnError> {
+        SpawnError::check(&options, self.inner.cell().places())?;
+        Ok(self.spawn_life(Life::Ready(actor), options))
     }
 
     /// Spawns a child whose state is built by `factory` on its first activation, on the worker
@@ -72,6 +87,9 @@ impl<A: Actor> Context<A> {
         factory: impl FnOnce() -> B + Send + 'static,
         options: SpawnOptions,
     ) -> ActorRef<B::Msg> {
+        if let Err(e) = SpawnError::check(&options, self.inner.cell().places()) {
+            panic!("{e}");
+        }
         self.spawn_life(Life::Factory(Box::new(factory)), options)
     }
 

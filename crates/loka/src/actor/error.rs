@@ -28,3 +28,27 @@ pub struct HubError {
     /// The stopped actor.
     pub actor: ActorId,
 }
+
+/// A spawn refused because of a bad option; nothing was spawned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SpawnError {
+    /// [`SpawnOptions::place`](crate::SpawnOptions::place) names a place this machine does not
+    /// have.
+    #[error("unknown place {place}: this machine has {places} place(s) (0..{places}; `place_level` decides what a place is)")]
+    UnknownPlace {
+        /// The place asked for.
+        place: usize,
+        /// How many places there are.
+        places: usize,
+    },
+}
+
+impl SpawnError {
+    /// Checks `options` against a machine of `places` places.
+    pub(crate) fn check(options: &crate::SpawnOptions, places: usize) -> Result<(), SpawnError> {
+        match options.place {
+            Some(place) if place >= places => Err(SpawnError::UnknownPlace { place, places }),
+            _ => Ok(()),
+        }
+    }
+}

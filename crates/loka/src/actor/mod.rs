@@ -8,7 +8,7 @@ pub(crate) mod options;
 pub use crate::runtime::{ActorFailure, ActorId};
 pub use ask::{AskError, Pending, ReplyTo};
 pub use context::Context;
-pub use error::{HubError, SendError};
+pub use error::{HubError, SendError, SpawnError};
 pub use options::{Placement, SpawnOptions};
 
 use crate::runtime::{Behavior, CellContext, Deliver};

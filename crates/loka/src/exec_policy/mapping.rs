@@ -149,7 +149,15 @@ mod tests {
 
     /// Every capsule of the paper's tables (§4.5, Figures 9–12, §5.1.5–5.1.6) with its printed
     /// cVector and the policy the paper assigned.
-    const PAPER: &[(&str, &str, Option<(Par, Comm, Cpu)>, ExecPolicy)] = &[
+    /// (benchmark, capsule, ⟨PAR, COMM, CPU⟩ or `None` for BLK = true, the paper's policy).
+    type Row = (
+        &'static str,
+        &'static str,
+        Option<(Par, Comm, Cpu)>,
+        ExecPolicy,
+    );
+
+    const PAPER: &[Row] = &[
         ("bang", "Sender", Some((P::High, C::High, U::Low)), Task),
         ("bang", "Receiver", Some((P::Low, C::Low, U::Low)), Monitor),
         (

@@ -106,11 +106,24 @@ pub enum ExecMode {
     /// Declared characteristics mapped by the eight heuristics; undeclared actors start as `Task`
     /// and are promoted to `Thread` when caught blocking a worker.
     Auto,
+    /// Every actor `Monitor` (beyond Panini: to test and measure the policy on whole programs).
+    AllMonitor,
+    /// Every actor `Seq` (beyond Panini, as `AllMonitor`).
+    AllSeq,
 }
 
 impl ExecMode {
-    /// Every mode, in the order benchmarks compare them.
-    pub const ALL: [ExecMode; 3] = [ExecMode::AllThread, ExecMode::AllTask, ExecMode::Auto];
+    /// The three modes Panini compares, in the order benchmarks show them.
+    pub const PANINI: [ExecMode; 3] = [ExecMode::AllThread, ExecMode::AllTask, ExecMode::Auto];
+
+    /// Every mode.
+    pub const ALL: [ExecMode; 5] = [
+        ExecMode::AllThread,
+        ExecMode::AllTask,
+        ExecMode::Auto,
+        ExecMode::AllMonitor,
+        ExecMode::AllSeq,
+    ];
 
     /// The mode's name, as accepted by [`FromStr`].
     pub const fn name(self) -> &'static str {
@@ -118,6 +131,8 @@ impl ExecMode {
             ExecMode::AllTask => "all-task",
             ExecMode::AllThread => "all-thread",
             ExecMode::Auto => "auto",
+            ExecMode::AllMonitor => "all-monitor",
+            ExecMode::AllSeq => "all-seq",
         }
     }
 
@@ -128,6 +143,8 @@ impl ExecMode {
             ExecMode::AllTask => ExecPolicy::Task,
             ExecMode::AllThread => ExecPolicy::Thread,
             ExecMode::Auto => declared.map_or(ExecPolicy::Task, |c| map(c).0),
+            ExecMode::AllMonitor => ExecPolicy::Monitor,
+            ExecMode::AllSeq => ExecPolicy::Seq,
         }
     }
 }
@@ -140,7 +157,7 @@ impl fmt::Display for ExecMode {
 
 /// An unknown execution mode name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown execution mode `{0}` (known: all-task, all-thread, auto)")]
+#[error("unknown execution mode `{0}` (known: all-task, all-thread, auto, all-monitor, all-seq)")]
 pub struct UnknownExecMode(pub String);
 
 impl FromStr for ExecMode {
@@ -150,6 +167,8 @@ impl FromStr for ExecMode {
             "all-task" | "task" => Ok(ExecMode::AllTask),
             "all-thread" | "thread" => Ok(ExecMode::AllThread),
             "auto" => Ok(ExecMode::Auto),
+            "all-monitor" | "monitor" => Ok(ExecMode::AllMonitor),
+            "all-seq" | "seq" => Ok(ExecMode::AllSeq),
             other => Err(UnknownExecMode(other.to_owned())),
         }
     }

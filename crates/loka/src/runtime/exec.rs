@@ -1,34 +1,74 @@
-//! The execution context of a running actor: which worker runs it, where that worker counts, the
-//! runtime handle actors spawned there keep, and the worker's id source. Engines own one per worker
-//! and pass it to every activation, so the actor layer never sees an engine's worker type.
+//! The execution context of a running actor: which thread runs it (a worker, or a dedicated
+//! thread of a `thread` actor), where that thread counts, the runtime handle actors spawned there
+//! keep, and the worker's id source. Engines own one per worker and pass it to every activation,
+//! so the actor layer never sees an engine's worker type.
 
 use super::id::ActorId;
 use super::Runtime;
 use crate::telemetry::WorkerCounters;
+use crossbeam_utils::CachePadded;
 use std::cell::Cell;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
-/// One worker's execution context (owned by that worker's thread; not `Sync`).
+/// Index of the execution contexts of dedicated threads (they are no engine's workers).
+const DEDICATED: usize = usize::MAX;
+
+/// One thread's execution context (owned by that thread; not `Sync`).
 pub(crate) struct Exec {
     index: usize,
     runtime: Arc<Runtime>,
     next_id: Cell<u64>,
+    /// This thread's counters: the worker's block in the runtime's counters, or a dedicated
+    /// thread's own block (`own`).
+    counters: NonNull<WorkerCounters>,
+    /// A dedicated thread's counter block (kept alive here; `counters` points into it).
+    _own: Option<Arc<CachePadded<WorkerCounters>>>,
 }
 
 impl Exec {
     /// The context of worker `index`; `runtime` is the handle cells spawned there will clone.
     pub(crate) fn new(index: usize, runtime: Arc<Runtime>) -> Self {
+        let counters = NonNull::from(runtime.shared.counters.worker(index));
         Exec {
             index,
             runtime,
             next_id: Cell::new(1),
+            counters,
+            _own: None,
         }
     }
 
-    /// The worker's index.
+    /// The context of a dedicated thread (a `thread` actor's): no worker of any engine, with a
+    /// counter block of its own.
+    pub(crate) fn dedicated(runtime: Arc<Runtime>) -> Self {
+        let own = runtime.shared.counters.new_dedicated();
+        Exec {
+            index: DEDICATED,
+            counters: NonNull::from(&**own),
+            runtime,
+            next_id: Cell::new(1),
+            _own: Some(own),
+        }
+    }
+
+    /// The worker's index. Only engines call this, on the contexts of their own workers.
     #[inline]
     pub(crate) fn index(&self) -> usize {
+        debug_assert!(self.index != DEDICATED, "a dedicated thread is no worker");
         self.index
+    }
+
+    /// The worker's index, `None` on a dedicated thread.
+    #[inline]
+    pub(crate) fn worker(&self) -> Option<usize> {
+        (self.index != DEDICATED).then_some(self.index)
+    }
+
+    /// This context if it is an engine's worker's (what the engine may be shown as "from").
+    #[inline]
+    pub(crate) fn as_worker(&self) -> Option<&Exec> {
+        (self.index != DEDICATED).then_some(self)
     }
 
     /// The runtime handle of this worker. Cells spawned here clone it, so the reference count they
@@ -38,10 +78,13 @@ impl Exec {
         &self.runtime
     }
 
-    /// This worker's counters (only this worker writes them).
+    /// This thread's counters (only this thread writes them).
     #[inline]
     pub(crate) fn counters(&self) -> &WorkerCounters {
-        self.runtime.shared.counters.worker(self.index)
+        // SAFETY: `counters` points into the runtime's counters (kept alive by `runtime`) or into
+        // `_own` (kept alive by this context), and counter blocks are never moved or freed while
+        // referenced.
+        unsafe { self.counters.as_ref() }
     }
 
     /// A fresh actor id (no shared counter touched).

@@ -20,6 +20,7 @@
 
 pub(crate) mod cell;
 pub(crate) mod exec;
+pub(crate) mod exec_policy;
 mod handles;
 pub(crate) mod id;
 pub(crate) mod letter;
@@ -129,6 +130,8 @@ pub(crate) struct Shared {
     pub(crate) machine: Machine,
     pub(crate) registry: Registry,
     pub(crate) counters: Counters,
+    /// The dedicated threads of `thread` actors.
+    pub(crate) dedicated: exec_policy::dedicated::Threads,
     /// Why `config.policy` was chosen, when `auto` chose it.
     pub(crate) policy_reason: Option<&'static str>,
     ids: ExternalIds,
@@ -146,6 +149,7 @@ impl Shared {
         Shared {
             policy_reason,
             counters: Counters::new(config.workers),
+            dedicated: exec_policy::dedicated::Threads::default(),
             config,
             machine,
             registry: Registry::new(),
@@ -261,6 +265,8 @@ pub(crate) struct Runtime {
     wait_notice: bool,
     /// Actors get direct mailboxes (see [`Scheduler::direct`]).
     direct: bool,
+    /// The engine runs execution policies other than `task` (dedicated threads, inline runs).
+    exec_policies: bool,
 }
 
 impl Runtime {
@@ -269,6 +275,7 @@ impl Runtime {
             throughput: shared.config.throughput,
             wait_notice: scheduler.wants_wait_notice(),
             direct: scheduler.direct(),
+            exec_policies: shared.config.engine.runs_exec_policies(),
             scheduler,
             shared,
         }
@@ -294,5 +301,43 @@ impl Runtime {
     /// Whether the engine wants to hear when a plain thread waits for a reply.
     pub(crate) fn wants_wait_notice(&self) -> bool {
         self.wait_notice
+    }
+
+    /// The execution policy of a new actor: the explicit one, else the system's mode's choice
+    /// for its declared characteristics; always `task` under engines that run nothing else.
+    pub(crate) fn exec_policy_of(
+        &self,
+        explicit: Option<crate::exec_policy::ExecPolicy>,
+        declared: Option<&crate::exec_policy::Characteristics>,
+    ) -> crate::exec_policy::ExecPolicy {
+        if !self.exec_policies {
+            return crate::exec_policy::ExecPolicy::Task;
+        }
+        explicit.unwrap_or_else(|| self.shared.config.exec.policy_for(declared))
+    }
+
+    /// A send made `task` runnable: hand it to whoever runs it under its execution policy (the
+    /// engine for `task`, the cost of the feature for every other actor: one byte read).
+    #[inline]
+    pub(crate) fn wake(self: &Arc<Self>, task: TaskRef) {
+        match task.header().exec.policy() {
+            crate::exec_policy::ExecPolicy::Task => self.scheduler.schedule_woken(task),
+            other => exec_policy::wake(self, task, other),
+        }
+    }
+
+    /// A new actor's first activation: a `thread` actor starts its thread, every other actor is
+    /// queued by the engine (a `monitor` actor's start runs on a worker, not inline in its
+    /// spawner).
+    pub(crate) fn schedule_spawned(
+        self: &Arc<Self>,
+        task: TaskRef,
+        options: &SpawnOptions,
+        from: Option<&Exec>,
+    ) {
+        match task.header().exec.policy() {
+            crate::exec_policy::ExecPolicy::Thread => exec_policy::dedicated::hand_over(self, task),
+            _ => self.scheduler.schedule_spawned(task, options, from),
+        }
     }
 }

@@ -88,6 +88,8 @@ pub(crate) struct Header {
     pub(crate) id: ActorId,
     /// The engine's per-actor state.
     pub(crate) sched: SchedWords,
+    /// The actor's execution policy and, for a `thread` actor, its dedicated thread.
+    pub(crate) exec: super::exec_policy::ExecSlot,
 }
 
 impl Header {
@@ -96,6 +98,7 @@ impl Header {
             vtable,
             id,
             sched: SchedWords::uninit(),
+            exec: super::exec_policy::ExecSlot::new(),
         }
     }
 }

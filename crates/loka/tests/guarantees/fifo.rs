@@ -163,4 +163,24 @@ fn the_matrix_covers_every_engine_and_every_policy_it_supports() {
         assert!(c.engine.supports(c.policy), "{label}: an unsupported pair");
         c.validate(label).unwrap_or_else(|e| panic!("{label}: {e}"));
     }
+    // Every execution mode, and both modes of `places`, in both sets.
+    for configs in [&all, &heavy] {
+        for mode in loka::ExecMode::ALL {
+            assert!(
+                configs.iter().any(|(_, c)| c.exec == mode),
+                "execution mode {mode} is not covered"
+            );
+        }
+        for mode in [
+            loka::policy::PlacesMode::Shared,
+            loka::policy::PlacesMode::PerWorker,
+        ] {
+            assert!(
+                configs
+                    .iter()
+                    .any(|(_, c)| c.policy == PolicyKind::Places(mode)),
+                "places {mode:?} is not covered"
+            );
+        }
+    }
 }

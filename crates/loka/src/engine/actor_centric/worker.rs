@@ -6,6 +6,7 @@ use crate::engine::choices::{Routing, Victims};
 use crate::engine::placement;
 use crate::policy::cls::Cls;
 use crate::policy::{lgs, Route};
+use crate::runtime::exec_policy::{blocking, dedicated};
 use crate::runtime::{Exec, RunOutcome, TaskRef};
 use crate::telemetry::{WorkerCounters, MAX_LEVELS};
 use std::cell::Cell;
@@ -42,6 +43,8 @@ pub(super) struct Worker {
     level_of: Vec<u8>,
     /// Activations since this worker last tried a load-balancing round (hierarchical).
     since_balance: Cell<u64>,
+    /// `exec = "auto"`: time activations to catch actors that block (runtime/exec_policy/blocking.rs).
+    watch_blocking: bool,
 }
 
 impl Worker {
@@ -71,6 +74,7 @@ impl Worker {
             routing: engine.routing,
             level_of,
             since_balance: Cell::new(0),
+            watch_blocking: config.exec == crate::exec_policy::ExecMode::Auto,
             engine,
         }
     }
@@ -145,6 +149,8 @@ impl Worker {
     /// The worker loop.
     pub(super) fn run(self) {
         CURRENT.with(|c| c.set(&self));
+        // `monitor` actors woken from here run inline on this thread.
+        let _inline = crate::runtime::exec_policy::inline::enter_thread(&self.exec);
         let mut rng = fastrand::Rng::with_seed(
             self.engine
                 .shared
@@ -188,9 +194,21 @@ impl Worker {
             }
         }
         self.account_locality(task);
-        // SAFETY: the task came out of a run queue (or the next slot) of this system, so this
-        // worker now holds its schedule.
-        match unsafe { task.run(&self.exec) } {
+        let outcome = if self.watch_blocking {
+            // SAFETY: as below.
+            match unsafe { blocking::run_watched(task, &self.exec) } {
+                (RunOutcome::Requeue | RunOutcome::Waiting, true) => {
+                    // Promoted with work left: its own thread goes on with it.
+                    return dedicated::hand_over(self.exec.runtime(), task);
+                }
+                (outcome, _) => outcome,
+            }
+        } else {
+            // SAFETY: the task came out of a run queue (or the next slot) of this system, so this
+            // worker now holds its schedule.
+            unsafe { task.run(&self.exec) }
+        };
+        match outcome {
             RunOutcome::Idle | RunOutcome::Stopped => {}
             RunOutcome::Requeue => self.requeue(task, false),
             RunOutcome::Waiting => self.requeue(task, true),
@@ -248,7 +266,8 @@ impl Worker {
         let placement = placement::of(&task);
         let layout = &self.engine.shared.machine.layout;
         let me = self.index();
-        if placement.first_run() {
+        // Under `places` the home was chosen in the actor's place at spawn and stays there.
+        if placement.first_run() && !matches!(self.routing, Routing::Places(_)) {
             let home =
                 lgs::first_activation_home(placement.home(), me, |a, b| layout.same_group0(a, b));
             placement.set_home(home);

@@ -164,6 +164,8 @@ pub(crate) fn spawn<B: Behavior>(
     parent: Option<FailureSink>,
     from: Option<&Exec>,
 ) -> Arc<ActorCell<B>> {
+    // A dedicated thread spawns like a plain thread: engines only ever see their own workers.
+    let from = from.and_then(Exec::as_worker);
     let shared = &runtime.shared;
     let id = shared.next_actor_id(from);
     let cell = Arc::new(ActorCell {
@@ -186,6 +188,9 @@ pub(crate) fn spawn<B: Behavior>(
     });
     // SAFETY: the cell was just made; no other thread can see it yet.
     unsafe { runtime.scheduler().init_task(&cell.header, &options, from) };
+    cell.header
+        .exec
+        .init(runtime.exec_policy_of(options.exec, B::characteristics().as_ref()));
     if let Some(name) = &options.name {
         shared.name(id, name);
     }
@@ -199,7 +204,7 @@ pub(crate) fn spawn<B: Behavior>(
     if !options.lazy {
         // A fresh mailbox is idle, so this push asks us to schedule (or, direct, to post).
         match cell.mailbox.push(Envelope::Start) {
-            Push::Wake => runtime.scheduler().schedule_spawned(task, &options, from),
+            Push::Wake => runtime.schedule_spawned(task, &options, from),
             Push::Direct(start) => {
                 let posted = cell.post(start);
                 debug_assert!(posted.is_ok(), "a fresh actor is open");
@@ -236,6 +241,11 @@ impl<B: Behavior> ActorCell<B> {
         true
     }
 
+    /// How many places the machine of this actor's system has.
+    pub(crate) fn places(&self) -> usize {
+        self.runtime.shared.machine.places()
+    }
+
     /// Whether the actor is a hub.
     pub(crate) fn is_hub(&self) -> bool {
         self.runtime.scheduler().is_hub(self.task())
@@ -247,10 +257,17 @@ impl<B: Behavior> ActorCell<B> {
     pub(crate) fn enqueue(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
         match self.mailbox.push(envelope) {
             Push::Wake => {
-                self.runtime.scheduler().schedule_woken(self.task());
+                self.runtime.wake(self.task());
                 Ok(())
             }
-            Push::Queued => Ok(()),
+            Push::Queued => {
+                // A send from an inline run (`monitor`/`seq`) to a busy actor may close a cycle
+                // of inline runs on this thread (docs/exec-policies.md).
+                if super::exec_policy::inline::running_inline() {
+                    super::exec_policy::inline::note_queued(&self.runtime, self.task());
+                }
+                Ok(())
+            }
             Push::Rejected(envelope) => Err(envelope),
             Push::Direct(envelope) => self.post(envelope),
         }

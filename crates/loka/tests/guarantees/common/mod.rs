@@ -5,8 +5,8 @@
 #![allow(dead_code)]
 
 use loka::{
-    Actor, ActorRef, Config, Context, EngineKind, PlacementStrategy, PolicyKind, QueueKind, System,
-    VictimSelection,
+    Actor, ActorRef, Config, Context, EngineKind, ExecMode, PlacementStrategy, PolicyKind,
+    QueueKind, System, VictimSelection,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
@@ -68,6 +68,44 @@ pub fn configurations() -> Vec<(String, Config)> {
                         config,
                     ));
                 }
+            }
+        }
+    }
+    // LASSI's mode A (a shared queue per place) needs two places: a synthetic two-package machine.
+    for workers in [2, 4] {
+        let config = Config {
+            workers,
+            policy: PolicyKind::Places(loka::policy::PlacesMode::Shared),
+            topology: format!("synthetic:package:2 core:{} pu:1", workers / 2),
+            ..Config::default()
+        };
+        out.push((
+            format!("actor-centric/places:a workers={workers} two packages"),
+            config,
+        ));
+    }
+    // Every execution mode (docs/exec-policies.md) on the engine that runs them, under a policy
+    // that runs actors where they are woken (`cls`) and one that routes them away (`places`).
+    for &mode in &ExecMode::ALL {
+        if mode == ExecMode::AllTask {
+            continue; // every configuration above
+        }
+        for policy in [
+            PolicyKind::Cls,
+            PolicyKind::Places(loka::policy::PlacesMode::PerWorker),
+        ] {
+            for workers in [1, 2, 4] {
+                let config = Config {
+                    workers,
+                    policy,
+                    exec: mode,
+                    topology: topology_for(workers),
+                    ..Config::default()
+                };
+                out.push((
+                    format!("actor-centric/{policy} workers={workers} exec={mode}"),
+                    config,
+                ));
             }
         }
     }

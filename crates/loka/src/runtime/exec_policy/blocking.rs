@@ -1,0 +1,81 @@
+//! `exec = "auto"`: catching an actor that blocks a worker, and promoting it to `thread`.
+//!
+//! A handler that blocks (a sleep, a blocking read, a lock held elsewhere) keeps its worker from
+//! every other actor — the mistake users of every actor runtime make. Under `auto` each
+//! activation on a worker is timed (two clock reads); one that takes at least [`LONG`] makes the
+//! actor a suspect, and the suspect's next activation also reads the thread's CPU time. If that
+//! one is long again and spent less than a quarter of its wall time on the CPU, the actor was
+//! waiting, not computing: it is promoted to `thread`, and from its next wake-up on it runs on a
+//! thread of its own, where blocking stalls nobody. A compute-heavy actor is long but on the CPU:
+//! it stays a task, its suspicion cleared. Two long activations are needed, so an actor that
+//! blocks once is not promoted.
+//!
+//! Preemption also makes wall time exceed CPU time; on an overloaded machine a compute-bound
+//! actor can therefore be promoted by mistake, which costs it a thread but nothing else.
+
+use super::super::{Exec, RunOutcome, TaskRef};
+use crate::exec_policy::ExecPolicy;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+/// An activation this long is worth a closer look: far above any message's cost (a message
+/// costs tens of nanoseconds to microseconds; a full 128-message activation of a 5 µs handler
+/// stays under 1 ms) and far below what a user notices as a stall.
+pub(crate) const LONG: Duration = Duration::from_millis(2);
+
+/// The part of a long activation that must be off the CPU for it to count as blocking.
+const OFF_CPU_SHARE: u32 = 4;
+
+/// Runs one activation of `task` on a worker, timed; returns its outcome and whether the actor
+/// was promoted to `thread` (then a `Requeue`/`Waiting` outcome must go to its thread).
+///
+/// # Safety
+/// As [`TaskRef::run`]: the caller holds the schedule.
+pub(crate) unsafe fn run_watched(task: TaskRef, exec: &Exec) -> (RunOutcome, bool) {
+    let slot = &task.header().exec;
+    let suspect = slot.suspect.load(Relaxed) != 0;
+    let cpu_before = if suspect { thread_cpu() } else { None };
+    let start = Instant::now();
+    // SAFETY: forwarded contract.
+    let outcome = unsafe { task.run(exec) };
+    let wall = start.elapsed();
+    if outcome == RunOutcome::Stopped || slot.policy() != ExecPolicy::Task {
+        // Gone (the slot may be freed), or not a task any more.
+        return (outcome, false);
+    }
+    if wall < LONG {
+        if suspect {
+            slot.suspect.store(0, Relaxed);
+        }
+        return (outcome, false);
+    }
+    let Some(cpu_before) = cpu_before else {
+        slot.suspect.store(1, Relaxed);
+        return (outcome, false);
+    };
+    slot.suspect.store(0, Relaxed);
+    let cpu = thread_cpu().map_or(wall, |after| after.saturating_sub(cpu_before));
+    if cpu * OFF_CPU_SHARE < wall {
+        slot.set_policy(ExecPolicy::Thread);
+        exec.runtime()
+            .shared
+            .counters
+            .system
+            .promoted_to_thread
+            .add_shared(1);
+        tracing::debug!(actor = %task.header().id, ?wall, ?cpu, "actor blocked a worker: promoted to its own thread");
+        return (outcome, true);
+    }
+    (outcome, false)
+}
+
+/// CPU time this thread has used (`None` where the clock is not available).
+fn thread_cpu() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` writes one `timespec` to the valid pointer it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}

@@ -1,0 +1,194 @@
+//! `thread`: an actor with an OS thread of its own (for actors that block: I/O, locks, sleeps).
+//!
+//! The thread starts at the actor's first hand-over and lives until the actor stops (or the
+//! system shuts down). Hand-over protocol, the same schedule rule as every engine: a send that
+//! finds the actor idle holds its schedule and calls [`hand_over`], which sets `runnable`
+//! (`Release`) and unparks the thread; the thread takes the flag with `swap(false, Acquire)`, runs
+//! activations until the actor is idle again (which releases the schedule inside the mailbox),
+//! then looks at the flag again before it parks. `std::thread::park` keeps an unpark that came
+//! first, so a hand-over between the flag check and the park is never lost.
+//!
+//! Quiescence: `busy` counts hand-overs whose run has not finished; it rises before the thread
+//! is told and falls after the actor went idle, so "no dedicated thread busy" plus "the engine
+//! quiescent", observed twice with no hand-over in between, means nothing runs anywhere
+//! ([`Threads::settled`], used by `System::run_until_idle`).
+
+use super::super::{Exec, RunOutcome, Runtime, TaskRef};
+use super::inline;
+use parking_lot::{Condvar, Mutex};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::Arc;
+use std::thread::{JoinHandle, Thread};
+use std::time::Instant;
+
+/// One dedicated thread, as its wakers see it.
+pub(crate) struct Dedicated {
+    /// A hand-over the thread has not taken yet.
+    runnable: AtomicBool,
+    thread: Thread,
+}
+
+/// Every dedicated thread of one system.
+#[derive(Default)]
+pub(crate) struct Threads {
+    /// Hand-overs whose run has not finished (see the module documentation).
+    busy: AtomicUsize,
+    /// Hand-overs so far: the quiescence check's epoch.
+    handed: AtomicU64,
+    stopping: AtomicBool,
+    threads: Mutex<Vec<(Arc<Dedicated>, JoinHandle<()>)>>,
+    /// Signalled when `busy` falls to zero.
+    idle_lock: Mutex<()>,
+    idle: Condvar,
+}
+
+impl Threads {
+    /// Whether no dedicated thread has work.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.busy.load(SeqCst) == 0
+    }
+
+    /// Hand-overs so far.
+    pub(crate) fn handed(&self) -> u64 {
+        self.handed.load(SeqCst)
+    }
+
+    /// Waits until no dedicated thread has work, or `deadline`; returns whether that happened.
+    pub(crate) fn wait_idle(&self, deadline: Option<Instant>) -> bool {
+        let mut guard = self.idle_lock.lock();
+        while !self.is_idle() {
+            match deadline {
+                Some(d) => {
+                    if self.idle.wait_until(&mut guard, d).timed_out() {
+                        return self.is_idle();
+                    }
+                }
+                None => self.idle.wait(&mut guard),
+            }
+        }
+        true
+    }
+
+    /// One run finished.
+    fn done_one(&self) {
+        if self.busy.fetch_sub(1, SeqCst) == 1 {
+            // Take the lock so a waiter between its check and its wait cannot miss this.
+            let _guard = self.idle_lock.lock();
+            self.idle.notify_all();
+        }
+    }
+
+    /// Stops every dedicated thread: each finishes the activation it runs (a blocked handler
+    /// delays this until it returns) and exits; actors left runnable are terminated by the
+    /// shutdown that follows. Idempotent.
+    pub(crate) fn stop(&self) {
+        self.stopping.store(true, SeqCst);
+        loop {
+            let threads = std::mem::take(&mut *self.threads.lock());
+            if threads.is_empty() {
+                break;
+            }
+            for (dedicated, handle) in threads {
+                dedicated.thread.unpark();
+                let _ = handle.join();
+            }
+        }
+    }
+
+    fn is_stopping(&self) -> bool {
+        self.stopping.load(Relaxed)
+    }
+}
+
+/// Hands the runnable `task` (a `thread` actor; the caller holds its schedule) to its thread,
+/// starting the thread on the first hand-over.
+pub(crate) fn hand_over(runtime: &Arc<Runtime>, task: TaskRef) {
+    let threads = &runtime.shared.dedicated;
+    if threads.is_stopping() {
+        // Shutting down: the actor stays runnable; the shutdown terminates it.
+        return;
+    }
+    threads.handed.fetch_add(1, SeqCst);
+    threads.busy.fetch_add(1, SeqCst);
+    let slot = &task.header().exec;
+    match slot.thread() {
+        Some(dedicated) => {
+            dedicated.runnable.store(true, Release);
+            dedicated.thread.unpark();
+        }
+        None => start(runtime, task),
+    }
+}
+
+/// Starts the dedicated thread of `task`, which holds its schedule from the start.
+fn start(runtime: &Arc<Runtime>, task: TaskRef) {
+    let threads = &runtime.shared.dedicated;
+    let for_thread = Arc::clone(runtime);
+    let id = task.header().id;
+    // The thread needs its own `Dedicated`, which needs the thread's handle: hand it over
+    // through a one-shot slot filled before the thread may park.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<Dedicated>>(1);
+    let handle = std::thread::Builder::new()
+        .name(format!("loka-actor-{id}"))
+        .spawn(move || {
+            let me = rx.recv().expect("the starter sends the thread its state");
+            run(&for_thread, task, &me);
+        })
+        .expect("spawning a dedicated actor thread");
+    let dedicated = Arc::new(Dedicated {
+        runnable: AtomicBool::new(false),
+        thread: handle.thread().clone(),
+    });
+    task.header().exec.publish_thread(Arc::clone(&dedicated));
+    runtime
+        .shared
+        .counters
+        .system
+        .dedicated_threads
+        .add_shared(1);
+    threads
+        .threads
+        .lock()
+        .push((Arc::clone(&dedicated), handle));
+    tx.send(dedicated)
+        .expect("the dedicated thread waits for its state");
+}
+
+/// The dedicated thread: run the actor while it has work, then wait for the next hand-over.
+fn run(runtime: &Arc<Runtime>, task: TaskRef, me: &Dedicated) {
+    let exec = Exec::dedicated(Arc::clone(runtime));
+    let _current = inline::enter_thread(&exec);
+    let threads = &runtime.shared.dedicated;
+    loop {
+        // We hold the schedule.
+        let stopped = loop {
+            if threads.is_stopping() {
+                return;
+            }
+            // SAFETY: the hand-over gave this thread the schedule, and the actor is alive
+            // (a scheduled actor cannot have terminated).
+            match unsafe { task.run(&exec) } {
+                RunOutcome::Idle => break false,
+                RunOutcome::Stopped => break true,
+                // Nobody else shares this thread: go on with the next batch.
+                RunOutcome::Requeue => {}
+                // A sender was preempted mid-send: let it finish.
+                RunOutcome::Waiting => std::thread::yield_now(),
+            }
+        };
+        threads.done_one();
+        if stopped {
+            return;
+        }
+        loop {
+            if me.runnable.swap(false, Acquire) {
+                break;
+            }
+            if threads.is_stopping() {
+                return;
+            }
+            std::thread::park();
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Execution policies carried out (what they mean: [`crate::exec_policy`], docs/exec-policies.md).
+//!
+//! | file | concern |
+//! |---|---|
+//! | this file | the per-actor slot in every task header, and the wake-up dispatch |
+//! | `dedicated.rs` | `thread`: a dedicated OS thread per actor, its hand-over protocol, quiescence and shutdown |
+//! | `inline.rs` | `monitor` and `seq`: running an idle actor on the sending thread, the depth cap, cycles |
+//! | `blocking.rs` | `exec = "auto"`: catching an actor that blocks a worker, and promoting it to `thread` |
+//!
+//! Every policy keeps the mailbox protocol: whoever makes an actor runnable (the send that finds
+//! it idle) holds its *schedule* and is the only one who may run it or hand it on. A `task` actor
+//! is handed to the engine, a `thread` actor to its thread, a `monitor` actor is run right here
+//! (or handed to the engine). So one handler at a time, FIFO per sender and no loss hold for
+//! every policy exactly as they do for the engine's workers.
+
+pub(crate) mod blocking;
+pub(crate) mod dedicated;
+pub(crate) mod inline;
+
+use super::{Runtime, TaskRef};
+use crate::exec_policy::ExecPolicy;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8};
+use std::sync::Arc;
+
+/// The execution state of one actor, in its task header.
+///
+/// `policy` is written at spawn (before the task is shared), by a promotion (by the holder of the
+/// schedule) and by a `seq` demotion; a sender that reads a stale value only routes one wake-up
+/// the old way, which every policy handles. `thread` is published once, by the holder of the
+/// schedule, with `Release`; readers `Acquire` it.
+pub(crate) struct ExecSlot {
+    policy: AtomicU8,
+    /// `blocking.rs`: the last activation was long; measure the next one's CPU time.
+    suspect: AtomicU8,
+    /// `seq`: the tag of the thread that first woke the actor (0: none yet).
+    owner: AtomicU32,
+    /// `thread`: the dedicated thread (an `Arc` leaked into the slot, released on drop).
+    thread: AtomicPtr<dedicated::Dedicated>,
+}
+
+impl ExecSlot {
+    pub(crate) const fn new() -> Self {
+        ExecSlot {
+            policy: AtomicU8::new(0),
+            suspect: AtomicU8::new(0),
+            owner: AtomicU32::new(0),
+            thread: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// Sets the policy chosen at spawn.
+    pub(crate) fn init(&self, policy: ExecPolicy) {
+        self.policy.store(policy.to_u8(), Relaxed);
+    }
+
+    /// The actor's policy now.
+    #[inline]
+    pub(crate) fn policy(&self) -> ExecPolicy {
+        ExecPolicy::from_u8(self.policy.load(Relaxed))
+    }
+
+    pub(crate) fn set_policy(&self, policy: ExecPolicy) {
+        self.policy.store(policy.to_u8(), Relaxed);
+    }
+
+    /// The dedicated thread, once started.
+    fn thread(&self) -> Option<&dedicated::Dedicated> {
+        let p = self.thread.load(Acquire);
+        // SAFETY: a non-null pointer came from `Arc::into_raw` in `publish_thread` and the slot
+        // keeps that reference until it is dropped, which outlives `&self`.
+        (!p.is_null()).then(|| unsafe { &*p })
+    }
+
+    /// Publishes the dedicated thread (once; by the holder of the schedule).
+    fn publish_thread(&self, thread: Arc<dedicated::Dedicated>) {
+        let old = self.thread.swap(Arc::into_raw(thread).cast_mut(), Release);
+        debug_assert!(old.is_null(), "a thread actor gets one dedicated thread");
+    }
+}
+
+impl Drop for ExecSlot {
+    fn drop(&mut self) {
+        let p = *self.thread.get_mut();
+        if !p.is_null() {
+            // SAFETY: the pointer came from `Arc::into_raw` and is released once, here.
+            drop(unsafe { Arc::from_raw(p) });
+        }
+    }
+}
+
+/// Hands a runnable actor whose policy is not `task` to whoever runs it. The caller holds the
+/// actor's schedule.
+/// Out of line: `Runtime::wake` stays one load and a branch for `task` actors.
+#[inline(never)]
+pub(crate) fn wake(runtime: &Arc<Runtime>, task: TaskRef, policy: ExecPolicy) {
+    match policy {
+        ExecPolicy::Thread => dedicated::hand_over(runtime, task),
+        ExecPolicy::Monitor | ExecPolicy::Seq => inline::run_or_queue(runtime, task, policy),
+        ExecPolicy::Task => runtime.scheduler().schedule_woken(task),
+    }
+}
