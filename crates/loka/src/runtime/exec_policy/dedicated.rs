@@ -24,9 +24,59 @@ use std::time::Instant;
 
 /// One dedicated thread, as its wakers see it.
 pub(crate) struct Dedicated {
-    /// A hand-over the thread has not taken yet.
-    runnable: AtomicBool,
+    handover: HandOver,
     thread: Thread,
+}
+
+impl Dedicated {
+    /// The state of a dedicated thread whose handle is `thread`.
+    pub(crate) fn new(thread: Thread) -> Self {
+        Dedicated {
+            handover: HandOver::new(),
+            thread,
+        }
+    }
+}
+
+/// The hand-over flag between the wakers of a `thread` actor and its thread (module
+/// documentation; modelled in `loom_tests.rs`).
+pub(crate) struct HandOver {
+    /// A hand-over the thread has not taken yet.
+    runnable: crate::sync::AtomicBool,
+}
+
+impl HandOver {
+    pub(crate) fn new() -> Self {
+        HandOver {
+            runnable: crate::sync::AtomicBool::new(false),
+        }
+    }
+
+    /// A waker holding the actor's schedule gives it to the thread, then calls `unpark`.
+    /// `Release`: what the waker did before (the message it queued) is visible to the thread
+    /// that takes the flag.
+    pub(crate) fn give(&self, unpark: impl FnOnce()) {
+        self.runnable.store(true, Release);
+        unpark();
+    }
+
+    /// The thread waits for the next hand-over: takes it (`true`), or returns `false` once
+    /// `stopping()` says so. `park` may return spuriously; an unpark that came before the park
+    /// makes it return at once (std's and loom's token), so a hand-over between the check and
+    /// the park is never slept through.
+    pub(crate) fn take(&self, stopping: impl Fn() -> bool, park: impl Fn()) -> bool {
+        loop {
+            // `Acquire`: pairs with `give`'s `Release`. The load first: a flag that is not set
+            // costs no write (and loom's model of a bare `swap` misses the waker's store).
+            if self.runnable.load(Acquire) && self.runnable.swap(false, Acquire) {
+                return true;
+            }
+            if stopping() {
+                return false;
+            }
+            park();
+        }
+    }
 }
 
 /// Every dedicated thread of one system.
@@ -113,10 +163,7 @@ pub(crate) fn hand_over(runtime: &Arc<Runtime>, task: TaskRef) {
     threads.busy.fetch_add(1, SeqCst);
     let slot = &task.header().exec;
     match slot.thread() {
-        Some(dedicated) => {
-            dedicated.runnable.store(true, Release);
-            dedicated.thread.unpark();
-        }
+        Some(dedicated) => dedicated.handover.give(|| dedicated.thread.unpark()),
         None => start(runtime, task),
     }
 }
@@ -136,10 +183,7 @@ fn start(runtime: &Arc<Runtime>, task: TaskRef) {
             run(&for_thread, task, &me);
         })
         .expect("spawning a dedicated actor thread");
-    let dedicated = Arc::new(Dedicated {
-        runnable: AtomicBool::new(false),
-        thread: handle.thread().clone(),
-    });
+    let dedicated = Arc::new(Dedicated::new(handle.thread().clone()));
     task.header().exec.publish_thread(Arc::clone(&dedicated));
     runtime
         .shared
@@ -181,14 +225,11 @@ fn run(runtime: &Arc<Runtime>, task: TaskRef, me: &Dedicated) {
         if stopped {
             return;
         }
-        loop {
-            if me.runnable.swap(false, Acquire) {
-                break;
-            }
-            if threads.is_stopping() {
-                return;
-            }
-            std::thread::park();
+        if !me
+            .handover
+            .take(|| threads.is_stopping(), std::thread::park)
+        {
+            return;
         }
     }
 }

@@ -16,6 +16,8 @@
 pub(crate) mod blocking;
 pub(crate) mod dedicated;
 pub(crate) mod inline;
+#[cfg(all(test, loom))]
+mod loom_tests;
 
 use super::{Runtime, TaskRef};
 use crate::exec_policy::ExecPolicy;
@@ -98,5 +100,45 @@ pub(crate) fn wake(runtime: &Arc<Runtime>, task: TaskRef, policy: ExecPolicy) {
         ExecPolicy::Thread => dedicated::hand_over(runtime, task),
         ExecPolicy::Monitor | ExecPolicy::Seq => inline::run_or_queue(runtime, task, policy),
         ExecPolicy::Task => runtime.scheduler().schedule_woken(task),
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::dedicated::{Dedicated, HandOver};
+    use super::*;
+
+    #[test]
+    fn the_slot_keeps_its_thread_state_alive_and_releases_it_once() {
+        let dedicated = Arc::new(Dedicated::new(std::thread::current()));
+        let slot = ExecSlot::new();
+        assert!(slot.thread().is_none());
+        slot.publish_thread(Arc::clone(&dedicated));
+        assert_eq!(Arc::strong_count(&dedicated), 2);
+        assert!(std::ptr::eq(slot.thread().unwrap(), &*dedicated));
+        drop(slot);
+        assert_eq!(Arc::strong_count(&dedicated), 1);
+    }
+
+    #[test]
+    fn policies_round_trip_through_the_slot() {
+        let slot = ExecSlot::new();
+        assert_eq!(slot.policy(), ExecPolicy::Task);
+        for p in ExecPolicy::ALL {
+            slot.set_policy(p);
+            assert_eq!(slot.policy(), p);
+        }
+    }
+
+    #[test]
+    fn a_hand_over_is_taken_once_and_stopping_ends_the_wait() {
+        let h = HandOver::new();
+        let unparked = std::cell::Cell::new(0);
+        h.give(|| unparked.set(unparked.get() + 1));
+        assert_eq!(unparked.get(), 1);
+        assert!(h.take(|| false, || panic!("no park: the flag is set")));
+        let parks = std::cell::Cell::new(0);
+        assert!(!h.take(|| parks.get() > 0, || parks.set(parks.get() + 1)));
+        assert_eq!(parks.get(), 1);
     }
 }
