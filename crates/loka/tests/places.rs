@@ -63,6 +63,10 @@ impl Actor for Starts {
 /// worker has parked: then the only worker woken is the one the policy queues the actor for, and
 /// no thief is awake to take it elsewhere.
 fn first_places(policy: PolicyKind, hints: &[usize]) -> Vec<usize> {
+    first_places_with(policy, hints, false)
+}
+
+fn first_places_with(policy: PolicyKind, hints: &[usize], lazy: bool) -> Vec<usize> {
     let system = System::from_config(Config {
         workers: 2,
         policy,
@@ -83,7 +87,14 @@ fn first_places(policy: PolicyKind, hints: &[usize]) -> Vec<usize> {
                 places,
                 report: tx.clone(),
             };
-            actors.push(system.spawn_with(starts, SpawnOptions::new().place(hint)));
+            let actor = system.spawn_with(starts, SpawnOptions::new().place(hint).lazy(lazy));
+            if lazy {
+                // A lazy actor starts with its first message.
+                system.run_until_idle();
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                actor.send(()).unwrap();
+            }
+            actors.push(actor);
             rx.recv().unwrap()
         })
         .collect()
@@ -98,6 +109,11 @@ fn hinted_actors_start_in_their_place_and_other_policies_ignore_hints() {
             hints,
             "{mode:?}"
         );
+    }
+    // A lazy actor has its place before its first message wakes it.
+    for mode in [PlacesMode::PerWorker, PlacesMode::Shared] {
+        let lazy = first_places_with(PolicyKind::Places(mode), &hints, true);
+        assert_eq!(lazy, hints, "{mode:?}, lazy");
     }
     // Control: `cls` places from plain threads round robin, whatever the hint.
     let cls = first_places(PolicyKind::Cls, &hints);

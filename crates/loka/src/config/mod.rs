@@ -179,9 +179,7 @@ impl EngineKind {
     /// victim selection ([`MessageCentricConfig::victims`]).
     pub fn supports(self, policy: PolicyKind) -> bool {
         match self {
-            EngineKind::ActorCentric => true,
-            // The simulation engine does not carry out the places policies yet.
-            EngineKind::Sim => !matches!(policy, PolicyKind::Places(_)),
+            EngineKind::ActorCentric | EngineKind::Sim => true,
             EngineKind::MessageCentric => matches!(policy, PolicyKind::Cls | PolicyKind::Auto),
         }
     }

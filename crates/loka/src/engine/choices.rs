@@ -142,3 +142,28 @@ pub(crate) fn note_hierarchical_wake(
         None => {}
     }
 }
+
+/// `places`: the home of a new actor — a worker of its hinted place (else of the place the
+/// round robin gives), itself chosen round robin inside the place. `ticket` counts the engine's
+/// spawns so far. Decided when the task is initialised, so a lazy actor has its place before its
+/// first wake-up.
+pub(crate) fn places_home(layout: &WorkerLayout, hint: Option<usize>, ticket: usize) -> usize {
+    let n = layout.place_count();
+    let place = crate::policy::places::spawn_place(hint, ticket, n);
+    crate::policy::places::home_in_place(layout, place, ticket / n.max(1))
+}
+
+/// `places`: the route of a new actor's first activation, whose home is `home` (set at
+/// initialisation), spawned from worker `from` (`None`: a plain thread).
+pub(crate) fn places_spawn_route(
+    mode: crate::policy::PlacesMode,
+    layout: &WorkerLayout,
+    home: usize,
+    from: Option<usize>,
+) -> Route {
+    match mode {
+        crate::policy::PlacesMode::Shared => Route::Place(layout.place_of(home)),
+        crate::policy::PlacesMode::PerWorker if from == Some(home) => Route::LocalHead,
+        crate::policy::PlacesMode::PerWorker => Route::Tail(home),
+    }
+}

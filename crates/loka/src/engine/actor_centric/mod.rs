@@ -165,8 +165,20 @@ impl Engine {
 
 impl Scheduler for Engine {
     unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
+        let placement = ActorPlacement::new(options);
+        if let (Routing::Places(_), crate::policy::placement::Placement::Default) =
+            (self.routing, options.placement)
+        {
+            let ticket = self.place_tickets.fetch_add(1, Relaxed);
+            let layout = &self.shared.machine.layout;
+            placement.set_home(Some(super::choices::places_home(
+                layout,
+                options.place,
+                ticket,
+            )));
+        }
         // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
-        unsafe { header.sched.init(ActorPlacement::new(options)) }
+        unsafe { header.sched.init(placement) }
     }
 
     fn schedule_spawned(&self, task: TaskRef, options: &SpawnOptions, from: Option<&Exec>) {

@@ -70,7 +70,7 @@ impl Engine {
         let strategy = self.placement_strategy(hub);
         let explicit = options.placement != Placement::Default;
         let route = if let (Routing::Places(mode), false) = (self.routing, explicit) {
-            self.place_in_place(mode, task, options, from)
+            self.place_in_place(mode, task, from)
         } else if explicit || strategy == PlacementStrategy::Default {
             match from {
                 Some(worker) => worker.policy().route_spawned(options.placement),
@@ -108,26 +108,18 @@ impl Engine {
         }
     }
 
-    /// `places`: the place a new actor lives in (its hint, else round robin) and its home worker
-    /// there (round robin inside the place); the route of its first activation.
-    fn place_in_place(
-        &self,
-        mode: PlacesMode,
-        task: TaskRef,
-        options: &SpawnOptions,
-        from: Option<&Worker>,
-    ) -> Route {
-        let layout = &self.shared.machine.layout;
-        let ticket = self.place_tickets.fetch_add(1, Relaxed);
-        let places_n = layout.place_count();
-        let place = places::spawn_place(options.place, ticket, places_n);
-        let home = places::home_in_place(layout, place, ticket / places_n.max(1));
-        placement::of(&task).set_home(Some(home));
-        match mode {
-            PlacesMode::Shared => Route::Place(place),
-            PlacesMode::PerWorker if from.map(Worker::index) == Some(home) => Route::LocalHead,
-            PlacesMode::PerWorker => Route::Tail(home),
-        }
+    /// `places`: the route of a new actor's first activation, to the home its place gave it at
+    /// initialisation ([`choices::places_home`]).
+    fn place_in_place(&self, mode: PlacesMode, task: TaskRef, from: Option<&Worker>) -> Route {
+        let home = placement::of(&task)
+            .home()
+            .expect("`places` gives every actor a home at initialisation");
+        choices::places_spawn_route(
+            mode,
+            &self.shared.machine.layout,
+            home,
+            from.map(Worker::index),
+        )
     }
 
     /// Where work from a plain thread goes (`cls`: round robin unless placed).

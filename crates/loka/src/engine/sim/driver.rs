@@ -8,7 +8,7 @@ use super::{Engine, State};
 use crate::engine::choices::{Routing, Victims};
 use crate::engine::placement;
 use crate::policy::hierarchical::StealStep;
-use crate::policy::lgs;
+use crate::policy::{lgs, places};
 use crate::runtime::{Exec, RunOutcome, TaskRef};
 use crate::telemetry::MAX_LEVELS;
 use parking_lot::MutexGuard;
@@ -54,6 +54,7 @@ impl Engine {
     /// with no local work and nothing to steal anywhere park first. `None`: all are parked.
     fn pick(&self, st: &mut State) -> Option<usize> {
         let stealable = st.workers.iter().any(|w| w.stealable() > 0)
+            || st.place_queues.iter().any(|q| !q.is_empty())
             || (matches!(self.routing, Routing::Hierarchical { .. })
                 && st
                     .workers
@@ -93,6 +94,14 @@ impl Engine {
             }
             return self.activate(st, w, task, execs);
         }
+        if let Routing::Places(mode) = self.routing {
+            if mode.shared_queues() {
+                let mine = self.shared.machine.layout.place_of(w);
+                if let Some(task) = st.place_queues[mine].pop_front() {
+                    return self.activate(st, w, task, execs);
+                }
+            }
+        }
         if let Some(task) = self.steal_once(st, w) {
             self.activate(st, w, task, execs);
         }
@@ -106,8 +115,34 @@ impl Engine {
         let layout = &self.shared.machine.layout;
         let mut victims = std::mem::replace(&mut st.workers[w].victims, Victims::Plan(Vec::new()));
         let found = match &mut victims {
-            Victims::Places(_) | Victims::PlaceQueues { .. } => {
-                unreachable!("the simulation engine does not run `places`")
+            Victims::Places(p) => {
+                let round: Vec<_> = p.round(&mut st.workers[w].rng).collect();
+                let mut found = None;
+                for (v, crosses) in round {
+                    counters.steal_attempts.bump(1);
+                    self.charge_steal(st, w, v);
+                    if let Some(t) = st.workers[v].steal() {
+                        if crosses {
+                            counters.cross_place_steals.bump(1);
+                        }
+                        found = Some((t, v));
+                        break;
+                    }
+                }
+                found
+            }
+            Victims::PlaceQueues { mine: _, places } => {
+                let mine = layout.place_of(w);
+                let victim = places::victim_place(mine, *places, &mut st.workers[w].rng);
+                victim.and_then(|vp| {
+                    counters.steal_attempts.bump(1);
+                    // Priced as a steal from the first worker of that place.
+                    let v = layout.workers_of_place(vp)[0];
+                    self.charge_steal(st, w, v);
+                    let t = st.place_queues[vp].pop_front()?;
+                    counters.cross_place_steals.bump(1);
+                    Some((t, v))
+                })
             }
             Victims::Plan(plan) => {
                 let my_node = layout.node_of(w);
@@ -180,7 +215,8 @@ impl Engine {
         counters.activations.bump(1);
         let place = placement::of(&task);
         let layout = &self.shared.machine.layout;
-        if place.first_run() {
+        // Under `places` the home was chosen in the actor's place at spawn and stays there.
+        if place.first_run() && !matches!(self.routing, Routing::Places(_)) {
             let home = lgs::first_activation_home(place.home(), w, |a, b| layout.same_group0(a, b));
             place.set_home(home);
         }

@@ -92,6 +92,8 @@ struct State {
     priority: Vec<u32>,
     round_robin: usize,
     tickets: [usize; 2],
+    /// `places:a`: one shared queue per place (empty under every other policy).
+    place_queues: Vec<VecDeque<TaskRef>>,
     stats: SimStats,
 }
 
@@ -112,6 +114,8 @@ pub(crate) struct Engine {
     /// Placement strategies for regular actors [0] and hubs [1], changeable at run time.
     strategies: [AtomicU8; 2],
     measured: bool,
+    /// `places`: spawns given a place so far (the round robin over places and inside them).
+    place_tickets: std::sync::atomic::AtomicUsize,
     /// How long an idle worker polls before it parks, in virtual ns (the real worker's spin and
     /// yield phases; `lgs:nosleep` polls far longer).
     polling_ns: u64,
@@ -176,6 +180,7 @@ impl Engine {
                 priority,
                 round_robin: 0,
                 tickets: [0; 2],
+                place_queues: (0..layout.place_count()).map(|_| VecDeque::new()).collect(),
                 stats: SimStats::default(),
             }),
             work: Condvar::new(),
@@ -186,6 +191,7 @@ impl Engine {
                 AtomicU8::new(strategy_index(config.hub_placement)),
             ],
             measured: config.sim.compute == crate::config::SimCompute::Measured,
+            place_tickets: std::sync::atomic::AtomicUsize::new(0),
             polling_ns: {
                 let nosleep = matches!(config.policy, crate::PolicyKind::Lgs(v) if v.nosleep);
                 let extra = if nosleep { 10_000_000 } else { 0 };
@@ -267,6 +273,7 @@ impl Engine {
         let _ = thread.join();
         let mut st = self.state.lock();
         st.workers.iter_mut().for_each(VirtualWorker::clear);
+        st.place_queues.iter_mut().for_each(VecDeque::clear);
         st.external.clear();
         st.idle = true;
         self.quiet_cv.notify_all();
@@ -294,8 +301,22 @@ impl Engine {
 
 impl Scheduler for Engine {
     unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
+        let placement = ActorPlacement::new(options);
+        if let (Routing::Places(_), crate::policy::placement::Placement::Default) =
+            (self.routing, options.placement)
+        {
+            let ticket = self
+                .place_tickets
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let layout = &self.shared.machine.layout;
+            placement.set_home(Some(crate::engine::choices::places_home(
+                layout,
+                options.place,
+                ticket,
+            )));
+        }
         // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
-        unsafe { header.sched.init(ActorPlacement::new(options)) }
+        unsafe { header.sched.init(placement) }
     }
 
     fn schedule_spawned(&self, task: TaskRef, options: &SpawnOptions, from: Option<&Exec>) {

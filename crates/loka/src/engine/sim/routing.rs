@@ -7,7 +7,7 @@ use crate::actor::options::SpawnOptions;
 use crate::engine::choices::{self, Routing};
 use crate::engine::placement;
 use crate::policy::placement::{Placement, PlacementStrategy};
-use crate::policy::{cls, lgs, Route};
+use crate::policy::{cls, lgs, places, Route};
 use crate::runtime::TaskRef;
 
 impl Engine {
@@ -73,7 +73,10 @@ impl Engine {
                 self.hierarchical_route(task, Some(w))
                     .unwrap_or(Route::LocalNext)
             }
-            Routing::Places(_) => unreachable!("the simulation engine does not run `places`"),
+            Routing::Places(mode) => {
+                let home = place.home().unwrap_or(w);
+                places::route_woken(mode, layout, home, Some(w), local)
+            }
         };
         st.woken_by.insert(addr(task), w);
         self.push(st, route, task, Some(w), now);
@@ -111,7 +114,13 @@ impl Engine {
         let hub = place.is_hub();
         let strategy = self.placement_strategy(hub);
         let explicit = options.placement != Placement::Default;
-        let route = if explicit || strategy == PlacementStrategy::Default {
+        let route = if let (Routing::Places(mode), false) = (self.routing, explicit) {
+            // The home its place gave it at initialisation (`choices::places_home`).
+            let home = place
+                .home()
+                .expect("`places` gives every actor a home at initialisation");
+            choices::places_spawn_route(mode, &self.shared.machine.layout, home, from)
+        } else if explicit || strategy == PlacementStrategy::Default {
             match from {
                 Some(w) => st.workers[w].cls.route_spawned(options.placement),
                 None => self.external_route(st, options.placement),
@@ -129,7 +138,8 @@ impl Engine {
             Route::LocalNext | Route::LocalHead => from,
             Route::Tail(w) | Route::Head(w) | Route::Pinned(w) => Some(w),
             Route::Foreign { worker, .. } => Some(worker),
-            Route::Place(_) => unreachable!("the simulation engine does not run `places`"),
+            // (its home was set with its place)
+            Route::Place(_) => None,
         };
         if let Routing::Lgs(_) = self.routing {
             place.set_home(placed);
@@ -169,9 +179,10 @@ impl Engine {
                             )
                         }),
                         Routing::Local => None,
-                        Routing::Places(_) => {
-                            unreachable!("the simulation engine does not run `places`")
-                        }
+                        Routing::Places(mode) => place.home().map(|home| {
+                            let layout = &self.shared.machine.layout;
+                            places::route_woken(mode, layout, home, None, Route::LocalHead)
+                        }),
                     };
                     let route =
                         route.unwrap_or_else(|| self.external_route(st, Placement::Default));
@@ -228,7 +239,20 @@ impl Engine {
                 st.workers[worker].foreign[home_node].push_back(task);
                 worker
             }
-            Route::Place(_) => unreachable!("the simulation engine does not run `places`"),
+            Route::Place(p) => {
+                st.place_queues[p].push_back(task);
+                let layout = &self.shared.machine.layout;
+                match layout
+                    .workers_of_place(p)
+                    .iter()
+                    .copied()
+                    .find(|&w| st.workers[w].parked)
+                {
+                    Some(w) => self.unpark(st, w, now),
+                    None => self.wake_any(st, now),
+                }
+                return;
+            }
         };
         if st.workers[target].parked {
             self.unpark(st, target, now);

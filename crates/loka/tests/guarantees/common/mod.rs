@@ -72,17 +72,20 @@ pub fn configurations() -> Vec<(String, Config)> {
         }
     }
     // LASSI's mode A (a shared queue per place) needs two places: a synthetic two-package machine.
-    for workers in [2, 4] {
-        let config = Config {
-            workers,
-            policy: PolicyKind::Places(loka::policy::PlacesMode::Shared),
-            topology: format!("synthetic:package:2 core:{} pu:1", workers / 2),
-            ..Config::default()
-        };
-        out.push((
-            format!("actor-centric/places:a workers={workers} two packages"),
-            config,
-        ));
+    for engine in [EngineKind::ActorCentric, EngineKind::Sim] {
+        for workers in [2, 4] {
+            let config = Config {
+                workers,
+                engine,
+                policy: PolicyKind::Places(loka::policy::PlacesMode::Shared),
+                topology: format!("synthetic:package:2 core:{} pu:1", workers / 2),
+                ..Config::default()
+            };
+            out.push((
+                format!("{engine}/places:a workers={workers} two packages"),
+                config,
+            ));
+        }
     }
     // Every execution mode (docs/exec-policies.md) on the engine that runs them, under a policy
     // that runs actors where they are woken (`cls`) and one that routes them away (`places`).
