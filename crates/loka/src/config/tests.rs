@@ -187,3 +187,44 @@ fn missing_file_names_the_path() {
     let err = Config::from_file("/nonexistent/loka.toml").unwrap_err();
     assert!(err.to_string().contains("/nonexistent/loka.toml"), "{err}");
 }
+
+#[test]
+fn execution_mode_and_places_bad_input_names_the_value() {
+    // An unknown mode, in a file and in the environment (which then changes nothing).
+    let err = Config::from_toml_str("exec = \"all-fibers\"\n", "x.toml").unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("all-fibers") && text.contains("x.toml"), "{text}");
+    let mut c = Config::default();
+    let before = c.clone();
+    let err = c
+        .apply_vars(|k| (k == "LOKA_EXEC").then(|| "fibers".to_owned()))
+        .unwrap_err();
+    assert!(err.to_string().contains("LOKA_EXEC"), "{err}");
+    assert_eq!(c, before);
+    // A mode other than all-task under an engine that runs every actor as a task.
+    for engine in ["sim", "message-centric"] {
+        let err = Config::from_toml_str(
+            &format!("engine = \"{engine}\"\nexec = \"auto\"\npolicy = \"cls\"\n"),
+            "e.toml",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ConfigError::Invalid { key: "exec", .. })
+                && err.to_string().contains(engine),
+            "{err}"
+        );
+    }
+    // An unknown place level and an unknown places mode.
+    let err = Config::from_toml_str("place_level = \"rack\"\n", "p.toml").unwrap_err();
+    assert!(err.to_string().contains("rack"), "{err}");
+    let err = Config::from_toml_str("policy = \"places:c\"\n", "p.toml").unwrap_err();
+    assert!(err.to_string().contains("places:c"), "{err}");
+    // Good values.
+    let c = Config::from_toml_str(
+        "exec = \"auto\"\nplace_level = \"numa\"\npolicy = \"places\"\n",
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(c.exec, crate::ExecMode::Auto);
+    assert_eq!(c.place_level, loka_topology::PlaceLevel::Numa);
+}
