@@ -143,6 +143,23 @@ fn auto_mode_maps_declared_characteristics() {
     // An explicit policy wins over the mode.
     let pinned = auto.spawn_with(Declared, SpawnOptions::new().exec(ExecPolicy::Task));
     assert!(pinned.ask(|r| r).unwrap().wait().unwrap().is_some());
+    // A type that names its policy gets it in every mode, unless the spawn says otherwise.
+    struct OwnThread;
+    impl Actor for OwnThread {
+        type Msg = ReplyTo<Option<usize>>;
+        fn handle(&mut self, ctx: &mut Context<Self>, reply: Self::Msg) {
+            reply.send(ctx.worker_index());
+        }
+        fn exec_policy() -> Option<ExecPolicy> {
+            Some(ExecPolicy::Thread)
+        }
+    }
+    for system in [&auto, &task] {
+        let own = system.spawn(OwnThread);
+        assert_eq!(own.ask(|r| r).unwrap().wait().unwrap(), None);
+    }
+    let overridden = task.spawn_with(OwnThread, SpawnOptions::new().exec(ExecPolicy::Task));
+    assert!(overridden.ask(|r| r).unwrap().wait().unwrap().is_some());
 }
 
 /// Fails the test if two of its handlers ever overlap; counts messages.

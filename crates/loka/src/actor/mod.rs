@@ -69,6 +69,13 @@ pub trait Actor: Sized + Send + 'static {
     fn characteristics() -> Option<crate::exec_policy::Characteristics> {
         None
     }
+
+    /// The execution policy of every actor of this type, in every execution mode (a
+    /// [`SpawnOptions::exec`] still wins for one actor). The default leaves it to the mode:
+    /// `all-task`, `all-thread`, or `auto`'s mapping of [`Actor::characteristics`].
+    fn exec_policy() -> Option<crate::exec_policy::ExecPolicy> {
+        None
+    }
 }
 
 /// A reference to a running actor accepting messages of type `M`: cheap to clone, `Send`, and
@@ -166,6 +173,9 @@ impl<A: Actor> Behavior for A {
     }
     fn characteristics() -> Option<crate::exec_policy::Characteristics> {
         A::characteristics()
+    }
+    fn exec_policy() -> Option<crate::exec_policy::ExecPolicy> {
+        A::exec_policy()
     }
 }
 

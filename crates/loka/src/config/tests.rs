@@ -193,7 +193,10 @@ fn execution_mode_and_places_bad_input_names_the_value() {
     // An unknown mode, in a file and in the environment (which then changes nothing).
     let err = Config::from_toml_str("exec = \"all-fibers\"\n", "x.toml").unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("all-fibers") && text.contains("x.toml"), "{text}");
+    assert!(
+        text.contains("all-fibers") && text.contains("x.toml"),
+        "{text}"
+    );
     let mut c = Config::default();
     let before = c.clone();
     let err = c

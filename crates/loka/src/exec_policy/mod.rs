@@ -11,7 +11,8 @@
 //! | [`Seq`](ExecPolicy::Seq) | the sender's thread, inline; meant for an actor with one owner | helpers owned by one actor |
 //!
 //! The policy comes, first match wins, from [`SpawnOptions::exec`](crate::SpawnOptions::exec);
-//! then the system's [`ExecMode`]: `all-task` and `all-thread` give every other actor that policy
+//! then the actor type's [`Actor::exec_policy`](crate::Actor::exec_policy); then the system's
+//! [`ExecMode`]: `all-task` and `all-thread` give every other actor that policy
 //! (Panini's two baselines), `auto` maps the actor type's declared [`Characteristics`]
 //! ([`crate::Actor::characteristics`]) through the eight heuristics of [`mapping`], and keeps an
 //! actor that declares nothing on `Task` while it watches it: one caught blocking a worker is

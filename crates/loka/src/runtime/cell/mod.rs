@@ -44,6 +44,8 @@ pub(crate) trait Behavior: Sized + Send + 'static {
     fn child_failed(&mut self, ctx: &mut Self::Ctx, failure: ActorFailure);
     /// The type's declared characteristics (execution policies).
     fn characteristics() -> Option<crate::exec_policy::Characteristics>;
+    /// The type's own execution policy, if it names one.
+    fn exec_policy() -> Option<crate::exec_policy::ExecPolicy>;
 }
 
 /// The runtime's part of a handler's context: the cell, the worker running it, the stop request.
@@ -188,9 +190,10 @@ pub(crate) fn spawn<B: Behavior>(
     });
     // SAFETY: the cell was just made; no other thread can see it yet.
     unsafe { runtime.scheduler().init_task(&cell.header, &options, from) };
-    cell.header
-        .exec
-        .init(runtime.exec_policy_of(options.exec, B::characteristics().as_ref()));
+    cell.header.exec.init(runtime.exec_policy_of(
+        options.exec.or_else(B::exec_policy),
+        B::characteristics().as_ref(),
+    ));
     if let Some(name) = &options.name {
         shared.name(id, name);
     }
