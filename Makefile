@@ -32,11 +32,16 @@ build: deps
 # The main job: the quick suite under the default policy, loka against the peers, the worker
 # sweep and every policy, each written to report/*.jsonl as runs finish, then report/index.md.
 # A failing step does not stop the others (the report shows what finished); make still fails.
+# Budget: under 15 minutes from a fresh clone on a 2-core machine. PEER_CAP bounds each peer's
+# time per benchmark: a run still going after it is shown as `too slow (> N s)`, not waited for
+# (actix's two-arbiter pingpong and threadring take 40-70 s per run on an idle machine, every
+# other peer run a few seconds; docs/guide.md, "Command line").
+PEER_CAP ?= 30
 bench: build peers
 	@mkdir -p report
 	@rm -f $(RESULTS) report/compare.jsonl report/scale.jsonl report/policies.jsonl report/.failed
 	$(LOKA) bench run all --size quick --repeat 3 --out $(RESULTS) || touch report/.failed
-	$(LOKA) bench compare all --size quick --repeat 3 --out report/compare.jsonl || touch report/.failed
+	$(LOKA) bench compare all --size quick --repeat 3 --peer-cap $(PEER_CAP) --out report/compare.jsonl || touch report/.failed
 	$(LOKA) bench scale all --size quick --repeat 3 --out report/scale.jsonl || touch report/.failed
 	$(LOKA) bench policies all --size quick --out report/policies.jsonl || touch report/.failed
 	$(LOKA) report || touch report/.failed
@@ -71,10 +76,17 @@ loom:
 
 # Every benchmark once at its smallest size, on 2 workers, verified; the report written from a
 # tiny fixture (no peers); plus the criterion bench compiled and run once.
+# Panini's set runs under every execution mode, LASSI's under `places:a` (two places needed).
+PANINI = panini-bang panini-serialmsg panini-mbrot panini-fasta panini-knucleotide panini-histogram panini-polynomial panini-raytracer
+LASSI = $(foreach w,cachestress mergesort matmul,$(foreach v,best worst ignorant random,lassi-$(w)-$(v)))
 smoke: build
 	$(LOKA) bench run all --size quick --workers 2
 	$(LOKA) bench run all --size quick --workers 2 --engine message-centric
 	$(LOKA) bench run all --size quick --workers 8 --engine sim --topology preset:opteron6376
+	$(LOKA) bench run $(PANINI) --size quick --workers 2 --exec all-thread
+	$(LOKA) bench run $(PANINI) --size quick --workers 2 --exec auto
+	$(LOKA) bench run $(LASSI) --size quick --workers 2 --policy places:a --topology "synthetic:package:2 core:1 pu:1"
+	$(LOKA) bench run $(LASSI) --size quick --workers 8 --policy places:a --engine sim --topology preset:nehalem-2x4
 	$(LOKA) report --input crates/loka-cli/tests/fixtures/tiny.jsonl --out $(TARGET_DIR)/smoke-report
 	$(CARGO) bench -p loka --bench send_latency -- --test
 

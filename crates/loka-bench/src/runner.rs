@@ -49,6 +49,11 @@ pub fn run_once(
             ("hubs", stats.hubs),
             // Francesquini's name: activations outside the actor's home node.
             ("foreign_exec", stats.total.exec_remote_node),
+            // Execution policies (docs/exec-policies.md).
+            ("dedicated_threads", stats.dedicated_threads),
+            ("promoted_to_thread", stats.promoted_to_thread),
+            ("monitor_cycles", stats.monitor_cycles),
+            ("seq_demotions", stats.seq_demotions),
         ] {
             map.insert(key.to_owned(), value.into());
         }
@@ -85,6 +90,7 @@ pub fn run_once(
         bench: bench.name.to_owned(),
         engine: config.engine.to_string(),
         policy: config.policy.to_string(),
+        exec: config.exec.name().to_owned(),
         topology: config.topology.clone(),
         workers: config.workers,
         size: size.to_string(),
@@ -100,5 +106,6 @@ pub fn run_once(
         repeat,
         virtual_seconds,
         host_seconds: virtual_seconds.map(|_| host_seconds),
+        stopped_after: None,
     })
 }

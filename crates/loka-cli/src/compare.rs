@@ -6,7 +6,7 @@ use crate::output::Output;
 use anyhow::Result;
 use loka_bench::record::Record;
 use loka_bench::report::charts::human;
-use loka_bench::report::{median_index, ratio, Summary, NOISY_NOTE};
+use loka_bench::report::{censored_median, median_index, ratio, Summary, NOISY_NOTE};
 use loka_bench::{runner, Size};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -35,6 +35,14 @@ pub struct CompareArgs {
     /// Seconds one peer run may take before it is stopped and counted as failed.
     #[arg(long, default_value_t = 300)]
     pub timeout: u64,
+    /// A time cap for each peer on each benchmark. A peer run still going after SECS seconds is
+    /// stopped as too slow (not a failure, no figure; it counts as slower than every finished
+    /// run, and the median is shown while fewer than half the runs were stopped, `too slow (>
+    /// SECS s)` otherwise), and no repetition is started that the runs before it say would end
+    /// past SECS seconds in all: the table shows the runs made. docs/guide.md, "Command line".
+    /// Default: no cap.
+    #[arg(long, value_name = "SECS")]
+    pub peer_cap: Option<u64>,
     /// loka's configuration; the peers get as many threads as loka has workers.
     #[command(flatten)]
     pub system: SystemArgs,
@@ -174,6 +182,8 @@ pub enum PeerOutcome {
     Unsupported,
     /// No record: the process could not start, crashed, or ran out of time.
     Failed(String),
+    /// Stopped at the cap (`--peer-cap`) before it finished: slower than that.
+    Stopped(Duration),
 }
 
 fn tail(text: &str) -> String {
@@ -181,8 +191,16 @@ fn tail(text: &str) -> String {
     lines[lines.len().saturating_sub(3)..].join(" / ")
 }
 
-/// Runs one benchmark once on a peer (a subprocess) and reads its JSON record.
-pub fn run_peer(peer: &Peer, bench: &str, size: Size, timeout: Duration) -> PeerOutcome {
+/// Runs one benchmark once on a peer (a subprocess) and reads its JSON record. The process is
+/// stopped after `cap` (when shorter than `timeout`: [`PeerOutcome::Stopped`]) or `timeout` (a
+/// failure).
+pub fn run_peer(
+    peer: &Peer,
+    bench: &str,
+    size: Size,
+    timeout: Duration,
+    cap: Option<Duration>,
+) -> PeerOutcome {
     let mut child = match Command::new(&peer.binary)
         .args(["--bench", bench, "--size", &size.to_string()])
         .args(["--threads", &peer.threads.to_string(), "--repeat", "1"])
@@ -217,11 +235,19 @@ pub fn run_peer(peer: &Peer, bench: &str, size: Size, timeout: Duration) -> Peer
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
-    let deadline = Instant::now() + timeout;
+    let start = Instant::now();
+    let cap = cap.filter(|c| *c < timeout);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Ok(status),
-            Ok(None) if Instant::now() >= deadline => {
+            Ok(None) if cap.is_some_and(|c| start.elapsed() >= c) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                // The pipes close with the process: the readers end.
+                let _ = (stdout.join(), stderr.join());
+                return PeerOutcome::Stopped(cap.unwrap_or(timeout));
+            }
+            Ok(None) if start.elapsed() >= timeout => {
                 let _ = child.kill();
                 let _ = child.wait();
                 break Err(format!("stopped after {} s (--timeout)", timeout.as_secs()));
@@ -246,6 +272,8 @@ pub fn run_peer(peer: &Peer, bench: &str, size: Size, timeout: Duration) -> Peer
     match record {
         Some(mut record) => {
             record.runtime = peer.name.clone();
+            // Peers print no execution mode: their framework schedules.
+            record.exec = loka_bench::record::PEER_EXEC.to_owned();
             let problem = (!status.success() && record.verified)
                 .then(|| format!("exited with {status}: {}", tail(&stderr)));
             PeerOutcome::Ran(Box::new(record), problem)
@@ -265,50 +293,90 @@ pub fn run_peer(peer: &Peer, bench: &str, size: Size, timeout: Duration) -> Peer
 pub struct RuntimeSummary {
     /// The runtime.
     pub runtime: String,
-    /// msgs/s over the repetitions.
+    /// msgs/s over the finished repetitions (`n` = 0 when every run was stopped).
     pub msgs: Summary,
-    /// Median seconds.
+    /// The median msgs/s over every repetition, a stopped run counting as slower than every
+    /// finished one ([`censored_median`]); `None` when at least half were stopped: too slow to
+    /// tell. Without stopped runs, `msgs.median`.
+    pub median: Option<f64>,
+    /// Median seconds of the finished runs (NaN when none finished).
     pub seconds_median: f64,
     /// Verified runs.
     pub verified: usize,
-    /// The run closest to the median msgs/s (its record's keys go into `--json` output).
+    /// Runs stopped at the cap (`--peer-cap`).
+    pub stopped: usize,
+    /// The cap they were stopped at, in seconds.
+    pub stopped_after: Option<f64>,
+    /// The finished run closest to the median msgs/s, else a stopped one (its record's keys go
+    /// into `--json` output).
     pub representative: Record,
 }
 
-/// Summarises one runtime's runs of one benchmark; `None` without runs.
+/// Summarises one runtime's runs of one benchmark, the records of stopped runs
+/// ([`Record::stopped_after`]) included; `None` without runs.
 pub fn summarize(runtime: &str, records: &[Record]) -> Option<RuntimeSummary> {
-    let msgs: Vec<f64> = records.iter().map(|r| r.msgs_per_sec).collect();
-    let secs: Vec<f64> = records.iter().map(|r| r.seconds).collect();
+    let (stopped, finished): (Vec<&Record>, Vec<&Record>) =
+        records.iter().partition(|r| r.stopped_after.is_some());
+    let msgs: Vec<f64> = finished.iter().map(|r| r.msgs_per_sec).collect();
+    let secs: Vec<f64> = finished.iter().map(|r| r.seconds).collect();
+    let representative = match median_index(&msgs) {
+        Some(i) => finished[i].clone(),
+        None => (*stopped.first()?).clone(),
+    };
     Some(RuntimeSummary {
         runtime: runtime.to_owned(),
-        msgs: Summary::of(&msgs)?,
-        seconds_median: Summary::of(&secs)?.median,
-        verified: records.iter().filter(|r| r.verified).count(),
-        representative: records[median_index(&msgs)?].clone(),
+        msgs: Summary::of(&msgs).unwrap_or(Summary {
+            n: 0,
+            median: f64::NAN,
+            min: f64::NAN,
+            max: f64::NAN,
+        }),
+        median: censored_median(&msgs, stopped.len()),
+        seconds_median: Summary::of(&secs).map_or(f64::NAN, |s| s.median),
+        verified: finished.iter().filter(|r| r.verified).count(),
+        stopped: stopped.len(),
+        stopped_after: stopped
+            .iter()
+            .filter_map(|r| r.stopped_after)
+            .reduce(f64::min),
+        representative,
     })
 }
 
-/// loka's median msgs/s over the other runtime's (above 1: loka is faster).
+/// loka's median msgs/s over the other runtime's (above 1: loka is faster); `None` when either
+/// median is unknown (a runtime too slow for the cap).
 pub fn loka_over(loka: &RuntimeSummary, other: &RuntimeSummary) -> Option<f64> {
-    ratio(loka.msgs.median, other.msgs.median)
+    ratio(loka.median?, other.median?)
 }
 
 /// The `--json` record of a summary: the keys of `loka bench run --json` (from the median
 /// run) plus `msgs_per_sec_median`, `msgs_per_sec_min`, `msgs_per_sec_max`,
-/// `seconds_median`, `runs`, `verified_runs` and `loka_over_runtime`.
+/// `seconds_median`, `runs`, `verified_runs` and `loka_over_runtime`; with runs stopped at the
+/// cap also `stopped_runs` and `stopped_after` (`msgs_per_sec_median` is null when too slow to
+/// tell; min and max are those of the finished runs).
 pub fn summary_json(s: &RuntimeSummary, loka_ratio: Option<f64>) -> serde_json::Value {
     let mut value = serde_json::to_value(&s.representative).unwrap_or_default();
     if let serde_json::Value::Object(map) = &mut value {
-        map.insert("verified".into(), (s.verified == s.msgs.n).into());
-        map.insert("msgs_per_sec_median".into(), s.msgs.median.into());
-        map.insert("msgs_per_sec_min".into(), s.msgs.min.into());
-        map.insert("msgs_per_sec_max".into(), s.msgs.max.into());
-        map.insert("seconds_median".into(), s.seconds_median.into());
-        map.insert("runs".into(), s.msgs.n.into());
+        let finite = |v: f64| v.is_finite().then_some(v);
+        map.insert(
+            "verified".into(),
+            (s.stopped == 0 && s.verified == s.msgs.n).into(),
+        );
+        map.insert("msgs_per_sec_median".into(), s.median.into());
+        map.insert("msgs_per_sec_min".into(), finite(s.msgs.min).into());
+        map.insert("msgs_per_sec_max".into(), finite(s.msgs.max).into());
+        map.insert("seconds_median".into(), finite(s.seconds_median).into());
+        map.insert("runs".into(), (s.msgs.n + s.stopped).into());
         map.insert("verified_runs".into(), s.verified.into());
         map.insert("loka_over_runtime".into(), loka_ratio.into());
         map.insert("msgs_per_sec_spread".into(), s.msgs.spread().into());
         map.insert("noisy".into(), s.msgs.noisy().into());
+        if s.stopped > 0 {
+            map.insert("stopped_runs".into(), s.stopped.into());
+            map.insert("stopped_after".into(), s.stopped_after.into());
+        } else {
+            map.remove("stopped_after");
+        }
     }
     value
 }
@@ -321,30 +389,80 @@ pub fn table_header() -> String {
     )
 }
 
-/// One table line.
+/// One table line; runs stopped at the cap are named after it, and a runtime too slow to tell
+/// shows `too slow` for its median.
 pub fn table_row(bench: &str, s: &RuntimeSummary, loka_ratio: Option<f64>) -> String {
     let ratio = match (s.runtime.as_str(), loka_ratio) {
         ("loka", _) => "—".to_owned(),
         (_, Some(r)) => format!("{r:.2}×"),
         (_, None) => "n/a".to_owned(),
     };
+    let median = match s.median {
+        Some(m) => format!("{}{}", human(m), s.msgs.flag_aligned()),
+        None => "too slow  ".to_owned(),
+    };
+    let range = match s.msgs.n {
+        0 => "—".to_owned(),
+        1 => human(s.msgs.min),
+        _ => format!("{} – {}", human(s.msgs.min), human(s.msgs.max)),
+    };
     let mut line = format!(
         "{:<22} {:<14} {:>4} {:>13} {:>21} {:>12}",
         bench,
         s.runtime,
-        s.msgs.n,
-        format!("{}{}", human(s.msgs.median), s.msgs.flag_aligned()),
-        if s.msgs.n > 1 {
-            format!("{} – {}", human(s.msgs.min), human(s.msgs.max))
-        } else {
-            human(s.msgs.min)
-        },
+        s.msgs.n + s.stopped,
+        median,
+        range,
         ratio
     );
     if s.verified < s.msgs.n {
         line.push_str(&format!("  NOT VERIFIED ({}/{})", s.verified, s.msgs.n));
     }
+    if s.stopped > 0 {
+        let cap = s.stopped_after.unwrap_or(f64::NAN);
+        line.push_str(&format!(
+            "  {} of {} run(s) stopped after {cap} s (--peer-cap){}",
+            s.stopped,
+            s.msgs.n + s.stopped,
+            if s.median.is_none() {
+                format!(": too slow (> {cap} s)")
+            } else {
+                String::new()
+            }
+        ));
+    }
     line
+}
+
+/// Whether another repetition of a peer on a benchmark fits the cap (`--peer-cap`): the wall
+/// time its runs so far took (`spent`) plus the longest of them (what the next may take) stays
+/// within `cap`. Always true without a cap. A run that goes past the cap anyway is stopped, so
+/// a peer spends less than twice the cap on one benchmark.
+pub fn next_run_fits(cap: Option<Duration>, spent: Duration, longest: Duration) -> bool {
+    cap.is_none_or(|c| spent + longest <= c)
+}
+
+/// The record of a peer run stopped at the cap: no measurement ([`Record::stopped_after`]).
+pub fn stopped_record(peer: &Peer, bench: &str, size: Size, engine: &str, cap: Duration) -> Record {
+    Record {
+        runtime: peer.name.clone(),
+        bench: bench.to_owned(),
+        engine: engine.to_owned(),
+        policy: "default".to_owned(),
+        exec: loka_bench::record::PEER_EXEC.to_owned(),
+        topology: "host".to_owned(),
+        workers: peer.threads,
+        size: size.to_string(),
+        messages: 0,
+        seconds: 0.0,
+        msgs_per_sec: 0.0,
+        verified: false,
+        telemetry: serde_json::json!({}),
+        repeat: 0,
+        virtual_seconds: None,
+        host_seconds: None,
+        stopped_after: Some(cap.as_secs_f64()),
+    }
 }
 
 /// Runs `loka bench compare`.
@@ -354,6 +472,10 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     check_repeat(args.repeat)?;
     let names = validate_peers(args.peers.as_deref())?;
     anyhow::ensure!(args.timeout >= 1, "--timeout must be at least 1 second");
+    anyhow::ensure!(
+        args.peer_cap != Some(0),
+        "--peer-cap must be at least 1 second"
+    );
     let config = args.system.resolve()?;
     let mut out = Output::open(&args.common, false)?;
 
@@ -377,6 +499,9 @@ pub fn run(args: &CompareArgs) -> Result<()> {
         }
     }
     let timeout = Duration::from_secs(args.timeout);
+    let cap = args.peer_cap.map(Duration::from_secs);
+    // Each peer's `engine` as its records give it, for the records of stopped runs.
+    let mut engines: Vec<Option<String>> = vec![None; peers.len()];
     let per_bench = (args.repeat * (1 + peers.len())) as u64;
     out.start(benches.len() as u64 * per_bench, "compare");
     if !out.json() {
@@ -390,6 +515,12 @@ pub fn run(args: &CompareArgs) -> Result<()> {
             .map(|name| (name, Vec::new()))
             .collect();
         let mut unsupported = vec![false; peers.len()];
+        // Per peer on this benchmark, under `--peer-cap`: whether its repetitions are over (a
+        // run was stopped, or the next would end past the cap), the wall time its runs took,
+        // and the longest of them.
+        let mut capped = vec![false; peers.len()];
+        let mut spent = vec![Duration::ZERO; peers.len()];
+        let mut longest = vec![Duration::ZERO; peers.len()];
         for repeat in 0..args.repeat {
             out.progress_message(format!("{} loka", bench.name));
             let record = runner::run_once(bench, size, &config, repeat)?;
@@ -402,13 +533,34 @@ pub fn run(args: &CompareArgs) -> Result<()> {
             out.record(&record)?;
             runs[0].1.push(record);
             for (i, peer) in peers.iter().enumerate() {
-                if unsupported[i] {
+                if unsupported[i] || capped[i] {
+                    continue;
+                }
+                if !next_run_fits(cap, spent[i], longest[i]) {
+                    let left = args.repeat - repeat;
+                    out.note(&format!(
+                        "note: {} on {}: {repeat} run(s) took {:.1} s, the longest {:.1} s; the \
+                         next would end past the {} s cap (--peer-cap): its other {left} run(s) \
+                         of this benchmark are skipped",
+                        bench.name,
+                        peer.name,
+                        spent[i].as_secs_f64(),
+                        longest[i].as_secs_f64(),
+                        cap.unwrap_or_default().as_secs()
+                    ));
+                    capped[i] = true;
+                    out.advance(left as u64);
                     continue;
                 }
                 out.progress_message(format!("{} {}", bench.name, peer.name));
-                match run_peer(peer, bench.name, size, timeout) {
+                let started = Instant::now();
+                let outcome = run_peer(peer, bench.name, size, timeout, cap);
+                spent[i] += started.elapsed();
+                longest[i] = longest[i].max(started.elapsed());
+                match outcome {
                     PeerOutcome::Ran(mut record, problem) => {
                         record.repeat = repeat;
+                        engines[i].get_or_insert_with(|| record.engine.clone());
                         if !record.verified {
                             failures.push(format!(
                                 "{} on {}, run {repeat}: not verified",
@@ -429,6 +581,28 @@ pub fn run(args: &CompareArgs) -> Result<()> {
                         unsupported[i] = true;
                         missing[i].push(bench.name);
                         out.advance((args.repeat - repeat) as u64);
+                    }
+                    PeerOutcome::Stopped(after) => {
+                        let engine = engines[i].as_deref().unwrap_or("unknown");
+                        let mut record = stopped_record(peer, bench.name, size, engine, after);
+                        record.repeat = repeat;
+                        let left = args.repeat - repeat - 1;
+                        out.note(&format!(
+                            "note: {} on {}, run {repeat}: stopped after {} s (--peer-cap): too \
+                             slow{}",
+                            bench.name,
+                            peer.name,
+                            after.as_secs(),
+                            if left > 0 {
+                                format!("; its other {left} run(s) of this benchmark are skipped")
+                            } else {
+                                String::new()
+                            }
+                        ));
+                        out.record(&record)?;
+                        runs[i + 1].1.push(record);
+                        capped[i] = true;
+                        out.advance(left as u64);
                     }
                     PeerOutcome::Failed(text) => {
                         let text = format!("{} on {}, run {repeat}: {text}", bench.name, peer.name);
@@ -487,6 +661,7 @@ mod tests {
             bench: "pingpong".into(),
             engine: "e".into(),
             policy: "p".into(),
+            exec: "all-task".into(),
             topology: "host".into(),
             workers: 2,
             size: "quick".into(),
@@ -498,6 +673,7 @@ mod tests {
             repeat: 0,
             virtual_seconds: None,
             host_seconds: None,
+            stopped_after: None,
         }
     }
 
@@ -577,6 +753,133 @@ mod tests {
         assert_eq!(calm.chars().count(), noisy.chars().count());
         assert_eq!(table_header().chars().count(), noisy.chars().count());
         assert!(NOISY_NOTE.starts_with('±') && NOISY_NOTE.contains("10%"));
+    }
+
+    fn stopped(cap: f64) -> Record {
+        let peer = Peer {
+            name: "actix".into(),
+            binary: "peer-actix".into(),
+            threads: 2,
+        };
+        stopped_record(
+            &peer,
+            "pingpong",
+            Size::Quick,
+            "arbiters",
+            Duration::from_secs_f64(cap),
+        )
+    }
+
+    #[test]
+    fn runs_stopped_at_the_cap_count_as_slower_than_every_finished_one() {
+        let loka = summarize("loka", &[record("loka", 40.0, true)]).unwrap();
+        // Three runs, the last stopped: the median is the slower finished run.
+        let two_of_three = summarize(
+            "actix",
+            &[
+                record("actix", 20.0, true),
+                record("actix", 10.0, true),
+                stopped(20.0),
+            ],
+        )
+        .unwrap();
+        assert_eq!((two_of_three.msgs.n, two_of_three.stopped), (2, 1));
+        assert_eq!(two_of_three.median, Some(10.0));
+        assert_eq!(loka_over(&loka, &two_of_three), Some(4.0));
+        let row = table_row("pingpong", &two_of_three, Some(4.0));
+        assert!(
+            row.contains("4.00×") && row.contains("1 of 3 run(s) stopped after 20 s"),
+            "{row}"
+        );
+        assert!(!row.contains("too slow"), "{row}");
+        // The first run stopped: nothing else ran, too slow to tell.
+        let all_stopped = summarize("actix", &[stopped(20.0)]).unwrap();
+        assert_eq!(all_stopped.median, None);
+        assert_eq!(loka_over(&loka, &all_stopped), None);
+        let row = table_row("pingpong", &all_stopped, None);
+        assert!(
+            row.contains("too slow") && row.contains("(> 20 s)") && !row.contains("NOT VERIFIED"),
+            "{row}"
+        );
+        assert_eq!(
+            table_header().chars().count(),
+            row.find("  1 of 1")
+                .map(|i| row[..i].chars().count())
+                .unwrap()
+        );
+        // One finished, then one stopped: half the sample unknown, too slow to tell.
+        let half = summarize("actix", &[record("actix", 30.0, true), stopped(20.0)]).unwrap();
+        assert_eq!(half.median, None);
+        let json = summary_json(&half, None);
+        assert_eq!(json["msgs_per_sec_median"], serde_json::Value::Null);
+        assert_eq!(json["stopped_runs"], 1);
+        assert_eq!(json["stopped_after"], 20.0);
+        assert_eq!(json["runs"], 2);
+        assert_eq!(json["verified"], false);
+        // The record of a stopped run says so, and holds no measurement.
+        let r = stopped(20.0);
+        assert_eq!((r.msgs_per_sec, r.seconds, r.messages), (0.0, 0.0, 0));
+        assert_eq!((r.exec.as_str(), r.workers), ("default", 2));
+    }
+
+    #[test]
+    fn a_repetition_starts_only_when_it_should_end_within_the_cap() {
+        let s = Duration::from_secs;
+        // No cap: always.
+        assert!(next_run_fits(None, s(1000), s(500)));
+        // 30 s cap: 4-s runs repeat; after one 25-s run a second would end at 50 s.
+        assert!(next_run_fits(Some(s(30)), s(0), s(0)));
+        assert!(next_run_fits(Some(s(30)), s(8), s(4)));
+        assert!(next_run_fits(Some(s(30)), s(24), s(6)));
+        assert!(!next_run_fits(Some(s(30)), s(25), s(25)));
+        assert!(!next_run_fits(Some(s(30)), s(24), s(12)));
+    }
+
+    /// A peer that never finishes is stopped at the cap, well before the timeout.
+    #[cfg(unix)]
+    #[test]
+    fn a_peer_run_past_the_cap_is_stopped_as_too_slow() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("loka-cap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let binary = dir.join("peer-sleepy");
+        std::fs::write(&binary, "#!/bin/sh\nexec sleep 60\n").unwrap();
+        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let peer = Peer {
+            name: "sleepy".into(),
+            binary,
+            threads: 2,
+        };
+        let start = Instant::now();
+        let outcome = run_peer(
+            &peer,
+            "pingpong",
+            Size::Quick,
+            Duration::from_secs(60),
+            Some(Duration::from_millis(300)),
+        );
+        assert!(
+            matches!(outcome, PeerOutcome::Stopped(d) if d == Duration::from_millis(300)),
+            "{outcome:?}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{:?}",
+            start.elapsed()
+        );
+        // Without a cap shorter than the timeout, the timeout decides: a failure.
+        let outcome = run_peer(
+            &peer,
+            "pingpong",
+            Size::Quick,
+            Duration::from_millis(300),
+            Some(Duration::from_secs(5)),
+        );
+        assert!(
+            matches!(&outcome, PeerOutcome::Failed(t) if t.contains("--timeout")),
+            "{outcome:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -25,7 +25,7 @@ enum Command {
     Topo(topo::TopoArgs),
     /// Run and list benchmarks.
     #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    Bench(Box<bench::BenchCommand>),
     /// Turn result files (JSON lines) into report/index.md with tables and SVG charts.
     Report(report::ReportArgs),
 }
@@ -34,7 +34,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Topo(args) => topo::run(args),
-        Command::Bench(command) => bench::run(command),
+        Command::Bench(command) => bench::run(*command),
         Command::Report(args) => report::run(&args),
     };
     if let Err(err) = result {

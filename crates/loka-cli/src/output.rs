@@ -110,9 +110,9 @@ pub fn open_results(path: &Path) -> Result<std::fs::File> {
         .with_context(|| format!("cannot open results file {}", path.display()))
 }
 
-/// One run as a table line.
+/// One run as a table line; the execution mode is named after it when it is not `all-task`.
 pub fn table_line(record: &Record) -> String {
-    format!(
+    let mut line = format!(
         "{:<22} {:<8} {:<10} workers={:<3} {:>12.0} msgs/s {:>9.4} s  {}",
         record.bench,
         record.runtime,
@@ -125,7 +125,11 @@ pub fn table_line(record: &Record) -> String {
         } else {
             "NOT VERIFIED"
         }
-    )
+    );
+    if record.exec != loka::ExecMode::AllTask.name() {
+        line.push_str(&format!("  exec={}", record.exec));
+    }
+    line
 }
 
 /// This command line, as recorded next to its results: `loka` and the arguments, quoted

@@ -3,7 +3,7 @@
 use crate::args::{check_repeat, CommonArgs, SystemArgs};
 use crate::output::Output;
 use anyhow::Result;
-use loka::{Config, EngineKind, PolicyKind};
+use loka::{Config, EngineKind, ExecMode, PolicyKind};
 use loka_bench::record::Record;
 use loka_bench::report::charts::human;
 use loka_bench::report::{ratio, Summary, NOISY_NOTE};
@@ -52,26 +52,138 @@ pub fn scale_configs(base: &Config, max: usize) -> Result<Vec<Config>> {
         .collect()
 }
 
-/// The configurations `policies` runs: `base` under every pair of `engines` × policy that the
-/// engine supports, each validated. The pairs an engine does not support are returned apart, as
-/// `engine/policy` names.
-pub fn policy_configs(base: &Config, engines: &[EngineKind]) -> Result<(Vec<Config>, Vec<String>)> {
+/// A configuration `policies` leaves out, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// `engine/policy`, with ` exec=MODE` when the mode is not all-task.
+    pub what: String,
+    /// Why it is left out.
+    pub why: String,
+}
+
+/// What `policies` sweeps besides the policies ([`policy_sweep`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicySweep {
+    /// The engines ([`sweep_engines`]).
+    pub engines: Vec<EngineKind>,
+    /// The execution mode every engine × policy pair runs under: `--exec`'s, else all-task.
+    pub exec: ExecMode,
+    /// The modes the Panini benchmarks run under besides, on the default policy of each engine
+    /// that carries out execution policies: [`ExecMode::PANINI`], or `--exec`'s alone.
+    pub panini_execs: Vec<ExecMode>,
+    /// The places the workers form ([`loka::Machine::places`]); the LASSI benchmarks also run
+    /// under `places:a` (mode A) from two places on.
+    pub places: usize,
+}
+
+/// The name of a swept configuration: `engine/policy`, with ` exec=MODE` when the mode is not
+/// all-task.
+pub fn config_name(config: &Config) -> String {
+    if config.exec == ExecMode::AllTask {
+        format!("{}/{}", config.engine, config.policy)
+    } else {
+        format!("{}/{} exec={}", config.engine, config.policy, config.exec)
+    }
+}
+
+/// `base` with `engine`, `policy` and `exec`, validated; `None` (with the reason in `skipped`)
+/// when the engine cannot run the policy or the mode.
+fn swept(
+    base: &Config,
+    engine: EngineKind,
+    policy: PolicyKind,
+    exec: ExecMode,
+    skipped: &mut Vec<Skipped>,
+) -> Result<Option<Config>> {
+    let config = Config {
+        engine,
+        policy,
+        exec,
+        ..base.clone()
+    };
+    let why = if !engine.supports(policy) {
+        "the engine does not support the policy"
+    } else if exec != ExecMode::AllTask && !engine.runs_exec_policies() {
+        "the engine runs every actor as a task, in no other execution mode"
+    } else {
+        config.validate("the policy sweep")?;
+        return Ok(Some(config));
+    };
+    skipped.push(Skipped {
+        what: config_name(&config),
+        why: why.to_owned(),
+    });
+    Ok(None)
+}
+
+/// The configurations `policies` runs for every benchmark: `base` under every pair of `engines`
+/// × policy ([`PolicyKind::ALL`]) that the engine supports, in `base`'s execution mode, each
+/// validated. The pairs an engine cannot run are returned apart.
+pub fn policy_configs(
+    base: &Config,
+    engines: &[EngineKind],
+) -> Result<(Vec<Config>, Vec<Skipped>)> {
     let mut ok = Vec::new();
     let mut skipped = Vec::new();
     for &engine in engines {
         for &policy in PolicyKind::ALL {
-            if !engine.supports(policy) {
-                skipped.push(format!("{engine}/{policy}"));
-                continue;
-            }
-            let config = Config {
-                engine,
-                policy,
-                ..base.clone()
-            };
-            config.validate("the policy sweep")?;
-            ok.push(config);
+            ok.extend(swept(base, engine, policy, base.exec, &mut skipped)?);
         }
+    }
+    Ok((ok, skipped))
+}
+
+/// The configurations `policies` runs for a benchmark of `suite`: those of [`policy_configs`]
+/// (in `sweep.exec`), and besides
+/// - `panini`: the default policy under each of `sweep.panini_execs` (Panini's comparison of
+///   all-thread, all-task and auto; docs/exec-policies.md), on each engine that carries out
+///   execution policies;
+/// - `lassi`: `places:a` (mode A, a shared queue per place; docs/places.md) when the workers
+///   form at least two places (with one, mode A is refused and left out, saying so).
+pub fn bench_configs(
+    base: &Config,
+    sweep: &PolicySweep,
+    suite: &str,
+) -> Result<(Vec<Config>, Vec<Skipped>)> {
+    let base = Config {
+        exec: sweep.exec,
+        ..base.clone()
+    };
+    let (mut ok, mut skipped) = policy_configs(&base, &sweep.engines)?;
+    match suite {
+        "panini" => {
+            for &engine in &sweep.engines {
+                for &exec in &sweep.panini_execs {
+                    let policy = PolicyKind::default();
+                    if exec == sweep.exec {
+                        continue; // in the matrix already
+                    }
+                    ok.extend(swept(&base, engine, policy, exec, &mut skipped)?);
+                }
+            }
+        }
+        "lassi" => {
+            let mode_a = PolicyKind::Places(loka::policy::PlacesMode::Shared);
+            for &engine in &sweep.engines {
+                if sweep.places < 2 && engine.supports(mode_a) {
+                    skipped.push(Skipped {
+                        what: config_name(&Config {
+                            engine,
+                            policy: mode_a,
+                            ..base.clone()
+                        }),
+                        why: format!(
+                            "mode A needs at least two places, and the workers form {} at place \
+                             level `{}`",
+                            sweep.places, base.place_level
+                        ),
+                    });
+                    continue;
+                }
+                ok.extend(swept(&base, engine, mode_a, sweep.exec, &mut skipped)?);
+            }
+        }
+        _ => {}
     }
     Ok((ok, skipped))
 }
@@ -91,32 +203,56 @@ pub fn sweep_engines(system: &SystemArgs, base: &Config) -> Vec<EngineKind> {
     }
 }
 
-/// Runs every benchmark `repeat` times under each configuration, alternating configurations
-/// within a repetition; returns the records per (benchmark, configuration).
+/// What `policies` sweeps: the engines ([`sweep_engines`]); the execution modes, which it sweeps
+/// itself as it does the engines (all-task for every pair, and [`ExecMode::PANINI`] for the
+/// Panini benchmarks) unless `--exec` names one, which then runs alone; and the places `base`'s
+/// workers form.
+pub fn policy_sweep(system: &SystemArgs, base: &Config) -> Result<PolicySweep> {
+    let (exec, panini_execs) = if system.exec.is_some() {
+        (base.exec, vec![base.exec])
+    } else {
+        (ExecMode::AllTask, ExecMode::PANINI.to_vec())
+    };
+    Ok(PolicySweep {
+        engines: sweep_engines(system, base),
+        exec,
+        panini_execs,
+        places: loka::Machine::load(base)?.places(),
+    })
+}
+
+/// Runs every benchmark `repeat` times under each of its configurations (`configs[i]` for
+/// `benches[i]`), alternating configurations within a repetition; returns the records per
+/// (benchmark, configuration).
 fn sweep(
     out: &mut Output,
     benches: &[Bench],
     size: Size,
-    configs: &[Config],
+    configs: &[Vec<Config>],
     repeat: usize,
     prefix: &'static str,
 ) -> Result<Vec<Vec<Vec<Record>>>> {
-    out.start((benches.len() * configs.len() * repeat) as u64, prefix);
+    let runs: usize = configs.iter().map(Vec::len).sum::<usize>() * repeat;
+    out.start(runs as u64, prefix);
     let mut failed = Vec::new();
     let mut all = Vec::new();
-    for bench in benches {
+    for (bench, configs) in benches.iter().zip(configs) {
         let mut per_config = vec![Vec::new(); configs.len()];
         for r in 0..repeat {
             for (i, config) in configs.iter().enumerate() {
                 out.progress_message(format!(
-                    "{} {}/{} w={}",
-                    bench.name, config.engine, config.policy, config.workers
+                    "{} {} w={}",
+                    bench.name,
+                    config_name(config),
+                    config.workers
                 ));
                 let record = runner::run_once(bench, size, config, r)?;
                 if !record.verified {
                     failed.push(format!(
-                        "{} ({}/{}, {} workers, run {r})",
-                        bench.name, config.engine, config.policy, config.workers
+                        "{} ({}, {} workers, run {r})",
+                        bench.name,
+                        config_name(config),
+                        config.workers
                     ));
                 }
                 out.record(&record)?;
@@ -156,7 +292,8 @@ pub fn scale(args: &ScaleArgs) -> Result<()> {
     let base = args.system.resolve()?;
     let configs = scale_configs(&base, args.max_workers.unwrap_or(base.workers))?;
     let mut out = Output::open(&args.common, true)?;
-    let results = sweep(&mut out, &benches, size, &configs, args.repeat, "scale")?;
+    let per_bench = vec![configs.clone(); benches.len()];
+    let results = sweep(&mut out, &benches, size, &per_bench, args.repeat, "scale")?;
     if out.json() {
         return Ok(());
     }
@@ -220,18 +357,20 @@ pub fn scale_row(
 /// The header of `policies`' table.
 pub fn policy_header() -> String {
     format!(
-        "\n{:<22} {:<32} {:>13} {:>21} {:>11}",
-        "bench", "engine/policy", "median msgs/s", "min–max msgs/s", "vs default"
+        "\n{:<26} {:<32} {:<11} {:>13} {:>21} {:>11}",
+        "bench", "engine/policy", "exec", "median msgs/s", "min–max msgs/s", "vs default"
     )
 }
 
 /// One line of `policies`' table: `±` after a noisy median msgs/s; `vs default` is its median
-/// over the default policy's (`base`).
-pub fn policy_row(bench: &str, pair: &str, s: &Summary, base: Option<f64>) -> String {
+/// over that of the default configuration (`base`: the default engine, policy and execution
+/// mode; under `--exec M`, the default engine and policy in mode M).
+pub fn policy_row(bench: &str, config: &Config, s: &Summary, base: Option<f64>) -> String {
     format!(
-        "{:<22} {:<32} {:>13} {:>21} {:>11}",
+        "{:<26} {:<32} {:<11} {:>13} {:>21} {:>11}",
         bench,
-        pair,
+        format!("{}/{}", config.engine, config.policy),
+        config.exec.name(),
         format!("{}{}", human(s.median), s.flag_aligned()),
         if s.n > 1 {
             format!("{} – {}", human(s.min), human(s.max))
@@ -254,17 +393,32 @@ pub fn policies(args: &PoliciesArgs) -> Result<()> {
         PolicyKind::NAMES.join(", ")
     );
     let base = args.system.resolve()?;
-    let (configs, skipped) = policy_configs(&base, &sweep_engines(&args.system, &base))?;
-    anyhow::ensure!(
-        !configs.is_empty(),
-        "no engine/policy pair to run: the engine supports none of them (skipped: {})",
-        skipped.join(", ")
-    );
+    let plan = policy_sweep(&args.system, &base)?;
+    let mut configs = Vec::new();
+    let mut skipped: Vec<Skipped> = Vec::new();
+    for bench in &benches {
+        let (ok, left_out) = bench_configs(&base, &plan, bench.suite)?;
+        anyhow::ensure!(
+            !ok.is_empty(),
+            "no configuration of {} to run: the engine runs none of them (skipped: {})",
+            bench.name,
+            left_out
+                .iter()
+                .map(|s| format!("{}: {}", s.what, s.why))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        for s in left_out {
+            if !skipped.contains(&s) {
+                skipped.push(s);
+            }
+        }
+        configs.push(ok);
+    }
     let mut out = Output::open(&args.common, true)?;
-    for pair in &skipped {
-        out.note(&format!(
-            "note: skipping {pair}: the engine does not support the policy"
-        ));
+    let skipped = by_reason(&skipped);
+    for (why, what) in &skipped {
+        out.note(&format!("note: skipping {} ({why})", what.join(", ")));
     }
     let results = sweep(&mut out, &benches, size, &configs, args.repeat, "policies")?;
     if out.json() {
@@ -272,56 +426,50 @@ pub fn policies(args: &PoliciesArgs) -> Result<()> {
     }
     let default = Config::default();
     out.println(&policy_header())?;
-    for (bench, per_config) in benches.iter().zip(&results) {
-        let base = configs
-            .iter()
-            .position(|c| c.engine == default.engine && c.policy == default.policy)
+    for ((bench, configs), per_config) in benches.iter().zip(&configs).zip(&results) {
+        // The default configuration; under `--exec M`, the default engine and policy in M.
+        let at = |exec: ExecMode| {
+            configs.iter().position(|c| {
+                c.engine == default.engine && c.policy == default.policy && c.exec == exec
+            })
+        };
+        let base = at(default.exec)
+            .or_else(|| at(plan.exec))
             .map(|i| summary(&per_config[i], |r| r.msgs_per_sec).median);
         for (config, records) in configs.iter().zip(per_config) {
             out.println(&policy_row(
                 bench.name,
-                &format!("{}/{}", config.engine, config.policy),
+                config,
                 &summary(records, |r| r.msgs_per_sec),
                 base,
             ))?;
         }
     }
     out.println(NOISY_NOTE)?;
-    if !skipped.is_empty() {
-        out.println(&format!(
-            "\nskipped (the engine does not support the policy): {}",
-            skipped.join(", ")
-        ))?;
+    for (why, what) in &skipped {
+        out.println(&format!("\nskipped ({why}): {}", what.join(", ")))?;
     }
     Ok(())
+}
+
+/// The skipped configurations grouped by reason, in order of first appearance.
+fn by_reason(skipped: &[Skipped]) -> Vec<(&str, Vec<&str>)> {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for s in skipped {
+        match groups.iter_mut().find(|(why, _)| *why == s.why) {
+            Some((_, what)) => what.push(&s.what),
+            None => groups.push((&s.why, vec![&s.what])),
+        }
+    }
+    groups
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_supported_engine_policy_pair_is_swept_and_the_rest_skipped() {
-        let (configs, skipped) = policy_configs(&Config::default(), EngineKind::ALL).unwrap();
-        for &engine in EngineKind::ALL {
-            for &policy in PolicyKind::ALL {
-                let swept = configs
-                    .iter()
-                    .any(|c| c.engine == engine && c.policy == policy);
-                let named = skipped.contains(&format!("{engine}/{policy}"));
-                assert_eq!(swept, engine.supports(policy), "{engine}/{policy} swept");
-                assert_eq!(named, !engine.supports(policy), "{engine}/{policy} skipped");
-            }
-        }
-        assert_eq!(
-            configs.len() + skipped.len(),
-            EngineKind::ALL.len() * PolicyKind::ALL.len()
-        );
-    }
-
-    #[test]
-    fn engine_flag_narrows_the_policy_sweep_to_that_engine() {
-        let mut system = SystemArgs {
+    fn system_args() -> SystemArgs {
+        SystemArgs {
             workers: Some(1),
             policy: None,
             engine: None,
@@ -333,7 +481,39 @@ mod tests {
             queue_kind: None,
             exec: None,
             place_level: None,
-        };
+        }
+    }
+
+    /// The names of configurations, as the table and the notes give them.
+    fn names(configs: &[Config]) -> Vec<String> {
+        configs.iter().map(config_name).collect()
+    }
+
+    #[test]
+    fn every_supported_engine_policy_pair_is_swept_and_the_rest_skipped() {
+        let (configs, skipped) = policy_configs(&Config::default(), EngineKind::ALL).unwrap();
+        for &engine in EngineKind::ALL {
+            for &policy in PolicyKind::ALL {
+                let swept = configs
+                    .iter()
+                    .any(|c| c.engine == engine && c.policy == policy);
+                let named = skipped
+                    .iter()
+                    .any(|s| s.what == format!("{engine}/{policy}"));
+                assert_eq!(swept, engine.supports(policy), "{engine}/{policy} swept");
+                assert_eq!(named, !engine.supports(policy), "{engine}/{policy} skipped");
+            }
+        }
+        assert_eq!(
+            configs.len() + skipped.len(),
+            EngineKind::ALL.len() * PolicyKind::ALL.len()
+        );
+        assert!(configs.iter().all(|c| c.exec == ExecMode::AllTask));
+    }
+
+    #[test]
+    fn engine_flag_narrows_the_policy_sweep_to_that_engine() {
+        let mut system = system_args();
         let base = system.resolve().unwrap();
         // Without the flag: every real engine, never the simulation's predictions.
         let real: Vec<_> = EngineKind::ALL
@@ -354,11 +534,133 @@ mod tests {
     }
 
     #[test]
+    fn panini_benchmarks_also_run_the_three_execution_modes_on_the_actor_centric_engine() {
+        let system = system_args();
+        let base = system.resolve().unwrap();
+        let plan = policy_sweep(&system, &base).unwrap();
+        assert_eq!(plan.exec, ExecMode::AllTask);
+        assert_eq!(plan.panini_execs, ExecMode::PANINI);
+        let (matrix, _) = bench_configs(&base, &plan, "savina").unwrap();
+        assert!(matrix.iter().all(|c| c.exec == ExecMode::AllTask));
+        let (panini, skipped) = bench_configs(&base, &plan, "panini").unwrap();
+        // The policy matrix, plus all-thread and auto on the default policy (all-task's run of
+        // it is the matrix's own).
+        assert_eq!(&panini[..matrix.len()], &matrix[..]);
+        let extra = &panini[matrix.len()..];
+        assert_eq!(
+            names(extra),
+            [
+                "actor-centric/auto exec=all-thread",
+                "actor-centric/auto exec=auto"
+            ]
+        );
+        for mode in ExecMode::PANINI {
+            let runs: Vec<_> = panini
+                .iter()
+                .filter(|c| {
+                    c.exec == mode
+                        && c.engine == EngineKind::ActorCentric
+                        && c.policy == PolicyKind::default()
+                })
+                .collect();
+            assert_eq!(runs.len(), 1, "{mode}");
+        }
+        // The engines that run every actor as a task are named with the reason.
+        for skip in skipped
+            .iter()
+            .filter(|s| s.what.starts_with("message-centric/") && s.what.contains("exec="))
+        {
+            assert!(skip.why.contains("as a task"), "{skip:?}");
+        }
+        assert!(skipped
+            .iter()
+            .any(|s| s.what == "message-centric/auto exec=all-thread"));
+    }
+
+    #[test]
+    fn exec_flag_runs_that_mode_alone_where_an_engine_can() {
+        let mut system = system_args();
+        system.exec = Some("auto".into());
+        let base = system.resolve().unwrap();
+        let plan = policy_sweep(&system, &base).unwrap();
+        assert_eq!(
+            (plan.exec, plan.panini_execs.clone()),
+            (ExecMode::Auto, vec![ExecMode::Auto])
+        );
+        let (configs, skipped) = bench_configs(&base, &plan, "panini").unwrap();
+        assert!(!configs.is_empty());
+        assert!(configs
+            .iter()
+            .all(|c| c.exec == ExecMode::Auto && c.engine == EngineKind::ActorCentric));
+        // The message-centric engine cannot: skipped, not an error.
+        assert!(skipped
+            .iter()
+            .any(|s| s.what == "message-centric/cls exec=auto" && s.why.contains("as a task")));
+        // Under the simulation engine alone, nothing can run in that mode.
+        system.engine = Some("sim".into());
+        let base = system.resolve();
+        assert!(base.is_err(), "sim refuses exec=auto at resolve time");
+    }
+
+    #[test]
+    fn lassi_benchmarks_add_places_mode_a_from_two_places() {
+        let system = system_args();
+        let base = system.resolve().unwrap();
+        let mode_a = PolicyKind::Places(loka::policy::PlacesMode::Shared);
+        assert!(!PolicyKind::ALL.contains(&mode_a));
+        let mut plan = policy_sweep(&system, &base).unwrap();
+        // One place (a one-package machine): left out, saying why.
+        plan.places = 1;
+        let (configs, skipped) = bench_configs(&base, &plan, "lassi").unwrap();
+        assert!(configs.iter().all(|c| c.policy != mode_a));
+        let skip = skipped
+            .iter()
+            .find(|s| s.what == "actor-centric/places:a")
+            .expect("places:a named");
+        assert!(
+            skip.why.contains("two places") && skip.why.contains("form 1"),
+            "{skip:?}"
+        );
+        // Two places: on every engine that supports it (the actor-centric one).
+        plan.places = 2;
+        let (configs, skipped) = bench_configs(&base, &plan, "lassi").unwrap();
+        let a: Vec<_> = configs.iter().filter(|c| c.policy == mode_a).collect();
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].engine, EngineKind::ActorCentric);
+        assert!(skipped
+            .iter()
+            .any(|s| s.what == "message-centric/places:a" && s.why.contains("policy")));
+        // Other suites never get it; mode B (`places`) is in every suite's matrix.
+        let (savina, _) = bench_configs(&base, &plan, "savina").unwrap();
+        assert!(savina.iter().all(|c| c.policy != mode_a));
+        assert!(savina
+            .iter()
+            .any(|c| c.policy == PolicyKind::Places(loka::policy::PlacesMode::PerWorker)));
+        // A machine of two packages, as the `places` policies see it.
+        let mut system = system_args();
+        system.topology = Some("synthetic:package:2 core:1 pu:1".into());
+        system.workers = Some(2);
+        match system.resolve() {
+            Ok(base) => {
+                let plan = policy_sweep(&system, &base).unwrap();
+                assert_eq!(plan.places, 2);
+                let (configs, _) = bench_configs(&base, &plan, "lassi").unwrap();
+                assert!(configs.iter().any(|c| c.policy == mode_a));
+            }
+            Err(e) => panic!("synthetic topology: {e}"),
+        }
+    }
+
+    #[test]
     fn a_median_with_a_spread_over_ten_percent_is_flagged() {
         let of = |v: [f64; 3]| Summary::of(&v).unwrap();
+        let cls = Config {
+            policy: PolicyKind::Cls,
+            ..Config::default()
+        };
         // Median 100M msgs/s: 95M–104M is a 9% spread, 94M–105M an 11% one.
-        let calm = policy_row("fib", "actor-centric/cls", &of([95e6, 100e6, 104e6]), None);
-        let noisy = policy_row("fib", "actor-centric/cls", &of([94e6, 100e6, 105e6]), None);
+        let calm = policy_row("fib", &cls, &of([95e6, 100e6, 104e6]), None);
+        let noisy = policy_row("fib", &cls, &of([94e6, 100e6, 105e6]), None);
         assert!(!calm.contains('±'), "{calm}");
         assert!(noisy.contains("100M ±"), "{noisy}");
         assert_eq!(calm.chars().count(), noisy.chars().count());
@@ -385,6 +687,27 @@ mod tests {
             scale_header().trim_start().chars().count(),
             row.chars().count()
         );
+    }
+
+    #[test]
+    fn the_policy_table_shows_the_execution_mode() {
+        let s = Summary::of(&[2e6]).unwrap();
+        let thread = Config {
+            exec: ExecMode::AllThread,
+            ..Config::default()
+        };
+        let row = policy_row("panini-bang", &thread, &s, Some(4e6));
+        assert!(
+            row.contains("actor-centric/auto")
+                && row.contains(" all-thread ")
+                && row.contains("0.50×"),
+            "{row}"
+        );
+        let row = policy_row("panini-bang", &Config::default(), &s, Some(2e6));
+        assert!(row.contains(" all-task ") && row.contains("1.00×"), "{row}");
+        assert!(policy_header().contains(" exec "));
+        assert_eq!(config_name(&thread), "actor-centric/auto exec=all-thread");
+        assert_eq!(config_name(&Config::default()), "actor-centric/auto");
     }
 
     #[test]

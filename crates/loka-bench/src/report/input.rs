@@ -1,6 +1,6 @@
 //! Reading result files: JSON lines of [`Record`]s, with the command that wrote them.
 
-use crate::record::Record;
+use crate::record::{implied_exec, Record};
 use crate::BenchError;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 
 /// The extra key `loka bench … --out FILE` adds to each line of FILE: the command that wrote it.
 pub const COMMAND_KEY: &str = "command";
+
+/// The record's key for the execution mode ([`Record::exec`]); a line without it gets
+/// [`implied_exec`] of its runtime.
+const EXEC_KEY: &str = "exec";
 
 /// Which kind of run produced a record; decides the report section it feeds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -72,8 +76,12 @@ impl fmt::Display for LineError {
 /// Everything read from the input files.
 #[derive(Debug, Clone, Default)]
 pub struct Loaded {
-    /// The valid records, in file and line order.
+    /// The valid records, in file and line order (less the stopped runs).
     pub entries: Vec<Entry>,
+    /// The records of peer runs `loka bench compare --peer-cap` stopped before their result
+    /// ([`Record::stopped_after`]): no measurement, kept apart so that no median takes their
+    /// zeros; the runtimes section counts them as slower than every finished run.
+    pub stopped: Vec<Entry>,
     /// The lines that were not valid records.
     pub errors: Vec<LineError>,
     /// Each input file with its number of valid records.
@@ -90,7 +98,8 @@ pub fn record_line(record: &Record, command: Option<&str>) -> String {
 }
 
 /// Reads the result files. A file that cannot be read is an error; a line that is not a
-/// record is collected in [`Loaded::errors`] and the other lines are still used.
+/// record is collected in [`Loaded::errors`] and the other lines are still used; the records of
+/// stopped runs go to [`Loaded::stopped`].
 pub fn load(paths: &[PathBuf]) -> Result<Loaded, BenchError> {
     let mut loaded = Loaded::default();
     for path in paths {
@@ -100,7 +109,11 @@ pub fn load(paths: &[PathBuf]) -> Result<Loaded, BenchError> {
         })?;
         let (entries, errors) = parse(&text, path);
         loaded.files.push((path.clone(), entries.len()));
+        let (stopped, entries): (Vec<Entry>, Vec<Entry>) = entries
+            .into_iter()
+            .partition(|e| e.record.stopped_after.is_some());
         loaded.entries.extend(entries);
+        loaded.stopped.extend(stopped);
         loaded.errors.extend(errors);
     }
     Ok(loaded)
@@ -133,6 +146,14 @@ pub fn parse(text: &str, file: &Path) -> (Vec<Entry>, Vec<LineError>) {
             .get(COMMAND_KEY)
             .and_then(|c| c.as_str())
             .map(str::to_owned);
+        // Lines written before the execution mode was recorded: what they ran under.
+        let mut value = value;
+        if let serde_json::Value::Object(map) = &mut value {
+            if !map.contains_key(EXEC_KEY) {
+                let runtime = map.get("runtime").and_then(|r| r.as_str()).unwrap_or("");
+                map.insert(EXEC_KEY.to_owned(), implied_exec(runtime).into());
+            }
+        }
         match serde_json::from_value::<Record>(value) {
             Ok(record) if !record.msgs_per_sec.is_finite() || !record.seconds.is_finite() => errors
                 .push(error(
@@ -160,21 +181,21 @@ pub fn parse(text: &str, file: &Path) -> (Vec<Entry>, Vec<LineError>) {
 }
 
 /// The kind of run a file without commands holds, from its contents: several runtimes is a
-/// comparison, several worker counts for one configuration a sweep, several policies or engines
-/// a policy comparison.
+/// comparison, several worker counts for one configuration a sweep, several policies, engines or
+/// execution modes a policy comparison.
 fn infer_kind<'a>(records: impl Iterator<Item = &'a Record> + Clone) -> Kind {
     let runtimes: HashSet<&str> = records.clone().map(|r| r.runtime.as_str()).collect();
     if runtimes.len() > 1 || runtimes.iter().any(|r| *r != "loka") {
         return Kind::Compare;
     }
-    let mut workers: HashMap<(&str, &str, &str, &str), HashSet<usize>> = HashMap::new();
-    let mut policies: HashSet<(&str, &str)> = HashSet::new();
+    let mut workers: HashMap<(&str, &str, &str, &str, &str), HashSet<usize>> = HashMap::new();
+    let mut policies: HashSet<(&str, &str, &str)> = HashSet::new();
     for r in records {
         workers
-            .entry((&r.bench, &r.engine, &r.policy, &r.size))
+            .entry((&r.bench, &r.engine, &r.policy, &r.exec, &r.size))
             .or_default()
             .insert(r.workers);
-        policies.insert((&r.engine, &r.policy));
+        policies.insert((&r.engine, &r.policy, &r.exec));
     }
     if workers.values().any(|w| w.len() > 1) {
         Kind::Scale
@@ -195,6 +216,7 @@ mod tests {
             bench: "pingpong".into(),
             engine: "actor-centric".into(),
             policy: policy.into(),
+            exec: "all-task".into(),
             topology: "host".into(),
             workers,
             size: "quick".into(),
@@ -206,6 +228,7 @@ mod tests {
             repeat: 0,
             virtual_seconds: None,
             host_seconds: None,
+            stopped_after: None,
         }
     }
 
@@ -264,6 +287,68 @@ mod tests {
             kind(&[record("loka", 2, "cls"), record("loka", 2, "other")]),
             Kind::Policies
         );
+    }
+
+    #[test]
+    fn lines_without_an_exec_mode_read_as_what_ran_before_modes_existed() {
+        let without_exec = |r: &Record| {
+            let mut value = serde_json::to_value(r).unwrap();
+            value.as_object_mut().unwrap().remove("exec");
+            value.to_string()
+        };
+        let mut peer = record("caf", 2, "default");
+        peer.exec = "default".into();
+        let text = [record("loka", 2, "cls"), peer]
+            .iter()
+            .map(without_exec)
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(!text.contains("exec"));
+        let (entries, errors) = parse(&text, Path::new("old.jsonl"));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(entries[0].record.exec, "all-task");
+        assert_eq!(entries[1].record.exec, "default");
+        // A line that has the key keeps it.
+        let mut auto = record("loka", 2, "auto");
+        auto.exec = "auto".into();
+        let (entries, _) = parse(&record_line(&auto, None), Path::new("new.jsonl"));
+        assert_eq!(entries[0].record.exec, "auto");
+        // The CLI's fixture, written before the key existed, reads whole.
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../loka-cli/tests/fixtures/tiny.jsonl");
+        let text = std::fs::read_to_string(&fixture).unwrap();
+        assert!(!text.contains("\"exec\""), "the fixture predates the key");
+        let (entries, errors) = parse(&text, &fixture);
+        assert!(errors.is_empty() && !entries.is_empty(), "{errors:?}");
+        for e in &entries {
+            let expected = if e.record.runtime == "loka" {
+                "all-task"
+            } else {
+                "default"
+            };
+            assert_eq!(e.record.exec, expected, "{:?}", e.record);
+        }
+    }
+
+    #[test]
+    fn stopped_runs_are_kept_apart() {
+        let mut stopped = record("actix", 2, "default");
+        stopped.stopped_after = Some(20.0);
+        stopped.msgs_per_sec = 0.0;
+        let text = [record("actix", 2, "default"), stopped]
+            .iter()
+            .map(|r| record_line(r, Some("loka bench compare pingpong --peer-cap 20")))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let path = std::env::temp_dir().join(format!("loka-input-{}.jsonl", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let loaded = load(std::slice::from_ref(&path)).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(loaded.entries.len(), 1);
+        assert_eq!(loaded.stopped.len(), 1);
+        assert_eq!(loaded.stopped[0].record.stopped_after, Some(20.0));
+        assert_eq!(loaded.stopped[0].kind, Kind::Compare);
+        assert_eq!(loaded.files[0].1, 2);
     }
 
     #[test]

@@ -5,7 +5,11 @@
 //! - runtimes (`loka bench compare`): msgs/s per runtime and benchmark, loka/peer ratios;
 //! - scaling (`loka bench scale`): speed-up per benchmark, median msgs/s on N workers over that
 //!   on 1 worker (horizontal bars, best first, for one N; small multiples for several);
-//! - policies (`loka bench policies`): msgs/s per engine and scheduler policy;
+//! - policies (`loka bench policies`): msgs/s per engine, scheduler policy and execution mode;
+//! - execution policies (Panini), when there are Panini runs under `auto` and all-thread or
+//!   all-task: per benchmark the median times and auto's improvement (`suites.rs`);
+//! - places (LASSI), when there are LASSI runs under a `places` policy: per workload each hint
+//!   variant's median time relative to `ignorant`, and the cross-place steals (`suites.rs`);
 //! - locality: per benchmark and policy, the shares of activations on the home PU, elsewhere on
 //!   the home node and on a remote node (a grid of 100% stacked bars, [`locality`]); then every
 //!   numeric telemetry key per policy (steals, steal attempts, parks, unparks and whatever the
@@ -23,12 +27,15 @@ pub mod locality;
 mod machine;
 mod speed;
 pub mod stats;
+mod suites;
 mod telemetry;
 
 pub use input::{load, record_line, Entry, Kind, LineError, Loaded, COMMAND_KEY};
 pub use locality::Locality;
 pub use machine::MachineInfo;
-pub use stats::{median, median_index, ratio, Summary, NOISY_MARK, NOISY_NOTE, NOISY_SPREAD};
+pub use stats::{
+    censored_median, median, median_index, ratio, Summary, NOISY_MARK, NOISY_NOTE, NOISY_SPREAD,
+};
 
 use crate::BenchError;
 use charts::{human, Bars, HBars, Panels, Shares};
@@ -97,6 +104,7 @@ struct Config {
     runtime: String,
     engine: String,
     policy: String,
+    exec: String,
     workers: usize,
     size: String,
 }
@@ -109,6 +117,7 @@ impl Config {
             runtime: r.runtime.clone(),
             engine: r.engine.clone(),
             policy: r.policy.clone(),
+            exec: r.exec.clone(),
             workers: r.workers,
             size: r.size.clone(),
         }
@@ -119,6 +128,7 @@ impl Config {
             Field::Runtime => self.runtime.clone(),
             Field::Engine => self.engine.clone(),
             Field::Policy => self.policy.clone(),
+            Field::Exec => self.exec.clone(),
             Field::Workers => self.workers.to_string(),
             Field::Size => self.size.clone(),
         }
@@ -130,6 +140,7 @@ enum Field {
     Runtime,
     Engine,
     Policy,
+    Exec,
     Workers,
     Size,
 }
@@ -140,6 +151,7 @@ impl Field {
             Field::Runtime => "runtime",
             Field::Engine => "engine",
             Field::Policy => "policy",
+            Field::Exec => "exec",
             Field::Workers => "workers",
             Field::Size => "size",
         }
@@ -534,6 +546,8 @@ impl Report {
         self.runtimes(loaded)?;
         self.scaling(loaded)?;
         self.policies(loaded)?;
+        self.panini(loaded);
+        self.lassi(loaded);
         self.locality(loaded)?;
         self.all_runs(loaded);
         Ok(())

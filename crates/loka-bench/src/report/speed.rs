@@ -2,6 +2,10 @@
 
 use super::*;
 
+/// What a peer run stopped at the cap is matched on (its engine is not known when the peer
+/// never finished a run): benchmark, runtime, workers, size.
+type RunKey = (String, String, usize, String);
+
 impl Report {
     pub(super) fn runtimes(&mut self, loaded: &Loaded) -> Result<(), BenchError> {
         self.line("\n## Runtimes: msgs/s per benchmark\n");
@@ -10,7 +14,13 @@ impl Report {
             .iter()
             .filter(|e| e.kind == Kind::Compare)
             .collect();
-        if data.is_empty() {
+        // Peer runs stopped at the cap (`--peer-cap`): slower than every finished run.
+        let stops: Vec<&Entry> = loaded
+            .stopped
+            .iter()
+            .filter(|e| e.kind == Kind::Compare)
+            .collect();
+        if data.is_empty() && stops.is_empty() {
             data = loaded
                 .entries
                 .iter()
@@ -39,57 +49,197 @@ impl Report {
         let labels = labels(
             &groups,
             &[Field::Runtime],
-            &[Field::Engine, Field::Policy, Field::Workers, Field::Size],
+            &[
+                Field::Engine,
+                Field::Policy,
+                Field::Exec,
+                Field::Workers,
+                Field::Size,
+            ],
         );
+        let key = |c: &Config| -> RunKey {
+            (
+                c.bench.clone(),
+                c.runtime.clone(),
+                c.workers,
+                c.size.clone(),
+            )
+        };
+        let stop_key = |e: &'_ Entry| {
+            let r = &e.record;
+            (
+                r.bench.clone(),
+                r.runtime.clone(),
+                r.workers,
+                r.size.clone(),
+            )
+        };
+        // Per group: the runs stopped, the cap, and the median counting them
+        // ([`censored_median`]; `None`: too slow to tell).
+        let stopped: Vec<(usize, f64)> = groups
+            .iter()
+            .map(|g| {
+                let k = key(&g.config);
+                let matching: Vec<f64> = stops
+                    .iter()
+                    .filter(|e| stop_key(e) == k)
+                    .filter_map(|e| e.record.stopped_after)
+                    .collect();
+                (
+                    matching.len(),
+                    matching.into_iter().fold(f64::NAN, f64::min),
+                )
+            })
+            .collect();
+        let medians: Vec<Option<f64>> = groups
+            .iter()
+            .zip(&stopped)
+            .map(|(g, &(k, _))| {
+                if k == 0 {
+                    Some(g.msgs.median)
+                } else {
+                    let msgs: Vec<f64> = g.runs.iter().map(|e| e.record.msgs_per_sec).collect();
+                    censored_median(&msgs, k)
+                }
+            })
+            .collect();
+        let too_slow = |cap: f64| format!("too slow (> {cap} s)");
+        // Stopped runs of a runtime and benchmark that no run finished: rows of their own, in
+        // the series of that runtime.
+        let mut orphans: Vec<(RunKey, usize, f64)> = Vec::new();
+        for e in &stops {
+            let k = stop_key(e);
+            if groups.iter().any(|g| key(&g.config) == k) {
+                continue;
+            }
+            let cap = e.record.stopped_after.unwrap_or(f64::NAN);
+            match orphans.iter_mut().find(|(o, ..)| *o == k) {
+                Some((_, n, c)) => {
+                    *n += 1;
+                    *c = c.min(cap);
+                }
+                None => orphans.push((k, 1, cap)),
+            }
+        }
+        let orphan_label = |(_, runtime, workers, _): &RunKey| {
+            groups
+                .iter()
+                .zip(&labels)
+                .find(|(g, _)| g.config.runtime == *runtime && g.config.workers == *workers)
+                .map_or_else(|| runtime.clone(), |(_, l)| l.clone())
+        };
+        let loka_of = |g: &Config| {
+            groups.iter().zip(&medians).find(|(l, _)| {
+                l.config.runtime == "loka" && l.config.bench == g.bench && l.config.size == g.size
+            })
+        };
+        let ratios: Vec<Option<f64>> = groups
+            .iter()
+            .zip(&medians)
+            .map(|(g, m)| {
+                let (_, loka) = loka_of(&g.config)?;
+                (g.config.runtime != "loka")
+                    .then(|| ratio((*loka)?, (*m)?))
+                    .flatten()
+            })
+            .collect();
         let mut rows = Vec::new();
-        for (g, label) in groups.iter().zip(&labels) {
-            let loka = groups.iter().find(|l| {
-                l.config.runtime == "loka"
-                    && l.config.bench == g.config.bench
-                    && l.config.size == g.config.size
-            });
+        for (i, (g, label)) in groups.iter().zip(&labels).enumerate() {
+            let (k, cap) = stopped[i];
             rows.push(vec![
                 g.config.bench.clone(),
                 label.clone(),
                 g.config.workers.to_string(),
-                g.runs.len().to_string(),
-                format!("{}{}", human(g.msgs.median), g.msgs.flag()),
+                if k == 0 {
+                    g.runs.len().to_string()
+                } else {
+                    format!("{} ({k} stopped)", g.runs.len() + k)
+                },
+                medians[i].map_or_else(
+                    || too_slow(cap),
+                    |m| format!("{}{}", human(m), g.msgs.flag()),
+                ),
                 range(&g.msgs, human),
                 secs(g.secs.median),
                 verified(g),
                 if g.config.runtime == "loka" {
                     "—".into()
                 } else {
-                    times(loka.and_then(|l| ratio(l.msgs.median, g.msgs.median)))
+                    times(ratios[i])
                 },
             ]);
         }
-        let (benches, series, values) = matrix(&groups, &labels, |g| g.msgs.median);
-        let ratios: Vec<Option<f64>> = groups
+        for (k, n, cap) in &orphans {
+            let row = vec![
+                k.0.clone(),
+                orphan_label(k),
+                k.2.to_string(),
+                format!("{n} ({n} stopped)"),
+                too_slow(*cap),
+                "—".into(),
+                "—".into(),
+                "0/0".into(),
+                "—".into(),
+            ];
+            // After the rows of its benchmark.
+            let at = rows
+                .iter()
+                .rposition(|r| r[0] == k.0)
+                .map_or(rows.len(), |p| p + 1);
+            rows.insert(at, row);
+        }
+        let (benches, mut series, _) = matrix(&groups, &labels, |g| g.msgs.median);
+        for k in orphans.iter().map(|(k, ..)| k) {
+            let label = orphan_label(k);
+            if !series.contains(&label) {
+                series.push(label);
+            }
+        }
+        let find = |b: &str, s: &str| {
+            groups
+                .iter()
+                .zip(&labels)
+                .position(|(g, l)| l == s && g.config.bench == b)
+        };
+        let values: Vec<Vec<Option<f64>>> = series
             .iter()
-            .map(|g| {
-                let loka = groups.iter().find(|l| {
-                    l.config.runtime == "loka"
-                        && l.config.bench == g.config.bench
-                        && l.config.size == g.config.size
-                })?;
-                (g.config.runtime != "loka")
-                    .then(|| ratio(loka.msgs.median, g.msgs.median))
-                    .flatten()
+            .map(|s| {
+                benches
+                    .iter()
+                    .map(|b| find(b, s).and_then(|i| medians[i]))
+                    .collect()
             })
             .collect();
         self.line("Median msgs/s (in brackets: loka/runtime):\n");
         self.line(pivot(&benches, &series, |b, s| {
-            let i = groups
-                .iter()
-                .zip(&labels)
-                .position(|(g, l)| l == s && g.config.bench == b)?;
+            let Some(i) = find(b, s) else {
+                let (_, _, cap) = orphans
+                    .iter()
+                    .find(|(k, ..)| k.0 == b && orphan_label(k) == s)?;
+                return Some(too_slow(*cap));
+            };
             let m = &groups[i].msgs;
-            Some(match ratios[i] {
-                Some(r) => format!("{}{} ({r:.2}×)", human(m.median), m.flag()),
-                None => format!("{}{}", human(m.median), m.flag()),
+            Some(match (medians[i], ratios[i]) {
+                (None, _) => too_slow(stopped[i].1),
+                (Some(median), Some(r)) => format!("{}{} ({r:.2}×)", human(median), m.flag()),
+                (Some(median), None) => format!("{}{}", human(median), m.flag()),
             })
         }));
+        let capped = data.iter().chain(&stops).any(|e| {
+            e.command
+                .as_deref()
+                .is_some_and(|c| c.contains("--peer-cap"))
+        });
+        if capped {
+            self.line(
+                "Peers ran under a time cap (`loka bench compare --peer-cap N`, \
+                 docs/guide.md): a run still going after N s was stopped and gave no figure, \
+                 and no repetition was started that the runs before it said would end past N s \
+                 in all (`runs` shows the runs made). A stopped run counts as slower than every \
+                 finished run of the same runtime and benchmark: the median is shown while fewer \
+                 than half the runs were stopped, `too slow (> N s)` otherwise.\n",
+            );
+        }
         self.line("Per runtime, with min–max and verification:\n");
         self.line(table(
             &[
@@ -161,7 +311,13 @@ impl Report {
         let labels = labels(
             &groups,
             &[],
-            &[Field::Runtime, Field::Engine, Field::Policy, Field::Size],
+            &[
+                Field::Runtime,
+                Field::Engine,
+                Field::Policy,
+                Field::Exec,
+                Field::Size,
+            ],
         );
         let names: Vec<String> = groups
             .iter()
@@ -333,26 +489,23 @@ impl Report {
         }
         let default = loka::PolicyKind::default().to_string();
         self.line(format!(
-            "From `loka bench policies`: every workload under every engine and policy. \
-             `vs {default}` is the median msgs/s over that of the default policy (`{default}`) \
-             on the same engine. Under `sim/…` the figures are the simulation engine's \
-             predictions, in virtual time (docs/simulation.md), never measurements.\n"
+            "From `loka bench policies`: every workload under every engine and policy, in the \
+             execution mode `{task}`; the Panini benchmarks also under the modes `all-thread` and \
+             `auto` (`exec=…` in a name; docs/exec-policies.md). `vs {default}` is the median \
+             msgs/s over that of the default policy (`{default}`) on the same engine in mode \
+             `{task}`. Under `sim/…` the figures are the simulation engine's predictions, in \
+             virtual time (docs/simulation.md), never measurements.\n",
+            task = loka::ExecMode::AllTask.name()
         ));
         let groups = groups(&data);
         let labels = labels(
             &groups,
             &[Field::Engine, Field::Policy],
-            &[Field::Runtime, Field::Workers, Field::Size],
+            &[Field::Exec, Field::Runtime, Field::Workers, Field::Size],
         );
         let mut rows = Vec::new();
         for (g, label) in groups.iter().zip(&labels) {
-            let base = groups.iter().find(|d| {
-                d.config.bench == g.config.bench
-                    && d.config.engine == g.config.engine
-                    && d.config.policy == default
-                    && d.config.workers == g.config.workers
-                    && d.config.size == g.config.size
-            });
+            let base = policy_base(&groups, g, &default);
             rows.push(vec![
                 g.config.bench.clone(),
                 label.clone(),
@@ -369,13 +522,7 @@ impl Report {
         let ratios: Vec<Option<f64>> = groups
             .iter()
             .map(|g| {
-                let base = groups.iter().find(|d| {
-                    d.config.bench == g.config.bench
-                        && d.config.engine == g.config.engine
-                        && d.config.policy == default
-                        && d.config.workers == g.config.workers
-                        && d.config.size == g.config.size
-                })?;
+                let base = policy_base(&groups, g, &default)?;
                 ratio(g.msgs.median, base.msgs.median)
             })
             .collect();
@@ -423,4 +570,25 @@ impl Report {
             },
         )
     }
+}
+
+/// The group a policies row is compared with: the same benchmark, engine, workers and size under
+/// the default policy, in mode all-task when there is such a run, else in the row's own mode.
+fn policy_base<'g, 'a>(
+    groups: &'g [Group<'a>],
+    g: &Group<'_>,
+    default: &str,
+) -> Option<&'g Group<'a>> {
+    let task = loka::ExecMode::AllTask.name();
+    let base = |exec: &str| {
+        groups.iter().find(|d| {
+            d.config.bench == g.config.bench
+                && d.config.engine == g.config.engine
+                && d.config.policy == default
+                && d.config.exec == exec
+                && d.config.workers == g.config.workers
+                && d.config.size == g.config.size
+        })
+    };
+    base(task).or_else(|| base(&g.config.exec))
 }

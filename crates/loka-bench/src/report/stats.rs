@@ -86,6 +86,29 @@ pub fn median(values: &[f64]) -> Option<f64> {
     Summary::of(values).map(|s| s.median)
 }
 
+/// The median of a sample of `values.len() + below` values of which the `below` others are
+/// unknown but smaller than every one given: the msgs/s of runs stopped before their result
+/// (`loka bench compare --peer-cap`), slower than every run that finished. Exact while fewer than
+/// half the sample is unknown (the middle falls on known values); `None` when at least half is,
+/// or when there is no value at all. NaN values are ignored. With `below` = 0, [`median`].
+pub fn censored_median(values: &[f64], below: usize) -> Option<f64> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| !v.is_nan()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len() + below;
+    // The middle index (the lower one for an even count) is `(n - 1) / 2`: it falls on an
+    // unknown when `(n - 1) / 2 < below`, that is when `2 · below >= n`.
+    if 2 * below >= n {
+        return None;
+    }
+    // The sample ascending: `below` unknowns, then `sorted`.
+    let at = |i: usize| sorted[i - below];
+    Some(if n % 2 == 1 {
+        at(n / 2)
+    } else {
+        (at(n / 2 - 1) + at(n / 2)) / 2.0
+    })
+}
+
 /// The index of the value closest to the median (the lower one on a tie): the run that stands
 /// for a repeated measurement. `None` when there is no (non-NaN) value.
 pub fn median_index(values: &[f64]) -> Option<usize> {
@@ -148,6 +171,28 @@ mod tests {
         assert_eq!(Summary::of(&[5.0]).unwrap().spread(), None);
         assert!(!Summary::of(&[0.0, 0.0, 1.0]).unwrap().noisy());
         assert!(NOISY_NOTE.starts_with(NOISY_MARK) && NOISY_NOTE.contains("10%"));
+    }
+
+    #[test]
+    fn a_censored_median_is_exact_while_fewer_than_half_are_unknown() {
+        // No unknown: the plain median.
+        assert_eq!(censored_median(&[3.0, 1.0, 2.0], 0), Some(2.0));
+        assert_eq!(
+            censored_median(&[4.0, 1.0, 3.0, 2.0], 0),
+            median(&[4.0, 1.0, 3.0, 2.0])
+        );
+        // Three runs, one stopped (slowest): the median is the slower of the two finished.
+        assert_eq!(censored_median(&[10.0, 20.0], 1), Some(10.0));
+        // Four runs, one stopped: the middle two are known.
+        assert_eq!(censored_median(&[10.0, 20.0, 30.0], 1), Some(15.0));
+        // Half or more unknown: the median is among them.
+        assert_eq!(censored_median(&[10.0], 1), None);
+        assert_eq!(censored_median(&[10.0, 20.0], 2), None);
+        assert_eq!(censored_median(&[10.0, 20.0], 3), None);
+        assert_eq!(censored_median(&[], 1), None);
+        assert_eq!(censored_median(&[], 0), None);
+        // Five runs, two stopped: index 2 of [?, ?, 5, 6, 7].
+        assert_eq!(censored_median(&[7.0, 5.0, 6.0], 2), Some(5.0));
     }
 
     #[test]

@@ -32,7 +32,11 @@ impl Report {
         } else {
             (&[Field::Engine, Field::Policy], String::new())
         };
-        let labels = labels(&groups, primary, &[Field::Workers, Field::Size]);
+        let labels = labels(
+            &groups,
+            primary,
+            &[Field::Exec, Field::Workers, Field::Size],
+        );
         let benches = distinct(groups.iter().map(|g| g.config.bench.as_str()));
         let columns = distinct(labels.iter().map(String::as_str));
         // Per configuration: the counters summed over its repetitions, as shares.
@@ -112,7 +116,7 @@ impl Report {
         let labels = labels(
             groups,
             &[Field::Engine, Field::Policy],
-            &[Field::Workers, Field::Size],
+            &[Field::Exec, Field::Workers, Field::Size],
         );
         let mut keys: Vec<String> = Vec::new();
         let medians: Vec<BTreeMap<String, f64>> = groups
@@ -261,6 +265,7 @@ impl Report {
                         c.runtime.clone(),
                         c.engine.clone(),
                         c.policy.clone(),
+                        c.exec.clone(),
                         c.workers.to_string(),
                         c.size.clone(),
                         g.runs.len().to_string(),
@@ -277,6 +282,7 @@ impl Report {
                     "runtime",
                     "engine",
                     "policy",
+                    "exec",
                     "workers",
                     "size",
                     "runs",

@@ -13,6 +13,11 @@ fn record(bench: &str, runtime: &str, policy: &str, workers: usize, msgs: f64) -
             "tokio".into()
         },
         policy: policy.into(),
+        exec: if runtime == "loka" {
+            "all-task".into()
+        } else {
+            "default".into()
+        },
         topology: "host".into(),
         workers,
         size: "quick".into(),
@@ -31,6 +36,7 @@ fn record(bench: &str, runtime: &str, policy: &str, workers: usize, msgs: f64) -
         repeat: 0,
         virtual_seconds: None,
         host_seconds: None,
+        stopped_after: None,
     }
 }
 
@@ -290,4 +296,245 @@ fn labels_show_only_what_differs() {
         labels(&g, &[Field::Runtime], &[Field::Workers, Field::Size]),
         ["loka", "caf", "actix (workers=1)", "actix (workers=2)"]
     );
+}
+
+/// A loka run of `bench` under `policy` and execution mode `exec` that took `secs`.
+fn timed(bench: &str, policy: &str, exec: &str, secs: f64) -> Record {
+    let mut r = record(bench, "loka", policy, 2, 1e6 / secs);
+    r.exec = exec.into();
+    r
+}
+
+fn report_of(entries: Vec<Entry>, name: &str) -> String {
+    let loaded = Loaded {
+        entries,
+        ..Loaded::default()
+    };
+    let dir = std::env::temp_dir().join(format!("loka-report-{name}-{}", std::process::id()));
+    let written = write(&loaded, &machine(), &dir).unwrap();
+    let md = std::fs::read_to_string(&written.index).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    md
+}
+
+#[test]
+fn panini_improvement_is_relative_to_the_baseline_time() {
+    assert_eq!(suites::improvement(2.0, 1.0), Some(0.5));
+    assert_eq!(suites::improvement(1.0, 2.0), Some(-1.0));
+    assert_eq!(suites::improvement(0.0, 1.0), None);
+    assert_eq!(suites::improvement(1.0, f64::NAN), None);
+    // A loss that rounds to nothing shows no sign.
+    assert_eq!(suites::signed_percent(-0.001), "0%");
+    assert_eq!(suites::signed_percent(0.125), "+13%");
+    assert_eq!(suites::signed_percent(-0.3), "-30%");
+}
+
+#[test]
+fn panini_section_shows_the_three_modes_and_autos_improvement() {
+    let mut entries = Vec::new();
+    // bang: all-thread 0.4 s, all-task 0.2 s, auto 0.1 s (three runs each, medians exact).
+    for (exec, t) in [("all-thread", 0.4), ("all-task", 0.2), ("auto", 0.1)] {
+        for f in [0.99, 1.0, 1.01] {
+            entries.push(entry(
+                timed("panini-bang", "auto", exec, t * f),
+                Kind::Policies,
+            ));
+        }
+    }
+    // mbrot: no all-thread run; auto slower than all-task.
+    entries.push(entry(
+        timed("panini-mbrot", "auto", "all-task", 0.1),
+        Kind::Policies,
+    ));
+    entries.push(entry(
+        timed("panini-mbrot", "auto", "auto", 0.13),
+        Kind::Policies,
+    ));
+    // Another policy's all-task run is no baseline for auto on the default policy.
+    entries.push(entry(
+        timed("panini-mbrot", "cls", "all-task", 0.05),
+        Kind::Policies,
+    ));
+    // And a savina benchmark under the policy sweep: not in this section.
+    entries.push(entry(
+        timed("pingpong", "auto", "all-task", 0.1),
+        Kind::Policies,
+    ));
+    let md = report_of(entries, "panini");
+    let section = &md[md.find("## Execution policies (Panini)").expect(&md)..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    assert!(
+        section.contains(
+            "| panini-bang | actor-centric/auto, 2 workers | 0.4000 | 0.2000 | 0.1000 | +75% | +50% |"
+        ),
+        "{section}"
+    );
+    assert!(
+        section.contains(
+            "| panini-mbrot | actor-centric/auto, 2 workers | — | 0.1000 | 0.1300 | — | -30% |"
+        ),
+        "{section}"
+    );
+    assert!(!section.contains("pingpong"), "{section}");
+    // Averages: +75% over all-thread (bang alone), (50 − 30) / 2 = +10% over all-task.
+    assert!(
+        section.contains("**+75%** over `all-thread` (1 benchmark)")
+            && section.contains("**+10%** over `all-task` (2 benchmarks)"),
+        "{section}"
+    );
+    // The paper's figure is quoted as a reference, apart from ours.
+    assert!(
+        section.contains("Reference, not measured here") && section.contains("14 programs"),
+        "{section}"
+    );
+    // The policies section tells the modes apart.
+    assert!(md.contains("actor-centric/auto (exec=all-thread)"), "{md}");
+}
+
+#[test]
+fn lassi_section_shows_each_hint_variant_relative_to_ignorant() {
+    let mut entries = Vec::new();
+    let runs: [(&str, [f64; 4]); 3] = [
+        // ignorant, best, worst, random (seconds)
+        ("places", [0.2, 0.1, 0.3, 0.2]),
+        ("places:a", [0.4, 0.2, 0.8, 0.5]),
+        ("auto", [0.1, 0.1, 0.1, 0.1]),
+    ];
+    for (policy, times) in runs {
+        for (variant, t) in ["ignorant", "best", "worst", "random"].iter().zip(times) {
+            let mut r = timed(&format!("lassi-mergesort-{variant}"), policy, "all-task", t);
+            if policy.starts_with("places") {
+                r.telemetry["cross_place_steals"] =
+                    serde_json::json!(if *variant == "best" { 0 } else { 7 });
+            }
+            entries.push(entry(r, Kind::Policies));
+        }
+    }
+    // A policy that is neither `places` nor the default: not a row.
+    entries.push(entry(
+        timed("lassi-mergesort-best", "cls", "all-task", 0.3),
+        Kind::Policies,
+    ));
+    let md = report_of(entries, "lassi");
+    let section = &md[md.find("## Places (LASSI)").expect(&md)..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    for row in [
+        "| lassi-mergesort | actor-centric/places, 2 workers | 0.2000 | 0.50× | 1.50× | 1.00× |",
+        "| lassi-mergesort | actor-centric/places:a, 2 workers | 0.4000 | 0.50× | 2.00× | 1.25× |",
+        "| lassi-mergesort | actor-centric/auto, 2 workers (hints ignored) | 0.1000 | 1.00× | 1.00× | 1.00× |",
+        "| lassi-mergesort | actor-centric/places, 2 workers | 7 | 0 | 7 | 7 |",
+    ] {
+        assert!(section.contains(row), "missing {row:?} in\n{section}");
+    }
+    assert!(!section.contains("/cls"), "{section}");
+    assert!(section.contains("`cross_place_steals`"), "{section}");
+    // Rows in order: places, places:a, then the control.
+    let (b, a, c) = (
+        section.find("/places, 2").unwrap(),
+        section.find("/places:a, 2").unwrap(),
+        section.find("(hints ignored)").unwrap(),
+    );
+    assert!(b < a && a < c, "{section}");
+}
+
+#[test]
+fn suite_sections_render_only_with_their_runs() {
+    // The main fixture and the CLI's have neither Panini nor LASSI runs.
+    let md = report_of(input::parse(&fixture(), Path::new("f")).0, "no-suites");
+    assert!(!md.contains("## Execution policies (Panini)"), "{md}");
+    assert!(!md.contains("## Places (LASSI)"), "{md}");
+    // Panini runs in one mode only, LASSI runs under a policy without places: nothing to
+    // compare, no section.
+    let md = report_of(
+        vec![
+            entry(timed("panini-bang", "auto", "all-task", 0.1), Kind::Run),
+            entry(
+                timed("lassi-matmul-best", "cls", "all-task", 0.1),
+                Kind::Run,
+            ),
+            entry(
+                timed("lassi-matmul-ignorant", "cls", "all-task", 0.1),
+                Kind::Run,
+            ),
+        ],
+        "one-mode",
+    );
+    assert!(!md.contains("## Execution policies (Panini)"), "{md}");
+    assert!(!md.contains("## Places (LASSI)"), "{md}");
+    // LASSI runs without the counter (older records): the ratios, and a line saying so.
+    let md = report_of(
+        vec![
+            entry(
+                timed("lassi-matmul-ignorant", "places", "all-task", 0.2),
+                Kind::Run,
+            ),
+            entry(
+                timed("lassi-matmul-best", "places", "all-task", 0.1),
+                Kind::Run,
+            ),
+        ],
+        "no-steals",
+    );
+    assert!(md.contains("## Places (LASSI)"), "{md}");
+    assert!(
+        md.contains("| lassi-matmul | actor-centric/places, 2 workers | 0.2000 | 0.50× | — | — |"),
+        "{md}"
+    );
+    assert!(md.contains("No run counts `cross_place_steals`"), "{md}");
+    assert!(md.contains("has no runs here"), "{md}");
+}
+
+#[test]
+fn runtimes_show_a_peer_stopped_at_the_cap_as_too_slow() {
+    let compare = |r: Record| Entry {
+        command: Some("loka bench compare all --peer-cap 20".into()),
+        ..entry(r, Kind::Compare)
+    };
+    let stopped = |bench: &str| {
+        let mut r = record(bench, "actix", "default", 2, 1.0);
+        r.msgs_per_sec = 0.0;
+        r.seconds = 0.0;
+        r.verified = false;
+        r.stopped_after = Some(20.0);
+        compare(r)
+    };
+    let mut entries = Vec::new();
+    let mut stops = Vec::new();
+    for bench in ["pingpong", "fib"] {
+        for _ in 0..3 {
+            entries.push(compare(record(bench, "loka", "cls", 2, 2e7)));
+        }
+    }
+    // fib: two actix runs finished (10M, 5M), the third stopped: the median is the slower.
+    entries.push(compare(record("fib", "actix", "default", 2, 1e7)));
+    entries.push(compare(record("fib", "actix", "default", 2, 5e6)));
+    stops.push(stopped("fib"));
+    // pingpong: the first actix run stopped, the others skipped.
+    stops.push(stopped("pingpong"));
+    let loaded = Loaded {
+        entries,
+        stopped: stops,
+        ..Loaded::default()
+    };
+    let dir = std::env::temp_dir().join(format!("loka-report-cap-{}", std::process::id()));
+    let written = write(&loaded, &machine(), &dir).unwrap();
+    let md = std::fs::read_to_string(&written.index).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        md.contains("| bench | loka | actix |\n|---|---|---|\n| pingpong | 20.0M | too slow (> 20 s) |\n| fib | 20.0M | 5.00M ± (4.00×) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| fib | actix | 2 | 3 (1 stopped) | 5.00M ± | 5.00M – 10.0M |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| pingpong | actix | 2 | 1 (1 stopped) | too slow (> 20 s) | — | — | 0/0 | — |"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("--peer-cap"), "{md}");
+    // Nothing else takes the stopped runs' zeros: no problem is reported.
+    assert!(!md.contains("## Problems"), "{md}");
 }

@@ -9,7 +9,7 @@ pub struct SpawnOptions {
     /// A name for logs and failure reports.
     pub name: Option<String>,
     /// Start on the first message instead of right away: no activation is spent before the
-    /// first message arrives, and [`Actor::started`] runs just before that message.
+    /// first message arrives, and [`Actor::started`](crate::Actor::started) runs just before that message.
     pub lazy: bool,
     /// Where the actor is first placed.
     pub placement: Placement,
