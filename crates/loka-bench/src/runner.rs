@@ -53,6 +53,7 @@ pub fn run_once(
             ("dedicated_threads", stats.dedicated_threads),
             ("promoted_to_thread", stats.promoted_to_thread),
             ("monitor_cycles", stats.monitor_cycles),
+            ("mapped_online", stats.mapped_online),
             ("seq_demotions", stats.seq_demotions),
         ] {
             map.insert(key.to_owned(), value.into());

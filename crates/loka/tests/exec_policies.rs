@@ -226,9 +226,20 @@ fn monitor_and_seq_never_run_a_handler_concurrently_with_itself() {
         let stats = system.stats();
         assert!(stats.total.inline_runs > 0, "{policy}: never inline");
         if policy == ExecPolicy::Seq {
+            // Woken once from a dedicated thread, then once from a worker, each time idle: two
+            // owners, so it is demoted.
+            let from_thread = system.spawn_with(
+                Blaster(target.clone()),
+                SpawnOptions::new().exec(ExecPolicy::Thread),
+            );
+            let from_worker = system.spawn(Blaster(target.clone()));
+            for sender in [&from_thread, &from_worker, &from_thread] {
+                sender.send(1).unwrap();
+                system.run_until_idle();
+            }
             assert!(
-                stats.seq_demotions >= 1,
-                "woken from several workers: no single owner"
+                system.stats().seq_demotions >= 1,
+                "woken from two threads: no single owner"
             );
         }
     }
@@ -567,4 +578,23 @@ fn an_unknown_place_is_a_typed_error_and_spawns_nothing() {
     assert!(system
         .try_spawn_with(WhereAmI, SpawnOptions::new().place(0))
         .is_ok());
+}
+
+#[test]
+fn auto_measures_an_undeclared_leaf_and_runs_it_inline() {
+    // Under auto, the undeclared leaf (no sends, short handlers) is measured on the workers and
+    // mapped (LowCPU → monitor): later batches run inside the feeder's handler.
+    let (inline, seen, stats) = feed(None, ExecMode::Auto);
+    assert_eq!(seen, 1000);
+    assert!(stats.mapped_online >= 1, "nothing was mapped online");
+    assert!(
+        inline > 0 && stats.total.inline_runs > 0,
+        "the mapped leaf never ran inline"
+    );
+    // Under all-task nothing is measured.
+    let (_, _, stats) = feed(None, ExecMode::AllTask);
+    assert_eq!(stats.mapped_online, 0);
+    // A type that names its characteristics is not re-measured.
+    let (_, _, stats) = feed(Some(ExecPolicy::Task), ExecMode::Auto);
+    assert_eq!(stats.mapped_online, 0);
 }

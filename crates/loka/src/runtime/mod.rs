@@ -304,16 +304,23 @@ impl Runtime {
     }
 
     /// The execution policy of a new actor: the explicit one, else the system's mode's choice
-    /// for its declared characteristics; always `task` under engines that run nothing else.
+    /// for its declared characteristics; always `task` under engines that run nothing else. And
+    /// whether to measure the actor and map it online (`auto`, nothing named or declared).
     pub(crate) fn exec_policy_of(
         &self,
         explicit: Option<crate::exec_policy::ExecPolicy>,
         declared: Option<&crate::exec_policy::Characteristics>,
-    ) -> crate::exec_policy::ExecPolicy {
+    ) -> (crate::exec_policy::ExecPolicy, bool) {
         if !self.exec_policies {
-            return crate::exec_policy::ExecPolicy::Task;
+            return (crate::exec_policy::ExecPolicy::Task, false);
         }
-        explicit.unwrap_or_else(|| self.shared.config.exec.policy_for(declared))
+        let mode = self.shared.config.exec;
+        let watched =
+            mode == crate::exec_policy::ExecMode::Auto && explicit.is_none() && declared.is_none();
+        (
+            explicit.unwrap_or_else(|| mode.policy_for(declared)),
+            watched,
+        )
     }
 
     /// A send made `task` runnable: hand it to whoever runs it under its execution policy (the

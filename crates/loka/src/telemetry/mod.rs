@@ -210,6 +210,8 @@ worker_counters! {
     cross_place_steals,
     /// Execution policies: activations run inline on the sending thread (`monitor`, `seq`).
     inline_runs,
+    /// Execution policies: messages handled by those inline runs (included in `messages`).
+    inline_messages,
     /// Execution policies: inline runs refused because the inline chain on this thread was
     /// already at its cap; the actor was queued instead.
     inline_depth_fallbacks,
@@ -250,9 +252,12 @@ pub struct Stats {
     /// Execution policies: actors promoted to `thread` because they were caught blocking a worker
     /// (`exec = "auto"`).
     pub promoted_to_thread: u64,
-    /// Execution policies: `monitor`/`seq` actors set back to `task` because a send closed a
-    /// cycle of inline runs on one thread.
+    /// Execution policies: sends from an inline run to an actor further down the same inline
+    /// chain (a cycle): queued, handled as a task message, never by re-entering the handler.
     pub monitor_cycles: u64,
+    /// Execution policies: undeclared actors whose characteristics were measured under `auto`
+    /// and that the heuristics moved off `task`.
+    pub mapped_online: u64,
     /// Execution policies: `seq` actors demoted to `monitor` because wake-ups came from a second
     /// thread.
     pub seq_demotions: u64,
@@ -386,6 +391,7 @@ impl Counters {
             dedicated_threads: system.dedicated_threads.get(),
             promoted_to_thread: system.promoted_to_thread.get(),
             monitor_cycles: system.monitor_cycles.get(),
+            mapped_online: system.mapped_online.get(),
             seq_demotions: system.seq_demotions.get(),
             workers,
             total,
@@ -407,6 +413,7 @@ pub(crate) struct SystemCounters {
     pub(crate) promoted_to_thread: Counter,
     pub(crate) monitor_cycles: Counter,
     pub(crate) seq_demotions: Counter,
+    pub(crate) mapped_online: Counter,
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use crate::engine::choices::{Routing, Victims};
 use crate::engine::placement;
 use crate::policy::cls::Cls;
 use crate::policy::{lgs, Route};
-use crate::runtime::exec_policy::{blocking, dedicated};
+use crate::runtime::exec_policy::{blocking, dedicated, online};
 use crate::runtime::{Exec, RunOutcome, TaskRef};
 use crate::telemetry::{WorkerCounters, MAX_LEVELS};
 use std::cell::Cell;
@@ -45,6 +45,8 @@ pub(super) struct Worker {
     since_balance: Cell<u64>,
     /// `exec = "auto"`: time activations to catch actors that block (runtime/exec_policy/blocking.rs).
     watch_blocking: bool,
+    /// `exec = "auto"`: figures of the undeclared actors run here (runtime/exec_policy/online.rs).
+    online: std::cell::RefCell<online::Watch>,
 }
 
 impl Worker {
@@ -75,6 +77,7 @@ impl Worker {
             level_of,
             since_balance: Cell::new(0),
             watch_blocking: config.exec == crate::exec_policy::ExecMode::Auto,
+            online: Default::default(),
             engine,
         }
     }
@@ -195,13 +198,10 @@ impl Worker {
         }
         self.account_locality(task);
         let outcome = if self.watch_blocking {
-            // SAFETY: as below.
-            match unsafe { blocking::run_watched(task, &self.exec) } {
-                (RunOutcome::Requeue | RunOutcome::Waiting, true) => {
-                    // Promoted with work left: its own thread goes on with it.
-                    return dedicated::hand_over(self.exec.runtime(), task);
-                }
-                (outcome, _) => outcome,
+            match self.run_auto(task) {
+                Some(outcome) => outcome,
+                // Promoted to `thread` with work left: its own thread goes on with it.
+                None => return dedicated::hand_over(self.exec.runtime(), task),
             }
         } else {
             // SAFETY: the task came out of a run queue (or the next slot) of this system, so this
@@ -213,6 +213,55 @@ impl Worker {
             RunOutcome::Requeue => self.requeue(task, false),
             RunOutcome::Waiting => self.requeue(task, true),
         }
+    }
+
+    /// An activation under `exec = "auto"`: timed to catch blocking (`blocking.rs`), and measured
+    /// while the actor's characteristics are still unknown (`online.rs`). `None`: the actor was
+    /// promoted to `thread` and still has work, which its thread must take over.
+    fn run_auto(&self, task: TaskRef) -> Option<RunOutcome> {
+        let watched = task.header().exec.is_watched();
+        let id = task.header().id;
+        let counters = self.counters();
+        let own = |c: &crate::telemetry::WorkerCounters| c.messages.get() - c.inline_messages.get();
+        let (messages, wakes) = (own(counters), self.wakes());
+        // SAFETY: the task came out of a run queue (or the next slot) of this system, so this
+        // worker holds its schedule.
+        let (outcome, promoted, wall) = unsafe { blocking::run_watched(task, &self.exec) };
+        if promoted {
+            return match outcome {
+                RunOutcome::Requeue | RunOutcome::Waiting => None,
+                other => Some(other),
+            };
+        }
+        if watched && outcome != RunOutcome::Stopped {
+            // Its own messages: those its sends ran inline are the receivers'.
+            let handled = own(counters) - messages;
+            let caused = self.wakes() - wakes;
+            let measured = self.online.borrow_mut().observe(id, handled, caused, wall);
+            if let Some(characteristics) = measured {
+                let slot = &task.header().exec;
+                slot.unwatch();
+                let policy = online::policy(&characteristics);
+                if policy != crate::exec_policy::ExecPolicy::Task {
+                    slot.set_policy(policy);
+                    let system = &self.engine.shared.counters.system;
+                    system.mapped_online.add_shared(1);
+                    tracing::debug!(actor = %id, ?characteristics, %policy, "execution policy measured and mapped");
+                    if policy == crate::exec_policy::ExecPolicy::Thread
+                        && matches!(outcome, RunOutcome::Requeue | RunOutcome::Waiting)
+                    {
+                        return None;
+                    }
+                }
+            }
+        }
+        Some(outcome)
+    }
+
+    /// Wake-ups this worker's activations caused so far: actors routed from here, and actors run
+    /// inline here.
+    fn wakes(&self) -> u64 {
+        u64::from(self.sample_tick.get()) + self.counters().inline_runs.get()
     }
 
     /// An actor that used its budget (or stopped at a half-written message: `waiting`) and is

@@ -190,10 +190,11 @@ pub(crate) fn spawn<B: Behavior>(
     });
     // SAFETY: the cell was just made; no other thread can see it yet.
     unsafe { runtime.scheduler().init_task(&cell.header, &options, from) };
-    cell.header.exec.init(runtime.exec_policy_of(
+    let (policy, watched) = runtime.exec_policy_of(
         options.exec.or_else(B::exec_policy),
         B::characteristics().as_ref(),
-    ));
+    );
+    cell.header.exec.init(policy, watched);
     if let Some(name) = &options.name {
         shared.name(id, name);
     }

@@ -15,7 +15,6 @@
 
 use super::super::{Exec, RunOutcome, TaskRef};
 use crate::exec_policy::ExecPolicy;
-use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 /// An activation this long is worth a closer look: far above any message's cost (a message
@@ -26,14 +25,15 @@ pub(crate) const LONG: Duration = Duration::from_millis(2);
 /// The part of a long activation that must be off the CPU for it to count as blocking.
 const OFF_CPU_SHARE: u32 = 4;
 
-/// Runs one activation of `task` on a worker, timed; returns its outcome and whether the actor
-/// was promoted to `thread` (then a `Requeue`/`Waiting` outcome must go to its thread).
+/// Runs one activation of `task` on a worker, timed; returns its outcome, whether the actor was
+/// promoted to `thread` (then a `Requeue`/`Waiting` outcome must go to its thread), and its wall
+/// time.
 ///
 /// # Safety
 /// As [`TaskRef::run`]: the caller holds the schedule.
-pub(crate) unsafe fn run_watched(task: TaskRef, exec: &Exec) -> (RunOutcome, bool) {
+pub(crate) unsafe fn run_watched(task: TaskRef, exec: &Exec) -> (RunOutcome, bool, Duration) {
     let slot = &task.header().exec;
-    let suspect = slot.suspect.load(Relaxed) != 0;
+    let suspect = slot.flag(super::SUSPECT);
     let cpu_before = if suspect { thread_cpu() } else { None };
     let start = Instant::now();
     // SAFETY: forwarded contract.
@@ -41,19 +41,19 @@ pub(crate) unsafe fn run_watched(task: TaskRef, exec: &Exec) -> (RunOutcome, boo
     let wall = start.elapsed();
     if outcome == RunOutcome::Stopped || slot.policy() != ExecPolicy::Task {
         // Gone (the slot may be freed), or not a task any more.
-        return (outcome, false);
+        return (outcome, false, wall);
     }
     if wall < LONG {
         if suspect {
-            slot.suspect.store(0, Relaxed);
+            slot.set_flag(super::SUSPECT, false);
         }
-        return (outcome, false);
+        return (outcome, false, wall);
     }
     let Some(cpu_before) = cpu_before else {
-        slot.suspect.store(1, Relaxed);
-        return (outcome, false);
+        slot.set_flag(super::SUSPECT, true);
+        return (outcome, false, wall);
     };
-    slot.suspect.store(0, Relaxed);
+    slot.set_flag(super::SUSPECT, false);
     let cpu = thread_cpu().map_or(wall, |after| after.saturating_sub(cpu_before));
     if cpu * OFF_CPU_SHARE < wall {
         slot.set_policy(ExecPolicy::Thread);
@@ -64,9 +64,9 @@ pub(crate) unsafe fn run_watched(task: TaskRef, exec: &Exec) -> (RunOutcome, boo
             .promoted_to_thread
             .add_shared(1);
         tracing::debug!(actor = %task.header().id, ?wall, ?cpu, "actor blocked a worker: promoted to its own thread");
-        return (outcome, true);
+        return (outcome, true, wall);
     }
-    (outcome, false)
+    (outcome, false, wall)
 }
 
 /// CPU time this thread has used (`None` where the clock is not available).

@@ -125,11 +125,20 @@ pub(crate) fn run_or_queue(runtime: &Arc<Runtime>, task: TaskRef, policy: ExecPo
         c.set(chain);
     });
     DEPTH.with(|d| d.set(depth + 1));
-    exec.counters().inline_runs.bump(1);
+    let counters = exec.counters();
+    counters.inline_runs.bump(1);
+    let messages = counters.messages.get();
     // SAFETY: the caller holds the schedule (it made the actor runnable), and a scheduled actor
     // is alive.
     let outcome = unsafe { task.run(exec) };
     DEPTH.with(|d| d.set(depth));
+    if depth == 0 {
+        // Messages handled inline (nested runs included, counted once, at the outermost run):
+        // `auto`'s measurement takes them off the sender's own.
+        counters
+            .inline_messages
+            .bump(counters.messages.get().wrapping_sub(messages));
+    }
     match outcome {
         RunOutcome::Idle | RunOutcome::Stopped => {}
         // Still scheduled, with messages left: a worker goes on with it.

@@ -6,6 +6,7 @@
 //! | `dedicated.rs` | `thread`: a dedicated OS thread per actor, its hand-over protocol, quiescence and shutdown |
 //! | `inline.rs` | `monitor` and `seq`: running an idle actor on the sending thread, the depth cap, cycles |
 //! | `blocking.rs` | `exec = "auto"`: catching an actor that blocks a worker, and promoting it to `thread` |
+//! | `online.rs` | `exec = "auto"`: the characteristics of an undeclared actor, measured, and its policy mapped |
 //!
 //! Every policy keeps the mailbox protocol: whoever makes an actor runnable (the send that finds
 //! it idle) holds its *schedule* and is the only one who may run it or hand it on. A `task` actor
@@ -18,6 +19,7 @@ pub(crate) mod dedicated;
 pub(crate) mod inline;
 #[cfg(all(test, loom))]
 mod loom_tests;
+pub(crate) mod online;
 
 use super::{Runtime, TaskRef};
 use crate::exec_policy::ExecPolicy;
@@ -33,8 +35,10 @@ use std::sync::Arc;
 /// schedule, with `Release`; readers `Acquire` it.
 pub(crate) struct ExecSlot {
     policy: AtomicU8,
-    /// `blocking.rs`: the last activation was long; measure the next one's CPU time.
-    suspect: AtomicU8,
+    /// `blocking.rs`: the last activation was long; measure the next one's CPU time
+    /// (`SUSPECT`); `online.rs`: the actor declared nothing and its policy is still to be
+    /// measured (`WATCHED`).
+    flags: AtomicU8,
     /// `seq`: the tag of the thread that first woke the actor (0: none yet).
     owner: AtomicU32,
     /// `thread`: the dedicated thread (an `Arc` leaked into the slot, released on drop).
@@ -45,15 +49,39 @@ impl ExecSlot {
     pub(crate) const fn new() -> Self {
         ExecSlot {
             policy: AtomicU8::new(0),
-            suspect: AtomicU8::new(0),
+            flags: AtomicU8::new(0),
             owner: AtomicU32::new(0),
             thread: AtomicPtr::new(std::ptr::null_mut()),
         }
     }
 
-    /// Sets the policy chosen at spawn.
-    pub(crate) fn init(&self, policy: ExecPolicy) {
+    /// Sets the policy chosen at spawn; `watched`: measure the actor and map it online.
+    pub(crate) fn init(&self, policy: ExecPolicy, watched: bool) {
         self.policy.store(policy.to_u8(), Relaxed);
+        self.flags.store(if watched { WATCHED } else { 0 }, Relaxed);
+    }
+
+    fn flag(&self, flag: u8) -> bool {
+        self.flags.load(Relaxed) & flag != 0
+    }
+
+    /// Sets or clears a flag (only the holder of the schedule writes the flags).
+    fn set_flag(&self, flag: u8, on: bool) {
+        let old = self.flags.load(Relaxed);
+        let new = if on { old | flag } else { old & !flag };
+        if new != old {
+            self.flags.store(new, Relaxed);
+        }
+    }
+
+    /// Whether the actor's characteristics are still being measured (`online.rs`).
+    pub(crate) fn is_watched(&self) -> bool {
+        self.flag(WATCHED)
+    }
+
+    /// The measurement is over.
+    pub(crate) fn unwatch(&self) {
+        self.set_flag(WATCHED, false);
     }
 
     /// The actor's policy now.
@@ -80,6 +108,11 @@ impl ExecSlot {
         debug_assert!(old.is_null(), "a thread actor gets one dedicated thread");
     }
 }
+
+/// `ExecSlot::flags`: the last activation was long (`blocking.rs`).
+const SUSPECT: u8 = 1;
+/// `ExecSlot::flags`: measured online (`online.rs`).
+const WATCHED: u8 = 2;
 
 impl Drop for ExecSlot {
     fn drop(&mut self) {
@@ -128,6 +161,11 @@ mod tests {
             slot.set_policy(p);
             assert_eq!(slot.policy(), p);
         }
+        slot.init(ExecPolicy::Task, true);
+        assert!(slot.is_watched());
+        slot.set_flag(SUSPECT, true);
+        slot.unwatch();
+        assert!(!slot.is_watched() && slot.flag(SUSPECT));
     }
 
     #[test]
