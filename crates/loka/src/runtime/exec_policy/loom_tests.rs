@@ -10,12 +10,15 @@ use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 /// Two hand-overs while the dedicated thread runs and waits: it takes both, never sleeps with a
 /// hand-over pending (loom reports the deadlock), and sees each message queued before its
 /// hand-over.
-/// Hand-overs per model. With 2, loom 0.7.2 reports a deadlock in which the dedicated thread,
-/// made runnable by the second `unpark`, loads the flag as it was *before* the unparker's store —
-/// which std's park/unpark synchronisation rules out ("memory operations performed before a call
-/// to unpark are made visible to the thread that consumes the token"). Not understood yet
-/// (docs/decisions.md §20); the protocol is the usual flag-then-park loop, and the guarantee
-/// suite runs it under `all-thread` with millions of hand-overs.
+/// Hand-overs per model. With 2, loom 0.7.2 reports a deadlock (even with every access SeqCst).
+/// Traced: both hand-overs and both unparks happen before the dedicated thread first runs; its
+/// first `take` reads the first hand-over's flag and the count as 1, its next loads read the flag
+/// as cleared even after `park` returns on the stored unpark token. Under std, `park` returning
+/// on a token synchronises with the `unpark` that left it ("memory operations performed before a
+/// call to unpark are made visible to the thread that consumes the token"), so the second
+/// hand-over's store is visible there and the thread takes it; loom's model does not carry the
+/// unparker's history into a thread unparked before it started. Kept at 1 until that is settled
+/// (docs/decisions.md §20); the guarantee suite runs the protocol under `all-thread`.
 const N: u32 = 1;
 
 #[test]
