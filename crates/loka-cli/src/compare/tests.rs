@@ -1,0 +1,256 @@
+use super::*;
+
+fn record(runtime: &str, msgs: f64, verified: bool) -> Record {
+    Record {
+        runtime: runtime.into(),
+        bench: "pingpong".into(),
+        engine: "e".into(),
+        policy: "p".into(),
+        exec: "all-task".into(),
+        topology: "host".into(),
+        workers: 2,
+        size: "quick".into(),
+        messages: 1000,
+        seconds: 1000.0 / msgs,
+        msgs_per_sec: msgs,
+        verified,
+        telemetry: serde_json::json!({}),
+        repeat: 0,
+        virtual_seconds: None,
+        host_seconds: None,
+        stopped_after: None,
+    }
+}
+
+#[test]
+fn medians_ranges_and_ratios() {
+    let loka = summarize(
+        "loka",
+        &[
+            record("loka", 30.0, true),
+            record("loka", 10.0, true),
+            record("loka", 20.0, true),
+        ],
+    )
+    .unwrap();
+    let caf = summarize(
+        "caf",
+        &[
+            record("caf", 5.0, true),
+            record("caf", 15.0, false),
+            record("caf", 10.0, true),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        (loka.msgs.median, loka.msgs.min, loka.msgs.max),
+        (20.0, 10.0, 30.0)
+    );
+    assert_eq!(loka.representative.msgs_per_sec, 20.0);
+    assert_eq!(loka.seconds_median, 50.0);
+    assert_eq!(loka_over(&loka, &caf), Some(2.0));
+    assert_eq!(loka_over(&loka, &loka), Some(1.0));
+    assert_eq!(caf.verified, 2);
+
+    let json = summary_json(&caf, Some(2.0));
+    assert_eq!(json["runtime"], "caf");
+    assert_eq!(json["msgs_per_sec_median"], 10.0);
+    assert_eq!(json["msgs_per_sec_min"], 5.0);
+    assert_eq!(json["loka_over_runtime"], 2.0);
+    assert_eq!(json["verified"], false);
+    for key in [
+        "bench",
+        "engine",
+        "policy",
+        "topology",
+        "workers",
+        "size",
+        "messages",
+        "seconds",
+        "msgs_per_sec",
+        "telemetry",
+    ] {
+        assert!(json.get(key).is_some(), "{key}");
+    }
+    assert_eq!(json["noisy"], true);
+    assert_eq!(json["msgs_per_sec_spread"], 1.0);
+    let row = table_row("pingpong", &caf, Some(2.0));
+    assert!(
+        row.contains("2.00×") && row.contains("NOT VERIFIED (2/3)"),
+        "{row}"
+    );
+    assert!(table_row("pingpong", &loka, Some(1.0)).contains('—'));
+    assert!(summarize("x", &[]).is_none());
+}
+
+#[test]
+fn a_median_with_a_spread_over_ten_percent_is_flagged_in_the_table() {
+    let runs = |msgs: [f64; 3]| {
+        let records: Vec<Record> = msgs.iter().map(|&m| record("caf", m, true)).collect();
+        summarize("caf", &records).unwrap()
+    };
+    // Median 100M: 95M–104M is a 9% spread, 94M–105M an 11% one.
+    let calm = table_row("pingpong", &runs([95e6, 100e6, 104e6]), Some(1.0));
+    let noisy = table_row("pingpong", &runs([94e6, 100e6, 105e6]), Some(1.0));
+    assert!(!calm.contains('±'), "{calm}");
+    assert!(noisy.contains("100M ±"), "{noisy}");
+    // The columns stay aligned: the flag fits in the median column.
+    assert_eq!(calm.chars().count(), noisy.chars().count());
+    assert_eq!(table_header().chars().count(), noisy.chars().count());
+    assert!(NOISY_NOTE.starts_with('±') && NOISY_NOTE.contains("10%"));
+}
+
+fn stopped(cap: f64) -> Record {
+    let peer = Peer {
+        name: "actix".into(),
+        binary: "peer-actix".into(),
+        threads: 2,
+    };
+    stopped_record(
+        &peer,
+        "pingpong",
+        Size::Quick,
+        "arbiters",
+        Duration::from_secs_f64(cap),
+    )
+}
+
+#[test]
+fn runs_stopped_at_the_cap_count_as_slower_than_every_finished_one() {
+    let loka = summarize("loka", &[record("loka", 40.0, true)]).unwrap();
+    // Three runs, the last stopped: the median is the slower finished run.
+    let two_of_three = summarize(
+        "actix",
+        &[
+            record("actix", 20.0, true),
+            record("actix", 10.0, true),
+            stopped(20.0),
+        ],
+    )
+    .unwrap();
+    assert_eq!((two_of_three.msgs.n, two_of_three.stopped), (2, 1));
+    assert_eq!(two_of_three.median, Some(10.0));
+    assert_eq!(loka_over(&loka, &two_of_three), Some(4.0));
+    let row = table_row("pingpong", &two_of_three, Some(4.0));
+    assert!(
+        row.contains("4.00×") && row.contains("1 of 3 run(s) stopped after 20 s"),
+        "{row}"
+    );
+    assert!(!row.contains("too slow"), "{row}");
+    // The first run stopped: nothing else ran, too slow to tell.
+    let all_stopped = summarize("actix", &[stopped(20.0)]).unwrap();
+    assert_eq!(all_stopped.median, None);
+    assert_eq!(loka_over(&loka, &all_stopped), None);
+    let row = table_row("pingpong", &all_stopped, None);
+    assert!(
+        row.contains("too slow") && row.contains("(> 20 s)") && !row.contains("NOT VERIFIED"),
+        "{row}"
+    );
+    assert_eq!(
+        table_header().chars().count(),
+        row.find("  1 of 1")
+            .map(|i| row[..i].chars().count())
+            .unwrap()
+    );
+    // One finished, then one stopped: half the sample unknown, too slow to tell.
+    let half = summarize("actix", &[record("actix", 30.0, true), stopped(20.0)]).unwrap();
+    assert_eq!(half.median, None);
+    let json = summary_json(&half, None);
+    assert_eq!(json["msgs_per_sec_median"], serde_json::Value::Null);
+    assert_eq!(json["stopped_runs"], 1);
+    assert_eq!(json["stopped_after"], 20.0);
+    assert_eq!(json["runs"], 2);
+    assert_eq!(json["verified"], false);
+    // The record of a stopped run says so, and holds no measurement.
+    let r = stopped(20.0);
+    assert_eq!((r.msgs_per_sec, r.seconds, r.messages), (0.0, 0.0, 0));
+    assert_eq!((r.exec.as_str(), r.workers), ("default", 2));
+}
+
+#[test]
+fn a_repetition_starts_only_when_it_should_end_within_the_cap() {
+    let s = Duration::from_secs;
+    // No cap: always.
+    assert!(next_run_fits(None, s(1000), s(500)));
+    // 30 s cap: 4-s runs repeat; after one 25-s run a second would end at 50 s.
+    assert!(next_run_fits(Some(s(30)), s(0), s(0)));
+    assert!(next_run_fits(Some(s(30)), s(8), s(4)));
+    assert!(next_run_fits(Some(s(30)), s(24), s(6)));
+    assert!(!next_run_fits(Some(s(30)), s(25), s(25)));
+    assert!(!next_run_fits(Some(s(30)), s(24), s(12)));
+}
+
+/// A peer that never finishes is stopped at the cap, well before the timeout.
+#[cfg(unix)]
+#[test]
+fn a_peer_run_past_the_cap_is_stopped_as_too_slow() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("loka-cap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary = dir.join("peer-sleepy");
+    std::fs::write(&binary, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let peer = Peer {
+        name: "sleepy".into(),
+        binary,
+        threads: 2,
+    };
+    let start = Instant::now();
+    let outcome = run_peer(
+        &peer,
+        "pingpong",
+        Size::Quick,
+        Duration::from_secs(60),
+        Some(Duration::from_millis(300)),
+    );
+    assert!(
+        matches!(outcome, PeerOutcome::Stopped(d) if d == Duration::from_millis(300)),
+        "{outcome:?}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+    // Without a cap shorter than the timeout, the timeout decides: a failure.
+    let outcome = run_peer(
+        &peer,
+        "pingpong",
+        Size::Quick,
+        Duration::from_millis(300),
+        Some(Duration::from_secs(5)),
+    );
+    assert!(
+        matches!(&outcome, PeerOutcome::Failed(t) if t.contains("--timeout")),
+        "{outcome:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn peer_names_are_checked_up_front() {
+    assert_eq!(validate_peers(None).unwrap(), PEERS);
+    let some = validate_peers(Some(&["caf".into(), "ractor".into(), "caf".into()])).unwrap();
+    assert_eq!(some, ["caf", "ractor"]);
+    assert!(validate_peers(Some(&["none".into()])).unwrap().is_empty());
+    let err = validate_peers(Some(&["caf".into(), "akka".into()]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`akka`") && err.contains("actix-1thread"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_peer_build_says_how_to_build_it() {
+    let dir = Path::new("/nonexistent-peers");
+    let err = locate("kameo", dir, 2).unwrap_err();
+    assert!(
+        err.contains("peer-kameo") && err.contains("make peers"),
+        "{err}"
+    );
+    let err = locate("caf", dir, 2).unwrap_err();
+    assert!(err.contains("peer-caf") && err.contains("cmake"), "{err}");
+    assert!(peers_dir(Some(dir)).unwrap_err().contains("run-peers.sh"));
+}
