@@ -42,6 +42,9 @@ pub fn run_once(
         for (key, value) in [
             ("actors_spawned", stats.actors_spawned),
             ("dead_letters", stats.dead_letters),
+            // Bounded mailboxes (docs/bounded-mailboxes.md).
+            ("mailbox_full", stats.mailbox_full),
+            ("overflow_dropped", stats.overflow_dropped),
             ("panics", stats.panics),
             ("unparks", stats.unparks),
             ("external_sends", stats.external_sends),

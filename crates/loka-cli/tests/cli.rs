@@ -303,3 +303,23 @@ fn unknown_engine_in_the_environment_names_the_variable() {
     );
     assert_one_line_error(&out, "LOKA_ENGINE", &["LOKA_ENGINE", "warp-drive"]);
 }
+
+#[test]
+fn an_unreadable_cost_file_is_one_line_with_its_reason_once() {
+    let path = "/nonexistent/loka-cost.txt";
+    let cause = std::fs::read_to_string(path).unwrap_err().to_string();
+    let out = loka_with_env(
+        &["topo", "--topology", "preset:ring-4x2", "--cost", path],
+        &[("RUST_BACKTRACE", "1")],
+    );
+    assert_one_line_error(&out, "missing cost file", &[path, &cause]);
+    let (_, stderr) = text(&out);
+    assert_eq!(stderr.matches(&cause).count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_machine_beyond_the_pu_limit_is_one_line_naming_it_and_its_count() {
+    let spec = "synthetic:pack:1000 pu:1000";
+    let out = loka_with_env(&["topo", "--topology", spec], &[("RUST_BACKTRACE", "1")]);
+    assert_one_line_error(&out, spec, &[spec, "1000000 PUs", "at most 4096"]);
+}

@@ -7,6 +7,9 @@ use std::path::PathBuf;
 ///
 /// Every variant names the offending input: the topology spec string, the file
 /// path, the line and column of a matrix entry, or the value that was rejected.
+/// Its message is complete in itself (an I/O failure's cause included), and no
+/// variant repeats that cause as its [`source`](std::error::Error::source): a
+/// printer that walks the chain (`anyhow`'s `{:#}`) shows each cause once.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TopologyError {
@@ -67,13 +70,13 @@ pub enum TopologyError {
         reason: String,
     },
     /// A matrix file (cost or distances) could not be read.
-    #[error("cannot read `{}`: {source}", path.display())]
+    #[error("cannot read `{}`: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        /// The I/O error (in the message; not the error's `source`, which would
+        /// print it twice).
+        error: std::io::Error,
     },
     /// A matrix entry is not a usable number, or the matrix is malformed at a
     /// given place. `line` and `column` are 1-based; `column` counts entries
@@ -108,6 +111,19 @@ pub enum TopologyError {
         topology: String,
         /// The topology's PU count.
         pus: usize,
+    },
+    /// The topology has more PUs than loka supports ([`Topology::MAX_PUS`]).
+    ///
+    /// [`Topology::MAX_PUS`]: crate::Topology::MAX_PUS
+    #[error("topology `{topology}` has {pus} PUs; at most {max} are supported")]
+    TooManyPus {
+        /// The topology's spec string.
+        topology: String,
+        /// Its PU count (saturated at `usize::MAX` for a synthetic description
+        /// whose arities multiply to more).
+        pus: usize,
+        /// The limit, [`Topology::MAX_PUS`](crate::Topology::MAX_PUS).
+        max: usize,
     },
     /// More workers were requested than the topology has PUs.
     #[error("{workers} workers requested but topology `{topology}` has only {pus} PUs")]

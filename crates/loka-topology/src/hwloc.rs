@@ -18,7 +18,7 @@ use crate::error::TopologyError;
 use crate::matrix::{self, ParsedMatrix};
 use crate::model::{Level, NumaDistances, RawObject, Topology};
 use crate::presets;
-use crate::spec::{split_synthetic, InlineDistances, TopologySpec};
+use crate::spec::{split_synthetic, synthetic_pus, InlineDistances, TopologySpec};
 
 type HwTopology = hwlocality::Topology;
 
@@ -75,9 +75,23 @@ fn object_size(obj: &TopologyObject) -> Option<u64> {
     }
 }
 
-/// Converts hwloc's tree into the model (without distances).
-fn convert(hw: &HwTopology, spec: TopologySpec, real: bool) -> Topology {
+/// [`TopologyError::TooManyPus`] if `pus` exceeds [`Topology::MAX_PUS`].
+fn check_pus(pus: usize, spec: &TopologySpec) -> Result<(), TopologyError> {
+    if pus > Topology::MAX_PUS {
+        return Err(TopologyError::TooManyPus {
+            topology: spec.to_string(),
+            pus,
+            max: Topology::MAX_PUS,
+        });
+    }
+    Ok(())
+}
+
+/// Converts hwloc's tree into the model (without distances); refuses more than
+/// [`Topology::MAX_PUS`] PUs.
+fn convert(hw: &HwTopology, spec: TopologySpec, real: bool) -> Result<Topology, TopologyError> {
     let pus: Vec<&TopologyObject> = hw.objects_with_type(ObjectType::PU).collect();
+    check_pus(pus.len(), &spec)?;
     let pu_os: Vec<usize> = pus
         .iter()
         .enumerate()
@@ -120,7 +134,7 @@ fn convert(hw: &HwTopology, spec: TopologySpec, real: bool) -> Topology {
     if root_mem > 0 {
         topo.objects[0].size = Some(root_mem);
     }
-    topo
+    Ok(topo)
 }
 
 /// The NUMA distance matrix hwloc knows, in the model's NUMA order. Latency-like
@@ -197,7 +211,9 @@ impl Topology {
     /// - `xml:FILE`: hwloc reads its own XML export, distances included.
     ///
     /// # Errors
-    /// A [`TopologyError`] that names the spec, file, line and column at fault.
+    /// A [`TopologyError`] that names the spec, file, line and column at fault;
+    /// [`TopologyError::TooManyPus`] for a machine of more than
+    /// [`MAX_PUS`](Topology::MAX_PUS) PUs.
     pub fn load(spec: &TopologySpec) -> Result<Topology, TopologyError> {
         match spec {
             TopologySpec::Host => Self::load_host(),
@@ -210,7 +226,7 @@ impl Topology {
     fn load_host() -> Result<Topology, TopologyError> {
         let hw = guarded(|| HwTopology::new().map_err(|e| e.to_string()))
             .map_err(|reason| TopologyError::Host { reason })?;
-        let mut topo = convert(&hw, TopologySpec::Host, true);
+        let mut topo = convert(&hw, TopologySpec::Host, true)?;
         // A broken firmware table must not make the machine unusable: drop it.
         if let Some(Ok(d)) = hwloc_distances(&hw, &topo, "host") {
             topo.distances = Some(d);
@@ -227,7 +243,7 @@ impl Topology {
         };
         let hw = hwloc_synthetic(&preset.synthetic)
             .map_err(|r| broken(format!("`{}`: {r}", preset.synthetic)))?;
-        let mut topo = convert(&hw, TopologySpec::Preset(preset.name.to_owned()), false);
+        let mut topo = convert(&hw, TopologySpec::Preset(preset.name.to_owned()), false)?;
         topo.description = Some(preset.description.clone());
         if let Some(m) = &preset.distances {
             let input = format!("preset `{}`", preset.name);
@@ -240,11 +256,15 @@ impl Topology {
 
     fn load_synthetic(full: &str) -> Result<Topology, TopologyError> {
         let (desc, dist) = split_synthetic(full)?;
+        let spec = TopologySpec::Synthetic(full.to_owned());
+        if let Some(pus) = synthetic_pus(&desc) {
+            check_pus(pus, &spec)?;
+        }
         let hw = hwloc_synthetic(&desc).map_err(|reason| TopologyError::Synthetic {
             desc: desc.clone(),
             reason,
         })?;
-        let mut topo = convert(&hw, TopologySpec::Synthetic(full.to_owned()), false);
+        let mut topo = convert(&hw, spec, false)?;
         match dist {
             None => {}
             Some(InlineDistances::Rows(rows)) => {
@@ -254,9 +274,9 @@ impl Topology {
                 topo.set_distances(distances_from_parsed(&m, &input)?)?;
             }
             Some(InlineDistances::File(path)) => {
-                let text = std::fs::read_to_string(&path).map_err(|source| TopologyError::Io {
+                let text = std::fs::read_to_string(&path).map_err(|error| TopologyError::Io {
                     path: path.clone(),
-                    source,
+                    error,
                 })?;
                 let input = path.display().to_string();
                 let m = matrix::parse_matrix(&text, &input, 0)?;
@@ -285,7 +305,7 @@ impl Topology {
                 .map_err(|e| format!("hwloc could not parse it as a topology ({e})"))
         })
         .map_err(xml_err)?;
-        let mut topo = convert(&hw, TopologySpec::Xml(path.to_owned()), false);
+        let mut topo = convert(&hw, TopologySpec::Xml(path.to_owned()), false)?;
         if topo.pu_count() == 0 {
             return Err(xml_err("the topology has no PUs".to_owned()));
         }

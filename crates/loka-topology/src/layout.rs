@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use crate::cost::CostMatrix;
 use crate::error::TopologyError;
@@ -167,7 +168,10 @@ pub struct WorkerLayout {
     g0_bits: Vec<u64>,
     words: usize,
     dist: Vec<Vec<usize>>,
-    cost: Vec<f64>,
+    /// The cost matrix's entries (worker `i` runs on PU `i`, so worker costs are PU costs),
+    /// shared with it: `stride` entries per row.
+    cost: Arc<Vec<f64>>,
+    stride: usize,
     node_dist: Vec<f64>,
     node_order: Vec<Vec<usize>>,
     place: Vec<usize>,
@@ -206,10 +210,6 @@ impl WorkerLayout {
         for (w, &nd) in node.iter().enumerate() {
             node_workers[nd].push(w);
         }
-        let wcost: Vec<f64> = (0..n)
-            .flat_map(|a| (0..n).map(move |b| (a, b)))
-            .map(|(a, b)| cost.get(pu[a], pu[b]))
-            .collect();
 
         // Victim groups.
         let level = opts.group_level.level();
@@ -226,17 +226,7 @@ impl WorkerLayout {
         }
 
         // dist: all other workers by non-decreasing cost, ties by worker id.
-        let dist: Vec<Vec<usize>> = (0..n)
-            .map(|w| {
-                let mut others: Vec<usize> = (0..n).filter(|&x| x != w).collect();
-                others.sort_by(|&x, &y| {
-                    wcost[w * n + x]
-                        .total_cmp(&wcost[w * n + y])
-                        .then(x.cmp(&y))
-                });
-                others
-            })
-            .collect();
+        let dist: Vec<Vec<usize>> = (0..n).map(|w| by_cost(&cost.row(w)[..n], w)).collect();
 
         // numaDist (Eq. 4.1) and numaNodesInDistanceOrder.
         let members = |nd: usize| -> Vec<usize> {
@@ -310,7 +300,8 @@ impl WorkerLayout {
             g0_bits,
             words,
             dist,
-            cost: wcost,
+            cost: Arc::clone(cost.values()),
+            stride: pus,
             node_dist,
             node_order,
             place,
@@ -336,32 +327,33 @@ impl WorkerLayout {
         let n = pu.len();
         let mut member = vec![false; n];
         let mut groups: Vec<Vec<usize>> = Vec::new();
-        let mut current: Vec<usize> = Vec::new();
+        // Each group is the previous one plus the workers `add` brings (merged, not sorted: the
+        // layout of 4,096 workers spent a tenth of its time sorting groups).
         let extend = |add: &mut dyn Iterator<Item = usize>,
                       member: &mut Vec<bool>,
-                      current: &mut Vec<usize>,
                       groups: &mut Vec<Vec<usize>>| {
-            let before = current.len();
+            let mut fresh: Vec<usize> = Vec::new();
             for v in add {
                 if v != w && !member[v] {
                     member[v] = true;
-                    current.push(v);
+                    fresh.push(v);
                 }
             }
-            if current.len() > before {
-                current.sort_unstable();
-                groups.push(current.clone());
+            if !fresh.is_empty() {
+                fresh.sort_unstable(); // ascending already, in practice: one pass
+                let group = merge(groups.last().map_or(&[], Vec::as_slice), &fresh);
+                groups.push(group);
             }
         };
         // g0: sharers of the chosen level (PUs beyond the worker count are not workers).
         if let Some(sharers) = topo.pus_sharing(pu[w], level) {
             let mut it = sharers.iter().copied().filter(|&p| p < n);
-            extend(&mut it, &mut member, &mut current, &mut groups);
+            extend(&mut it, &mut member, &mut groups);
         }
         // The worker's NUMA node.
         let my_node = node[w];
         let mut it = node_workers[my_node].iter().copied();
-        extend(&mut it, &mut member, &mut current, &mut groups);
+        extend(&mut it, &mut member, &mut groups);
         // NUMA distance classes from the worker's node.
         if let Some(d) = topo.numa_distances() {
             let mut classes: Vec<f64> = (0..node_workers.len())
@@ -374,12 +366,12 @@ impl WorkerLayout {
                 let mut it = (0..node_workers.len())
                     .filter(|&m| m != my_node && d.get(my_node, m) <= c)
                     .flat_map(|m| node_workers[m].iter().copied());
-                extend(&mut it, &mut member, &mut current, &mut groups);
+                extend(&mut it, &mut member, &mut groups);
             }
         }
         // Everybody.
         let mut it = 0..n;
-        extend(&mut it, &mut member, &mut current, &mut groups);
+        extend(&mut it, &mut member, &mut groups);
         if groups.is_empty() {
             groups.push(Vec::new()); // a single worker: one empty group
         }
@@ -442,7 +434,8 @@ impl WorkerLayout {
 
     /// `Cost` between the PUs of two workers.
     pub fn cost(&self, a: usize, b: usize) -> f64 {
-        self.cost[a * self.workers + b]
+        assert!(a < self.workers && b < self.workers, "no worker {a} or {b}");
+        self.cost[a * self.stride + b]
     }
 
     /// `numaDist(i, j)` of Francesquini Eq. 4.1: the mean cost between the workers of
@@ -489,9 +482,103 @@ impl WorkerLayout {
     }
 }
 
+/// The ascending union of two ascending lists without common elements.
+fn merge(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] < b[j] {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// The indices of `row` but `skip`, by non-decreasing cost ([`f64::total_cmp`]), ties by index.
+///
+/// A row of hierarchical costs is a few long runs of equal cost, so this finds the runs, orders
+/// their distinct costs, and copies each run into its cost's place: linear in the row, where a
+/// comparison sort of every row took most of the layout's time at 4,096 workers. A row without
+/// runs (a measured cost file) costs one sort of its distinct values.
+fn by_cost(row: &[f64], skip: usize) -> Vec<usize> {
+    // Runs of equal cost (bit for bit, as `total_cmp` compares), `start..end`, in index order.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for x in (0..row.len()).filter(|&x| x != skip) {
+        match runs.last_mut() {
+            Some((start, end)) if *end == x && row[*start].to_bits() == row[x].to_bits() => {
+                *end += 1;
+            }
+            _ => runs.push((x, x + 1)),
+        }
+    }
+    let mut classes: Vec<f64> = runs.iter().map(|&(start, _)| row[start]).collect();
+    classes.sort_by(f64::total_cmp);
+    classes.dedup_by(|a, b| a.to_bits() == b.to_bits());
+    let class_of: Vec<usize> = runs
+        .iter()
+        .map(|&(start, _)| classes.partition_point(|c| c.total_cmp(&row[start]).is_lt()))
+        .collect();
+    // Where each class starts in the result; then the runs, each after the earlier runs of its
+    // class, so that ties stay in index order.
+    let mut next = vec![0usize; classes.len() + 1];
+    for (&(start, end), &k) in runs.iter().zip(&class_of) {
+        next[k + 1] += end - start;
+    }
+    for k in 1..next.len() {
+        next[k] += next[k - 1];
+    }
+    let mut sorted = vec![0; row.len().saturating_sub(1)];
+    for (&(start, end), &k) in runs.iter().zip(&class_of) {
+        for (slot, x) in sorted[next[k]..next[k] + (end - start)]
+            .iter_mut()
+            .zip(start..end)
+        {
+            *slot = x;
+        }
+        next[k] += end - start;
+    }
+    sorted
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn by_cost_orders_like_a_stable_sort() {
+        let reference = |row: &[f64], skip: usize| {
+            let mut v: Vec<usize> = (0..row.len()).filter(|&x| x != skip).collect();
+            v.sort_by(|&x, &y| row[x].total_cmp(&row[y]).then(x.cmp(&y)));
+            v
+        };
+        let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        // Few distinct costs (hierarchical), many (no runs), runs, and tiny rows.
+        for (len, distinct) in [(1, 1), (2, 1), (9, 3), (100, 4), (1000, 40), (1000, 1000)] {
+            for _ in 0..5 {
+                let row: Vec<f64> = (0..len).map(|_| (next() % distinct) as f64 * 0.5).collect();
+                let skip = next() as usize % len;
+                assert_eq!(
+                    by_cost(&row, skip),
+                    reference(&row, skip),
+                    "{row:?} skip {skip}"
+                );
+            }
+        }
+        let runs: Vec<f64> = (0..64).map(|x| f64::from(x / 8 % 3)).collect();
+        assert_eq!(by_cost(&runs, 5), reference(&runs, 5));
+    }
 
     #[test]
     fn level_names() {

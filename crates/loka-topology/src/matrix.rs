@@ -4,6 +4,8 @@
 //! comment that runs to the end of the line; blank lines are ignored. Every
 //! entry must be a finite, non-negative number.
 
+use std::sync::Arc;
+
 use crate::error::TopologyError;
 
 /// A square matrix read from text, remembering where each row came from.
@@ -191,11 +193,12 @@ pub(crate) fn check_row_diagonal(m: &ParsedMatrix, input: &str) -> Result<(), To
 
 /// A square matrix of `f64` in row-major order and where it came from: the storage shared by
 /// [`crate::CostMatrix`] (PU costs) and [`crate::NumaDistances`] (node distances), which differ
-/// only in how they are built and validated.
+/// only in how they are built and validated. The entries are shared, not copied, by clones and
+/// by the [`crate::WorkerLayout`] built on a cost matrix (128 MiB at 4,096 PUs).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Square {
     n: usize,
-    values: Vec<f64>,
+    values: Arc<Vec<f64>>,
     source: String,
 }
 
@@ -203,7 +206,16 @@ impl Square {
     /// `values` must hold `n * n` entries (callers validate before).
     pub(crate) fn new(n: usize, values: Vec<f64>, source: String) -> Square {
         debug_assert_eq!(values.len(), n * n);
-        Square { n, values, source }
+        Square {
+            n,
+            values: Arc::new(values),
+            source,
+        }
+    }
+
+    /// The row-major entries, shared.
+    pub(crate) fn values(&self) -> &Arc<Vec<f64>> {
+        &self.values
     }
 
     /// Side length.

@@ -256,6 +256,12 @@ impl fmt::Debug for Topology {
 }
 
 impl Topology {
+    /// The most PUs a topology may have, as many as the workers a system may run. The cost
+    /// matrix and the worker layout grow with the square of the PU count (16.7 million cost
+    /// entries at 4,096 PUs); [`Topology::load`] refuses a larger machine with
+    /// [`TopologyError::TooManyPus`], and a synthetic description before hwloc builds it.
+    pub const MAX_PUS: usize = 4096;
+
     /// Assembles the tree from objects given with their PU sets.
     ///
     /// Objects are nested by PU-set inclusion (larger sets above; equal sets in

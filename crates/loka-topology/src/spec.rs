@@ -160,6 +160,30 @@ pub(crate) fn split_synthetic(
     Ok((desc, distances))
 }
 
+/// The PU count an hwloc synthetic description asks for: the product of its levels' arities
+/// (`package:2 core:4 pu:2` → 16), attributes in parentheses and memory children in brackets
+/// left out; saturated at `usize::MAX`. `None` where a level's arity is not a plain number (hwloc
+/// judges the description then). Lets [`Topology::load`](crate::Topology::load) refuse a machine
+/// too large before hwloc spends minutes and gigabytes building it.
+pub(crate) fn synthetic_pus(desc: &str) -> Option<usize> {
+    let mut levels = String::with_capacity(desc.len());
+    let mut depth = 0usize;
+    for c in desc.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth = depth.checked_sub(1)?,
+            _ if depth == 0 => levels.push(c),
+            _ => {}
+        }
+    }
+    let mut pus: usize = 1;
+    for level in levels.split_whitespace() {
+        let arity = level.rsplit(':').next()?;
+        pus = pus.saturating_mul(arity.parse().ok()?);
+    }
+    Some(pus)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +214,26 @@ mod tests {
             let err = s.parse::<TopologySpec>().unwrap_err();
             assert!(matches!(err, TopologyError::BadSpec { .. }), "{s}: {err}");
             assert!(err.to_string().contains(&format!("`{s}`")), "{err}");
+        }
+    }
+
+    #[test]
+    fn counts_synthetic_pus() {
+        for (desc, pus) in [
+            ("pu:4", Some(4)),
+            ("package:2 numa:1 core:4 pu:2", Some(16)),
+            ("Package:2 L3Cache:2(size=8MB) Core:3 PU:2", Some(24)),
+            ("pack:2 [numa(memory=1GB)] core:2 pu:1", Some(4)),
+            ("2 3 4", Some(24)),
+            ("pack:1000 pu:1000", Some(1_000_000)),
+            (
+                "pack:100000 numa:100000 core:100000 pu:100000",
+                Some(usize::MAX),
+            ),
+            ("package:two pu:1", None),
+            ("pu:2)", None),
+        ] {
+            assert_eq!(synthetic_pus(desc), pus, "{desc}");
         }
     }
 

@@ -14,6 +14,25 @@ fn temp_file(name: &str, contents: &str) -> PathBuf {
     path
 }
 
+/// The error names `path` and says why it could not be read, and a printer that walks the
+/// source chain (anyhow's `{:#}`, the `loka` command's error line) shows that reason once.
+fn assert_cause_once(err: &TopologyError, path: &str) {
+    let cause = std::fs::read_to_string(path).unwrap_err().to_string();
+    let message = err.to_string();
+    assert!(message.contains(path), "{message}");
+    assert!(
+        message.contains(&cause),
+        "the reason is in the message: {message}"
+    );
+    let mut chain = message.clone();
+    let mut next = std::error::Error::source(err);
+    while let Some(e) = next {
+        chain = format!("{chain}: {e}");
+        next = e.source();
+    }
+    assert_eq!(chain.matches(&cause).count(), 1, "{chain}");
+}
+
 fn load(spec: &str) -> Result<Topology, TopologyError> {
     Topology::load(&spec.parse()?)
 }
@@ -75,7 +94,7 @@ fn bad_synthetic_distances_name_the_spec_and_position() {
     // Distance file that does not exist.
     let err = load("synthetic:package:2 numa:1 pu:1;distances=@/nonexistent/d.txt").unwrap_err();
     assert!(matches!(err, TopologyError::Io { .. }), "{err:?}");
-    assert!(err.to_string().contains("/nonexistent/d.txt"), "{err}");
+    assert_cause_once(&err, "/nonexistent/d.txt");
 }
 
 #[test]
@@ -189,6 +208,7 @@ fn cost_files_are_validated_with_line_and_column() {
     )
     .unwrap_err();
     assert!(matches!(err, TopologyError::Io { .. }), "{err:?}");
+    assert_cause_once(&err, "/nonexistent/cost.txt");
     // Bandwidth matrix: rejected as is, accepted inverted.
     let path = temp_file("bw.txt", "100 50 25\n50 100 50\n25 50 100\n");
     assert!(CostMatrix::load(&t, Some(&path), false).is_err());
@@ -238,5 +258,38 @@ fn bad_spec_strings() {
     for s in ["", "hosts", "preset:", "xml:", "file:/x", "synthetic:"] {
         let err = s.parse::<TopologySpec>().unwrap_err();
         assert!(matches!(err, TopologyError::BadSpec { .. }), "{s}: {err:?}");
+    }
+}
+
+#[test]
+fn more_pus_than_the_limit_is_refused_naming_the_spec_and_the_count() {
+    assert_eq!(Topology::MAX_PUS, 4096);
+    // Just above the limit (hwloc builds it quickly, then loka counts), and far above it: a
+    // description hwloc would take minutes and gigabytes to build, refused before it does.
+    for (spec, pus) in [
+        ("synthetic:package:2 core:2049 pu:1", 4098),
+        ("synthetic:pu:4097", 4097),
+        ("synthetic:pack:1000 pu:1000", 1_000_000),
+        (
+            "synthetic:pack:2 [numa(memory=1GB)] core:1000 pu:1000",
+            2_000_000,
+        ),
+    ] {
+        let err = load(spec).unwrap_err();
+        assert!(
+            matches!(err, TopologyError::TooManyPus { pus: p, max: 4096, .. } if p == pus),
+            "{spec}: {err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("topology `{spec}` has {pus} PUs; at most 4096 are supported")
+        );
+    }
+    // The largest machine is accepted.
+    for spec in [
+        "synthetic:pu:4096",
+        "synthetic:package:4 numa:2 core:256 pu:2",
+    ] {
+        assert_eq!(load(spec).unwrap().pu_count(), 4096, "{spec}");
     }
 }

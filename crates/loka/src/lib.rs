@@ -29,6 +29,7 @@ pub mod actor;
 pub mod config;
 mod engine;
 pub mod exec_policy;
+mod introspect;
 pub mod machine;
 mod mailbox;
 pub mod policy;
@@ -39,17 +40,22 @@ mod system;
 pub mod telemetry;
 
 pub use actor::{
-    Actor, ActorFailure, ActorId, ActorRef, AskError, Context, HubError, Pending, Placement,
-    ReplyTo, SendError, SpawnError, SpawnOptions,
+    Actor, ActorFailure, ActorId, ActorRef, AskError, Context, HubError, LookupError, Overflow,
+    Pending, Placement, RegisterError, ReplyTo, SendAsync, SendError, SendErrorReason, SpawnError,
+    SpawnOptions, StopReason, TimerError, TimerHandle, TrySendError,
 };
 pub use config::{
     Config, ConfigError, EngineKind, IdleStrategy, MessageCentricConfig, QueueKind, SimCompute,
     SimConfig, UnknownEngine, VictimSelection,
 };
 pub use exec_policy::{Characteristics, ExecMode, ExecPolicy};
+pub use introspect::{ActorInfo, ActorState};
 pub use loka_topology as topology;
 pub use machine::Machine;
 pub use policy::placement::PlacementStrategy;
 pub use policy::PolicyKind;
-pub use system::{System, SystemBuilder};
+pub use runtime::{DeadLetter, DeadLetterReason, DEAD_LETTER_WINDOW};
+pub use system::{ShutdownReport, System, SystemBuilder, UnstoppedActor};
+#[cfg(unix)]
+pub use system::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};
 pub use telemetry::{MessageCentricStats, SimStats, Stats, WorkerStats};

@@ -19,9 +19,9 @@ impl Machine {
     /// `config.workers` workers on it. Fails on an invalid spec, an unreadable cost file, or more
     /// workers than PUs.
     pub fn load(config: &Config) -> Result<Machine, ConfigError> {
-        let err = |source| ConfigError::Topology {
+        let err = |error| ConfigError::Topology {
             spec: config.topology.clone(),
-            source,
+            error,
         };
         let spec: TopologySpec = config.topology.parse().map_err(err)?;
         let topology = Topology::load(&spec).map_err(err)?;

@@ -96,6 +96,7 @@ pub fn all() -> Vec<Bench> {
         orbit_int::BENCH,
         serialmsg::BENCH,
         timer_wheel::BENCH,
+        timer_wheel::BENCH_TIMEOUTS,
     ]
 }
 

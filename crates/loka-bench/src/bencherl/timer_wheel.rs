@@ -2,16 +2,18 @@
 //! before the next ping, while answering every ping it receives. Once it has answered every ping it
 //! stops waiting: it fires its remaining pings back to back and stops, so some pongs reach a
 //! stopped actor, as in BenchErl. BenchErl runs it twice: `wheel`,
-//! where the wait for a pong has a (never expiring) timeout, and `no_wheel`, without one. loka has
-//! no timers yet, so this is the `no_wheel` variant. Francesquini's fork spawns every actor as a
-//! `hub_process`; so do we.
+//! where the wait for a pong has a (never expiring) timeout, and `no_wheel`, without one. Both are
+//! here: `bencherl-timer_wheel` is `no_wheel`, `bencherl-timer_wheel-timeouts` is `wheel` — each
+//! wait for a pong arms a one-shot timer of [`TIMEOUT`] (Erlang's `receive ... after`), cancelled
+//! when the pong comes, so every ping costs a timer insert and a cancel; a timeout that fires fails
+//! the run. Francesquini's fork spawns every actor as a `hub_process`; so do we.
 
 use super::{noting, params, CollectMsg, Collector, Scale};
 use crate::verify::{fingerprint, mix};
 use crate::{await_result, Bench, Fault, Measured, Run, Size};
-use loka::{Actor, ActorRef, Context, SpawnOptions, System};
+use loka::{Actor, ActorRef, Context, SpawnOptions, System, TimerHandle};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub(super) const BENCH: Bench = Bench {
     name: "bencherl-timer_wheel",
@@ -20,6 +22,19 @@ pub(super) const BENCH: Bench = Bench {
     run,
     faults: &[Fault::Drop, Fault::Duplicate, Fault::Misroute],
 };
+
+/// BenchErl's `wheel` variant: every wait for a pong has a timeout.
+pub(super) const BENCH_TIMEOUTS: Bench = Bench {
+    name: "bencherl-timer_wheel-timeouts",
+    suite: "bencherl",
+    about: "timer_wheel where each wait for a pong arms a (never expiring) timeout, cancelled by the pong",
+    run: run_timeouts,
+    faults: &[Fault::Drop, Fault::Duplicate, Fault::Misroute],
+};
+
+/// The timeout of a wait for a pong: long enough never to expire in a correct run (BenchErl's
+/// waits never time out either); a wait that does expire is counted and fails the check.
+const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// N = F·cores; F is 16 (short), 40 (intermediate), 125 (long).
 fn actors(size: Size) -> usize {
@@ -71,6 +86,8 @@ struct Report {
     pongs_received: u64,
     /// Pongs from an actor it was not waiting for.
     stray: u64,
+    /// Waits for a pong that timed out (`wheel` variant).
+    timeouts: u64,
 }
 
 struct Handler {
@@ -86,6 +103,10 @@ struct Handler {
     collector: ActorRef<CollectMsg<Report>>,
     /// The fault it injects into its pings (handler 0 only, when the run injects one).
     fault: Fault,
+    /// `wheel` variant: waits for a pong time out.
+    with_timeouts: bool,
+    /// The timeout of the current wait.
+    wait: Option<TimerHandle>,
 }
 
 impl Handler {
@@ -134,6 +155,9 @@ impl Handler {
                 return;
             }
             self.awaiting = None;
+            if let Some(wait) = self.wait.take() {
+                wait.cancel();
+            }
             if self.next == self.report.index {
                 self.next += 1;
             }
@@ -142,6 +166,14 @@ impl Handler {
                 self.next += 1;
                 self.ping(to);
                 self.awaiting = Some(to);
+                if self.with_timeouts {
+                    self.wait = Some(ctx.run_after(TIMEOUT, |me: &mut Handler, ctx| {
+                        me.report.timeouts += 1;
+                        me.awaiting = None;
+                        me.wait = None;
+                        me.proceed(ctx);
+                    }));
+                }
                 continue;
             }
             if self.report.pings_answered == others {
@@ -185,6 +217,9 @@ impl Actor for Handler {
             },
             HandlerMsg::Pong(from) => {
                 self.report.pongs_received += 1;
+                if let Some(wait) = self.wait.take() {
+                    wait.cancel();
+                }
                 if self.awaiting.take() != Some(from) {
                     self.report.stray += 1;
                 }
@@ -199,7 +234,16 @@ fn run(system: &System, run: &Run) -> Measured {
     noting(measure(system, run, n), ("N", n))
 }
 
+fn run_timeouts(system: &System, run: &Run) -> Measured {
+    let n = actors(run.size);
+    noting(measure_with(system, run, n, true), ("N", n))
+}
+
 fn measure(system: &System, run: &Run, n: usize) -> Measured {
+    measure_with(system, run, n, false)
+}
+
+fn measure_with(system: &System, run: &Run, n: usize, with_timeouts: bool) -> Measured {
     let collector = system.spawn(Collector::<Report>::new());
     let table: Table = (0..n)
         .map(|index| {
@@ -216,6 +260,8 @@ fn measure(system: &System, run: &Run, n: usize) -> Measured {
                     collector: collector.clone(),
                     // The fault (if any) is injected by handler 0, decided here once.
                     fault: if index == 0 { run.fault } else { Fault::None },
+                    with_timeouts,
+                    wait: None,
                 },
                 SpawnOptions::new().hub(true),
             )
@@ -268,6 +314,7 @@ fn measure(system: &System, run: &Run, n: usize) -> Measured {
                 && r.pingers == all_pingers.wrapping_sub(mix(i as u64))
                 && r.stray == 0
                 && r.pings_lost == 0
+                && r.timeouts == 0
         })
         .count();
     let pairs = n as u64 * others;

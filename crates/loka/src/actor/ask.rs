@@ -113,6 +113,16 @@ pub(crate) fn oneshot<R: Send + 'static>() -> (ReplyTo<R>, Pending<R>) {
     )
 }
 
+/// [`oneshot`], plus a probe saying whether the [`Pending`] was dropped: a reply that can wait
+/// long (a death watch) lets its holder forget it once nobody waits.
+pub(crate) fn oneshot_probed<R: Send + 'static>(
+) -> (ReplyTo<R>, Pending<R>, impl Fn() -> bool + Send + 'static) {
+    let (reply, pending) = oneshot();
+    let shared = Arc::downgrade(&pending.shared);
+    // The reply's closure holds one strong reference, the `Pending` the other.
+    (reply, pending, move || shared.strong_count() < 2)
+}
+
 impl<R> Pending<R> {
     /// Tells the engine, if it wants to know, that a thread waits for this reply.
     fn announce_wait(&self) {

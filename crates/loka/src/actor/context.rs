@@ -20,6 +20,10 @@ impl<A: Actor> Context<A> {
         &mut self.inner
     }
 
+    pub(crate) fn inner(&self) -> &CellContext<A> {
+        &self.inner
+    }
+
     /// This actor's id.
     pub fn id(&self) -> ActorId {
         self.inner.cell().id()
@@ -35,7 +39,7 @@ impl<A: Actor> Context<A> {
     /// Stops this actor once the current handler returns. Messages still in its mailbox are
     /// dropped and counted as dead letters.
     pub fn stop(&mut self) {
-        self.inner.stopping = true;
+        self.inner.stopping = crate::runtime::cell::Stopping::Normal;
     }
 
     /// Marks this actor as a communication hub (or clears the mark) from inside: under
@@ -57,27 +61,41 @@ impl<A: Actor> Context<A> {
     }
 
     /// Spawns a child actor. Its failures are reported to this actor's [`Actor::child_failed`].
+    /// Once the system is shutting down past its graceful part, the child never runs: the
+    /// reference returned is stopped (see [`System::spawn`](crate::System::spawn)).
     pub fn spawn<B: Actor>(&mut self, actor: B) -> ActorRef<B::Msg> {
         self.spawn_with(actor, SpawnOptions::default())
     }
 
-    /// Spawns a child actor with options.
+    /// Spawns a child actor with options (a stopped reference once the system is shutting down,
+    /// as [`spawn`](Self::spawn) says).
     ///
     /// # Panics
     /// On a bad option ([`SpawnError`]); [`try_spawn_with`](Self::try_spawn_with) returns it.
     pub fn spawn_with<B: Actor>(&mut self, actor: B, options: SpawnOptions) -> ActorRef<B::Msg> {
-        self.try_spawn_with(actor, options)
-            .unwrap_or_else(|e| panic!("{e}"))
+        if let Err(e) = SpawnError::check(&options, self.inner.cell().places()) {
+            panic!("{e}");
+        }
+        self.spawn_life(Life::Ready(actor), options)
     }
 
     /// Spawns a child actor with options, or says which option is bad (then nothing is spawned).
+    ///
+    /// Once the system is shutting down (its workers are stopping: a `stopped` hook run by
+    /// [`System::shutdown`](crate::System::shutdown)), [`SpawnError::ShutDown`]: the child would
+    /// never run. [`spawn_with`](Self::spawn_with) then returns a stopped reference instead.
     pub fn try_spawn_with<B: Actor>(
         &mut self,
         actor: B,
         options: SpawnOptions,
     ) -> Result<ActorRef<B::Msg>, SpawnError> {
-        SpawnError::check(&options, self.inner.cell().places())?;
-        Ok(self.spawn_life(Life::Ready(actor), options))
+        let cell = self.inner.cell();
+        SpawnError::check(&options, cell.places())?;
+        if cell.system_stopping() {
+            return Err(SpawnError::ShutDown);
+        }
+        self.try_spawn_life(Life::Ready(actor), options)
+            .map_err(|_| SpawnError::ShutDown)
     }
 
     /// Spawns a child whose state is built by `factory` on its first activation, on the worker
@@ -93,16 +111,28 @@ impl<A: Actor> Context<A> {
         self.spawn_life(Life::Factory(Box::new(factory)), options)
     }
 
+    /// Spawns a child; once the system has shut down, a stopped reference.
     fn spawn_life<B: Actor>(&mut self, life: Life<B>, options: SpawnOptions) -> ActorRef<B::Msg> {
-        let sink = self.inner.cell_arc().failure_sink();
-        let child = cell::spawn(
+        self.try_spawn_life(life, options)
+            .unwrap_or_else(|stopped| stopped)
+    }
+
+    /// Spawns a child; `Err` with a stopped reference once the system has shut down.
+    fn try_spawn_life<B: Actor>(
+        &mut self,
+        life: Life<B>,
+        options: SpawnOptions,
+    ) -> Result<ActorRef<B::Msg>, ActorRef<B::Msg>> {
+        let parent = self.inner.cell_arc().failure_sink();
+        cell::spawn(
             self.inner.runtime(),
             life,
             options,
-            Some(sink),
+            Some(parent),
             self.inner.exec(),
-        );
-        ActorRef::from_cell(child)
+        )
+        .map(|child| ActorRef::from_cell(child))
+        .map_err(|stopped| ActorRef::from_cell(stopped))
     }
 
     /// Sends a request built around a [`ReplyTo`] and, when the reply (or [`AskError::NoReply`])

@@ -3,21 +3,85 @@
 use crate::runtime::ActorId;
 use std::fmt;
 
-/// A send failed because the actor has stopped; the message is handed back.
+/// A send failed; the message is handed back and [`reason`](SendError::reason) says why.
 #[derive(PartialEq, Eq, thiserror::Error)]
-#[error("actor {actor} has stopped; the message was not delivered")]
+#[error("actor {actor} {reason}; the message was not delivered")]
 pub struct SendError<M> {
-    /// The stopped actor.
+    /// The actor the message was for.
     pub actor: ActorId,
     /// The message that was not delivered.
     pub message: M,
+    /// Why it was not delivered.
+    pub reason: SendErrorReason,
+}
+
+/// Why a [`SendError`] happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum SendErrorReason {
+    /// The actor has stopped: no send to it can ever succeed again.
+    #[error("has stopped")]
+    Stopped,
+    /// The actor's mailbox is bounded ([`SpawnOptions::capacity`](crate::SpawnOptions::capacity)),
+    /// full, and its overflow rule is [`Overflow::Reject`](crate::Overflow::Reject). A later send
+    /// may succeed; [`ActorRef::send_async`](crate::ActorRef::send_async) waits for room.
+    #[error("has a full mailbox (capacity {capacity}, overflow rule Reject)")]
+    Full {
+        /// The mailbox's capacity.
+        capacity: usize,
+    },
+}
+
+impl<M> SendError<M> {
+    /// The message that was not delivered.
+    pub fn into_inner(self) -> M {
+        self.message
+    }
 }
 
 impl<M> fmt::Debug for SendError<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SendError")
             .field("actor", &self.actor)
+            .field("reason", &self.reason)
             .finish_non_exhaustive()
+    }
+}
+
+/// A [`try_send`](crate::ActorRef::try_send) that did not deliver its message, handed back.
+///
+/// `try_send` never drops a message and never waits, whatever the actor's overflow rule: a full
+/// mailbox answers [`Full`](TrySendError::Full).
+#[derive(PartialEq, Eq, thiserror::Error)]
+pub enum TrySendError<M> {
+    /// The actor's bounded mailbox is full; try again later (or use
+    /// [`send_async`](crate::ActorRef::send_async)).
+    #[error("the actor's mailbox is full; the message was not delivered")]
+    Full(M),
+    /// The actor has stopped.
+    #[error("the actor has stopped; the message was not delivered")]
+    Stopped(M),
+}
+
+impl<M> TrySendError<M> {
+    /// The message that was not delivered.
+    pub fn into_inner(self) -> M {
+        match self {
+            TrySendError::Full(message) | TrySendError::Stopped(message) => message,
+        }
+    }
+
+    /// Whether the mailbox was full (as opposed to the actor stopped).
+    pub fn is_full(&self) -> bool {
+        matches!(self, TrySendError::Full(_))
+    }
+}
+
+impl<M> fmt::Debug for TrySendError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrySendError::Full(_) => f.write_str("Full(..)"),
+            TrySendError::Stopped(_) => f.write_str("Stopped(..)"),
+        }
     }
 }
 
@@ -29,7 +93,8 @@ pub struct HubError {
     pub actor: ActorId,
 }
 
-/// A spawn refused because of a bad option; nothing was spawned.
+/// A spawn refused because of a bad option, or because the system has shut down; nothing was
+/// spawned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum SpawnError {
     /// [`SpawnOptions::place`](crate::SpawnOptions::place) names a place this machine does not
@@ -41,13 +106,47 @@ pub enum SpawnError {
         /// How many places there are.
         places: usize,
     },
+    /// [`SpawnOptions::capacity`](crate::SpawnOptions::capacity) is 0: such a mailbox could never
+    /// hold a message.
+    #[error("mailbox capacity {capacity} (SpawnOptions::capacity) must be at least 1; leave it unset for an unbounded mailbox")]
+    ZeroCapacity {
+        /// The capacity asked for (0).
+        capacity: usize,
+    },
+    /// [`SpawnOptions::capacity`](crate::SpawnOptions::capacity) is above what a bounded mailbox
+    /// counts.
+    #[error("mailbox capacity {capacity} (SpawnOptions::capacity) is above the maximum {max}; leave it unset for an unbounded mailbox")]
+    CapacityTooLarge {
+        /// The capacity asked for.
+        capacity: usize,
+        /// The largest capacity a bounded mailbox supports.
+        max: usize,
+    },
+    /// The system has shut down, or its workers are stopping ([`System::shutdown`]): the actor
+    /// would never run. The infallible spawns return a stopped reference instead, whose sends
+    /// fail with [`SendErrorReason::Stopped`](crate::SendErrorReason::Stopped).
+    ///
+    /// [`System::shutdown`]: crate::System::shutdown
+    #[error("the actor system has shut down: no actor can be spawned in it any more")]
+    ShutDown,
 }
 
 impl SpawnError {
     /// Checks `options` against a machine of `places` places.
     pub(crate) fn check(options: &crate::SpawnOptions, places: usize) -> Result<(), SpawnError> {
-        match options.place {
-            Some(place) if place >= places => Err(SpawnError::UnknownPlace { place, places }),
+        if let Some(place) = options.place {
+            if place >= places {
+                return Err(SpawnError::UnknownPlace { place, places });
+            }
+        }
+        match options.capacity {
+            Some(0) => Err(SpawnError::ZeroCapacity { capacity: 0 }),
+            Some(capacity) if capacity > crate::runtime::MAX_CAPACITY => {
+                Err(SpawnError::CapacityTooLarge {
+                    capacity,
+                    max: crate::runtime::MAX_CAPACITY,
+                })
+            }
             _ => Ok(()),
         }
     }

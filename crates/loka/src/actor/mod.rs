@@ -1,15 +1,25 @@
-//! The actor API: the [`Actor`] trait, [`ActorRef`], [`Context`], spawn options, request/reply.
+//! The actor API: the [`Actor`] trait, [`ActorRef`], [`Context`], spawn options, request/reply,
+//! registered names, death watch and links.
 
 mod ask;
 mod context;
 mod error;
+pub(crate) mod names;
 pub(crate) mod options;
+mod pipe;
+mod send_async;
+mod timers;
+mod watch;
 
 pub use crate::runtime::{ActorFailure, ActorId};
 pub use ask::{AskError, Pending, ReplyTo};
 pub use context::Context;
-pub use error::{HubError, SendError, SpawnError};
-pub use options::{Placement, SpawnOptions};
+pub use error::{HubError, SendError, SendErrorReason, SpawnError, TrySendError};
+pub use names::{LookupError, RegisterError};
+pub use options::{Overflow, Placement, SpawnOptions};
+pub use send_async::SendAsync;
+pub use timers::{TimerError, TimerHandle};
+pub use watch::StopReason;
 
 use crate::runtime::{Behavior, CellContext, Deliver};
 use std::fmt;
@@ -54,13 +64,26 @@ pub trait Actor: Sized + Send + 'static {
     fn started(&mut self, _ctx: &mut Context<Self>) {}
 
     /// Runs once when the actor stops (by [`Context::stop`], a stop signal, when it becomes
-    /// unreferenced, after a panic, or at system shutdown).
+    /// unreferenced, after a panic, when a linked actor fails, or at system shutdown; the
+    /// [`StopReason`] its watchers get says which).
+    ///
+    /// A panic here is a failure like a handler's: recorded in [`System::failures`] and
+    /// `stats().panics` and reported to the parent's [`child_failed`](Self::child_failed), with a
+    /// message that starts ``"`stopped` hook panicked: "``. If the actor is stopping because a
+    /// handler panicked, it is still one failure, reported once: the handler's message followed
+    /// by ``"; then its `stopped` hook panicked: …"``.
+    ///
+    /// [`System::failures`]: crate::System::failures
     fn stopped(&mut self, _ctx: &mut Context<Self>) {}
 
     /// A child spawned by this actor panicked and was stopped. The default logs it.
     fn child_failed(&mut self, _ctx: &mut Context<Self>, failure: ActorFailure) {
         tracing::warn!(actor = %failure.actor, kind = failure.actor_type, message = %failure.message, "child actor failed");
     }
+
+    /// The receive timeout passed with no message (see [`Context::set_receive_timeout`]). The
+    /// default does nothing.
+    fn timeout(&mut self, _ctx: &mut Context<Self>) {}
 
     /// What this actor type is like (blocking, parallelism, communication, computation), for the
     /// `auto` execution mode: [`crate::exec_policy::map`] turns it into an execution policy. The
@@ -79,7 +102,8 @@ pub trait Actor: Sized + Send + 'static {
 }
 
 /// A reference to a running actor accepting messages of type `M`: cheap to clone, `Send`, and
-/// sending never blocks.
+/// sending never blocks ([`send_async`](Self::send_async) waits for room in a bounded mailbox
+/// without blocking a thread).
 ///
 /// An actor stops by itself once every `ActorRef` to it is dropped and its mailbox is empty (the
 /// actor can no longer receive anything), unless it keeps a reference to itself.
@@ -93,13 +117,69 @@ impl<M: Send + 'static> ActorRef<M> {
         ActorRef { cell }
     }
 
-    /// Sends `msg` (fire and forget). Fails, handing the message back, if the actor has stopped.
+    /// The actor's receiving side.
+    pub(crate) fn cell(&self) -> &dyn Deliver<M> {
+        &*self.cell
+    }
+
+    /// Sends `msg` (fire and forget). Fails, handing the message back, if the actor has stopped
+    /// ([`SendErrorReason::Stopped`]), or if its bounded mailbox is full and its overflow rule is
+    /// [`Overflow::Reject`] ([`SendErrorReason::Full`]). Under [`Overflow::DropNewest`] and
+    /// [`Overflow::DropOldest`] a send to a full mailbox succeeds and a message is dropped
+    /// (docs/bounded-mailboxes.md).
     #[inline]
     pub fn send(&self, msg: M) -> Result<(), SendError<M>> {
-        self.cell.deliver(msg).map_err(|message| SendError {
+        self.cell
+            .deliver(msg)
+            .map_err(|message| self.send_error(message))
+    }
+
+    /// The [`SendError`] of a refused send. A bounded actor that has not stopped refused it for
+    /// room (were it to stop meanwhile, `Stopped` is as true).
+    #[cold]
+    fn send_error(&self, message: M) -> SendError<M> {
+        let reason = match self.cell.capacity() {
+            Some(capacity) if !self.cell.is_stopped() => SendErrorReason::Full { capacity },
+            _ => SendErrorReason::Stopped,
+        };
+        SendError {
             actor: self.cell.id(),
             message,
-        })
+            reason,
+        }
+    }
+
+    /// Sends `msg` if the mailbox has room now; never waits and never drops a message, whatever
+    /// the overflow rule: a full bounded mailbox answers [`TrySendError::Full`] with the message
+    /// (counted in `stats().mailbox_full`). For an unbounded actor it is [`send`](Self::send).
+    #[inline]
+    pub fn try_send(&self, msg: M) -> Result<(), TrySendError<M>> {
+        self.cell.try_deliver(msg, true)
+    }
+
+    /// Sends `msg`, waiting for room if the bounded mailbox is full: the returned future
+    /// completes once the message is queued, or fails with [`SendErrorReason::Stopped`] (and the
+    /// message) if the actor stops first. Works under any executor; a plain thread can drive it
+    /// with any `block_on`. Never drops a message, whatever the overflow rule. For an unbounded
+    /// actor it completes at its first poll, like [`send`](Self::send). Do not wait on it inside
+    /// a handler: a full mailbox would hold the worker; use [`try_send`](Self::try_send) there.
+    pub fn send_async(&self, msg: M) -> SendAsync<'_, M> {
+        SendAsync::new(self, msg)
+    }
+
+    /// User messages in the actor's mailbox now. Exact for a bounded mailbox (messages a
+    /// `DropOldest` send doomed are not counted). For an unbounded one, a best-effort reading
+    /// that costs its sends and receives nothing: it also counts control envelopes (start, stop,
+    /// ask continuations) and may be off by the sends and receives under way; under the
+    /// message-centric engine, whose queues hold an unbounded actor's messages among everyone
+    /// else's, it is 0 (docs/bounded-mailboxes.md).
+    pub fn mailbox_len(&self) -> usize {
+        self.cell.mailbox_len()
+    }
+
+    /// The capacity of the actor's mailbox ([`SpawnOptions::capacity`]); `None` if unbounded.
+    pub fn capacity(&self) -> Option<usize> {
+        self.cell.capacity()
     }
 
     /// Sends a request built around a fresh [`ReplyTo`] and returns a [`Pending`] reply that a plain

@@ -1,9 +1,10 @@
-//! Spawn options: hints about where and how a new actor starts. None changes what a program
-//! computes.
+//! Spawn options: hints about where and how a new actor starts, and its mailbox's bound. No hint
+//! changes what a program computes; a bound does, by design (docs/bounded-mailboxes.md).
 
 pub use crate::policy::placement::Placement;
 
-/// Optional spawn settings. Every field is a hint that never changes program meaning.
+/// Optional spawn settings. Every field but [`capacity`](Self::capacity) and
+/// [`overflow`](Self::overflow) is a hint that never changes program meaning.
 #[derive(Debug, Clone, Default)]
 pub struct SpawnOptions {
     /// A name for logs and failure reports.
@@ -24,6 +25,32 @@ pub struct SpawnOptions {
     /// The actor's execution policy, whatever the system's execution mode
     /// (docs/exec-policies.md). `None`: the mode decides.
     pub exec: Option<crate::exec_policy::ExecPolicy>,
+    /// The most user messages the actor's mailbox holds (docs/bounded-mailboxes.md). `None`
+    /// (the default): unbounded. Control envelopes (start, stop, ask continuations, the
+    /// unreferenced signal) never count and are never refused for room. 0 is refused at spawn
+    /// ([`SpawnError::ZeroCapacity`](crate::SpawnError::ZeroCapacity)).
+    pub capacity: Option<usize>,
+    /// What a plain [`send`](crate::ActorRef::send) does when the bounded mailbox is full.
+    /// Ignored without a [`capacity`](Self::capacity).
+    pub overflow: Overflow,
+}
+
+/// What a plain [`send`](crate::ActorRef::send) to a full bounded mailbox does.
+/// [`try_send`](crate::ActorRef::try_send) and [`send_async`](crate::ActorRef::send_async) never
+/// drop a message, whatever the rule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Overflow {
+    /// Refuse the new message: `send` fails with
+    /// [`SendErrorReason::Full`](crate::SendErrorReason::Full), handing it back. Counted in
+    /// `stats().mailbox_full`.
+    #[default]
+    Reject,
+    /// Discard the oldest queued message to make room; `send` succeeds. Counted in
+    /// `stats().overflow_dropped` when the actor discards it (if the actor stops first, it is a
+    /// dead letter like the rest of its mailbox).
+    DropOldest,
+    /// Discard the new message; `send` succeeds. Counted in `stats().overflow_dropped`.
+    DropNewest,
 }
 
 impl SpawnOptions {
@@ -64,6 +91,16 @@ impl SpawnOptions {
     /// Sets [`SpawnOptions::exec`].
     pub fn exec(mut self, policy: crate::exec_policy::ExecPolicy) -> Self {
         self.exec = Some(policy);
+        self
+    }
+    /// Sets [`SpawnOptions::capacity`]: a bounded mailbox of `capacity` user messages.
+    pub fn capacity(mut self, capacity: usize) -> Self {
+        self.capacity = Some(capacity);
+        self
+    }
+    /// Sets [`SpawnOptions::overflow`].
+    pub fn overflow(mut self, overflow: Overflow) -> Self {
+        self.overflow = overflow;
         self
     }
 }

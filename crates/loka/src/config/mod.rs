@@ -18,6 +18,7 @@
 //! balance_threshold = 0.5    # hierarchical: node imbalance that triggers a global round
 //! place_level = "package"    # places policies: a place per package, l3 or numa node
 //! exec = "all-task"          # execution policies: all-task | all-thread | auto
+//! failure_window = 1000      # actor failures System::failures keeps (the most recent)
 //! [idle]
 //! spin_us = 50         # spin (stealing) this long before yielding
 //! yield_us = 50        # then yield (stealing) this long before parking
@@ -41,16 +42,19 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A configuration problem; every variant names the offending input.
+/// A configuration problem; every variant names the offending input and says what is wrong. The
+/// message is complete in itself (the cause of an I/O or topology failure included), and no
+/// variant repeats that cause as its [`source`](std::error::Error::source): a printer that walks
+/// the chain (`anyhow`'s `{:#}`) shows each cause once.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A configuration file could not be read.
-    #[error("cannot read configuration file {path}")]
+    #[error("cannot read configuration file {}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The simulation engine's cost file could not be read or has a bad key or value.
     #[error("{message}")]
@@ -69,12 +73,12 @@ pub enum ConfigError {
         message: String,
     },
     /// The topology (or cost file) could not be loaded or does not fit the workers.
-    #[error("topology `{spec}`")]
+    #[error("topology `{spec}`: {error}")]
     Topology {
         /// The topology spec.
         spec: String,
         /// What went wrong.
-        source: loka_topology::TopologyError,
+        error: loka_topology::TopologyError,
     },
     /// The engine cannot run the policy (see [`EngineKind::supports`]).
     #[error("engine `{engine}` does not support policy `{policy}` (in {source_name})")]
@@ -105,13 +109,14 @@ pub enum ConfigError {
 /// An idle worker steals actively for `spin_us`, then keeps stealing while yielding its core for
 /// `yield_us`, then parks until work arrives (a wake-up costs ~20 µs on a VM; a cross-core cache-line
 /// round trip ~100 ns, so the spin phase is long enough that request/response traffic never pays a
-/// wake-up per message). Parked workers use no CPU.
+/// wake-up per message). Parked workers use no CPU. Each phase is at most
+/// [`MAX_US`](Self::MAX_US) long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IdleStrategy {
-    /// Microseconds of busy stealing before yielding.
+    /// Microseconds of busy stealing before yielding (≤ [`MAX_US`](Self::MAX_US)).
     pub spin_us: u64,
-    /// Microseconds of stealing with `yield` before parking.
+    /// Microseconds of stealing with `yield` before parking (≤ [`MAX_US`](Self::MAX_US)).
     pub yield_us: u64,
 }
 
@@ -125,6 +130,12 @@ impl Default for IdleStrategy {
 }
 
 impl IdleStrategy {
+    /// The longest accepted phase, in microseconds: one second. Staying awake only pays while
+    /// the next message is a wake-up's cost away (~20 µs); a phase longer than a second saves no
+    /// wake-up worth having and keeps an idle worker burning its core (at `u64::MAX` it never
+    /// sleeps), so [`Config::validate`] refuses it ([`ConfigError::Invalid`] naming the key).
+    pub const MAX_US: u64 = 1_000_000;
+
     pub(crate) fn spin(&self) -> Duration {
         Duration::from_micros(self.spin_us)
     }
@@ -281,6 +292,10 @@ pub struct Config {
     pub place_level: loka_topology::PlaceLevel,
     /// How actors get their execution policy (docs/exec-policies.md).
     pub exec: crate::exec_policy::ExecMode,
+    /// How many actor failures [`crate::System::failures`] keeps: the most recent ones (default
+    /// 1,000, a few hundred KiB). Older ones are dropped, so a program whose actors keep
+    /// failing runs in bounded memory; `stats().panics` still counts every failure. 0 keeps none.
+    pub failure_window: usize,
     /// The simulation engine's settings.
     pub sim: SimConfig,
     /// The message-centric engine's settings.
@@ -343,6 +358,7 @@ impl Default for Config {
             balance_threshold: 0.5,
             place_level: loka_topology::PlaceLevel::default(),
             exec: crate::exec_policy::ExecMode::default(),
+            failure_window: 1_000,
             sim: SimConfig::default(),
             message_centric: MessageCentricConfig::default(),
         }
@@ -363,9 +379,9 @@ impl Config {
     /// Reads a TOML file.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Io {
             path: path.to_owned(),
-            source,
+            error,
         })?;
         Self::from_toml_str(&text, &path.display().to_string())
     }
@@ -470,12 +486,29 @@ impl Config {
                 "at least one worker is needed",
             ));
         }
-        if self.workers > 4096 {
+        // As many workers as a topology may have PUs.
+        let max_workers = loka_topology::Topology::MAX_PUS;
+        if self.workers > max_workers {
             return Err(invalid(
                 "workers",
                 self.workers.to_string(),
-                "more than 4096 workers is not supported",
+                &format!("more than {max_workers} workers is not supported"),
             ));
+        }
+        for (key, us) in [
+            ("idle.spin_us", self.idle.spin_us),
+            ("idle.yield_us", self.idle.yield_us),
+        ] {
+            if us > IdleStrategy::MAX_US {
+                return Err(invalid(
+                    key,
+                    us.to_string(),
+                    &format!(
+                        "at most {} µs (1 s): an idle worker that long without work should sleep",
+                        IdleStrategy::MAX_US
+                    ),
+                ));
+            }
         }
         if !(self.balance_threshold > 0.0 && self.balance_threshold.is_finite()) {
             return Err(invalid(

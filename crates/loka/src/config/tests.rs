@@ -182,10 +182,106 @@ fn unsupported_pair_names_engine_and_policy() {
     }
 }
 
+/// The error's message, then each cause of its source chain, as anyhow's `{:#}` (the `loka`
+/// command's error line) prints them.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut next = err.source();
+    while let Some(e) = next {
+        text = format!("{text}: {e}");
+        next = e.source();
+    }
+    text
+}
+
 #[test]
-fn missing_file_names_the_path() {
+fn missing_file_names_the_path_and_the_reason_once() {
     let err = Config::from_file("/nonexistent/loka.toml").unwrap_err();
-    assert!(err.to_string().contains("/nonexistent/loka.toml"), "{err}");
+    let cause = std::fs::read_to_string("/nonexistent/loka.toml")
+        .unwrap_err()
+        .to_string();
+    let text = err.to_string();
+    assert!(
+        text.contains("/nonexistent/loka.toml") && text.contains(&cause),
+        "{text}"
+    );
+    assert_eq!(chain(&err).matches(&cause).count(), 1, "{}", chain(&err));
+}
+
+#[test]
+fn topology_errors_say_why() {
+    for (topology, workers, reason) in [
+        ("preset:nope", 1, "unknown preset `nope`"),
+        (
+            "synthetic:core:2 pu:1",
+            3,
+            "3 workers requested but topology `synthetic:core:2 pu:1` has only 2 PUs",
+        ),
+    ] {
+        let config = Config {
+            workers,
+            topology: topology.to_owned(),
+            ..Config::default()
+        };
+        let err = crate::Machine::load(&config).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, ConfigError::Topology { .. })
+                && text.starts_with(&format!("topology `{topology}`: "))
+                && text.contains(reason),
+            "{text}"
+        );
+        assert_eq!(chain(&err).matches(reason).count(), 1, "{}", chain(&err));
+    }
+}
+
+#[test]
+fn idle_phases_are_capped_at_one_second() {
+    let limit = IdleStrategy::MAX_US;
+    assert_eq!(limit, 1_000_000);
+    for key in ["spin_us", "yield_us"] {
+        let ok = Config::from_toml_str(&format!("[idle]\n{key} = {limit}\n"), "i.toml");
+        assert!(ok.is_ok(), "{key} = {limit}: {ok:?}");
+        let err = Config::from_toml_str(&format!("[idle]\n{key} = {}\n", limit + 1), "i.toml")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "invalid idle.{key} = `1000001` in i.toml: at most 1000000 µs (1 s): an idle \
+                 worker that long without work should sleep"
+            )
+        );
+    }
+    // The value that made idle workers never sleep, from code.
+    let mut c = Config::default();
+    c.idle.yield_us = u64::MAX;
+    let err = c.validate("the builder").unwrap_err();
+    assert!(
+        err.to_string().starts_with(&format!(
+            "invalid idle.yield_us = `{}` in the builder",
+            u64::MAX
+        )),
+        "{err}"
+    );
+    // From the environment: refused, naming the key, and nothing changes.
+    let mut c = Config::default();
+    let before = c.clone();
+    let err = c
+        .apply_vars(|k| (k == "LOKA_IDLE_SPIN_US").then(|| u64::MAX.to_string()))
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(
+            err,
+            ConfigError::Invalid {
+                key: "idle.spin_us",
+                ..
+            }
+        ) && text.contains("in the environment")
+            && text.contains("1000000 µs"),
+        "{text}"
+    );
+    assert_eq!(c, before);
 }
 
 #[test]

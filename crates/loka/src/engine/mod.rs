@@ -49,6 +49,7 @@ where
             std::thread::Builder::new()
                 .name(format!("{name}-{index}"))
                 .spawn(move || {
+                    crate::runtime::lifecycle::mark_thread(Arc::as_ptr(&shared));
                     shared.machine.pin_worker(&shared.config, index);
                     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         worker(Exec::new(index, runtime), &|| {
@@ -70,7 +71,9 @@ where
     )
 }
 
-/// A running engine: the calls a `System` makes, whatever the engine.
+/// A running engine: the calls a `System` makes, whatever the engine. Cloned (a handle) by a
+/// shutdown that finishes on a thread of its own.
+#[derive(Clone)]
 pub(crate) enum Engine {
     /// Per-worker queues of actors.
     ActorCentric(Arc<actor_centric::Engine>),
@@ -135,7 +138,18 @@ impl Engine {
         }
     }
 
-    /// Stops and joins the worker threads; `false` if that had already been done.
+    /// A plain thread made work for the engine and waits for it some other way than by a reply
+    /// or quiescence (a graceful shutdown's stop signals): an engine that runs only when someone
+    /// waits (the simulation) runs now.
+    pub(crate) fn nudge(&self) {
+        if let Engine::Sim(e) = self {
+            crate::runtime::Scheduler::waiting(&**e);
+        }
+    }
+
+    /// Stops and joins the worker threads: each finishes the activation it runs and leaves the
+    /// rest queued (the shutdown terminates those actors); `false` if that had already been done.
+    /// Never called on one of the engine's own threads (it would join itself).
     pub(crate) fn stop_workers(&self) -> bool {
         match self {
             Engine::ActorCentric(e) => e.stop_workers(),

@@ -155,6 +155,14 @@ impl ActorPlacement {
             && self.flags.fetch_or(flag, Relaxed) & flag == 0
     }
 
+    /// Where the actor last ran, else its home (introspection); the mailbox tells its state.
+    pub(crate) fn locate(&self) -> crate::introspect::Location {
+        crate::introspect::Location {
+            worker: self.last().or_else(|| self.home()),
+            ..Default::default()
+        }
+    }
+
     /// Counts a wake-up run next to the home.
     pub(crate) fn note_local_wake(&self) {
         let local = self.local_wakes.load(Relaxed).saturating_add(1);

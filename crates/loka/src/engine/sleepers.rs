@@ -21,6 +21,10 @@ const NOTIFIED: u8 = 2;
 /// Which workers are parked.
 pub(crate) struct Sleepers {
     num_sleeping: CachePadded<AtomicUsize>,
+    /// Wake-ups so far: bumped by every worker leaving its parking protocol (`cancel`, which a
+    /// claimed worker also runs before doing anything). Quiescence reads it around its two
+    /// checks (`wait_quiescent`).
+    wakes: CachePadded<AtomicUsize>,
     states: Box<[CachePadded<AtomicU8>]>,
     /// Signalled by the last worker to park (quiescence waiters wait on it).
     quiet_lock: Mutex<()>,
@@ -31,6 +35,7 @@ impl Sleepers {
     pub(crate) fn new(workers: usize) -> Self {
         Sleepers {
             num_sleeping: CachePadded::new(AtomicUsize::new(0)),
+            wakes: CachePadded::new(AtomicUsize::new(0)),
             states: (0..workers)
                 .map(|_| CachePadded::new(AtomicU8::new(AWAKE)))
                 .collect(),
@@ -60,6 +65,8 @@ impl Sleepers {
             // A notifier claimed us meanwhile (and already decremented the count for us).
             self.states[worker].store(AWAKE, Relaxed);
         }
+        // After leaving the count, before the worker does anything awake (`wait_quiescent`).
+        self.wakes.fetch_add(1, SeqCst);
     }
 
     /// Whether a notifier has claimed `worker` (so it may stop parking).
@@ -110,6 +117,7 @@ impl Sleepers {
             .compare_exchange(SLEEPING, NOTIFIED, SeqCst, Relaxed)
             .is_ok();
         if claimed {
+            // The claimed worker counts its own wake-up in `cancel`, before it does anything.
             self.num_sleeping.fetch_sub(1, SeqCst);
         }
         claimed
@@ -121,8 +129,9 @@ impl Sleepers {
     }
 
     /// The whole parking protocol of worker `w`: announce, re-check (`has_work`, `is_shutdown`),
-    /// then `park` until a notifier claims `w` or shutdown begins. `parked` runs once the worker
-    /// is committed to sleep. Returns whether it slept. Shutdown sets its flag *before*
+    /// then `park` until a notifier claims `w`, shutdown begins, or `park` returns `true` (a
+    /// timer of the worker is due: it leaves to fire it). `parked` runs once the worker is
+    /// committed to sleep. Returns whether it slept. Shutdown sets its flag *before*
     /// [`notify_all`](Self::notify_all), so a worker either sees the flag in its re-check or is
     /// claimed by `notify_all` (the same Dekker argument as for work).
     pub(crate) fn park(
@@ -131,7 +140,7 @@ impl Sleepers {
         has_work: impl Fn() -> bool,
         is_shutdown: impl Fn() -> bool,
         parked: impl FnOnce(),
-        park: impl Fn(),
+        park: impl Fn() -> bool,
     ) -> bool {
         self.announce(w);
         if has_work() || is_shutdown() {
@@ -144,12 +153,22 @@ impl Sleepers {
             self.quiet.notify_all();
         }
         while !self.is_notified(w) && !is_shutdown() {
-            park();
+            if park() {
+                break;
+            }
         }
         // Woken by a notifier (who already took us off the count), or left because shutdown began
-        // before anyone claimed us: then we take ourselves off, exactly as a cancelled park does.
+        // or a timer is due before anyone claimed us: then we take ourselves off, exactly as a
+        // cancelled park does.
         self.cancel(w);
         true
+    }
+
+    /// One look of [`wait_quiescent`](Self::wait_quiescent): every worker asleep, no work, and
+    /// no worker woke in between (its documentation says why the last part is needed).
+    pub(crate) fn quiescent_now(&self, is_empty: impl Fn() -> bool) -> bool {
+        let wakes = self.wakes.load(SeqCst);
+        self.all_asleep() && is_empty() && self.wakes.load(SeqCst) == wakes
     }
 
     /// Blocks until every worker is parked and `is_empty` (no queue holds work), or `timeout`
@@ -160,6 +179,16 @@ impl Sleepers {
     /// workers asleep and no queue holds work" means nothing is runnable and no send made by an
     /// actor is half-done. The last worker to park signals the condition variable; the waiter also
     /// re-checks every millisecond, which bounds the cost of a signal racing its check.
+    ///
+    /// The two checks are not one atomic look: a worker counts as asleep from its announcement,
+    /// *before* its last look, and that look may find work, take it and run it. Read in either
+    /// order, "all asleep" and "no work" could then both hold at their own instants while that
+    /// worker runs an actor (seen in CI: a report sent by a panicking child was not yet handled
+    /// when `run_until_idle` returned). So the waiter also reads the wake-up count before and
+    /// after: every worker leaving the protocol bumps it after the count drops and before it
+    /// does anything, so an unchanged count means every worker stayed announced, doing
+    /// nothing but its last look, over the whole check, and the empty queues were the state of a
+    /// quiescent system.
     pub(crate) fn wait_quiescent(
         &self,
         is_empty: impl Fn() -> bool,
@@ -168,7 +197,7 @@ impl Sleepers {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut guard = self.quiet_lock.lock();
         loop {
-            if self.all_asleep() && is_empty() {
+            if self.quiescent_now(&is_empty) {
                 return true;
             }
             let step = Instant::now() + Duration::from_millis(1);
@@ -200,6 +229,28 @@ mod tests {
             "2 already claimed: next sleeper"
         );
         assert_eq!(s.notify(None), None);
+    }
+
+    #[test]
+    fn a_worker_that_wakes_during_the_check_is_not_quiescence() {
+        let s = Sleepers::new(2);
+        s.announce(0);
+        s.announce(1);
+        // Worker 1's last look found work: it leaves the count and takes the work between the
+        // waiter's "all asleep" and its "no work" (the queue is empty again by then).
+        let raced = std::cell::Cell::new(false);
+        let is_empty = || {
+            if !raced.replace(true) {
+                s.cancel(1);
+            }
+            true
+        };
+        assert!(
+            !s.wait_quiescent(is_empty, Some(Duration::from_millis(20))),
+            "worker 1 is running what it took"
+        );
+        s.announce(1);
+        assert!(s.wait_quiescent(|| true, Some(Duration::from_millis(20))));
     }
 
     #[test]

@@ -35,6 +35,13 @@
 //! * **Close** (by the activation holding the schedule, or at shutdown): set `CLOSED` with one
 //!   `fetch_or`. Claims fail from then on, so a send to a stopped actor always gets its message
 //!   back; slots claimed before the close are drained by the closing activation or the cell's drop.
+//!
+//! ## Length
+//! [`Mailbox::len_estimate`] subtracts the consumer's position from the tail's. The consumer's
+//! position is private to it, so each `pop` also stores it, `Relaxed`, in `consumed`, next to it
+//! in the consumer's cache line: a plain store on x86 and ARM, no read-modify-write, and no part
+//! of the protocol (nothing synchronises through it, which is why it is a `std` atomic even under
+//! loom: the model checks the protocol, not a statistic).
 
 use crate::sync::{spin_hint, AtomicBool, AtomicPtr, AtomicUsize, UnsafeCell};
 use crossbeam_utils::CachePadded;
@@ -182,9 +189,17 @@ pub(crate) enum Pop<T> {
     NotReady,
 }
 
+/// The consumer's side: its position and block, and the position published for
+/// [`Mailbox::len_estimate`].
+struct ConsumerSide<T> {
+    head: UnsafeCell<Head<T>>,
+    /// `head.position`, stored `Relaxed` after each `pop` (module docs, *Length*).
+    consumed: std::sync::atomic::AtomicUsize,
+}
+
 /// An actor's mailbox; see the module documentation.
 pub(crate) struct Mailbox<T> {
-    head: CachePadded<UnsafeCell<Head<T>>>,
+    head: CachePadded<ConsumerSide<T>>,
     tail_word: CachePadded<AtomicUsize>,
     tail_block: AtomicPtr<Block<T>>,
     /// A consumed block waiting to become the next tail block (null when none). Without it every
@@ -205,10 +220,13 @@ impl<T> Mailbox<T> {
     pub(crate) fn new() -> Self {
         let first = Block::<T, FIRST_CAP>::new_boxed();
         Mailbox {
-            head: CachePadded::new(UnsafeCell::new(Head {
-                position: 0,
-                block: first,
-            })),
+            head: CachePadded::new(ConsumerSide {
+                head: UnsafeCell::new(Head {
+                    position: 0,
+                    block: first,
+                }),
+                consumed: std::sync::atomic::AtomicUsize::new(0),
+            }),
             tail_word: CachePadded::new(AtomicUsize::new(IDLE)),
             tail_block: AtomicPtr::new(first),
             spare: AtomicPtr::new(ptr::null_mut()),
@@ -344,7 +362,7 @@ impl<T> Mailbox<T> {
     /// Only the activation holding the schedule (or an owner with exclusive access) may call this.
     #[inline]
     pub(crate) unsafe fn pop(&self) -> Pop<T> {
-        self.head.with_mut(|head| {
+        self.head.head.with_mut(|head| {
             // SAFETY: the caller guarantees a single consumer.
             let head = unsafe { &mut *head };
             let offset = head.position % LAP;
@@ -383,6 +401,7 @@ impl<T> Mailbox<T> {
             } else {
                 head.position += 1;
             }
+            self.head.consumed.store(head.position, Relaxed);
             Pop::Item(value)
         })
     }
@@ -396,7 +415,7 @@ impl<T> Mailbox<T> {
     #[must_use = "on `false` a send raced in and the consumer must keep going"]
     pub(crate) unsafe fn try_idle(&self) -> bool {
         // SAFETY: single consumer (caller's contract).
-        let position = self.head.with(|head| unsafe { (*head).position });
+        let position = self.head.head.with(|head| unsafe { (*head).position });
         // Release: our reads of the slots happen before the next activation, which starts after a
         // sender's Acquire claim sees IDLE. Fails if the tail moved (or is CLOSED).
         self.tail_word
@@ -415,7 +434,7 @@ impl<T> Mailbox<T> {
     /// Only the activation holding the schedule may call this.
     pub(crate) unsafe fn has_more(&self) -> bool {
         // SAFETY: single consumer (caller's contract).
-        let position = self.head.with(|head| unsafe { (*head).position });
+        let position = self.head.head.with(|head| unsafe { (*head).position });
         self.tail_word.load(Acquire) >> SHIFT != position
     }
 
@@ -425,10 +444,35 @@ impl<T> Mailbox<T> {
         self.tail_word.fetch_or(CLOSED, AcqRel);
     }
 
+    /// Whether the mailbox is idle (not scheduled): a snapshot for introspection, no part of the
+    /// protocol.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.tail_word.load(Relaxed) & IDLE != 0
+    }
+
     /// Whether the mailbox is closed.
     #[inline]
     pub(crate) fn is_closed(&self) -> bool {
         self.tail_word.load(Acquire) & CLOSED != 0
+    }
+
+    /// Messages claimed and not yet consumed, from any thread: best effort. It counts slots being
+    /// written, may lag the consumer by the messages it is taking out right now, and is 0 for a
+    /// direct mailbox (which queues nothing).
+    pub(crate) fn len_estimate(&self) -> usize {
+        let consumed = self.head.consumed.load(Relaxed);
+        let claimed = self.tail_word.load(Relaxed) >> SHIFT;
+        index_of(claimed).saturating_sub(index_of(consumed))
+    }
+}
+
+/// How many slots come before `position` (the positions skipped over by markers and by the rest
+/// of lap 0 hold no slot).
+fn index_of(position: usize) -> usize {
+    if position < LAP {
+        position.min(FIRST_CAP)
+    } else {
+        FIRST_CAP + (position / LAP - 1) * BLOCK_CAP + (position % LAP).min(BLOCK_CAP)
     }
 }
 
@@ -439,7 +483,7 @@ impl<T> Drop for Mailbox<T> {
         while let Pop::Item(value) = unsafe { self.pop() } {
             drop(value);
         }
-        self.head.with_mut(|head| {
+        self.head.head.with_mut(|head| {
             // SAFETY: exclusive access; the head block is the only block still in the chain, and
             // it is the small first one while the head is in lap 0.
             unsafe { Block::free((*head).block, (*head).position < LAP) }

@@ -185,3 +185,22 @@ fn per_producer_fifo_and_one_wake_per_idle_period_with_concurrent_producers() {
         "one wake-up per idle period"
     );
 }
+
+#[test]
+fn len_estimate_counts_queued_messages_across_blocks() {
+    let mb = Mailbox::new();
+    assert_eq!(mb.len_estimate(), 0);
+    // Across the small first block, the lap-0 gap, and several full blocks.
+    let n = FIRST_CAP + 3 * BLOCK_CAP + 5;
+    for i in 0..n {
+        let _ = mb.push(i);
+        assert_eq!(mb.len_estimate(), i + 1);
+    }
+    for i in 0..n {
+        unsafe {
+            assert_eq!(mb.pop(), Pop::Item(i));
+        }
+        assert_eq!(mb.len_estimate(), n - i - 1);
+    }
+    assert_eq!(Mailbox::<u8>::new_direct().len_estimate(), 0);
+}

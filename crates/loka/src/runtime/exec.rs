@@ -9,6 +9,7 @@ use crate::telemetry::WorkerCounters;
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::ptr::NonNull;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 /// Index of the execution contexts of dedicated threads (they are no engine's workers).
@@ -85,6 +86,24 @@ impl Exec {
         // `_own` (kept alive by this context), and counter blocks are never moved or freed while
         // referenced.
         unsafe { self.counters.as_ref() }
+    }
+
+    /// An activation of actor `id` starts on this thread: [`crate::System::actors`] shows it
+    /// running. Returns the activation it interrupts (an inline run's caller), for
+    /// [`leave`](Self::leave). Two relaxed stores per activation to this thread's own counter line;
+    /// nothing per message.
+    #[inline]
+    pub(crate) fn enter(&self, id: ActorId) -> u64 {
+        let running = &self.counters().running;
+        let outer = running.load(Relaxed);
+        running.store(id.as_u64(), Relaxed);
+        outer
+    }
+
+    /// The activation [`enter`](Self::enter) announced is over; `outer` runs again (0: none).
+    #[inline]
+    pub(crate) fn leave(&self, outer: u64) {
+        self.counters().running.store(outer, Relaxed);
     }
 
     /// A fresh actor id (no shared counter touched).

@@ -137,9 +137,17 @@ mod tests {
         unreachable!()
     }
     unsafe fn no_shutdown(_: NonNull<Header>) {}
+    unsafe fn no_info(_: NonNull<Header>) -> crate::runtime::cell::CellInfo {
+        unreachable!()
+    }
+    unsafe fn no_control(_: NonNull<Header>) -> std::sync::Arc<dyn crate::runtime::cell::Control> {
+        unreachable!()
+    }
     static TASK_VTABLE: Vtable = Vtable {
         run: no_run,
         shutdown: no_shutdown,
+        info: no_info,
+        control: no_control,
     };
 
     unsafe fn discard_string(_: TaskRef, payload: *mut Payload) {

@@ -19,17 +19,22 @@
 //! `docs/architecture.md` walks through the layers and their protocols.
 
 pub(crate) mod cell;
+pub(crate) mod clock;
+pub(crate) mod dead_letters;
 pub(crate) mod exec;
 pub(crate) mod exec_policy;
 mod handles;
 pub(crate) mod id;
 pub(crate) mod letter;
+pub(crate) mod lifecycle;
 #[cfg(all(test, loom))]
 mod loom_tests;
 pub(crate) mod registry;
 pub(crate) mod task;
+pub(crate) mod timer;
 
-pub(crate) use cell::{Behavior, CellContext, Deliver};
+pub(crate) use cell::{Behavior, CellContext, Deliver, MAX_CAPACITY};
+pub use dead_letters::{DeadLetter, DeadLetterReason, DEAD_LETTER_WINDOW};
 pub(crate) use exec::Exec;
 pub use id::ActorId;
 pub(crate) use letter::Letter;
@@ -42,7 +47,7 @@ use crate::telemetry::{Counters, Stats};
 use id::ExternalIds;
 use parking_lot::Mutex;
 use registry::Registry;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 /// What the runtime asks of the engine that runs its actors: the engine boundary. Each method is
@@ -76,8 +81,10 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
         false
     }
 
-    /// A plain thread starts waiting for a reply ([`crate::Pending`]): an engine that runs only
-    /// when someone waits (the simulation) runs now.
+    /// A plain thread starts waiting for a reply ([`crate::Pending`]) or for room in a bounded
+    /// mailbox: an engine that runs only when someone waits (the simulation) runs now. May also
+    /// be called from an actor's handler (a bounded mailbox found full), where it must do nothing
+    /// harmful.
     fn waiting(&self) {}
 
     /// Whether actors get direct mailboxes: their envelopes come to the engine as [`Letter`]s
@@ -108,9 +115,24 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
         let _ = task;
         unreachable!("only engines with direct mailboxes queue letters");
     }
+
+    /// The engine's own clock in nanoseconds, if it keeps virtual time (the simulation): timers
+    /// then run on it (`runtime/clock.rs`). `None`: wall-clock time.
+    fn virtual_now_ns(&self) -> Option<u64> {
+        None
+    }
+
+    /// A timer was armed in `shard` with an earlier deadline than any other there: whoever sleeps
+    /// until that shard's next deadline (its worker) must wake and sleep again, shorter.
+    fn timer_armed(&self, shard: usize);
+
+    /// Where the actor is bound or last ran, and its state where the engine knows it better than
+    /// the mailbox does (introspection: [`crate::System::actors`]). A snapshot, from any thread.
+    fn locate(&self, task: TaskRef) -> crate::introspect::Location;
 }
 
-/// A record of an actor that stopped because its handler panicked.
+/// A record of an actor that stopped because it panicked: in a handler, in `started`, or in its
+/// `stopped` hook (see [`crate::Actor::stopped`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ActorFailure {
     /// The actor that failed.
@@ -119,7 +141,7 @@ pub struct ActorFailure {
     pub name: Option<String>,
     /// Its Rust type name.
     pub actor_type: &'static str,
-    /// The panic message.
+    /// The panic message (a `stopped` hook's says so).
     pub message: String,
 }
 
@@ -134,10 +156,27 @@ pub(crate) struct Shared {
     pub(crate) dedicated: exec_policy::dedicated::Threads,
     /// Why `config.policy` was chosen, when `auto` chose it.
     pub(crate) policy_reason: Option<&'static str>,
+    /// Pending timers, one shard per worker (one in all under the simulation).
+    pub(crate) timers: timer::Timers,
+    /// Time zero of the timer clock (wall-clock engines).
+    pub(crate) epoch: std::time::Instant,
+    /// Round robin over the shards for timers armed outside the workers.
+    timer_turn: std::sync::atomic::AtomicUsize,
     ids: ExternalIds,
-    failures: Mutex<Vec<ActorFailure>>,
+    /// The most recent failures, at most `config.failure_window`, oldest first.
+    failures: Mutex<VecDeque<ActorFailure>>,
+    /// Running, shutting down or terminated; which threads are the system's own.
+    pub(crate) lifecycle: lifecycle::Lifecycle,
+    /// The recent dead letters ([`crate::System::dead_letters`]).
+    dead_letters: dead_letters::DeadLetters,
     /// Names of live actors spawned with one (unnamed actors pay nothing for the feature).
     names: Mutex<HashMap<ActorId, Arc<str>, rustc_hash::FxBuildHasher>>,
+    /// Names actors are registered under ([`crate::System::register`]).
+    pub(crate) directory: crate::actor::names::Directory,
+    /// The Tokio runtime whose context every poll of a piped future enters
+    /// ([`crate::SystemBuilder::tokio_handle`]).
+    #[cfg(feature = "tokio")]
+    pub(crate) tokio: Option<tokio::runtime::Handle>,
 }
 
 impl Shared {
@@ -150,12 +189,20 @@ impl Shared {
             policy_reason,
             counters: Counters::new(config.workers),
             dedicated: exec_policy::dedicated::Threads::default(),
+            timers: timer::Timers::new(clock::shards(&config)),
+            epoch: std::time::Instant::now(),
+            timer_turn: std::sync::atomic::AtomicUsize::new(0),
             config,
             machine,
             registry: Registry::new(),
             ids: ExternalIds::new(),
-            failures: Mutex::new(Vec::new()),
+            failures: Mutex::new(VecDeque::new()),
+            lifecycle: lifecycle::Lifecycle::new(),
+            dead_letters: dead_letters::DeadLetters::new(),
             names: Mutex::new(HashMap::default()),
+            directory: Default::default(),
+            #[cfg(feature = "tokio")]
+            tokio: None,
         }
     }
 
@@ -167,12 +214,24 @@ impl Shared {
         }
     }
 
-    pub(crate) fn register(&self, id: ActorId, task: TaskRef, from: Option<&Exec>) {
-        self.registry.insert(id, task);
+    /// Registers a new actor (spawned by actor `parent`, if any) and counts the spawn; `false`
+    /// (nothing registered or counted) once shutdown has closed the registry.
+    #[must_use = "a refused actor must not run"]
+    pub(crate) fn register(
+        &self,
+        id: ActorId,
+        task: TaskRef,
+        parent: Option<ActorId>,
+        from: Option<&Exec>,
+    ) -> bool {
+        if !self.registry.insert(id, task, parent) {
+            return false;
+        }
         match from {
             Some(exec) => exec.counters().spawned.bump(1),
             None => self.counters.system.external_spawns.add_shared(1),
         }
+        true
     }
 
     pub(crate) fn name(&self, id: ActorId, name: &str) {
@@ -183,9 +242,18 @@ impl Shared {
         self.names.lock().get(&id).cloned()
     }
 
-    /// Removes a terminated actor (and its name).
+    /// Removes a terminated actor (and its name); a graceful shutdown waiting for it hears of it.
+    /// Counted before it leaves the registry: a graceful shutdown that finds the registry empty
+    /// has counted every actor that stopped (its report's `stopped`). The other order left the
+    /// last one uncounted now and then.
     pub(crate) fn unregister(&self, id: ActorId, named: bool) {
+        self.lifecycle.note_terminated();
         self.registry.remove(id);
+        self.forget_name(id, named);
+    }
+
+    /// Forgets the name of an actor that is gone, or was never registered.
+    pub(crate) fn forget_name(&self, id: ActorId, named: bool) {
         if named {
             self.names.lock().remove(&id);
         }
@@ -198,11 +266,68 @@ impl Shared {
         }
     }
 
-    pub(crate) fn note_dead_letters(&self, actor: ActorId, n: u64) {
+    /// `n` messages of type `message_type` to `actor` will never be handled (none if `n` is 0):
+    /// counted, logged and recorded, as stopped by a shutdown once one has begun. `named`: the
+    /// actor may have a name to look up (false spares unnamed actors the name table's lock).
+    pub(crate) fn note_dead_letters(
+        &self,
+        actor: ActorId,
+        n: u64,
+        message_type: &'static str,
+        named: bool,
+    ) {
         if n > 0 {
             self.counters.system.dead_letters.add_shared(n);
-            tracing::debug!(%actor, dropped = n, "messages to a stopped actor dropped (dead letters)");
+            let reason = if self.lifecycle.is_shutting_down() {
+                DeadLetterReason::Shutdown
+            } else {
+                DeadLetterReason::Stopped
+            };
+            tracing::debug!(%actor, dropped = n, message_type, %reason, "messages never handled (dead letters)");
+            self.record_dead_letter(actor, n, message_type, reason, named);
         }
+    }
+
+    /// Counts and records messages dropped by a bounded mailbox's overflow rule (`DropOldest`,
+    /// `DropNewest`).
+    pub(crate) fn note_overflow_dropped(
+        &self,
+        actor: ActorId,
+        n: u64,
+        message_type: &'static str,
+        named: bool,
+    ) {
+        self.counters.system.overflow_dropped.add_shared(n);
+        let reason = DeadLetterReason::Overflow;
+        self.record_dead_letter(actor, n, message_type, reason, named);
+    }
+
+    #[cold]
+    fn record_dead_letter(
+        &self,
+        actor: ActorId,
+        count: u64,
+        message_type: &'static str,
+        reason: DeadLetterReason,
+        named: bool,
+    ) {
+        self.dead_letters
+            .record(actor, message_type, reason, count, || {
+                named
+                    .then(|| self.name_of(actor))
+                    .flatten()
+                    .map(|n| n.to_string())
+            });
+    }
+
+    /// The recent dead letters, oldest first.
+    pub(crate) fn dead_letters(&self) -> Vec<DeadLetter> {
+        self.dead_letters.snapshot()
+    }
+
+    /// Counts a send refused (or a `try_send` answered) because a bounded mailbox was full.
+    pub(crate) fn note_mailbox_full(&self) {
+        self.counters.system.mailbox_full.add_shared(1);
     }
 
     /// Counts an actor newly marked as a hub.
@@ -213,13 +338,23 @@ impl Shared {
         }
     }
 
+    /// Counts a failure and keeps it among the `config.failure_window` most recent (the oldest
+    /// kept one makes room): memory stays bounded however many actors fail.
     pub(crate) fn record_failure(&self, failure: ActorFailure) {
         self.counters.system.panics.add_shared(1);
-        self.failures.lock().push(failure);
+        let window = self.config.failure_window;
+        if window == 0 {
+            return;
+        }
+        let mut failures = self.failures.lock();
+        if failures.len() == window {
+            failures.pop_front();
+        }
+        failures.push_back(failure);
     }
 
     pub(crate) fn failures(&self) -> Vec<ActorFailure> {
-        self.failures.lock().clone()
+        self.failures.lock().iter().cloned().collect()
     }
 
     pub(crate) fn stats(&self) -> Stats {
@@ -233,22 +368,17 @@ impl Shared {
         }
     }
 
-    /// Terminates every live actor, repeating until none is left (stopping one may spawn or
-    /// release others). Their `stopped` hooks run on the calling thread.
+    /// Terminates every live actor and closes the registry: a later spawn (a `stopped` hook's,
+    /// or any thread's) is refused and gets a stopped actor. Their `stopped` hooks run on the
+    /// calling thread.
     ///
     /// # Safety
     /// No activation runs any more, and none will: the engine's workers have stopped.
     pub(crate) unsafe fn terminate_all(&self) {
-        loop {
-            let live = self.registry.drain();
-            if live.is_empty() {
-                break;
-            }
-            for task in live {
-                // SAFETY: no activation runs (caller's contract); each task was registered (alive)
-                // and is shut down once because the registry handed it out once.
-                unsafe { task.shutdown() };
-            }
+        for task in self.registry.drain_and_close() {
+            // SAFETY: no activation runs (caller's contract); each task was registered (alive) and
+            // is shut down once because the registry handed it out once.
+            unsafe { task.shutdown() };
         }
     }
 }
@@ -267,6 +397,8 @@ pub(crate) struct Runtime {
     direct: bool,
     /// The engine runs execution policies other than `task` (dedicated threads, inline runs).
     exec_policies: bool,
+    /// Timers run on the engine's virtual clock (the simulation), in microsecond ticks.
+    virtual_time: bool,
 }
 
 impl Runtime {
@@ -276,6 +408,7 @@ impl Runtime {
             wait_notice: scheduler.wants_wait_notice(),
             direct: scheduler.direct(),
             exec_policies: shared.config.engine.runs_exec_policies(),
+            virtual_time: scheduler.virtual_now_ns().is_some(),
             scheduler,
             shared,
         }

@@ -1,4 +1,6 @@
-//! The live actors of a system, so shutdown can stop every one of them whatever the engine.
+//! The live actors of a system, so shutdown can stop every one of them whatever the engine, a
+//! graceful shutdown can stop them children first (each entry names its parent), and
+//! introspection can list them (`System::actors`).
 //!
 //! Sharded: spawns and terminations on different workers rarely meet on one lock.
 
@@ -11,9 +13,22 @@ use std::collections::HashMap;
 /// Registry shards.
 const SHARDS: usize = 64;
 
+/// One registered actor.
+#[derive(Clone, Copy)]
+struct Entry {
+    task: TaskRef,
+    /// The actor that spawned it, if an actor did.
+    parent: Option<ActorId>,
+}
+
 /// Live actors whose ids hash to one shard. Fx hashing: ids are unique integers made by loka, not
 /// attacker-chosen keys, and SipHash's flood resistance cost a spawn–stop pair ~15% of its time.
-type Shard = HashMap<ActorId, TaskRef, rustc_hash::FxBuildHasher>;
+#[derive(Default)]
+struct Shard {
+    live: HashMap<ActorId, Entry, rustc_hash::FxBuildHasher>,
+    /// Set by the final drain of shutdown: no actor may register any more.
+    closed: bool,
+}
 
 /// Live actors by id.
 pub(crate) struct Registry {
@@ -24,7 +39,7 @@ impl Registry {
     pub(crate) fn new() -> Self {
         Registry {
             shards: (0..SHARDS)
-                .map(|_| CachePadded::new(Mutex::new(HashMap::default())))
+                .map(|_| CachePadded::new(Mutex::new(Shard::default())))
                 .collect(),
         }
     }
@@ -33,19 +48,100 @@ impl Registry {
         &self.shards[(id.shard_hash() as usize) % SHARDS]
     }
 
-    pub(crate) fn insert(&self, id: ActorId, task: TaskRef) {
-        self.shard(id).lock().insert(id, task);
+    /// Registers a new actor; `false` (nothing registered) once shutdown has closed the registry.
+    /// The check and the insertion are one step under the shard's lock, so an actor is either
+    /// registered before the final drain (and terminated by it) or refused.
+    pub(crate) fn insert(&self, id: ActorId, task: TaskRef, parent: Option<ActorId>) -> bool {
+        let mut shard = self.shard(id).lock();
+        if shard.closed {
+            return false;
+        }
+        shard.live.insert(id, Entry { task, parent });
+        true
     }
 
     pub(crate) fn remove(&self, id: ActorId) {
-        self.shard(id).lock().remove(&id);
+        self.shard(id).lock().live.remove(&id);
     }
 
-    /// Takes every registered task out (shutdown). Each task is handed out once.
-    pub(crate) fn drain(&self) -> Vec<TaskRef> {
+    /// Calls `f` with every registered task, one shard at a time, under that shard's lock: a task
+    /// cannot terminate (and be freed) while `f` looks at it, since `terminate` unregisters it
+    /// first. `f` must not take another registry lock.
+    /// `f` gets each actor's id, task and parent.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(ActorId, TaskRef, Option<ActorId>)) {
+        for shard in self.shards.iter() {
+            for (&id, entry) in shard.lock().live.iter() {
+                f(id, entry.task, entry.parent);
+            }
+        }
+    }
+
+    /// Runs `f` with whether `id` is registered (alive), under its shard's lock: `terminate`
+    /// unregisters the actor under that lock, so it cannot stop while `f` runs.
+    pub(crate) fn with_alive<R>(&self, id: ActorId, f: impl FnOnce(bool) -> R) -> R {
+        let shard = self.shard(id).lock();
+        f(shard.live.contains_key(&id))
+    }
+
+    /// Takes every registered task out (shutdown) and closes the registry: later registrations
+    /// are refused. Each task is handed out once, children before their parents (deepest first
+    /// in the tree of who spawned whom), so a prompt shutdown stops actors in the order a
+    /// graceful one does.
+    pub(crate) fn drain_and_close(&self) -> Vec<TaskRef> {
+        let mut live: HashMap<ActorId, Entry, rustc_hash::FxBuildHasher> = HashMap::default();
+        for shard in self.shards.iter() {
+            let mut shard = shard.lock();
+            shard.closed = true;
+            live.extend(shard.live.drain());
+        }
+        let mut depth: HashMap<ActorId, usize, rustc_hash::FxBuildHasher> = HashMap::default();
+        let mut chain = Vec::new();
+        for &id in live.keys() {
+            // Up the parents not yet measured, then down again, each measured once.
+            let mut at = id;
+            let mut base = loop {
+                if let Some(&d) = depth.get(&at) {
+                    break d;
+                }
+                chain.push(at);
+                match live[&at].parent.filter(|p| live.contains_key(p)) {
+                    Some(parent) => at = parent,
+                    None => break 0,
+                }
+            };
+            while let Some(node) = chain.pop() {
+                base += 1;
+                depth.insert(node, base);
+            }
+        }
+        let mut tasks: Vec<(usize, TaskRef)> = live
+            .into_iter()
+            .map(|(id, e)| (depth[&id], e.task))
+            .collect();
+        tasks.sort_by_key(|&(d, _)| std::cmp::Reverse(d));
+        tasks.into_iter().map(|(_, task)| task).collect()
+    }
+
+    /// Every live actor and its parent, at about this moment (shards are read one at a time).
+    pub(crate) fn tree(&self) -> Vec<(ActorId, Option<ActorId>)> {
         self.shards
             .iter()
-            .flat_map(|shard| shard.lock().drain().map(|(_, t)| t).collect::<Vec<_>>())
+            .flat_map(|shard| {
+                let shard = shard.lock();
+                shard
+                    .live
+                    .iter()
+                    .map(|(id, e)| (*id, e.parent))
+                    .collect::<Vec<_>>()
+            })
             .collect()
+    }
+
+    /// Calls `f` with the task of actor `id` if it is registered, under its shard's lock: an
+    /// actor unregisters before its cell can be freed, so the task is alive during `f`. `f` must
+    /// not register, unregister or run an actor (the lock is not reentrant).
+    pub(crate) fn with_live<R>(&self, id: ActorId, f: impl FnOnce(TaskRef) -> R) -> Option<R> {
+        let shard = self.shard(id).lock();
+        shard.live.get(&id).map(|e| f(e.task))
     }
 }

@@ -109,6 +109,11 @@ pub(crate) struct Vtable {
     pub(crate) run: unsafe fn(NonNull<Header>, &Exec) -> RunOutcome,
     /// Terminates the actor at shutdown. Safety: no activation runs any more.
     pub(crate) shutdown: unsafe fn(NonNull<Header>),
+    /// Reads what introspection shows of the actor. Safety: the cell is alive.
+    pub(crate) info: unsafe fn(NonNull<Header>) -> super::cell::CellInfo,
+    /// A strong reference to the cell, to stop and describe the actor from a shutdown (see
+    /// [`TaskRef::control`]). Safety: the cell is alive.
+    pub(crate) control: unsafe fn(NonNull<Header>) -> std::sync::Arc<dyn super::cell::Control>,
 }
 
 /// A schedulable actor: a pointer to the [`Header`] at the start of an actor cell.
@@ -162,6 +167,15 @@ impl TaskRef {
         unsafe { self.header().sched.get::<S>() }
     }
 
+    /// What introspection shows of the actor ([`crate::System::actors`]).
+    ///
+    /// # Safety
+    /// The task is alive: registered, and kept so (the caller holds its registry shard's lock).
+    pub(crate) unsafe fn info(self) -> super::cell::CellInfo {
+        // SAFETY: forwarded contract.
+        unsafe { (self.0.as_ref().vtable.info)(self.0) }
+    }
+
     /// Terminates the actor at shutdown.
     ///
     /// # Safety
@@ -169,5 +183,16 @@ impl TaskRef {
     pub(crate) unsafe fn shutdown(self) {
         // SAFETY: forwarded contract.
         unsafe { (self.0.as_ref().vtable.shutdown)(self.0) }
+    }
+
+    /// A strong reference to the actor's cell that outlives the caller's proof of life (a
+    /// graceful shutdown takes it under the registry's lock, then sends the stop signal without
+    /// the lock).
+    ///
+    /// # Safety
+    /// The cell is alive (e.g. still registered, looked at under the registry's lock).
+    pub(crate) unsafe fn control(self) -> std::sync::Arc<dyn super::cell::Control> {
+        // SAFETY: forwarded contract.
+        unsafe { (self.0.as_ref().vtable.control)(self.0) }
     }
 }

@@ -46,6 +46,9 @@ macro_rules! worker_counters {
             pub(crate) steals_by_level: [Counter; MAX_LEVELS],
             /// Sampled time woken actors waited in a queue, log2 ns buckets.
             pub(crate) queue_wait: [Counter; WAIT_BUCKETS],
+            /// The raw id of the actor this thread runs now, 0 for none: no counter, but written
+            /// as often as one, by the same thread (`Exec::enter`); read by `System::actors`.
+            pub(crate) running: AtomicU64,
         }
 
         /// A snapshot of one worker's counters (or their sum over workers).
@@ -70,6 +73,7 @@ macro_rules! worker_counters {
                     $($name: Counter::default(),)*
                     steals_by_level: std::array::from_fn(|_| Counter::default()),
                     queue_wait: std::array::from_fn(|_| Counter::default()),
+                    running: AtomicU64::new(0),
                 }
             }
         }
@@ -237,7 +241,16 @@ pub struct Stats {
     /// Messages that reached a stopped actor's mailbox and were dropped (Erlang/Akka "dead
     /// letters"); never silent: counted here and logged at debug level.
     pub dead_letters: u64,
-    /// Handler panics (each stopped its actor).
+    /// Bounded mailboxes: sends refused because the mailbox was full (overflow rule `Reject`)
+    /// and `try_send`s answered `Full`. A `send_async` waiting for room is not counted.
+    pub mailbox_full: u64,
+    /// Bounded mailboxes: messages dropped by the overflow rule, `DropNewest` (the new message, at
+    /// the send) and `DropOldest` (the oldest queued one, when the actor discards it). Not dead
+    /// letters: those went to stopped actors (a doomed message still queued when its actor stops
+    /// counts as a dead letter instead, never as both).
+    pub overflow_dropped: u64,
+    /// Actors stopped by a panic (in a handler or hook; one per actor, even when its `stopped`
+    /// hook panicked after a handler did).
     pub panics: u64,
     /// Parked workers woken because work arrived.
     pub unparks: u64,
@@ -365,6 +378,17 @@ impl Counters {
         &self.workers[w]
     }
 
+    /// The raw ids of the actors the workers and dedicated threads run now (a snapshot).
+    pub(crate) fn running(&self) -> Vec<u64> {
+        let dedicated = self.dedicated.lock();
+        let threads = self.workers.iter().map(|w| &**w);
+        threads
+            .chain(dedicated.iter().map(|d| &***d))
+            .map(|c| c.running.load(Relaxed))
+            .filter(|&id| id != 0)
+            .collect()
+    }
+
     /// A snapshot of every counter.
     pub(crate) fn stats(&self) -> Stats {
         let workers: Vec<_> = self.workers.iter().map(|w| w.snapshot()).collect();
@@ -383,6 +407,8 @@ impl Counters {
             actors_stopped: total.stopped + system.actors_stopped.get(),
             external_sends: system.external_sends.get(),
             dead_letters: system.dead_letters.get(),
+            mailbox_full: system.mailbox_full.get(),
+            overflow_dropped: system.overflow_dropped.get(),
             panics: system.panics.get(),
             unparks: system.unparks.get(),
             hubs: total.hubs + system.external_hubs.get(),
@@ -406,6 +432,8 @@ pub(crate) struct SystemCounters {
     pub(crate) actors_stopped: Counter,
     pub(crate) external_sends: Counter,
     pub(crate) dead_letters: Counter,
+    pub(crate) mailbox_full: Counter,
+    pub(crate) overflow_dropped: Counter,
     pub(crate) panics: Counter,
     pub(crate) unparks: Counter,
     pub(crate) external_hubs: Counter,

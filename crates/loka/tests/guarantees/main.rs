@@ -4,9 +4,15 @@
 //! theme with `cargo test -p loka --test guarantees fifo::`.
 
 mod ask;
+mod bounded;
 mod common;
 mod delivery;
 mod fifo;
+mod graceful;
 mod hubs;
 mod lifecycle;
+mod names;
 mod quiescence;
+mod shutdown;
+mod timers;
+mod watch;

@@ -20,15 +20,24 @@ impl Engine {
             || self.place_queues.iter().any(|q| !q.is_empty())
     }
 
-    /// Parks worker `w` until work arrives or shutdown. Returns at once if the final re-check
-    /// finds work.
+    /// Parks worker `w` until work arrives, one of its timers is due, or shutdown. Returns at
+    /// once if the final re-check finds work.
     pub(super) fn park(&self, w: usize) {
         self.sleepers.park(
             w,
             || self.has_visible_work(),
             || self.is_shutdown(),
             || self.shared.counters.worker(w).parks.bump(1),
-            std::thread::park,
+            || self.shared.park_until_timer(w),
         );
+    }
+
+    /// A timer armed in `shard` is due before any other there: its worker, if it sleeps, wakes
+    /// and sleeps again until then (`Shared::park_until_timer`). A spurious unpark of a running
+    /// worker costs it one extra turn of its parking loop later, nothing more.
+    pub(super) fn wake_for_timer(&self, shard: usize) {
+        if let Some(thread) = self.workers.get(shard).and_then(|w| w.thread.get()) {
+            thread.unpark();
+        }
     }
 }

@@ -17,7 +17,16 @@ fn no_lost_wakeup() {
         let worker = {
             let (sleepers, work) = (sleepers.clone(), work.clone());
             thread::spawn(move || {
-                sleepers.park(0, || work.load(Relaxed), || false, || {}, thread::park);
+                sleepers.park(
+                    0,
+                    || work.load(Relaxed),
+                    || false,
+                    || {},
+                    || {
+                        thread::park();
+                        false
+                    },
+                );
                 assert!(work.load(Relaxed), "woke up without work");
             })
         };
@@ -45,7 +54,16 @@ fn shutdown_wakes_every_sleeper() {
             .map(|w| {
                 let (sleepers, shutdown) = (sleepers.clone(), shutdown.clone());
                 thread::spawn(move || {
-                    sleepers.park(w, || false, || shutdown.load(Relaxed), || {}, thread::park);
+                    sleepers.park(
+                        w,
+                        || false,
+                        || shutdown.load(Relaxed),
+                        || {},
+                        || {
+                            thread::park();
+                            false
+                        },
+                    );
                 })
             })
             .collect();
@@ -60,5 +78,33 @@ fn shutdown_wakes_every_sleeper() {
         }
         assert!(!sleepers.all_asleep());
         assert_eq!(sleepers.notify(None), None, "no sleeper left counted");
+    });
+}
+
+/// Quiescence racing a worker whose last look before parking finds work: the worker counts as
+/// asleep from its announcement, then leaves the count, takes the work and runs it. The waiter's
+/// look must never call that quiescent, whatever the interleaving (without the wake-up count it
+/// did: "all asleep" read before the worker left, "no work" read after it took the work).
+#[test]
+fn quiescence_is_not_seen_while_a_worker_takes_work() {
+    loom::model(|| {
+        let sleepers = Arc::new(Sleepers::new(1));
+        let work = Arc::new(AtomicBool::new(true));
+        let worker = {
+            let (sleepers, work) = (sleepers.clone(), work.clone());
+            thread::spawn(move || {
+                sleepers.announce(0);
+                if work.load(SeqCst) {
+                    sleepers.cancel(0);
+                    // Takes the work; it runs from here on, and never parks again in this model.
+                    work.store(false, SeqCst);
+                }
+            })
+        };
+        assert!(
+            !sleepers.quiescent_now(|| !work.load(SeqCst)),
+            "quiescent while the worker runs what it took"
+        );
+        worker.join().unwrap();
     });
 }

@@ -164,6 +164,10 @@ impl Engine {
 }
 
 impl Scheduler for Engine {
+    fn timer_armed(&self, shard: usize) {
+        self.wake_for_timer(shard);
+    }
+
     unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
         let placement = ActorPlacement::new(options);
         if let (Routing::Places(_), crate::policy::placement::Placement::Default) =
@@ -200,6 +204,10 @@ impl Scheduler for Engine {
 
     fn is_hub(&self, task: TaskRef) -> bool {
         placement::of(&task).is_hub()
+    }
+
+    fn locate(&self, task: TaskRef) -> crate::introspect::Location {
+        placement::of(&task).locate()
     }
 }
 

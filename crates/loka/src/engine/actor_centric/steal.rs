@@ -54,6 +54,10 @@ impl Worker {
             if engine.is_shutdown() {
                 return None;
             }
+            // A due timer makes work (or may): fire it, then look at the local queues again.
+            if engine.shared.fire_timers(self.index()) {
+                return None;
+            }
             let idle_for = start.elapsed();
             if idle_for < spin_until {
                 for _ in 0..SPIN_PAUSES {

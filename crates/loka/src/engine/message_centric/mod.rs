@@ -225,8 +225,9 @@ impl Engine {
     /// parked, and nobody else. An awake owner will gulp the letter itself (waking another worker
     /// only to have it race the owner is what made every post pay a futex wake-up: 527 parks
     /// and wake-ups per 2 M messages of static send). If the hint is stale and the queue's real
-    /// owner sleeps, the awake workers cannot park while the letter waits (their re-check sees
-    /// it) and steal the sleeper's queue; if every worker sleeps, the hint names a sleeper.
+    /// owner sleeps, the next worker to try parking sees the letter in its re-check and wakes
+    /// that owner ([`wake_sleeping_holders`](Self::wake_sleeping_holders)); if every worker
+    /// sleeps, the hint names a sleeper.
     fn notify_owner(&self, owner: usize) {
         if self.sleepers.claim_one(owner) {
             self.shared.counters.system.unparks.add_shared(1);
@@ -247,6 +248,29 @@ impl Engine {
         }
     }
 
+    /// The parking re-check of worker `me` found letters: wakes every other parked worker whose
+    /// range holds a non-empty queue. Posts wake a queue's owner *hint*, which a steal can leave
+    /// stale (pointing at an awake worker, while the queue sits in a sleeper's range); the
+    /// letter then waits for a thief, and a thief's victim selection may never pick that
+    /// sleeper. Waking it here, where `me` would otherwise spin beside the letter, bounds the
+    /// wait by one idle cycle. Paid only on the way to parking: one load per slot.
+    fn wake_sleeping_holders(&self, me: usize) {
+        for (v, range) in self.ranges.iter().enumerate() {
+            if v == me {
+                continue;
+            }
+            let holds = self.slots[range.clone()].iter().any(|slot| {
+                let q = slot.load(Acquire);
+                // SAFETY: non-null slots point into `self.queues` (null: a thief is swapping it,
+                // and that thief is awake).
+                !q.is_null() && unsafe { &*q }.len_hint() > 0
+            });
+            if holds {
+                self.notify_owner(v);
+            }
+        }
+    }
+
     /// Whether any queue holds a letter, each read under its lock (the parking re-check).
     fn has_letters(&self) -> bool {
         self.queues.iter().any(|q| q.has_letters_locked())
@@ -256,17 +280,27 @@ impl Engine {
     fn park(&self, w: usize) {
         self.sleepers.park(
             w,
-            || self.has_letters(),
+            || {
+                let found = self.has_letters();
+                if found {
+                    self.wake_sleeping_holders(w);
+                }
+                found
+            },
             || self.is_shutdown(),
             || self.shared.counters.worker(w).parks.bump(1),
-            std::thread::park,
+            || self.shared.park_until_timer(w),
         );
     }
 
-    /// Blocks until every worker is parked and no queue holds a letter, or `timeout` passes.
+    /// Blocks until every worker is parked, no queue holds a letter and no one-shot timer is
+    /// pending (docs/timers.md), or `timeout` passes.
     pub(crate) fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
-        self.sleepers
-            .wait_quiescent(|| !self.has_letters(), timeout)
+        self.sleepers.wait_quiescent(
+            // Timers first (Acquire): a timer counted out has made its send visible.
+            || self.shared.timers.pending_once() == 0 && !self.has_letters(),
+            timeout,
+        )
     }
 
     /// Stops and joins the workers (each finishes its current letter and gulp). Letters still
@@ -324,6 +358,14 @@ impl Engine {
 }
 
 impl Scheduler for Engine {
+    fn timer_armed(&self, shard: usize) {
+        // Its worker, if it sleeps, wakes and sleeps again until the new deadline
+        // (`Shared::park_until_timer`); a running worker just takes one more turn later.
+        if let Some(thread) = self.threads_of.get(shard).and_then(|t| t.get()) {
+            thread.unpark();
+        }
+    }
+
     unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, from: Option<&Exec>) {
         let queue = self.bind(options, from) as u32;
         // SAFETY: called once, before the task is shared (the trait's contract).
@@ -396,6 +438,24 @@ impl Scheduler for Engine {
         }
     }
 
+    fn locate(&self, task: TaskRef) -> crate::introspect::Location {
+        // Messages, not actors, are queued here: the actor's state is its queue's.
+        let queue = binding(&task).queue.load(Relaxed) as usize;
+        let q = &self.queues[queue];
+        let state = if q.processing.is_claimed() {
+            crate::introspect::ActorState::Running
+        } else if q.len_hint() > 0 {
+            crate::introspect::ActorState::Scheduled
+        } else {
+            crate::introspect::ActorState::Idle
+        };
+        crate::introspect::Location {
+            worker: Some(q.owner.load(Relaxed)),
+            queue: Some(queue),
+            state: Some(state),
+        }
+    }
+
     fn has_queued(&self, task: TaskRef) -> bool {
         if worker::current_holds(task) {
             return true;
@@ -431,40 +491,80 @@ mod tests {
         }
     }
 
+    /// A message-centric system of `workers` workers choosing victims by `victims`, every worker
+    /// parked.
+    fn parked_system(workers: usize, victims: crate::VictimSelection) -> System {
+        let mut config = Config {
+            engine: EngineKind::MessageCentric,
+            workers,
+            topology: format!("synthetic:package:1 core:{workers} pu:1"),
+            ..Config::default()
+        };
+        config.message_centric.victims = victims;
+        let system = System::from_config(config).unwrap();
+        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+        system
+    }
+
+    fn engine(system: &System) -> &super::Engine {
+        let crate::engine::Engine::MessageCentric(engine) = system.engine() else {
+            unreachable!("configured message-centric")
+        };
+        engine
+    }
+
+    /// Spawns an echo on one of worker `w`'s queues, then checks that its start letter and one
+    /// message are handled (each waits at most 10 s, so a letter nobody takes fails the test).
+    fn echo_on_worker(system: &System, w: usize, label: &str) {
+        let (tx, rx) = mpsc::channel();
+        let echo = system.spawn_with(
+            Echo(tx),
+            SpawnOptions::new().placement(Placement::Worker(w)),
+        );
+        assert_eq!(
+            rx.recv_timeout(Duration::from_secs(10)),
+            Ok(0),
+            "{label}: the actor started"
+        );
+        echo.send(7).unwrap();
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(7), "{label}");
+        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    }
+
     /// Regression: a post wakes *a* sleeping worker, preferring the queue's owner hint, which
     /// can be stale after steals. With every worker asleep and the hint pointing at the wrong
     /// one, the woken worker must take the queue from the sleeping owner; before the fix it
     /// spun beside the letter forever (a `big` run timed out after 60 s).
     #[test]
     fn a_letter_for_a_sleeping_owner_is_taken_by_whoever_is_woken() {
-        let config = Config {
-            engine: EngineKind::MessageCentric,
-            workers: 2,
-            topology: "synthetic:package:1 core:2 pu:1".to_owned(),
-            ..Config::default()
-        };
-        let system = System::from_config(config).unwrap();
-        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
-        let crate::engine::Engine::MessageCentric(engine) = system.engine() else {
-            unreachable!("configured message-centric")
-        };
-        // Both workers parked; every queue of worker 0 names worker 1 as its owner.
-        for q in &engine.queues[engine.ranges[0].clone()] {
+        let system = parked_system(2, crate::VictimSelection::default());
+        // Every queue of worker 0 names worker 1 as its owner: the start letter's one wake-up
+        // goes to the wrong worker.
+        for q in &engine(&system).queues[engine(&system).ranges[0].clone()] {
             q.owner.store(1, Relaxed);
         }
-        let (tx, rx) = mpsc::channel();
-        let echo = system.spawn_with(
-            Echo(tx),
-            SpawnOptions::new().placement(Placement::Worker(0)),
-        );
-        // Only the start letter is posted: one wake-up, to the wrong worker.
-        assert_eq!(
-            rx.recv_timeout(Duration::from_secs(10)),
-            Ok(0),
-            "the actor started"
-        );
-        echo.send(7).unwrap();
-        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(7));
-        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+        echo_on_worker(&system, 0, "stale hint");
+    }
+
+    /// Regression (CI hang in `fifo_from_plain_threads`, 4 workers): a letter waits in a sleeping
+    /// worker's queue while the owner hint names an awake one, and `longest` victim selection
+    /// always picks another sleeper (parked workers never steal, so every sleeper's timestamp is
+    /// old, and the oldest is always the same). The awake worker could neither park (its re-check
+    /// saw the letter) nor ever look at the right victim: it spun forever.
+    #[test]
+    fn a_letter_in_a_sleepers_queue_is_reached_whatever_the_victim_selection() {
+        for &victims in crate::VictimSelection::ALL {
+            let system = parked_system(4, victims);
+            let engine = engine(&system);
+            // Worker 2's queues name worker 0 as their owner; worker 1 looks the stalest victim.
+            for q in &engine.queues[engine.ranges[2].clone()] {
+                q.owner.store(0, Relaxed);
+            }
+            engine.last_steal[1].store(0, Relaxed);
+            for w in [0, 2, 3] {
+                engine.last_steal[w].store(u64::MAX / 2, Relaxed);
+            }
+            echo_on_worker(&system, 2, &format!("victims={victims}"));
+        }
     }
 }

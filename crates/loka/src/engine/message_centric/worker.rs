@@ -31,6 +31,9 @@ thread_local! {
 }
 
 /// The worker whose range holds `slot`.
+/// Every this-many passes a busy worker fires its due timers.
+const TIMER_CHECK_INTERVAL: u32 = 61;
+
 fn victim_of(engine: &Engine, slot: usize) -> usize {
     engine
         .ranges
@@ -94,7 +97,16 @@ impl Worker {
         let mut backoff = 0u32;
         let mut skip = 0u32;
         let mut idle_since: Option<Instant> = None;
+        let mut passes = 0u32;
         while !engine.is_shutdown() {
+            // Due timers, every few dozen passes and on every idle turn (one relaxed load while
+            // none is armed here; docs/timers.md).
+            passes = passes.wrapping_add(1);
+            if (passes % TIMER_CHECK_INTERVAL == 0 || empty_passes > 0)
+                && engine.shared.fire_timers(self.index())
+            {
+                idle_since = None;
+            }
             if self.pass() {
                 empty_passes = 0;
                 backoff = 0;
@@ -184,8 +196,12 @@ impl Worker {
                 match gulp {
                     Gulp::Took(n) => {
                         q.owner.store(self.index(), Relaxed);
-                        self.process(n);
+                        let cut_short = self.process(n);
                         q.processing.release();
+                        if cut_short {
+                            // Shutdown: leave the other queues to it.
+                            return true;
+                        }
                         found = true;
                         handled += n;
                         if handled >= budget || q.len_hint() == 0 {
@@ -203,21 +219,45 @@ impl Worker {
         found
     }
 
-    /// Hands every letter of the current gulp (`n` letters) to its actor.
-    fn process(&self, n: usize) {
+    /// Hands every letter of the current gulp (`n` letters) to its actor. Returns `true` if
+    /// shutdown cut the gulp short: the letters left were dropped (dead letters).
+    ///
+    /// Shutdown is prompt: between batches of `throughput` letters (an activation's worth, the
+    /// other engines' unit) the worker looks at the shutdown flag, a line nobody writes until
+    /// then, and leaves the rest of a long gulp undelivered.
+    fn process(&self, n: usize) -> bool {
+        let batch = self.engine.shared.config.throughput;
         let mut messages = 0;
-        loop {
-            let letter = self.local.borrow_mut().pop();
-            let Some(letter) = letter else { break };
-            // SAFETY: we hold the queue's `being_processed` flag, and every letter to an actor is
-            // in its one queue, so no other worker runs this actor now.
-            messages += u64::from(unsafe { letter.deliver(&self.exec) });
+        let cut_short = 'gulp: loop {
+            for _ in 0..batch {
+                let letter = self.local.borrow_mut().pop();
+                let Some(letter) = letter else {
+                    break 'gulp false;
+                };
+                // SAFETY: we hold the queue's `being_processed` flag, and every letter to an
+                // actor is in its one queue, so no other worker runs this actor now.
+                messages += u64::from(unsafe { letter.deliver(&self.exec) });
+            }
+            if self.engine.is_shutdown() {
+                break true;
+            }
+        };
+        if cut_short {
+            // In order, outside the borrow (dropping a letter runs user code: its envelope's
+            // drop, a `ReplyTo` telling its asker). Each actor's release letter, if any, comes
+            // after its other letters, so every cell is alive while its letters are dropped.
+            loop {
+                let letter = self.local.borrow_mut().pop();
+                let Some(letter) = letter else { break };
+                drop(letter);
+            }
         }
         self.local.borrow_mut().reclaim(n);
         let counters = self.counters();
         counters.gulps.bump(1);
         counters.gulped.bump(n as u64);
         counters.messages.bump(messages);
+        cut_short
     }
 
     /// One steal attempt. Returns whether a queue was stolen.
@@ -263,7 +303,8 @@ impl Worker {
             }
             VictimSelection::Longest => {
                 // The worker whose last steal attempt is oldest: busy workers never steal, so
-                // their timestamps age.
+                // their timestamps age. (So do sleepers'; a letter stuck in a sleeper's queue is
+                // not left to stealing: the parking re-check wakes its holder.)
                 let victim = (0..engine.workers())
                     .filter(|&w| w != me)
                     .min_by_key(|&w| engine.last_steal[w].load(Relaxed))

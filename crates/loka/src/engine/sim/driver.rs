@@ -8,7 +8,7 @@ use super::{Engine, State};
 use crate::engine::choices::{Routing, Victims};
 use crate::engine::placement;
 use crate::policy::hierarchical::StealStep;
-use crate::policy::{lgs, places};
+use crate::policy::{lgs, places, Route};
 use crate::runtime::{Exec, RunOutcome, TaskRef};
 use crate::telemetry::MAX_LEVELS;
 use parking_lot::MutexGuard;
@@ -22,9 +22,21 @@ impl Engine {
             if st.shutdown {
                 return;
             }
+            if st.run_requested && !st.external.is_empty() {
+                // Someone waits while the simulation is busy: a plain thread's input that came
+                // meanwhile is taken now, not at the next quiescence, which a simulation kept
+                // busy by a sender retrying on a full bounded mailbox would never reach (its
+                // receiver's wake-up is in that input). Setups folded at the first wait are
+                // unchanged, so reproducible runs stay reproducible.
+                self.fold_external(&mut st);
+            }
             if let Some(w) = self.pick(&mut st) {
                 st.idle = false;
-                self.step(&mut st, w, execs);
+                // A timer due before this worker's next step fires first, at its own time.
+                match self.timer_due() {
+                    Some(due) if due <= st.workers[w].clock => self.fire_timers(&mut st, w, due),
+                    _ => self.step(&mut st, w, execs),
+                }
                 continue;
             }
             if !st.external.is_empty() {
@@ -43,11 +55,58 @@ impl Engine {
                 }
                 continue;
             }
+            if let Some(due) = self.timer_due() {
+                // Nothing runnable, a timer pending. The earliest-clock worker fires it.
+                let w = (0..st.workers.len())
+                    .min_by_key(|&w| (st.workers[w].clock, st.priority[w]))
+                    .expect("a system has a worker");
+                if self.shared.timers.pending_once() > 0 {
+                    // A one-shot timer is a message in flight: virtual time jumps to it.
+                    st.idle = false;
+                    self.fire_timers(&mut st, w, due);
+                    continue;
+                }
+                // Only periodic timers: the system is quiescent, and the next one fires after
+                // its delay in real time, as it would on real workers (docs/timers.md).
+                st.idle = true;
+                st.run_requested = false;
+                self.quiet_cv.notify_all();
+                let wait = std::time::Duration::from_nanos(due.saturating_sub(st.frontier()));
+                let timed_out = self.work.wait_for(&mut st, wait).timed_out();
+                if timed_out && !st.shutdown && st.external.is_empty() {
+                    st.idle = false;
+                    self.fire_timers(&mut st, w, due);
+                }
+                continue;
+            }
             st.idle = true;
             st.run_requested = false;
             self.quiet_cv.notify_all();
             self.work.wait(&mut st);
         }
+    }
+
+    /// The virtual time (ns) at which the next timer may be due, if any is armed.
+    fn timer_due(&self) -> Option<u64> {
+        let tick = crate::runtime::clock::VIRTUAL_TICK_NS;
+        self.shared
+            .timers
+            .next_deadline(0)
+            .map(|t| t.saturating_mul(tick))
+    }
+
+    /// Fires the timers due at virtual time `at` (ns), as worker `w`: what they wake is routed
+    /// from `w` at that time (`w` is awake then: its next slot may get what the timer woke).
+    fn fire_timers(&self, st: &mut MutexGuard<'_, State>, w: usize, at: u64) {
+        st.stats.events += 1;
+        if st.workers[w].parked {
+            // A parked worker wakes at its deadline (paying the wake-up), as a real one does.
+            self.unpark(st, w, at);
+        }
+        st.running = Some((w, at));
+        let tick = crate::runtime::clock::VIRTUAL_TICK_NS;
+        MutexGuard::unlocked(st, || self.shared.timers.fire_due(0, at / tick));
+        st.running = None;
     }
 
     /// The unparked worker with the earliest clock (ties: the seed's priority order). Workers
@@ -305,6 +364,21 @@ impl Engine {
                     st.workers[w].foreign[home_node].push_back(task);
                     return;
                 }
+            }
+        }
+        if let Routing::Places(mode) = self.routing {
+            if mode.shared_queues() {
+                // As the real worker does under `places:a`: behind the others in the place's
+                // shared queue, unless nothing else waits. Kept local, an actor that always uses
+                // its budget (one retrying a send to a full bounded mailbox) starved that queue.
+                let place = self.shared.machine.layout.place_of(w);
+                if st.workers[w].next.is_none() && st.place_queues[place].is_empty() {
+                    st.workers[w].next = Some(task);
+                } else {
+                    let now = st.workers[w].clock;
+                    self.push(st, Route::Place(place), task, Some(w), now);
+                }
+                return;
             }
         }
         let me = &mut st.workers[w];

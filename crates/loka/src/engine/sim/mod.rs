@@ -30,8 +30,12 @@
 //!
 //! **Not modelled yet**: `hierarchical`'s periodic load balancing (its routing, pinning and
 //! steal plan are), caches as LRU sets (an actor's state is priced by where it last ran), the
-//! memory of an actor's home node (first touch), per-message sender distances, contention,
-//! timers (docs/simulation.md).
+//! memory of an actor's home node (first touch), per-message sender distances, contention
+//! (docs/simulation.md).
+//!
+//! **Timers** run on virtual time (`driver.rs`): one due before the next step fires first; with
+//! nothing runnable, a pending one-shot timer fires at once (virtual time jumps to it), and a
+//! periodic one after its delay in real time, as in the real engines (docs/timers.md).
 
 mod cost;
 mod driver;
@@ -212,6 +216,7 @@ impl Engine {
             std::thread::Builder::new()
                 .name("loka-sim".to_owned())
                 .spawn(move || {
+                    crate::runtime::lifecycle::mark_thread(Arc::as_ptr(&engine.shared));
                     let execs: Vec<Exec> = (0..engine.shared.config.workers)
                         .map(|i| Exec::new(i, Arc::clone(&runtime)))
                         .collect();
@@ -236,13 +241,15 @@ impl Engine {
         DRIVER.with(|d| std::ptr::eq(d.get(), self))
     }
 
-    /// Blocks until the simulation is quiescent (nothing runnable, no buffered input) or
+    /// Blocks until the simulation is quiescent (nothing runnable, no buffered input, no
+    /// one-shot timer pending) or
     /// `timeout` passes; asks the driver to fold in buffered input at once.
     pub(crate) fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut st = self.state.lock();
         loop {
-            if st.idle && st.external.is_empty() {
+            // A pending one-shot timer is a message in flight (the driver fires it at once).
+            if st.idle && st.external.is_empty() && self.shared.timers.pending_once() == 0 {
                 return true;
             }
             if !st.run_requested {
@@ -293,7 +300,7 @@ impl Engine {
     pub(crate) fn sim_stats(&self) -> SimStats {
         let st = self.state.lock();
         SimStats {
-            virtual_ns: st.workers.iter().map(|w| w.clock).max().unwrap_or(0),
+            virtual_ns: st.frontier(),
             ..st.stats
         }
     }
@@ -360,12 +367,40 @@ impl Scheduler for Engine {
         true
     }
 
+    fn virtual_now_ns(&self) -> Option<u64> {
+        // The activation running now (its sends' time), else the latest time reached.
+        let st = self.state.lock();
+        Some(match st.running {
+            Some((_, now)) => now,
+            None => st.frontier(),
+        })
+    }
+
+    fn locate(&self, task: TaskRef) -> crate::introspect::Location {
+        crate::engine::placement::of(&task).locate()
+    }
+
+    fn timer_armed(&self, _shard: usize) {
+        // The driver may be sleeping in real time until a periodic timer (`driver.rs`).
+        self.work.notify_one();
+    }
+
     fn waiting(&self) {
+        // Also called on the driver, by an actor that found a bounded mailbox full (activations
+        // run with the state unlocked): its receiver may be runnable only through a plain
+        // thread's send still buffered, which the driver then folds in at its next step.
         let mut st = self.state.lock();
         if !st.run_requested {
             st.run_requested = true;
             self.work.notify_one();
         }
+    }
+}
+
+impl State {
+    /// The latest virtual time any worker reached.
+    fn frontier(&self) -> u64 {
+        self.workers.iter().map(|w| w.clock).max().unwrap_or(0)
     }
 }
 

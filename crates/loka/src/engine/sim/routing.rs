@@ -194,7 +194,14 @@ impl Engine {
 
     /// Carries out a route at virtual time `now`; `from` is the pushing worker (`None`: a plain
     /// thread). Wakes the parked worker the push is for, or one parked worker for stealable work.
-    fn push(&self, st: &mut State, route: Route, task: TaskRef, from: Option<usize>, now: u64) {
+    pub(super) fn push(
+        &self,
+        st: &mut State,
+        route: Route,
+        task: TaskRef,
+        from: Option<usize>,
+        now: u64,
+    ) {
         // When it became runnable: no worker may start it earlier (a thief whose clock is behind
         // would otherwise run it before it was sent). `+ 1`: 0 means unset.
         placement::of(&task)
@@ -273,7 +280,7 @@ impl Engine {
         }
     }
 
-    fn unpark(&self, st: &mut State, w: usize, now: u64) {
+    pub(super) fn unpark(&self, st: &mut State, w: usize, now: u64) {
         let worker = &mut st.workers[w];
         worker.parked = false;
         // Still polling (spinning, yielding): it sees the work at once; parked: a wake-up.

@@ -2,6 +2,10 @@
 //! (`runtime/letter.rs`) through the engine's queues instead of waiting in the mailbox, which is
 //! *direct* (it only records that the actor stopped). Sealing a letter, delivering one, discarding
 //! a dead one, and the release letter that frees a stopped actor behind its last letters.
+//!
+//! A bounded actor's count works the same as under the actor-centric engine: the sender reserves
+//! a place before it posts the letter, and the place is freed when the letter is received or
+//! discarded (so `mailbox_len` counts the actor's letters still in the engine's queues).
 
 use super::{start, ActorCell, Behavior, CellContext, Envelope, Life};
 use crate::runtime::exec::Exec;
@@ -55,7 +59,10 @@ impl<B: Behavior> ActorCell<B> {
         let (cell, envelope) =
             unsafe { (Self::of_letter(task), letter::take::<Envelope<B>>(payload)) };
         if matches!(envelope, Envelope::Msg(_)) {
-            cell.runtime.shared.note_dead_letters(cell.id(), 1);
+            if let Some(bound) = &cell.bound {
+                bound.take();
+            }
+            cell.dead_letters(1);
         }
         drop(envelope);
     }
@@ -78,7 +85,8 @@ impl<B: Behavior> ActorCell<B> {
 
     /// Receives one letter's envelope (message-centric engine): starts the actor if needed, runs
     /// the envelope, stops the actor if it asked to or failed. Returns whether it was a user
-    /// message. Letters to a stopped actor (queued before it closed) are dead letters.
+    /// message it handled. Letters to a stopped actor (queued before it closed) are dead letters;
+    /// a bounded actor's message doomed by a `DropOldest` send is discarded.
     pub(super) fn receive(&self, envelope: Envelope<B>, exec: &Exec) -> bool {
         // SAFETY: the engine hands this actor's letters to one worker at a time, in order (its
         // queue is processed by one worker at a time), so we are the only activation.
@@ -86,7 +94,10 @@ impl<B: Behavior> ActorCell<B> {
         let is_message = matches!(envelope, Envelope::Msg(_));
         if let Life::Gone = inner.life {
             if is_message {
-                self.runtime.shared.note_dead_letters(self.id(), 1);
+                if let Some(bound) = &self.bound {
+                    bound.take();
+                }
+                self.dead_letters(1);
             }
             return false;
         }
@@ -96,15 +107,20 @@ impl<B: Behavior> ActorCell<B> {
             failure = start(inner, &mut ctx).err();
         }
         let mut unhandled = Some(envelope);
-        if failure.is_none() && !B::inner(&mut ctx).stopping {
+        if failure.is_none() && !B::inner(&mut ctx).is_stopping() {
             let envelope = unhandled.take().expect("not taken yet");
-            failure = self.handle(inner, &mut ctx, envelope);
+            failure = self.handle(inner, &mut ctx, envelope, self.bound.as_deref());
         }
-        if failure.is_some() || B::inner(&mut ctx).stopping {
-            self.terminate(inner, failure, Some(exec));
+        if failure.is_some() || B::inner(&mut ctx).is_stopping() {
+            let reason = B::inner(&mut ctx).stop_reason(failure);
+            self.terminate(inner, reason, Some(exec));
         }
         if let Some(Envelope::Msg(_)) = unhandled {
-            self.runtime.shared.note_dead_letters(self.id(), 1);
+            if let Some(bound) = &self.bound {
+                // Taken out, never handled: its place is free again.
+                bound.take();
+            }
+            self.dead_letters(1);
         }
         is_message
     }

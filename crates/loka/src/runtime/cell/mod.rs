@@ -7,7 +7,28 @@
 //! The cell knows actors only through [`Behavior`], which the actor layer implements for every
 //! [`crate::Actor`]; it knows the engine only through [`super::Scheduler`].
 
+mod bound;
+mod deliver;
 mod direct;
+mod extras;
+mod failure;
+mod info;
+mod pipes;
+mod shutdown;
+mod timers;
+mod watch;
+
+use extras::Extras;
+use failure::panic_message;
+pub(crate) use info::CellInfo;
+pub(crate) use pipes::{Piped, Pipes};
+pub(crate) use shutdown::Control;
+pub(crate) use timers::{Hold, ReceiveTimeout};
+use watch::Exit;
+pub(crate) use watch::{Notice, Stopping, Watchable};
+
+pub(crate) use bound::MAX_CAPACITY;
+pub(crate) use deliver::Deliver;
 
 use super::exec::Exec;
 use super::handles::Handles;
@@ -15,8 +36,8 @@ use super::id::ActorId;
 use super::task::{Header, RunOutcome, TaskRef, Vtable};
 use super::{ActorFailure, Runtime};
 use crate::actor::options::SpawnOptions;
+use crate::actor::StopReason;
 use crate::mailbox::{Mailbox, Pop, Push};
-use std::any::Any;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
@@ -53,8 +74,8 @@ pub(crate) trait Behavior: Sized + Send + 'static {
 pub(crate) struct CellContext<B: Behavior> {
     cell: NonNull<ActorCell<B>>,
     exec: Option<NonNull<Exec>>,
-    /// Set by `stop`: the actor stops once the current handler returns.
-    pub(crate) stopping: bool,
+    /// Set by `stop` (and stop signals, links): the actor stops once the current handler returns.
+    pub(crate) stopping: Stopping,
     /// Contexts are tied to the running worker thread.
     _not_send: PhantomData<*const ()>,
 }
@@ -64,7 +85,7 @@ impl<B: Behavior> CellContext<B> {
         CellContext {
             cell: NonNull::from(cell),
             exec: exec.map(NonNull::from),
-            stopping: false,
+            stopping: Stopping::No,
             _not_send: PhantomData,
         }
     }
@@ -137,18 +158,41 @@ struct Inner<B> {
 /// Called with a child's failure; returns `false` when the parent is gone.
 pub(crate) type FailureSink = Box<dyn Fn(ActorFailure) -> bool + Send + Sync>;
 
+/// A child's parent: its id (kept by the live-actor registry, for introspection and the
+/// children-first shutdown) and where the child's failure goes (kept by the cell).
+pub(crate) type Parent = (ActorId, FailureSink);
+
 /// One actor. `repr(C)` keeps the header first, so a header pointer is a cell pointer.
+///
+/// The fields written only at spawn (`bound`, `runtime`, `parent`, `named`, and `extras`, `exit`
+/// and `registered` until the actor uses a feature, stops or is registered) sit between the
+/// 64-byte header and the cache-padded mailbox, in the padding the mailbox's alignment leaves
+/// there anyway: a line no one writes after spawn, so every sender and the actor keep it cached
+/// and the `bound` test of a send costs no miss.
 #[repr(C)]
 pub(crate) struct ActorCell<B: Behavior> {
     header: Header,
+    /// A bounded mailbox's bookkeeping; `None` (unbounded) costs a send and a received message
+    /// one test of this field.
+    bound: Option<Box<bound::Bound>>,
+    runtime: Arc<Runtime>,
+    parent: Option<FailureSink>,
+    /// What the actor keeps only once it uses a feature (its own timers, its piped futures):
+    /// null until then (`extras.rs`). Touched only by the activation holding the schedule, and by
+    /// `terminate`; not in `inner`, because a handler reaches it through its context while the
+    /// activation borrows `inner`. In the line written (almost) only at spawn: the per-message
+    /// null test of an actor that uses no feature costs no miss.
+    extras: std::cell::UnsafeCell<Option<Box<Extras>>>,
+    /// Why the actor stopped, once it has (`watch.rs`).
+    exit: Exit,
+    /// Spawned with a name (kept in the runtime's name table).
+    named: bool,
+    /// Registered under a name (`System::register`): set under the live registry's lock.
+    registered: std::sync::atomic::AtomicBool,
     mailbox: Mailbox<Envelope<B>>,
     handles: Handles,
     /// Touched only by the activation holding the schedule.
     inner: std::cell::UnsafeCell<Inner<B>>,
-    runtime: Arc<Runtime>,
-    parent: Option<FailureSink>,
-    /// Spawned with a name (kept in the runtime's name table).
-    named: bool,
 }
 
 // SAFETY: `inner` is only accessed by the single activation holding the schedule (mailbox
@@ -158,20 +202,25 @@ unsafe impl<B: Behavior> Sync for ActorCell<B> {}
 unsafe impl<B: Behavior> Send for ActorCell<B> {}
 
 /// Creates, registers and (unless lazy) schedules a new actor. The returned cell counts as one
-/// handle.
+/// handle. `parent`: the spawning actor's id and the sink for this actor's failures. Once the
+/// system has shut down the actor is refused: `Err` with the cell stopped (`shutdown.rs`).
 pub(crate) fn spawn<B: Behavior>(
     runtime: &Arc<Runtime>,
     life: Life<B>,
     options: SpawnOptions,
-    parent: Option<FailureSink>,
+    parent: Option<Parent>,
     from: Option<&Exec>,
-) -> Arc<ActorCell<B>> {
+) -> Result<Arc<ActorCell<B>>, Arc<ActorCell<B>>> {
     // A dedicated thread spawns like a plain thread: engines only ever see their own workers.
     let from = from.and_then(Exec::as_worker);
     let shared = &runtime.shared;
     let id = shared.next_actor_id(from);
+    let (parent_id, parent) = parent.unzip();
     let cell = Arc::new(ActorCell {
         header: Header::new(&ActorCell::<B>::VTABLE, id),
+        bound: options
+            .capacity
+            .map(|capacity| Box::new(bound::Bound::new(capacity, options.overflow))),
         // Under the message-centric engine messages travel in the engine's queues as letters; the
         // mailbox then only says whether the actor has stopped.
         mailbox: if runtime.direct() {
@@ -187,6 +236,9 @@ pub(crate) fn spawn<B: Behavior>(
         runtime: Arc::clone(runtime),
         parent,
         named: options.name.is_some(),
+        extras: std::cell::UnsafeCell::new(None),
+        exit: Exit::new(),
+        registered: std::sync::atomic::AtomicBool::new(false),
     });
     // SAFETY: the cell was just made; no other thread can see it yet.
     unsafe { runtime.scheduler().init_task(&cell.header, &options, from) };
@@ -199,30 +251,35 @@ pub(crate) fn spawn<B: Behavior>(
         shared.name(id, name);
     }
     let task = cell.task();
+    if !shared.register(id, task, parent_id, from) {
+        cell.stillborn();
+        return Err(cell);
+    }
     // The life reference, released by `terminate`.
     let _ = Arc::into_raw(Arc::clone(&cell));
-    shared.register(id, task, from);
     if options.hub {
         shared.note_hub(from);
     }
     if !options.lazy {
-        // A fresh mailbox is idle, so this push asks us to schedule (or, direct, to post).
+        // A fresh mailbox is idle, so this push asks us to schedule (or, direct, to post). Only a
+        // shutdown that began since the registration can have closed it (and terminated the
+        // actor): then there is nothing to start.
         match cell.mailbox.push(Envelope::Start) {
             Push::Wake => runtime.schedule_spawned(task, &options, from),
-            Push::Direct(start) => {
-                let posted = cell.post(start);
-                debug_assert!(posted.is_ok(), "a fresh actor is open");
-            }
-            Push::Queued | Push::Rejected(_) => unreachable!("a fresh mailbox is idle and open"),
+            Push::Direct(start) => drop(cell.post(start)),
+            Push::Rejected(_) => {}
+            Push::Queued => unreachable!("a fresh mailbox is idle"),
         }
     }
-    cell
+    Ok(cell)
 }
 
 impl<B: Behavior> ActorCell<B> {
     const VTABLE: Vtable = Vtable {
         run: Self::run_raw,
         shutdown: Self::shutdown_raw,
+        info: Self::info_raw,
+        control: Self::control_raw,
     };
 
     #[inline]
@@ -291,17 +348,30 @@ impl<B: Behavior> ActorCell<B> {
         }
     }
 
+    /// The actor's pending piped futures, the set made on first use.
+    ///
+    /// # Safety
+    /// The caller holds the actor's schedule (it runs the actor's activation), and drops the
+    /// reference before anything else can reach the set (it is not reentrant: no user code runs
+    /// while it is borrowed).
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn pipes(&self) -> &mut Pipes {
+        // SAFETY: the caller's contract: only the holder of the schedule touches the set.
+        unsafe { &mut self.extras().pipes }
+    }
+
     /// A sink that reports a child's failure to this actor's `child_failed` hook.
-    pub(crate) fn failure_sink(self: &Arc<Self>) -> FailureSink {
+    pub(crate) fn failure_sink(self: &Arc<Self>) -> Parent {
         let parent: Weak<Self> = Arc::downgrade(self);
-        Box::new(move |failure| match parent.upgrade() {
+        let sink = Box::new(move |failure| match parent.upgrade() {
             Some(parent) => parent
                 .enqueue(Envelope::Call(Box::new(move |actor, ctx| {
                     actor.child_failed(ctx, failure)
                 })))
                 .is_ok(),
             None => false,
-        })
+        });
+        (self.id(), sink)
     }
 
     /// The actor's name, if it was spawned with one.
@@ -317,27 +387,22 @@ impl<B: Behavior> ActorCell<B> {
         cell.activate(exec)
     }
 
-    unsafe fn shutdown_raw(ptr: NonNull<Header>) {
-        // SAFETY: as in `run_raw`; no activation runs (the caller's contract).
-        let cell = unsafe { ptr.cast::<Self>().as_ref() };
-        // SAFETY: no activation runs, so we have exclusive access to `inner`.
-        let inner = unsafe { &mut *cell.inner.get() };
-        cell.terminate(inner, None, None);
-    }
-
     /// One activation: up to the throughput budget of envelopes.
     fn activate(&self, exec: &Exec) -> RunOutcome {
         // SAFETY: we hold the schedule, so we are the only activation (mailbox protocol).
         let inner = unsafe { &mut *self.inner.get() };
+        let outer = exec.enter(self.id());
         let mut ctx = B::context(CellContext::new(self, Some(exec)));
         let mut failure = None;
         if !inner.started {
             failure = start(inner, &mut ctx).err();
         }
         let budget = self.runtime.throughput();
+        // Read once per activation: an unbounded actor's loop then tests a register per message.
+        let bound = self.bound.as_deref();
         let mut processed = 0;
         let outcome = loop {
-            if failure.is_some() || B::inner(&mut ctx).stopping {
+            if failure.is_some() || B::inner(&mut ctx).is_stopping() {
                 break RunOutcome::Stopped;
             }
             if processed == budget {
@@ -356,44 +421,79 @@ impl<B: Behavior> ActorCell<B> {
                 },
             };
             processed += 1;
-            failure = self.handle(inner, &mut ctx, envelope);
+            failure = self.handle(inner, &mut ctx, envelope, bound);
         };
         exec.counters().messages.bump(processed as u64);
         if outcome == RunOutcome::Stopped {
-            self.terminate(inner, failure, Some(exec));
+            let reason = B::inner(&mut ctx).stop_reason(failure);
+            self.terminate(inner, reason, Some(exec));
         }
+        exec.leave(outer);
         outcome
     }
 
     /// Runs one envelope with the started actor's state; returns the panic message if it failed.
     /// Always inlined: it is the body of the activation loop (out of line it cost fib ~2% more
     /// instructions, callgrind).
+    /// `bound` is `self.bound`, read by the caller once per activation.
     #[inline(always)]
     fn handle(
         &self,
         inner: &mut Inner<B>,
         ctx: &mut B::Ctx,
         envelope: Envelope<B>,
+        bound: Option<&bound::Bound>,
     ) -> Option<String> {
         let Life::Ready(actor) = &mut inner.life else {
             unreachable!("a started actor has state until it terminates")
         };
         let result = match envelope {
-            Envelope::Msg(msg) => catch_unwind(AssertUnwindSafe(|| actor.handle(ctx, msg))),
+            Envelope::Msg(msg) => {
+                // Tested here, where the message is already out of its envelope, against a
+                // register (read once per activation). Tested between the pop and this match, the
+                // envelope was copied once more per message; with a second envelope tag for
+                // bounded messages every envelope grew; with the bounded handling in one
+                // out-of-line function the handler was inlined worse (callgrind, unbounded
+                // counting: 6, 5 and 11 instructions more per message than this).
+                if let Some(bound) = bound {
+                    if self.discards(bound) {
+                        return None;
+                    }
+                }
+                self.note_message();
+                catch_unwind(AssertUnwindSafe(|| actor.handle(ctx, msg)))
+            }
             Envelope::Call(call) => catch_unwind(AssertUnwindSafe(|| call(actor, ctx))),
             Envelope::Start => Ok(()),
             Envelope::Stop => {
-                B::inner(ctx).stopping = true;
+                B::inner(ctx).stopping = Stopping::Stopped;
                 Ok(())
             }
             Envelope::Unreferenced => {
                 if self.can_stop_unreferenced() {
-                    B::inner(ctx).stopping = true;
+                    B::inner(ctx).stopping = Stopping::Normal;
                 }
                 Ok(())
             }
         };
         result.err().map(panic_message)
+    }
+
+    /// A bounded actor took a user message out of its mailbox: frees its place, and says
+    /// whether to discard the message instead of handling it (a `DropOldest` send doomed it;
+    /// counted as an overflow drop). Out of line: unbounded actors never call it.
+    #[inline(never)]
+    fn discards(&self, bound: &bound::Bound) -> bool {
+        if bound.take() == bound::Taken::Handle {
+            return false;
+        }
+        self.runtime.shared.note_overflow_dropped(
+            self.id(),
+            1,
+            std::any::type_name::<B::Msg>(),
+            self.named,
+        );
+        true
     }
 
     /// Whether the `Unreferenced` signal being handled may stop the actor: no handle exists and
@@ -410,12 +510,22 @@ impl<B: Behavior> ActorCell<B> {
         }
     }
 
-    /// Stops the actor for good: close the mailbox, run `stopped`, drop the state, report queued
-    /// messages as dead letters, report a failure, release the life reference.
-    fn terminate(&self, inner: &mut Inner<B>, failure: Option<String>, exec: Option<&Exec>) {
+    /// Stops the actor for good: record why, close the mailbox, run `stopped`, drop the state,
+    /// report queued messages as dead letters, report a failure (a handler's, `stopped`'s, or
+    /// both in one), free its names, tell its watchers and linked actors, release the life
+    /// reference.
+    fn terminate(&self, inner: &mut Inner<B>, mut reason: StopReason, exec: Option<&Exec>) {
+        // Before the close: whoever finds the actor stopped can read why (`watch.rs`). A panic
+        // of the `stopped` hook below makes the failure known only to those told at the end
+        // (watchers in place, the parent, `failures()`); a watch racing the stop reads this one.
+        self.exit.set(&reason);
         // The closing activation holds the schedule, so no sender can schedule this actor again;
         // from here on every send is rejected with its message.
         self.mailbox.close();
+        if let Some(bound) = &self.bound {
+            // After the close: a woken sender sees the actor stopped.
+            bound.close();
+        }
         let direct = self.mailbox.is_direct();
         if direct {
             // Letters queued before the close are still in the engine's queue and point at this
@@ -427,18 +537,38 @@ impl<B: Behavior> ActorCell<B> {
             if inner.started {
                 let mut ctx = B::context(CellContext::new(self, exec));
                 if let Err(panic) = catch_unwind(AssertUnwindSafe(|| actor.stopped(&mut ctx))) {
-                    tracing::warn!(actor = %self.id(), name = ?self.name(), message = %panic_message(panic), "`stopped` hook panicked");
+                    let earlier = match reason {
+                        StopReason::Panicked(message) => Some(message),
+                        _ => None,
+                    };
+                    reason = StopReason::Panicked(failure::stopped_panicked(
+                        earlier,
+                        panic_message(panic),
+                    ));
                 }
             }
         }
         inner.life = Life::Gone;
+        // A stopped actor's timers never fire and its piped futures are never polled again: what
+        // they hold (messages, closures, references) is dropped now.
+        let watch = self.drop_extras();
+        // Calls still queued (a watch registered too late fires as it drops) go once the actor
+        // is unregistered, so that whoever they tell finds it gone.
+        let mut calls = Vec::new();
         let mut dropped = 0;
         let mut waits = 0u32;
         loop {
             // SAFETY: we still hold the schedule (or run at shutdown): single consumer.
             match unsafe { self.mailbox.pop() } {
-                // Dropping a request's ReplyTo tells its asker NoReply.
-                Pop::Item(Envelope::Msg(_)) => dropped += 1,
+                // Dropping a request's ReplyTo tells its asker NoReply. A message a `DropOldest`
+                // send doomed is a dead letter too: the actor stopped before discarding it.
+                Pop::Item(Envelope::Msg(_)) => {
+                    if let Some(bound) = &self.bound {
+                        bound.take();
+                    }
+                    dropped += 1;
+                }
+                Pop::Item(Envelope::Call(call)) => calls.push(call),
                 Pop::Item(_) => {}
                 // A sender claimed this slot before the close and is still writing it (a few
                 // instructions of `push`): wait for it, so that every dead letter is counted by the
@@ -457,14 +587,14 @@ impl<B: Behavior> ActorCell<B> {
                 Pop::Empty => break,
             }
         }
+        self.dead_letters(dropped);
         let shared = &self.runtime.shared;
-        shared.note_dead_letters(self.id(), dropped);
-        if let Some(message) = failure {
+        if let StopReason::Panicked(message) = &reason {
             let failure = ActorFailure {
                 actor: self.id(),
                 name: self.name().map(|n| n.to_string()),
                 actor_type: std::any::type_name::<B>(),
-                message,
+                message: message.clone(),
             };
             shared.record_failure(failure.clone());
             let told = self
@@ -476,6 +606,14 @@ impl<B: Behavior> ActorCell<B> {
             }
         }
         shared.unregister(self.id(), self.named);
+        if self.registered.load(std::sync::atomic::Ordering::Relaxed) {
+            // Relaxed: set under the live registry's shard lock, which `unregister` took after.
+            shared.directory.remove_actor(self.id());
+        }
+        drop(calls);
+        if let Some(watch) = watch {
+            self.notify_stopped(watch, &reason);
+        }
         shared.note_stopped(exec);
         if !direct {
             // SAFETY: releases the life reference taken in `spawn`, exactly once (an actor
@@ -500,81 +638,5 @@ fn start<B: Behavior>(inner: &mut Inner<B>, ctx: &mut B::Ctx) -> Result<(), Stri
     catch_unwind(AssertUnwindSafe(|| actor.started(ctx))).map_err(panic_message)
 }
 
-fn panic_message(payload: Box<dyn Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_owned()
-    }
-}
-
-impl<B: Behavior> Drop for ActorCell<B> {
-    fn drop(&mut self) {
-        // Messages claimed before the close but written after the final drain: never lost silently.
-        let mut dropped = 0;
-        // SAFETY: `&mut self`: nobody else touches the mailbox.
-        while let Pop::Item(envelope) = unsafe { self.mailbox.pop() } {
-            if matches!(envelope, Envelope::Msg(_)) {
-                dropped += 1;
-            }
-        }
-        self.runtime.shared.note_dead_letters(self.id(), dropped);
-    }
-}
-
-/// The type-erased receiving side of an actor, as an [`crate::ActorRef`] sees it.
-pub(crate) trait Deliver<M>: Send + Sync {
-    /// Queues a message; hands it back if the actor has stopped.
-    fn deliver(&self, msg: M) -> Result<(), M>;
-    /// Queues the stop signal; `false` if the actor has stopped.
-    fn stop_signal(&self) -> bool;
-    fn id(&self) -> ActorId;
-    fn is_stopped(&self) -> bool;
-    /// Sets or clears the hub mark from a plain thread; `false` if the actor has stopped.
-    fn set_hub(&self, hub: bool) -> bool;
-    fn acquire_handle(&self);
-    fn release_handle(&self);
-    /// The runtime of the actor's system.
-    fn system_runtime(&self) -> &Arc<Runtime>;
-}
-
-impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
-    #[inline]
-    fn deliver(&self, msg: B::Msg) -> Result<(), B::Msg> {
-        self.enqueue(Envelope::Msg(msg))
-            .map_err(|envelope| match envelope {
-                Envelope::Msg(message) => message,
-                _ => unreachable!("enqueue hands back what it was given"),
-            })
-    }
-
-    fn stop_signal(&self) -> bool {
-        self.enqueue(Envelope::Stop).is_ok()
-    }
-
-    fn id(&self) -> ActorId {
-        self.header.id
-    }
-
-    fn is_stopped(&self) -> bool {
-        self.mailbox.is_closed()
-    }
-
-    fn set_hub(&self, hub: bool) -> bool {
-        ActorCell::set_hub(self, hub, None)
-    }
-
-    fn acquire_handle(&self) {
-        self.handles.acquire();
-    }
-
-    fn release_handle(&self) {
-        ActorCell::release_handle(self);
-    }
-
-    fn system_runtime(&self) -> &Arc<Runtime> {
-        &self.runtime
-    }
-}
+#[cfg(all(test, not(loom)))]
+mod layout_tests;

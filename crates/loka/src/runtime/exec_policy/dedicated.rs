@@ -133,7 +133,7 @@ impl Threads {
     /// delays this until it returns) and exits; actors left runnable are terminated by the
     /// shutdown that follows. Idempotent.
     pub(crate) fn stop(&self) {
-        self.stopping.store(true, SeqCst);
+        self.announce_stop();
         loop {
             let threads = std::mem::take(&mut *self.threads.lock());
             if threads.is_empty() {
@@ -143,6 +143,16 @@ impl Threads {
                 dedicated.thread.unpark();
                 let _ = handle.join();
             }
+        }
+    }
+
+    /// Tells every dedicated thread to stop after the activation it runs, without waiting for
+    /// it (a prompt shutdown tells them before it waits for the workers, so that they do not go
+    /// on with their actors' queues meanwhile).
+    pub(crate) fn announce_stop(&self) {
+        self.stopping.store(true, SeqCst);
+        for (dedicated, _) in self.threads.lock().iter() {
+            dedicated.thread.unpark();
         }
     }
 
@@ -179,6 +189,7 @@ fn start(runtime: &Arc<Runtime>, task: TaskRef) {
     let handle = std::thread::Builder::new()
         .name(format!("loka-actor-{id}"))
         .spawn(move || {
+            super::super::lifecycle::mark_thread(Arc::as_ptr(&for_thread.shared));
             let me = rx.recv().expect("the starter sends the thread its state");
             run(&for_thread, task, &me);
         })

@@ -1,4 +1,18 @@
 //! [`System`]: a set of workers running actors, built from a [`Config`].
+//!
+//! | file | concern |
+//! |---|---|
+//! | this file | starting a system, spawning from plain threads, waiting for quiescence, inspection |
+//! | `shutdown.rs` | prompt and graceful shutdown, also from inside a handler (docs/shutdown.md) |
+//! | `signal.rs` | running a service until SIGINT or SIGTERM |
+
+mod shutdown;
+#[cfg(unix)]
+mod signal;
+
+pub use shutdown::{ShutdownReport, UnstoppedActor};
+#[cfg(unix)]
+pub use signal::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};
 
 use crate::actor::{Actor, ActorFailure, ActorRef, SpawnError, SpawnOptions};
 use crate::config::{Config, ConfigError, EngineKind, IdleStrategy};
@@ -6,20 +20,22 @@ use crate::engine::Engine;
 use crate::machine::Machine;
 use crate::policy::PolicyKind;
 use crate::runtime::cell::{self, Life};
-use crate::runtime::{Runtime, Shared};
+use crate::runtime::lifecycle::STOPPING;
+use crate::runtime::{DeadLetter, Runtime, Shared};
 use crate::telemetry::Stats;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// An actor system: an engine (worker threads and their queues) and the actors it runs.
 ///
-/// Dropping a `System` shuts it down (see [`System::shutdown`]).
+/// Dropping a `System` shuts it down promptly (see [`System::shutdown`]; for a graceful
+/// shutdown call [`System::shutdown_timeout`] first).
 pub struct System {
     engine: Engine,
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     /// The runtime handle kept by actors spawned from plain threads.
-    runtime: Arc<Runtime>,
+    pub(crate) runtime: Arc<Runtime>,
 }
 
 impl System {
@@ -27,11 +43,17 @@ impl System {
     pub fn builder() -> SystemBuilder {
         SystemBuilder {
             config: Config::default(),
+            extras: Extras::default(),
         }
     }
 
     /// Starts a system from a validated configuration.
     pub fn from_config(config: Config) -> Result<System, ConfigError> {
+        Self::start(config, Extras::default())
+    }
+
+    /// Starts a system from a configuration and what it cannot carry.
+    fn start(config: Config, extras: Extras) -> Result<System, ConfigError> {
         config.validate("the configuration")?;
         let machine = Machine::load(&config)?;
         let requested = config.policy;
@@ -50,7 +72,9 @@ impl System {
         if let Some(reason) = reason {
             tracing::info!(%requested, %chosen, reason, "scheduler policy chosen");
         }
-        let shared = Arc::new(Shared::new(config, machine, reason));
+        let mut shared = Shared::new(config, machine, reason);
+        extras.apply(&mut shared);
+        let shared = Arc::new(shared);
         let (engine, runtime) = Engine::start(Arc::clone(&shared))?;
         Ok(System {
             engine,
@@ -59,36 +83,65 @@ impl System {
         })
     }
 
-    fn spawn_life<A: Actor>(&self, life: Life<A>, options: SpawnOptions) -> ActorRef<A::Msg> {
-        ActorRef::from_cell(cell::spawn(&self.runtime, life, options, None, None))
+    /// Spawns from a plain thread; `Err` with a stopped reference once the system has shut down.
+    fn spawn_life<A: Actor>(
+        &self,
+        life: Life<A>,
+        options: SpawnOptions,
+    ) -> Result<ActorRef<A::Msg>, ActorRef<A::Msg>> {
+        cell::spawn(&self.runtime, life, options, None, None)
+            .map(|cell| ActorRef::from_cell(cell))
+            .map_err(|stopped| ActorRef::from_cell(stopped))
     }
 
     /// Spawns an actor from a plain thread (placed round robin).
+    ///
+    /// Once the system has shut down (or its workers are stopping) the actor never runs: the
+    /// reference returned is stopped — [`ActorRef::is_stopped`] is true, a send fails with
+    /// [`SendErrorReason::Stopped`](crate::SendErrorReason::Stopped) and hands the message back,
+    /// an [`ask`](ActorRef::ask) fails at once — like the identifier of a dead process in
+    /// Erlang. [`try_spawn`](Self::try_spawn) says so instead ([`SpawnError::ShutDown`]), as
+    /// Akka's `actorOf` does on a terminated system.
     pub fn spawn<A: Actor>(&self, actor: A) -> ActorRef<A::Msg> {
         self.spawn_with(actor, SpawnOptions::default())
     }
 
-    /// Spawns an actor with options.
+    /// [`spawn`](Self::spawn), or [`SpawnError::ShutDown`] (and nothing spawned) once the system
+    /// has shut down or its workers are stopping.
+    pub fn try_spawn<A: Actor>(&self, actor: A) -> Result<ActorRef<A::Msg>, SpawnError> {
+        self.try_spawn_with(actor, SpawnOptions::default())
+    }
+
+    /// Spawns an actor with options (after shutdown: a stopped reference, as
+    /// [`spawn`](Self::spawn) says).
     ///
     /// # Panics
     /// On a bad option ([`SpawnError`]); [`try_spawn_with`](Self::try_spawn_with) returns it.
     pub fn spawn_with<A: Actor>(&self, actor: A, options: SpawnOptions) -> ActorRef<A::Msg> {
-        self.try_spawn_with(actor, options)
-            .unwrap_or_else(|e| panic!("{e}"))
+        if let Err(e) = SpawnError::check(&options, self.shared.machine.places()) {
+            panic!("{e}");
+        }
+        self.spawn_life(Life::Ready(actor), options)
+            .unwrap_or_else(|stopped| stopped)
     }
 
-    /// Spawns an actor with options, or says which option is bad (then nothing is spawned).
+    /// Spawns an actor with options, or says which option is bad, or that the system has shut
+    /// down ([`SpawnError::ShutDown`]); then nothing is spawned.
     pub fn try_spawn_with<A: Actor>(
         &self,
         actor: A,
         options: SpawnOptions,
     ) -> Result<ActorRef<A::Msg>, SpawnError> {
         SpawnError::check(&options, self.shared.machine.places())?;
-        Ok(self.spawn_life(Life::Ready(actor), options))
+        if self.shared.lifecycle.phase() >= STOPPING {
+            return Err(SpawnError::ShutDown);
+        }
+        self.spawn_life(Life::Ready(actor), options)
+            .map_err(|_| SpawnError::ShutDown)
     }
 
     /// Spawns an actor whose state is built by `factory` on its first activation, on the worker
-    /// that runs it.
+    /// that runs it (after shutdown: a stopped reference, and `factory` never runs).
     pub fn spawn_fn<A: Actor>(
         &self,
         factory: impl FnOnce() -> A + Send + 'static,
@@ -98,31 +151,35 @@ impl System {
             panic!("{e}");
         }
         self.spawn_life(Life::Factory(Box::new(factory)), options)
+            .unwrap_or_else(|stopped| stopped)
     }
 
     /// Blocks until the system is quiescent: no actor runnable, no message in flight. Messages sent
-    /// by other plain threads concurrently with this call may or may not be waited for.
+    /// by other plain threads concurrently with this call may or may not be waited for. Once a
+    /// shutdown has begun (from any thread, a handler's included) it waits for the shutdown to
+    /// complete instead, and returns.
     pub fn run_until_idle(&self) {
         self.settle(None);
     }
 
     /// [`run_until_idle`](Self::run_until_idle) with a time limit; returns whether the system
-    /// became quiescent in time.
+    /// became quiescent (or finished shutting down) in time.
     pub fn run_until_idle_timeout(&self, timeout: Duration) -> bool {
         self.settle(Some(timeout))
     }
 
     /// Quiescence of the engine *and* of the dedicated threads of `thread` actors: both idle,
     /// seen twice with no hand-over to a dedicated thread in between (an actor on either side
-    /// can wake one on the other; runtime/exec_policy/dedicated.rs).
+    /// can wake one on the other; runtime/exec_policy/dedicated.rs). A shutdown beginning ends
+    /// the wait, which then waits for the shutdown to complete: a stopped engine is never
+    /// quiescent in the engines' sense (its workers are gone, not parked).
     fn settle(&self, timeout: Option<Duration>) -> bool {
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
-        let left = || deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        let deadline = timeout.map(|t| Instant::now() + t);
         let threads = &self.shared.dedicated;
         loop {
             let handed = threads.handed();
-            if !self.engine.wait_quiescent(left()) {
-                return false;
+            if let Some(answer) = self.engine_quiet(deadline) {
+                return answer;
             }
             if !threads.is_idle() {
                 if !threads.wait_idle(deadline) {
@@ -134,8 +191,8 @@ impl System {
                 // No dedicated thread ever ran: the engine's word is enough.
                 return true;
             }
-            if !self.engine.wait_quiescent(left()) {
-                return false;
+            if let Some(answer) = self.engine_quiet(deadline) {
+                return answer;
             }
             if threads.is_idle() && threads.handed() == handed {
                 return true;
@@ -143,20 +200,31 @@ impl System {
         }
     }
 
-    /// Stops the workers (each finishes its current activation), then stops every live actor:
-    /// their [`Actor::stopped`] hooks run on the calling thread, and messages still queued are
-    /// dropped and counted as dead letters. Call [`run_until_idle`](Self::run_until_idle) first to
-    /// let pending work finish. Idempotent.
-    pub fn shutdown(&self) {
-        if self.engine.stop_workers() {
-            // Dedicated threads finish their activation and exit; none starts afterwards.
-            self.shared.dedicated.stop();
-            // SAFETY: every worker and dedicated thread has been joined, so no activation runs or
-            // will run.
-            unsafe { self.shared.terminate_all() };
-            // Letters still queued (message-centric): dead letters, and the stopped actors'
-            // release letters behind them.
-            self.engine.discard_queued();
+    /// Waits for the engine's quiescence: `None` once it is quiescent, else the answer `settle`
+    /// gives — `false` at the deadline, or once a shutdown has begun whether it completed in
+    /// time. Looked for in slices, so that a shutdown begun meanwhile (perhaps by a handler,
+    /// with this thread none the wiser) ends the wait.
+    fn engine_quiet(&self, deadline: Option<Instant>) -> Option<bool> {
+        /// How long one slice waits: how late a waiter notices a shutdown.
+        const SLICE: Duration = Duration::from_millis(20);
+        loop {
+            if self.shared.lifecycle.is_shutting_down() {
+                return Some(self.wait_shut_down(deadline));
+            }
+            let now = Instant::now();
+            let slice = match deadline {
+                Some(d) if now >= d => return Some(false),
+                Some(d) => (d - now).min(SLICE),
+                None => SLICE,
+            };
+            if self.engine.wait_quiescent(Some(slice)) {
+                // A handler that began a shutdown ran before the engine could go quiet: look
+                // again, or the shutdown it began would pass for quiescence.
+                if self.shared.lifecycle.is_shutting_down() {
+                    return Some(self.wait_shut_down(deadline));
+                }
+                return None;
+            }
         }
     }
 
@@ -164,6 +232,17 @@ impl System {
     /// on; actors already placed stay where they are.
     pub fn set_placement(&self, hubs: bool, strategy: crate::PlacementStrategy) {
         self.engine.set_placement(hubs, strategy);
+    }
+
+    /// The time since the system started on the clock its timers run on (virtual time under
+    /// the simulation engine; see [`Context::now`](crate::Context::now)).
+    pub fn now(&self) -> Duration {
+        Duration::from_nanos(self.runtime.timer_now_ns())
+    }
+
+    /// Timers pending: armed, not yet fired (one-shot) or cancelled.
+    pub fn pending_timers(&self) -> usize {
+        self.shared.timers.pending()
     }
 
     /// A snapshot of the counters.
@@ -175,9 +254,21 @@ impl System {
         }
     }
 
-    /// Actors that stopped because a handler panicked, oldest first.
+    /// Actors that stopped because a handler or hook panicked: the most recent
+    /// [`Config::failure_window`] of them (1,000 by default), oldest first. `stats().panics`
+    /// counts every one, including those no longer kept here.
     pub fn failures(&self) -> Vec<ActorFailure> {
         self.shared.failures()
+    }
+
+    /// The most recent dead letters, oldest first: messages that were never handled, with their
+    /// actor, its name, their type and why ([`DeadLetter`]). At most
+    /// [`DEAD_LETTER_WINDOW`](crate::DEAD_LETTER_WINDOW) records; consecutive alike deaths share
+    /// one record and its count. Recorded only when letters die, so the messages that live pay
+    /// nothing for it. [`stats`](Self::stats)`().dead_letters` counts every dead letter (overflow
+    /// drops apart: `overflow_dropped`).
+    pub fn dead_letters(&self) -> Vec<DeadLetter> {
+        self.shared.dead_letters()
     }
 
     /// The configuration the system runs with. A requested `auto` policy appears as the policy
@@ -228,6 +319,26 @@ impl std::fmt::Debug for System {
 #[derive(Debug, Clone)]
 pub struct SystemBuilder {
     config: Config,
+    extras: Extras,
+}
+
+/// What a system is given besides its [`Config`]: things a configuration file cannot hold.
+#[derive(Debug, Clone, Default)]
+struct Extras {
+    /// See [`SystemBuilder::tokio_handle`].
+    #[cfg(feature = "tokio")]
+    tokio: Option<tokio::runtime::Handle>,
+}
+
+impl Extras {
+    fn apply(self, shared: &mut Shared) {
+        #[cfg(feature = "tokio")]
+        {
+            shared.tokio = self.tokio;
+        }
+        #[cfg(not(feature = "tokio"))]
+        let _ = shared;
+    }
 }
 
 impl SystemBuilder {
@@ -302,8 +413,20 @@ impl SystemBuilder {
         &self.config
     }
 
+    /// Runs every poll of a future piped by an actor ([`crate::Context::pipe`]) inside this
+    /// Tokio runtime's context (`Handle::enter`), so that `tokio::net` and `tokio::time`
+    /// resources register with its reactor and timer. loka's workers only poll; the runtime's
+    /// own threads drive the reactor and wake the actors. So the handle must belong to a
+    /// multi-thread runtime, or to a current-thread runtime that some thread keeps driving
+    /// (`block_on`); otherwise Tokio resources never become ready. Feature `tokio`.
+    #[cfg(feature = "tokio")]
+    pub fn tokio_handle(mut self, handle: tokio::runtime::Handle) -> Self {
+        self.extras.tokio = Some(handle);
+        self
+    }
+
     /// Validates the configuration and starts the system.
     pub fn build(self) -> Result<System, ConfigError> {
-        System::from_config(self.config)
+        System::start(self.config, self.extras)
     }
 }

@@ -1,0 +1,104 @@
+//! [`SendAsync`]: a send that waits for room in a bounded mailbox
+//! ([`ActorRef::send_async`](super::ActorRef::send_async)).
+
+use super::{ActorRef, SendError, SendErrorReason, TrySendError};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+/// The future of [`ActorRef::send_async`]: completes once the message is queued, or with
+/// [`SendErrorReason::Stopped`] and the message if the actor stops first.
+///
+/// It waits by registering its waker with the actor's mailbox; the actor wakes one waiting
+/// sender each time it takes a message out, and all of them when it stops. Dropping the future
+/// before it completes drops the message (it was never queued) and hands any wake-up it had
+/// received to the next waiting sender.
+#[must_use = "a future does nothing unless polled: `.await` it or drive it with a `block_on`"]
+pub struct SendAsync<'a, M: Send + 'static> {
+    target: &'a ActorRef<M>,
+    message: Option<M>,
+    /// The waiter registration while waiting for room.
+    key: Option<u64>,
+}
+
+// The message is only ever moved, never pinned: the future may move between polls.
+impl<M: Send + 'static> Unpin for SendAsync<'_, M> {}
+
+impl<'a, M: Send + 'static> SendAsync<'a, M> {
+    pub(super) fn new(target: &'a ActorRef<M>, message: M) -> Self {
+        SendAsync {
+            target,
+            message: Some(message),
+            key: None,
+        }
+    }
+
+    /// Done with the waiter registration: the room it waited for was used (or the actor stopped).
+    fn finish(&mut self) {
+        if let Some(key) = self.key.take() {
+            self.target.cell().unregister_waiter(key, false);
+        }
+    }
+
+    fn stopped(&mut self, message: M) -> Poll<Result<(), SendError<M>>> {
+        self.finish();
+        Poll::Ready(Err(SendError {
+            actor: self.target.id(),
+            message,
+            reason: SendErrorReason::Stopped,
+        }))
+    }
+}
+
+impl<M: Send + 'static> Future for SendAsync<'_, M> {
+    type Output = Result<(), SendError<M>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let mut message = this
+            .message
+            .take()
+            .expect("SendAsync polled after it completed");
+        let cell = this.target.cell();
+        loop {
+            match cell.try_deliver(message, false) {
+                Ok(()) => {
+                    this.finish();
+                    return Poll::Ready(Ok(()));
+                }
+                Err(TrySendError::Stopped(m)) => return this.stopped(m),
+                Err(TrySendError::Full(m)) => message = m,
+            }
+            // Register, then look again (inside `register_waiter`, atomically with the room
+            // check): a release that happened in between is never missed.
+            if !cell.register_waiter(&mut this.key, cx.waker()) {
+                continue;
+            }
+            // A stop after the registration wakes us; one before it is seen here.
+            if cell.is_stopped() {
+                return this.stopped(message);
+            }
+            this.message = Some(message);
+            return Poll::Pending;
+        }
+    }
+}
+
+impl<M: Send + 'static> Drop for SendAsync<'_, M> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            // Given up while waiting: a wake-up already received goes to the next waiter.
+            self.target.cell().unregister_waiter(key, true);
+        }
+    }
+}
+
+impl<M: Send + 'static> fmt::Debug for SendAsync<'_, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SendAsync")
+            .field("actor", &self.target.id())
+            .field("waiting", &self.key.is_some())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,315 @@
+//! Time: delayed sends, delayed and periodic closures, asks with a timeout, the receive timeout
+//! (docs/timers.md). What an actor that uses none of it pays: nothing on its sends, one null test
+//! per message it handles.
+
+use super::ask::{AskError, ReplyTo};
+use super::{Actor, ActorRef, Context};
+use crate::runtime::cell::{Hold, ReceiveTimeout};
+use crate::runtime::timer::{Action, TimerState};
+use crate::runtime::Runtime;
+use parking_lot::Mutex;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// A pending timer. [`cancel`](Self::cancel) stops it; dropping the handle does not (as with
+/// Erlang's timer references and Akka's `Cancellable`). Cheap to clone.
+#[derive(Clone)]
+pub struct TimerHandle {
+    state: Arc<TimerState>,
+    /// The arming thread's runtime handle (a worker's own: its count stays in that worker's
+    /// cache; a `Weak` of the shared state cost BenchErl's timer_wheel a contended
+    /// compare-and-swap per timer on one line all workers share).
+    runtime: Arc<Runtime>,
+}
+
+impl TimerHandle {
+    fn new(state: Arc<TimerState>, runtime: &Arc<Runtime>) -> Self {
+        TimerHandle {
+            state,
+            runtime: Arc::clone(runtime),
+        }
+    }
+
+    /// Cancels the timer: `true` if this call stopped it before it fired (a periodic timer:
+    /// before its next firing), `false` if it had already fired (one-shot), been cancelled, or
+    /// its system has shut down. A cancelled timer never fires and holds no memory.
+    pub fn cancel(&self) -> bool {
+        self.runtime.shared.timers.cancel(&self.state)
+    }
+
+    /// Whether the timer will still fire (a periodic one: again).
+    pub fn is_pending(&self) -> bool {
+        self.state.is_pending()
+    }
+}
+
+impl fmt::Debug for TimerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TimerHandle")
+            .field("pending", &self.is_pending())
+            .finish()
+    }
+}
+
+/// A timer that cannot be armed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TimerError {
+    /// A periodic timer (or a receive timeout) needs a period above zero.
+    #[error("a period of {0:?} is not allowed: periodic timers and receive timeouts need a period above zero (periods under one tick, 1 ms, are rounded up to it)")]
+    ZeroPeriod(Duration),
+}
+
+fn check_period(period: Duration) -> Result<(), TimerError> {
+    if period.is_zero() {
+        Err(TimerError::ZeroPeriod(period))
+    } else {
+        Ok(())
+    }
+}
+
+impl<M: Send + 'static> ActorRef<M> {
+    /// Sends `msg` once `delay` has passed (never earlier). Until then the timer keeps the actor
+    /// referenced. If the actor has stopped by then, the message is a dead letter.
+    pub fn send_after(&self, delay: Duration, msg: M) -> TimerHandle {
+        let runtime = self.cell.system_runtime();
+        let action = deliver_later(self, msg, runtime);
+        let state = runtime.arm_timer(delay, None, action, None);
+        TimerHandle::new(state, runtime)
+    }
+}
+
+/// A delayed send's action: `msg` to `target`, a dead letter if it has stopped by then. Keeps
+/// `target` referenced until it runs.
+fn deliver_later<M: Send + 'static>(
+    target: &ActorRef<M>,
+    msg: M,
+    runtime: &Arc<Runtime>,
+) -> Action {
+    let (target, runtime) = (target.clone(), Arc::clone(runtime));
+    Action::Once(Box::new(move || {
+        if let Err(e) = target.send(msg) {
+            runtime
+                .shared
+                .note_dead_letters(e.actor, 1, std::any::type_name::<M>(), true);
+        }
+    }))
+}
+
+/// A periodic timer's action: queue `call` into the actor each tick, unless the previous tick's
+/// call is still queued (a slow actor skips ticks instead of piling them up); stops once the
+/// actor has stopped.
+fn tick_into<A: Actor>(
+    me: Hold<A>,
+    call: impl Fn(&mut A, &mut Context<A>) + Send + Sync + 'static,
+) -> Action {
+    let call = Arc::new(call);
+    let queued = Arc::new(AtomicBool::new(false));
+    Action::Every(Box::new(move || {
+        if me.is_stopped() {
+            return false;
+        }
+        // Relaxed: the flag only thins out ticks; the mailbox orders the calls themselves.
+        if queued.swap(true, Relaxed) {
+            return true;
+        }
+        let (call, queued) = (Arc::clone(&call), Arc::clone(&queued));
+        me.call(move |actor, ctx| {
+            queued.store(false, Relaxed);
+            call(actor, ctx)
+        })
+    }))
+}
+
+impl<A: Actor> Context<A> {
+    /// The time since the system started on the clock its timers run on: wall-clock time, or
+    /// the simulation's virtual time under `engine = "sim"` (so code that measures with it runs
+    /// unchanged in the simulation).
+    pub fn now(&self) -> Duration {
+        Duration::from_nanos(self.inner().runtime().timer_now_ns())
+    }
+
+    /// Arms a timer owned by this actor: cancelled when it stops.
+    fn arm_own(
+        &mut self,
+        delay: Duration,
+        period: Option<Duration>,
+        action: Action,
+    ) -> TimerHandle {
+        let inner = self.inner_mut();
+        let state = inner
+            .runtime()
+            .arm_timer(delay, period, action, inner.exec());
+        inner.own_timers().add(Arc::clone(&state));
+        TimerHandle::new(state, inner.runtime())
+    }
+
+    /// This actor, held by a pending timer (a strong reference counted as a handle).
+    fn hold(&self) -> Hold<A> {
+        self.inner().cell_arc().hold()
+    }
+
+    /// Sends `msg` to `target` once `delay` has passed (never earlier), like Erlang's
+    /// `erlang:send_after`. The timer belongs to this actor: it is cancelled if this actor stops
+    /// first. Until it fires it keeps `target` referenced.
+    pub fn send_after<M: Send + 'static>(
+        &mut self,
+        target: &ActorRef<M>,
+        delay: Duration,
+        msg: M,
+    ) -> TimerHandle {
+        let action = deliver_later(target, msg, self.inner().runtime());
+        self.arm_own(delay, None, action)
+    }
+
+    /// Runs `f` with this actor's state once `delay` has passed, like a message (in order with
+    /// the others, never concurrently with a handler). Cancelled if the actor stops first; until
+    /// then the actor stays alive even with no reference left.
+    pub fn run_after(
+        &mut self,
+        delay: Duration,
+        f: impl FnOnce(&mut A, &mut Context<A>) + Send + 'static,
+    ) -> TimerHandle {
+        let me = self.hold();
+        let action = Action::Once(Box::new(move || {
+            me.call(f);
+        }));
+        self.arm_own(delay, None, action)
+    }
+
+    /// Runs `f` with this actor's state every `period` (first after one period), like a message,
+    /// at a fixed rate: ticks do not drift, and ticks missed while the worker was busy are
+    /// skipped, not run in a burst; a tick that finds the previous one still queued is skipped
+    /// too. Runs until cancelled or the actor stops (it keeps the actor alive meanwhile).
+    pub fn run_interval(
+        &mut self,
+        period: Duration,
+        f: impl FnMut(&mut A, &mut Context<A>) + Send + 'static,
+    ) -> Result<TimerHandle, TimerError> {
+        check_period(period)?;
+        let f = Mutex::new(f);
+        // A tick already queued when the timer is cancelled does not run: once `cancel` returned
+        // `true`, `f` never runs again.
+        let this: Arc<OnceLock<Arc<TimerState>>> = Arc::new(OnceLock::new());
+        let ours = Arc::clone(&this);
+        let action = tick_into(self.hold(), move |actor, ctx| {
+            if this.get().is_none_or(|t| t.is_pending()) {
+                (f.lock())(actor, ctx)
+            }
+        });
+        let handle = self.arm_own(period, Some(period), action);
+        let _ = ours.set(Arc::clone(&handle.state));
+        Ok(handle)
+    }
+
+    /// [`ask`](Self::ask) with a time limit: `then` runs with the reply, or with
+    /// `Err(AskError::Timeout(timeout))` if none came in time (a late reply is dropped), or with
+    /// `Err(AskError::NoReply)` if the request was dropped. Once `then` is queued the asker is no
+    /// longer referenced by the request, so asking a silent actor again and again does not grow
+    /// memory.
+    pub fn ask_timeout<M: Send + 'static, R: Send + 'static>(
+        &mut self,
+        target: &ActorRef<M>,
+        make: impl FnOnce(ReplyTo<R>) -> M,
+        timeout: Duration,
+        then: impl FnOnce(&mut A, &mut Context<A>, Result<R, AskError>) + Send + 'static,
+    ) {
+        type Waiting<A, R> = Mutex<Option<(Hold<A>, Box<dyn AskThen<A, R>>)>>;
+        // Whoever takes the asker and `then` out of the slot first answers: the reply or the
+        // timer. The loser finds it empty.
+        let slot: Arc<Waiting<A, R>> = Arc::new(Mutex::new(Some((self.hold(), Box::new(then)))));
+        let timer: Arc<OnceLock<Arc<TimerState>>> = Arc::new(OnceLock::new());
+        let expire = Arc::clone(&slot);
+        let action = Action::Once(Box::new(move || {
+            if let Some((me, then)) = expire.lock().take() {
+                me.call(move |actor, ctx| then.run(actor, ctx, Err(AskError::Timeout(timeout))));
+            }
+        }));
+        let handle = self.arm_own(timeout, None, action);
+        let _ = timer.set(Arc::clone(&handle.state));
+        let runtime = Arc::clone(self.inner().runtime());
+        let reply = ReplyTo::new(move |result| {
+            let Some((me, then)) = slot.lock().take() else {
+                return; // timed out already
+            };
+            if let Some(state) = timer.get() {
+                runtime.shared.timers.cancel(state);
+            }
+            me.call(move |actor, ctx| then.run(actor, ctx, result));
+        });
+        // A rejected request drops its ReplyTo, which delivers NoReply to `then`.
+        let _ = target.send(make(reply));
+    }
+
+    /// Calls [`Actor::timeout`] once `after` passes with no message handled, and again after
+    /// each further `after` of silence, until [`clear_receive_timeout`](Self::clear_receive_timeout)
+    /// (like Akka's receive timeout and gen_server's timeout). Checked four times per `after`,
+    /// so it fires between `after` and 1.25 × `after` of silence; closures run through the
+    /// context (timers, asks) are not messages and do not reset it. Replaces an earlier one.
+    pub fn set_receive_timeout(&mut self, after: Duration) -> Result<(), TimerError> {
+        check_period(after)?;
+        self.clear_receive_timeout();
+        let action = tick_into(self.hold(), receive_check::<A>);
+        let check = after / 4;
+        let check = check.max(Duration::from_nanos(1));
+        let inner = self.inner_mut();
+        let state = inner
+            .runtime()
+            .arm_timer(check, Some(check), action, inner.exec());
+        inner.own_timers().receive = Some(ReceiveTimeout {
+            check: state,
+            after,
+            heard: false,
+            silent: 0,
+        });
+        Ok(())
+    }
+
+    /// Turns the receive timeout off (nothing if none is set).
+    pub fn clear_receive_timeout(&mut self) {
+        let inner = self.inner_mut();
+        if let Some(receive) = inner.own_timers().receive.take() {
+            inner.runtime().shared.timers.cancel(&receive.check);
+        }
+    }
+
+    /// The receive timeout set, if any.
+    pub fn receive_timeout(&mut self) -> Option<Duration> {
+        self.inner_mut()
+            .own_timers()
+            .receive
+            .as_ref()
+            .map(|r| r.after)
+    }
+}
+
+/// One check of the receive timeout: a quarter of it passed; four silent quarters in a row fire it.
+fn receive_check<A: Actor>(actor: &mut A, ctx: &mut Context<A>) {
+    let Some(receive) = ctx.inner_mut().own_timers().receive.as_mut() else {
+        return; // cleared meanwhile
+    };
+    if std::mem::take(&mut receive.heard) {
+        receive.silent = 0;
+        return;
+    }
+    receive.silent += 1;
+    if receive.silent >= 4 {
+        receive.silent = 0;
+        actor.timeout(ctx);
+    }
+}
+
+/// `then` of an [`Context::ask_timeout`], boxed.
+trait AskThen<A: Actor, R>: Send {
+    fn run(self: Box<Self>, actor: &mut A, ctx: &mut Context<A>, result: Result<R, AskError>);
+}
+
+impl<A: Actor, R, F> AskThen<A, R> for F
+where
+    F: FnOnce(&mut A, &mut Context<A>, Result<R, AskError>) + Send,
+{
+    fn run(self: Box<Self>, actor: &mut A, ctx: &mut Context<A>, result: Result<R, AskError>) {
+        (*self)(actor, ctx, result)
+    }
+}

@@ -1,0 +1,441 @@
+//! The bookkeeping of a bounded mailbox ([`SpawnOptions::capacity`](crate::SpawnOptions::capacity)):
+//! how many user messages it holds, how many queued ones are doomed by `DropOldest`, and the
+//! senders waiting for room (`send_async`). docs/bounded-mailboxes.md says what it does,
+//! docs/decisions.md §23 why it is built this way.
+//!
+//! Only bounded actors have one (the cell's `bound` is `None` otherwise), so an unbounded actor
+//! pays a test of that field per send and per received message, nothing else.
+//!
+//! ## The word
+//! One `AtomicU64`: `len | discard << 32 | WAITERS << 63`.
+//! * `len`: user messages queued (or being pushed) that the actor will handle. A sender reserves
+//!   one (`len + 1`, only while `len < capacity`) *before* it pushes; the actor releases one when
+//!   it takes such a message out. So the mailbox never holds more than `capacity` of them.
+//! * `discard`: queued messages doomed by `DropOldest`. A full `DropOldest` send leaves `len`
+//!   alone (one message in, one out) and adds one here; the actor discards, instead of handling,
+//!   the next `discard` user messages it takes out: the oldest ones queued, since the mailbox is
+//!   FIFO and only the actor takes messages out (a sender cannot pop from the middle of an MPSC
+//!   queue). One word makes "take the next message" and "is the mailbox full" one atomic step, so a
+//!   message the actor has started handling can never be the one a concurrent `DropOldest` send
+//!   meant to drop.
+//! * `WAITERS`: some `send_async` is registered in `waiters`. Set and cleared only under the
+//!   waiters' lock; the actor's release reads it in the same read-modify-write that frees the
+//!   room, so a waiter that registered while the mailbox was full is always seen (no lost
+//!   wake-up: see [`Bound::register`]).
+
+use crate::actor::options::Overflow;
+use crate::sync::AtomicU64;
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
+use std::task::Waker;
+
+/// The largest capacity: `len` has 32 bits of the word.
+pub(crate) const MAX_CAPACITY: usize = u32::MAX as usize;
+
+const LEN_MASK: u64 = (1 << 32) - 1;
+const DISCARD_ONE: u64 = 1 << 32;
+const DISCARD_MASK: u64 = ((1 << 31) - 1) << 32;
+const WAITERS: u64 = 1 << 63;
+
+/// The waiters' lock: loom's under `--cfg loom`, so the model sees the wake-up protocol whole.
+#[cfg(not(loom))]
+type Mutex<T> = parking_lot::Mutex<T>;
+
+#[cfg(loom)]
+struct Mutex<T>(loom::sync::Mutex<T>);
+
+#[cfg(loom)]
+impl<T> Mutex<T> {
+    fn new(value: T) -> Self {
+        Mutex(loom::sync::Mutex::new(value))
+    }
+    fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
+        self.0
+            .lock()
+            .expect("no panic while holding the waiters' lock")
+    }
+}
+
+/// A bounded mailbox's counters and waiters (module docs).
+pub(crate) struct Bound {
+    capacity: u64,
+    overflow: Overflow,
+    word: AtomicU64,
+    waiters: Mutex<Waiters>,
+}
+
+/// Senders waiting for room, oldest first, each under the key its future keeps.
+#[derive(Default)]
+struct Waiters {
+    queue: VecDeque<(u64, Waker)>,
+    next_key: u64,
+}
+
+/// What a sender got from [`Bound::reserve`] or [`Bound::make_room`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Room {
+    /// One place reserved: push the message.
+    Reserved,
+    /// Full, and the oldest queued message is now doomed (`DropOldest`): push the message.
+    Evicting,
+    /// Full: nothing reserved.
+    Full,
+}
+
+/// What the actor does with a user message it took out (see [`Bound::take`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// Handle it (its place is free again).
+    Handle,
+    /// Discard it: a `DropOldest` send doomed it.
+    Discard,
+}
+
+impl Bound {
+    /// The bookkeeping of an empty mailbox of `capacity` (1..=[`MAX_CAPACITY`], checked at spawn).
+    pub(crate) fn new(capacity: usize, overflow: Overflow) -> Self {
+        debug_assert!((1..=MAX_CAPACITY).contains(&capacity));
+        Bound {
+            capacity: capacity as u64,
+            overflow,
+            word: AtomicU64::new(0),
+            waiters: Mutex::new(Waiters::default()),
+        }
+    }
+
+    /// The capacity.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity as usize
+    }
+
+    /// What a plain send does on a full mailbox.
+    pub(crate) fn overflow(&self) -> Overflow {
+        self.overflow
+    }
+
+    /// User messages queued that the actor will handle (doomed ones excluded). Exact at the
+    /// instant of the read.
+    pub(crate) fn len(&self) -> usize {
+        (self.word.load(Acquire) & LEN_MASK) as usize
+    }
+
+    /// Reserves a place if there is one: [`Room::Reserved`] or [`Room::Full`].
+    #[inline]
+    pub(crate) fn reserve(&self) -> Room {
+        let mut word = self.word.load(Relaxed);
+        loop {
+            if word & LEN_MASK >= self.capacity {
+                return Room::Full;
+            }
+            // AcqRel, like every update of the word: one location, so its modification order
+            // alone orders reservations, releases and waiter registrations.
+            match self
+                .word
+                .compare_exchange_weak(word, word + 1, AcqRel, Relaxed)
+            {
+                Ok(_) => return Room::Reserved,
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// `DropOldest`: reserves a place, or, on a full mailbox, dooms the oldest queued message so
+    /// that the new one can go in ([`Room::Evicting`]). Never [`Room::Full`].
+    pub(crate) fn make_room(&self) -> Room {
+        let mut word = self.word.load(Relaxed);
+        loop {
+            let (next, room) = if word & LEN_MASK < self.capacity {
+                (word + 1, Room::Reserved)
+            } else {
+                // 2^31 doomed messages not yet taken out would need that many queued ones:
+                // memory runs out long before.
+                debug_assert!(
+                    word & DISCARD_MASK != DISCARD_MASK,
+                    "discard count overflow"
+                );
+                (word + DISCARD_ONE, Room::Evicting)
+            };
+            match self.word.compare_exchange_weak(word, next, AcqRel, Relaxed) {
+                Ok(_) => return room,
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// Undoes a [`reserve`](Self::reserve) or [`make_room`](Self::make_room) whose push was
+    /// refused (the actor stopped): the message never entered the mailbox.
+    pub(crate) fn unreserve(&self, room: Room) {
+        match room {
+            Room::Reserved => self.word.fetch_sub(1, AcqRel),
+            Room::Evicting => self.word.fetch_sub(DISCARD_ONE, AcqRel),
+            Room::Full => return,
+        };
+    }
+
+    /// The actor took a user message out of its mailbox: discard it if a `DropOldest` send doomed
+    /// it, else handle it and free its place, waking one waiting sender if any.
+    #[inline]
+    pub(crate) fn take(&self) -> Taken {
+        let mut word = self.word.load(Relaxed);
+        loop {
+            let (next, taken) = if word & DISCARD_MASK != 0 {
+                (word - DISCARD_ONE, Taken::Discard)
+            } else {
+                debug_assert!(word & LEN_MASK != 0, "a user message was queued unreserved");
+                (word - 1, Taken::Handle)
+            };
+            match self.word.compare_exchange_weak(word, next, AcqRel, Relaxed) {
+                Ok(_) => {
+                    // A discard frees nothing: its place was given to the message that doomed it.
+                    if taken == Taken::Handle && word & WAITERS != 0 {
+                        self.wake_one();
+                    }
+                    return taken;
+                }
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// `send_async` found the mailbox full: registers `waker` under `key` (a new key if `None`)
+    /// and returns `true`, or returns `false` (unregistered) if there is room now, so the caller
+    /// tries again.
+    ///
+    /// No lost wake-up: under the lock, `WAITERS` is set by a read-modify-write that sees the
+    /// mailbox full. A release that comes later in the word's modification order sees the bit
+    /// and wakes a waiter (after taking the lock, so after this registration is complete); one
+    /// that came earlier made room, and this function answers `false` instead.
+    pub(crate) fn register(&self, key: &mut Option<u64>, waker: &Waker) -> bool {
+        let mut waiters = self.waiters.lock();
+        let mut word = self.word.load(Acquire);
+        loop {
+            if word & LEN_MASK < self.capacity {
+                if let Some(key) = key.take() {
+                    self.remove(&mut waiters, key);
+                }
+                return false;
+            }
+            if word & WAITERS != 0 {
+                break;
+            }
+            match self
+                .word
+                .compare_exchange_weak(word, word | WAITERS, AcqRel, Acquire)
+            {
+                Ok(_) => break,
+                Err(current) => word = current,
+            }
+        }
+        let entry = key.and_then(|k| waiters.queue.iter_mut().find(|(at, _)| *at == k));
+        match entry {
+            Some((_, registered)) => registered.clone_from(waker),
+            None => {
+                let k = waiters.next_key;
+                waiters.next_key += 1;
+                waiters.queue.push_back((k, waker.clone()));
+                *key = Some(k);
+            }
+        }
+        true
+    }
+
+    /// A waiting sender is done (sent, or failed because the actor stopped: `pass_on` false) or
+    /// gave up (its future was dropped: `pass_on` true). If it had already been woken, that
+    /// wake-up was meant for room it will not use: with `pass_on` it goes to the next waiter.
+    pub(crate) fn unregister(&self, key: u64, pass_on: bool) {
+        let mut waiters = self.waiters.lock();
+        if !self.remove(&mut waiters, key) && pass_on {
+            let next = self.pop(&mut waiters);
+            drop(waiters);
+            if let Some(waker) = next {
+                waker.wake();
+            }
+        }
+    }
+
+    /// The actor stopped: wakes every waiting sender (each then sees the actor stopped).
+    pub(crate) fn close(&self) {
+        let woken: Vec<Waker> = {
+            let mut waiters = self.waiters.lock();
+            self.word.fetch_and(!WAITERS, AcqRel);
+            waiters.queue.drain(..).map(|(_, waker)| waker).collect()
+        };
+        for waker in woken {
+            waker.wake();
+        }
+    }
+
+    /// Wakes the oldest waiting sender (cold: only when `WAITERS` was seen).
+    #[cold]
+    fn wake_one(&self) {
+        let next = self.pop(&mut self.waiters.lock());
+        if let Some(waker) = next {
+            waker.wake();
+        }
+    }
+
+    /// Takes the oldest waiter out, clearing `WAITERS` when none is left (under the lock).
+    fn pop(&self, waiters: &mut Waiters) -> Option<Waker> {
+        let next = waiters.queue.pop_front().map(|(_, waker)| waker);
+        if waiters.queue.is_empty() {
+            self.word.fetch_and(!WAITERS, AcqRel);
+        }
+        next
+    }
+
+    /// Removes waiter `key` if it is still queued (not woken yet); returns whether it was.
+    fn remove(&self, waiters: &mut Waiters, key: u64) -> bool {
+        let Some(at) = waiters.queue.iter().position(|(k, _)| *k == key) else {
+            return false;
+        };
+        waiters.queue.remove(at);
+        if waiters.queue.is_empty() {
+            self.word.fetch_and(!WAITERS, AcqRel);
+        }
+        true
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, SeqCst);
+        }
+    }
+
+    fn waker() -> (Arc<Count>, Waker) {
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        (Arc::clone(&count), Waker::from(count))
+    }
+
+    #[test]
+    fn reserve_stops_at_capacity_and_take_frees_a_place() {
+        let bound = Bound::new(2, Overflow::Reject);
+        assert_eq!(bound.reserve(), Room::Reserved);
+        assert_eq!(bound.reserve(), Room::Reserved);
+        assert_eq!(bound.reserve(), Room::Full);
+        assert_eq!(bound.len(), 2);
+        assert_eq!(bound.take(), Taken::Handle);
+        assert_eq!(bound.len(), 1);
+        assert_eq!(bound.reserve(), Room::Reserved);
+        bound.unreserve(Room::Reserved);
+        assert_eq!(bound.len(), 1);
+    }
+
+    #[test]
+    fn make_room_dooms_the_next_messages_taken_out() {
+        let bound = Bound::new(1, Overflow::DropOldest);
+        assert_eq!(bound.make_room(), Room::Reserved);
+        assert_eq!(bound.make_room(), Room::Evicting);
+        assert_eq!(bound.make_room(), Room::Evicting);
+        // Three queued: the first two are doomed, the last is handled; len never exceeds 1.
+        assert_eq!(bound.len(), 1);
+        assert_eq!(bound.take(), Taken::Discard);
+        assert_eq!(bound.take(), Taken::Discard);
+        assert_eq!(bound.take(), Taken::Handle);
+        assert_eq!(bound.len(), 0);
+    }
+
+    #[test]
+    fn a_release_wakes_one_waiter_and_a_dropped_waiter_passes_its_wake_on() {
+        let bound = Bound::new(1, Overflow::Reject);
+        assert_eq!(bound.reserve(), Room::Reserved);
+        let (first, w1) = waker();
+        let (second, w2) = waker();
+        let (mut k1, mut k2) = (None, None);
+        assert!(bound.register(&mut k1, &w1));
+        assert!(bound.register(&mut k2, &w2));
+        assert_eq!(bound.take(), Taken::Handle);
+        assert_eq!((first.0.load(SeqCst), second.0.load(SeqCst)), (1, 0));
+        // The first waiter gives up without using the room: the second is woken instead.
+        bound.unregister(k1.unwrap(), true);
+        assert_eq!(second.0.load(SeqCst), 1);
+        // Room now: registering answers "try again" and leaves nothing registered.
+        let (_, w3) = waker();
+        let mut k3 = None;
+        assert!(!bound.register(&mut k3, &w3));
+        assert_eq!(bound.word.load(SeqCst) & WAITERS, 0);
+    }
+
+    #[test]
+    fn close_wakes_every_waiter() {
+        let bound = Bound::new(1, Overflow::Reject);
+        assert_eq!(bound.reserve(), Room::Reserved);
+        let (count, w) = waker();
+        for _ in 0..3 {
+            assert!(bound.register(&mut None, &w));
+        }
+        bound.close();
+        assert_eq!(count.0.load(SeqCst), 3);
+        assert_eq!(bound.word.load(SeqCst) & WAITERS, 0);
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use crate::sync::AtomicBool;
+    use std::sync::atomic::Ordering::SeqCst;
+    use std::task::Wake;
+
+    struct Flag(loom::sync::Arc<AtomicBool>);
+    impl Wake for Flag {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.store(true, SeqCst);
+        }
+    }
+
+    /// A sender registering on a full mailbox while the actor frees a place: either the
+    /// registration sees the room (and the sender retries) or the release wakes the sender.
+    #[test]
+    fn a_release_never_misses_a_registering_sender() {
+        loom::model(|| {
+            let bound = loom::sync::Arc::new(Bound::new(1, Overflow::Reject));
+            assert_eq!(bound.reserve(), Room::Reserved);
+            let woken = loom::sync::Arc::new(AtomicBool::new(false));
+            let waker = Waker::from(std::sync::Arc::new(Flag(woken.clone())));
+            let actor = {
+                let bound = bound.clone();
+                loom::thread::spawn(move || assert_eq!(bound.take(), Taken::Handle))
+            };
+            let mut key = None;
+            let registered = bound.register(&mut key, &waker);
+            actor.join().unwrap();
+            assert!(!registered || woken.load(SeqCst), "lost wake-up");
+        });
+    }
+
+    /// One sender waits; a second registers while the actor frees two places: the first is woken
+    /// by the first release, the second (if it registered at all) by the second.
+    #[test]
+    fn each_release_wakes_a_waiter() {
+        loom::model(|| {
+            let bound = loom::sync::Arc::new(Bound::new(2, Overflow::Reject));
+            assert_eq!(bound.reserve(), Room::Reserved);
+            assert_eq!(bound.reserve(), Room::Reserved);
+            let flag = || loom::sync::Arc::new(AtomicBool::new(false));
+            let (first, second) = (flag(), flag());
+            let waker =
+                |f: &loom::sync::Arc<AtomicBool>| Waker::from(std::sync::Arc::new(Flag(f.clone())));
+            assert!(bound.register(&mut None, &waker(&first)));
+            let actor = {
+                let bound = bound.clone();
+                loom::thread::spawn(move || {
+                    bound.take();
+                    bound.take();
+                })
+            };
+            let registered = bound.register(&mut None, &waker(&second));
+            actor.join().unwrap();
+            assert!(first.load(SeqCst), "the first waiter was not woken");
+            assert!(!registered || second.load(SeqCst), "lost wake-up");
+        });
+    }
+}

@@ -1,0 +1,197 @@
+//! The sending side of a cell, as an [`crate::ActorRef`] sees it ([`Deliver`]): queueing a user
+//! message, and for a bounded mailbox reserving its place first and applying the overflow rule
+//! (docs/bounded-mailboxes.md).
+
+use super::bound::{Bound, Room};
+use super::{ActorCell, Behavior, Envelope, Watchable};
+use crate::actor::options::Overflow;
+use crate::actor::TrySendError;
+use crate::runtime::{ActorId, Runtime};
+use std::any::type_name;
+use std::sync::Arc;
+use std::task::Waker;
+
+/// How a send to a full bounded mailbox behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `send`: the overflow rule decides.
+    Send,
+    /// `try_send`: answer `Full`, counted in `mailbox_full`.
+    Try,
+    /// `send_async`: answer `Full` (the caller waits for room), not counted.
+    Wait,
+}
+
+/// The type-erased receiving side of an actor, as an [`crate::ActorRef`] sees it.
+pub(crate) trait Deliver<M>: Send + Sync {
+    /// Queues a message (`send`): a full bounded mailbox applies its overflow rule. Hands the
+    /// message back if the actor has stopped, or if the mailbox is full under `Reject` (the
+    /// caller tells which by [`is_stopped`](Self::is_stopped): the same `Result<(), M>` as before
+    /// bounded mailboxes existed keeps the unbounded send as lean as it was).
+    fn deliver(&self, msg: M) -> Result<(), M>;
+    /// Queues a message if there is room (`try_send` when `counted`, `send_async` otherwise);
+    /// never drops it.
+    fn try_deliver(&self, msg: M, counted: bool) -> Result<(), TrySendError<M>>;
+    /// The mailbox's capacity (`None`: unbounded).
+    fn capacity(&self) -> Option<usize>;
+    /// User messages queued (exact when bounded; otherwise the mailbox's best-effort reading).
+    fn mailbox_len(&self) -> usize;
+    /// `send_async` found the mailbox full: wait for room (see [`Bound::register`]); `false`
+    /// means there is room now (or the mailbox is unbounded), try again.
+    fn register_waiter(&self, key: &mut Option<u64>, waker: &Waker) -> bool;
+    /// A waiting `send_async` is done or gave up (see [`Bound::unregister`]).
+    fn unregister_waiter(&self, key: u64, pass_on: bool);
+    /// Queues the stop signal; `false` if the actor has stopped.
+    fn stop_signal(&self) -> bool;
+    fn id(&self) -> ActorId;
+    fn is_stopped(&self) -> bool;
+    /// Sets or clears the hub mark from a plain thread; `false` if the actor has stopped.
+    fn set_hub(&self, hub: bool) -> bool;
+    fn acquire_handle(&self);
+    fn release_handle(&self);
+    /// The runtime of the actor's system.
+    fn system_runtime(&self) -> &Arc<Runtime>;
+    /// The actor as death watch and links see it.
+    fn watchable(self: Arc<Self>) -> Arc<dyn Watchable>;
+    /// Marks the actor registered under a name, so that `terminate` frees the name. Only with
+    /// the live registry's shard lock of the actor held, and only while the actor is registered
+    /// there (not yet stopped): see `actor/names.rs`.
+    fn mark_registered(&self);
+}
+
+/// The message inside an envelope that `enqueue` handed back.
+fn message<B: Behavior>(envelope: Envelope<B>) -> B::Msg {
+    match envelope {
+        Envelope::Msg(message) => message,
+        _ => unreachable!("enqueue hands back what it was given"),
+    }
+}
+
+impl<B: Behavior> ActorCell<B> {
+    /// A user message to a bounded mailbox: reserve its place (or apply the overflow rule), then
+    /// queue it. Out of line: unbounded actors never call it.
+    #[inline(never)]
+    fn deliver_bounded(
+        &self,
+        bound: &Bound,
+        msg: B::Msg,
+        mode: Mode,
+    ) -> Result<(), TrySendError<B::Msg>> {
+        let overflow = bound.overflow();
+        let room = if mode == Mode::Send && overflow == Overflow::DropOldest {
+            bound.make_room()
+        } else {
+            bound.reserve()
+        };
+        if room == Room::Full {
+            // A stopped actor's mailbox is refused as stopped, whatever its count says.
+            if self.mailbox.is_closed() {
+                return Err(TrySendError::Stopped(msg));
+            }
+            let shared = &self.runtime.shared;
+            match (mode, overflow) {
+                (Mode::Send, Overflow::DropNewest) => {
+                    shared.note_overflow_dropped(self.id(), 1, type_name::<B::Msg>(), self.named);
+                    return Ok(());
+                }
+                (Mode::Wait, _) => {}
+                _ => shared.note_mailbox_full(),
+            }
+            if self.runtime.wants_wait_notice() {
+                // A thread that finds a mailbox full waits for the actor one way or another:
+                // an engine that runs only when someone waits (the simulation) runs now.
+                self.runtime.scheduler().waiting();
+            }
+            return Err(TrySendError::Full(msg));
+        }
+        self.enqueue(Envelope::Msg(msg)).map_err(|envelope| {
+            bound.unreserve(room);
+            TrySendError::Stopped(message(envelope))
+        })
+    }
+}
+
+impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
+    #[inline]
+    fn deliver(&self, msg: B::Msg) -> Result<(), B::Msg> {
+        if let Some(bound) = &self.bound {
+            return self
+                .deliver_bounded(bound, msg, Mode::Send)
+                .map_err(TrySendError::into_inner);
+        }
+        self.enqueue(Envelope::Msg(msg)).map_err(message)
+    }
+
+    fn try_deliver(&self, msg: B::Msg, counted: bool) -> Result<(), TrySendError<B::Msg>> {
+        match &self.bound {
+            Some(bound) => {
+                let mode = if counted { Mode::Try } else { Mode::Wait };
+                self.deliver_bounded(bound, msg, mode)
+            }
+            None => self
+                .enqueue(Envelope::Msg(msg))
+                .map_err(|envelope| TrySendError::Stopped(message(envelope))),
+        }
+    }
+
+    fn capacity(&self) -> Option<usize> {
+        self.bound.as_ref().map(|bound| bound.capacity())
+    }
+
+    fn mailbox_len(&self) -> usize {
+        match &self.bound {
+            Some(bound) => bound.len(),
+            None => self.mailbox.len_estimate(),
+        }
+    }
+
+    fn register_waiter(&self, key: &mut Option<u64>, waker: &Waker) -> bool {
+        self.bound
+            .as_ref()
+            .is_some_and(|bound| bound.register(key, waker))
+    }
+
+    fn unregister_waiter(&self, key: u64, pass_on: bool) {
+        if let Some(bound) = &self.bound {
+            bound.unregister(key, pass_on);
+        }
+    }
+
+    fn stop_signal(&self) -> bool {
+        self.enqueue(Envelope::Stop).is_ok()
+    }
+
+    fn id(&self) -> ActorId {
+        self.header.id
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.mailbox.is_closed()
+    }
+
+    fn set_hub(&self, hub: bool) -> bool {
+        ActorCell::set_hub(self, hub, None)
+    }
+
+    fn acquire_handle(&self) {
+        self.handles.acquire();
+    }
+
+    fn release_handle(&self) {
+        ActorCell::release_handle(self);
+    }
+
+    fn system_runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    fn watchable(self: Arc<Self>) -> Arc<dyn Watchable> {
+        self
+    }
+
+    fn mark_registered(&self) {
+        // Relaxed: the caller holds the lock `terminate` takes before it reads the mark.
+        self.registered
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,117 @@
+//! An actor's own timers: the ones it armed through its context (cancelled when it stops, so a
+//! stopped actor's timers never fire and hold no memory), and its receive timeout (docs/timers.md).
+//!
+//! Kept in the cell's extras (`extras.rs`), null for actors that never arm a timer: they pay one
+//! null test per user message (the receive timeout's "a message came" mark), nothing else. Only
+//! the activation holding the actor's schedule touches it, like the actor's state.
+
+use super::{ActorCell, Behavior, CellContext, Envelope};
+use crate::runtime::timer::TimerState;
+use std::sync::Arc;
+
+/// What an actor that armed timers keeps.
+#[derive(Default)]
+pub(crate) struct OwnTimers {
+    /// Timers armed through the context; pruned of finished ones as it grows.
+    armed: Vec<Arc<TimerState>>,
+    /// Length after the last pruning (prune again once it doubled).
+    pruned_at: usize,
+    /// The receive timeout, if one is set.
+    pub(crate) receive: Option<ReceiveTimeout>,
+}
+
+/// A receive timeout: a periodic check every quarter of the timeout (see `Context::set_receive_timeout`).
+pub(crate) struct ReceiveTimeout {
+    /// The periodic check's timer.
+    pub(crate) check: Arc<TimerState>,
+    /// The timeout asked for.
+    pub(crate) after: std::time::Duration,
+    /// A user message was handled since the last check.
+    pub(crate) heard: bool,
+    /// Checks in a row that found no message.
+    pub(crate) silent: u32,
+}
+
+impl OwnTimers {
+    /// Records a timer armed through the context.
+    pub(crate) fn add(&mut self, timer: Arc<TimerState>) {
+        if self.armed.len() >= 2 * self.pruned_at.max(8) {
+            self.armed.retain(|t| t.is_pending());
+            self.pruned_at = self.armed.len();
+        }
+        self.armed.push(timer);
+    }
+}
+
+impl OwnTimers {
+    /// Cancels every timer (the actor is terminating).
+    pub(super) fn cancel_all(&self, timers: &crate::runtime::timer::Timers) {
+        for timer in self
+            .armed
+            .iter()
+            .chain(self.receive.as_ref().map(|r| &r.check))
+        {
+            timers.cancel(timer);
+        }
+    }
+}
+
+impl<B: Behavior> ActorCell<B> {
+    /// A user message is being handled: note it for the receive timeout. One null test for an
+    /// actor without timers or futures; the rest out of line.
+    #[inline(always)]
+    pub(super) fn note_message(&self) {
+        // SAFETY: our caller is the activation holding the schedule.
+        if let Some(extras) = unsafe { self.extras_if_any() } {
+            note_heard(extras);
+        }
+    }
+
+    /// A strong reference to this actor that also counts as a handle (it keeps the actor from
+    /// stopping as unreferenced): what a pending timer or continuation of the actor holds.
+    pub(crate) fn hold(self: &Arc<Self>) -> Hold<B> {
+        self.acquire_handle();
+        Hold(Arc::clone(self))
+    }
+}
+
+impl<B: Behavior> CellContext<B> {
+    /// The running actor's own timers, created on first use.
+    pub(crate) fn own_timers(&mut self) -> &mut OwnTimers {
+        // SAFETY: a context exists only during an activation of its actor, which holds the
+        // schedule; `&mut self` keeps this the only reference handed out.
+        unsafe { &mut self.cell().extras().timers }
+    }
+}
+
+/// An actor held by a pending timer or continuation: a strong reference plus a handle, released
+/// when dropped.
+pub(crate) struct Hold<B: Behavior>(Arc<ActorCell<B>>);
+
+impl<B: Behavior> Hold<B> {
+    /// Queues a closure to run with the actor's state, like a message; `false` if the actor has
+    /// stopped (the closure is dropped).
+    pub(crate) fn call(&self, f: impl FnOnce(&mut B, &mut B::Ctx) + Send + 'static) -> bool {
+        self.0.enqueue(Envelope::Call(Box::new(f))).is_ok()
+    }
+
+    /// Whether the actor has stopped.
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.0.mailbox.is_closed()
+    }
+}
+
+impl<B: Behavior> Drop for Hold<B> {
+    fn drop(&mut self) {
+        self.0.release_handle();
+    }
+}
+
+/// The receive timeout's "a message came" mark (an actor that uses a feature).
+#[cold]
+#[inline(never)]
+fn note_heard(extras: &mut super::extras::Extras) {
+    if let Some(receive) = &mut extras.timers.receive {
+        receive.heard = true;
+    }
+}

@@ -1,0 +1,141 @@
+//! The timer clock: what a tick is, which shard a timer goes to, arming one, firing the due ones,
+//! and how long an idle worker may sleep (docs/timers.md).
+//!
+//! Real engines count wall-clock milliseconds since the system started; the simulation counts
+//! microseconds of its virtual time, so a timer there fires at the virtual instant it names, and a
+//! one-second timeout costs no second of real time. Deadlines are rounded *up* to the next tick
+//! and a timer fires once the clock has reached its tick, so it never fires early; how late it
+//! fires is measured (docs/results/timers.md).
+//!
+//! Each worker has its own shard of timers (a wheel behind its own lock): a timer armed by an
+//! actor goes to the shard of the worker running it and normally fires there, where the actor's
+//! state is warm, as Erlang's per-scheduler timer wheels do. Timers armed outside the workers are
+//! spread round robin. A worker looks at its shard every few dozen activations (one relaxed load
+//! while the shard is empty) and before it parks; a parked worker sleeps until its shard's next
+//! deadline and no longer.
+
+use super::timer::{Action, TimerState};
+use super::{Exec, Runtime, Shared};
+use crate::config::{Config, EngineKind};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One tick of the wall clock, in nanoseconds (1 ms, as Erlang's and tokio's wheels).
+pub(crate) const WALL_TICK_NS: u64 = 1_000_000;
+/// One tick of the simulation's virtual clock, in nanoseconds (1 µs).
+pub(crate) const VIRTUAL_TICK_NS: u64 = 1_000;
+
+/// How many timer shards a system of this configuration has: one per worker, one in all under
+/// the simulation (its single driver thread fires every timer).
+pub(crate) fn shards(config: &Config) -> usize {
+    match config.engine {
+        EngineKind::Sim => 1,
+        _ => config.workers.max(1),
+    }
+}
+
+impl Shared {
+    /// The wall clock in ticks (floored: a timer due at tick `t` fires once this reaches `t`).
+    #[inline]
+    pub(crate) fn wall_tick(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64 / WALL_TICK_NS
+    }
+
+    /// Fires the timers of `shard` that are due by the wall clock (real engines). One relaxed load
+    /// when the shard is empty. Returns whether anything fired.
+    #[inline]
+    pub(crate) fn fire_timers(&self, shard: usize) -> bool {
+        match self.timers.next_deadline(shard) {
+            None => false,
+            Some(due) => {
+                let now = self.wall_tick();
+                due <= now && self.timers.fire_due(shard, now) > 0
+            }
+        }
+    }
+
+    /// How long `shard`'s worker may sleep before its next timer is due: `None` with no timer,
+    /// zero when one is due now.
+    pub(crate) fn timer_sleep(&self, shard: usize) -> Option<Duration> {
+        let due = self.timers.next_deadline(shard)?;
+        let at = Duration::from_nanos(due.saturating_mul(WALL_TICK_NS));
+        Some(at.saturating_sub(self.epoch.elapsed()))
+    }
+
+    /// Parks the calling worker thread until it is unparked or its shard's next timer is due;
+    /// returns whether a timer is due (the worker should leave its parking loop and fire it).
+    pub(crate) fn park_until_timer(&self, shard: usize) -> bool {
+        match self.timer_sleep(shard) {
+            None => {
+                std::thread::park();
+                false
+            }
+            Some(d) if d.is_zero() => true,
+            Some(d) => {
+                std::thread::park_timeout(d);
+                self.timer_sleep(shard).is_some_and(|d| d.is_zero())
+            }
+        }
+    }
+}
+
+impl Runtime {
+    /// Nanoseconds of the timer clock now: the engine's virtual time, or wall-clock time since
+    /// the system started.
+    pub(crate) fn timer_now_ns(&self) -> u64 {
+        if self.virtual_time {
+            self.scheduler.virtual_now_ns().unwrap_or(0)
+        } else {
+            self.shared.epoch.elapsed().as_nanos() as u64
+        }
+    }
+
+    /// The length of one tick of this system's timer clock, in nanoseconds.
+    pub(crate) fn tick_ns(&self) -> u64 {
+        if self.virtual_time {
+            VIRTUAL_TICK_NS
+        } else {
+            WALL_TICK_NS
+        }
+    }
+
+    /// `d` in ticks, rounded up, at least one (a period).
+    pub(crate) fn ticks(&self, d: Duration) -> u64 {
+        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        ns.div_ceil(self.tick_ns()).max(1)
+    }
+
+    /// The shard a timer armed from `from` goes to: the running worker's, else round robin.
+    fn timer_shard(&self, from: Option<&Exec>) -> usize {
+        let shards = self.shared.timers.shards();
+        match from.and_then(Exec::worker) {
+            Some(w) if !self.virtual_time => w % shards,
+            _ => self.shared.timer_turn.fetch_add(1, Relaxed) % shards,
+        }
+    }
+
+    /// Arms a timer: `action` runs once `delay` has passed (never earlier), then every `period`
+    /// if one is given. `from`: the thread arming it, if it is an engine's worker (or a dedicated
+    /// thread).
+    pub(crate) fn arm_timer(
+        &self,
+        delay: Duration,
+        period: Option<Duration>,
+        action: Action,
+        from: Option<&Exec>,
+    ) -> Arc<TimerState> {
+        let tick = self.tick_ns();
+        let delay_ns = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX / 2);
+        let when = self.timer_now_ns().saturating_add(delay_ns).div_ceil(tick);
+        let period = period.map(|p| self.ticks(p));
+        let shard = self.timer_shard(from);
+        let (state, earliest) = self.shared.timers.insert(shard, when, period, action);
+        // The worker that owns the shard looks at it before it parks: no need to wake itself.
+        let own = !self.virtual_time && from.and_then(Exec::worker) == Some(shard);
+        if earliest && !own {
+            self.scheduler.timer_armed(shard);
+        }
+        state
+    }
+}

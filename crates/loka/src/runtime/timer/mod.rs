@@ -1,0 +1,486 @@
+//! The timer service a system shares: per-shard timer wheels, arming, cancelling and firing.
+//!
+//! One shard per worker (the caller picks the shard: `runtime/clock.rs` gives a timer its arming
+//! worker's), each a [`Wheel`] behind its own lock with a lock-free mirror of its next deadline, so
+//! a worker checks its shard with one relaxed load and timers armed on different workers never
+//! meet on a lock. Times are ticks of the caller's clock; this module reads no clock.
+//!
+//! The protocol, for every race between arming, cancelling and firing:
+//!
+//! * a timer's [`TimerState`] says PENDING, FIRED or CANCELLED; it leaves PENDING once, always
+//!   under its shard's lock, and never comes back;
+//! * [`Timers::fire_due`] takes the due entries out of the wheel under the lock, marks one-shots
+//!   FIRED there, and runs the actions with the lock released (an action may arm or cancel
+//!   timers, or drop actor references whose drop re-enters the runtime);
+//! * [`Timers::cancel`] marks the timer CANCELLED under the lock and takes its entry out of the
+//!   wheel if it is there. So for a one-shot exactly one of "cancel returned `true`" and "the
+//!   action ran" happens. An interval's entry is out of the wheel while its action runs; the
+//!   firing thread re-arms it under the lock only if it is still PENDING, so after `cancel`
+//!   returns at most the firing already under way completes, and none starts later;
+//! * actions are dropped outside every lock, whoever drops them.
+//!
+//! Intervals are fixed-rate: re-armed at `when + period`, and when a late firing finds that tick
+//! already past, at the first tick of the schedule after now, so a stalled timer fires once,
+//! not once per missed period.
+
+pub(crate) mod wheel;
+
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize};
+use std::sync::Arc;
+use wheel::{Key, Wheel};
+
+/// What a timer does when it fires. Runs on the firing thread, outside every lock.
+pub(crate) enum Action {
+    /// Runs once.
+    Once(Box<dyn FnOnce() + Send>),
+    /// Runs every period; returns `false` to stop (its target is gone).
+    Every(Box<dyn FnMut() -> bool + Send>),
+}
+
+/// [`TimerState::status`]: armed, will fire (again).
+const PENDING: u8 = 0;
+/// [`TimerState::status`]: a one-shot taken out to fire, or an interval that stopped itself.
+const FIRED: u8 = 1;
+/// [`TimerState::status`]: cancelled (or dropped by [`Timers::clear`]).
+const CANCELLED: u8 = 2;
+
+/// One timer's shared state: what a handle cancels. The wheel entry holds one reference, the
+/// handle the others.
+pub(crate) struct TimerState {
+    /// `PENDING`, `FIRED` or `CANCELLED`. Changed only under the shard's lock (which orders the
+    /// decisions that depend on it); read without it by [`is_pending`](Self::is_pending) and by
+    /// `cancel`'s fast path. Relaxed everywhere: once out of PENDING it never changes back, and
+    /// no other data is published through it.
+    status: AtomicU8,
+    /// The shard whose wheel holds the timer.
+    shard: u32,
+    /// Ticks between firings; 0 for a one-shot.
+    period: u64,
+    /// The timer's current wheel key ([`Key::to_bits`]); an interval gets a new one each time it
+    /// is re-armed. Read and written only under the shard's lock (an atomic only so the state is
+    /// `Sync` without `unsafe`): Relaxed.
+    key: AtomicU64,
+}
+
+impl TimerState {
+    /// Whether the timer may still fire: armed and neither fired (one-shot), stopped nor
+    /// cancelled. A hint for pruning handles: the answer may be stale by the time it is used.
+    pub(crate) fn is_pending(&self) -> bool {
+        self.status.load(Relaxed) == PENDING
+    }
+}
+
+/// A wheel entry: the action, the state it belongs to, and its due tick (an interval's next
+/// firing is `when + period`; the wheel's key no longer names it once fired).
+struct Entry {
+    /// What to run.
+    action: Action,
+    /// The timer's state (the handle holds it too).
+    state: Arc<TimerState>,
+    /// The tick the entry is due at.
+    when: u64,
+}
+
+/// One shard: a wheel and its next deadline.
+struct Shard {
+    /// The shard's timers.
+    wheel: Mutex<Wheel<Entry>>,
+    /// The wheel's [`Wheel::next_deadline`] (`u64::MAX`: none). Stored under the lock after
+    /// every change of the wheel; loaded without it, Relaxed, as a hint: a reader may see an
+    /// older value, so whoever arms an earlier deadline is told (`insert`'s `bool`) and wakes the
+    /// shard's worker, and the wake's synchronisation makes the new value visible to it.
+    next: AtomicU64,
+}
+
+impl Shard {
+    /// Stores the wheel's next deadline in the mirror and returns it. Call under the lock.
+    fn publish(&self, wheel: &Wheel<Entry>) -> u64 {
+        // A deadline at u64::MAX itself is reported one tick early, not lost as "none".
+        let next = wheel
+            .next_deadline()
+            .map_or(u64::MAX, |d| d.min(u64::MAX - 1));
+        self.next.store(next, Relaxed);
+        next
+    }
+}
+
+/// Counts of armed timers, for quiescence and `System::pending_timers`.
+struct Counts {
+    /// Timers of every kind not yet retired.
+    pending: AtomicUsize,
+    /// One-shot timers not yet retired.
+    once: AtomicUsize,
+}
+
+/// Per-shard timer wheels (one shard per worker; the caller picks the shard).
+///
+/// Counting (for quiescence: a pending one-shot is a message in flight): a timer is counted from
+/// before it enters its wheel until it is *retired*: a fired one-shot once the actions of its
+/// `fire_due` batch have returned (one atomic update per batch), a cancelled timer after its
+/// action was dropped, an interval once it stopped or was cancelled and its action dropped. So a
+/// one-shot whose action sends a message stops counting only after the message is sent: a
+/// quiescence check that reads [`pending_once`](Self::pending_once) first (an Acquire load,
+/// pairing with the Release decrement) and the messages in flight next cannot miss both.
+pub(crate) struct Timers {
+    /// One per worker, each on its own cache lines.
+    shards: Box<[CachePadded<Shard>]>,
+    /// Shared by all shards (on their own cache lines): what quiescence and `pending_timers` read.
+    counts: CachePadded<Counts>,
+}
+
+impl Timers {
+    /// `shards` empty shards (at least one).
+    pub(crate) fn new(shards: usize) -> Self {
+        let shards = shards.max(1);
+        assert!(u32::try_from(shards).is_ok(), "too many timer shards");
+        Timers {
+            shards: (0..shards)
+                .map(|_| {
+                    CachePadded::new(Shard {
+                        wheel: Mutex::new(Wheel::new()),
+                        next: AtomicU64::new(u64::MAX),
+                    })
+                })
+                .collect(),
+            counts: CachePadded::new(Counts {
+                pending: AtomicUsize::new(0),
+                once: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// How many shards there are.
+    pub(crate) fn shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Arms a timer in `shard` firing at tick `when` (at the next [`fire_due`](Self::fire_due)
+    /// if `when` has passed), then every `period` ticks if `Some` (a period of 0 counts as 1).
+    /// Returns the timer's state (what [`cancel`](Self::cancel) takes) and whether the timer
+    /// became the shard's earliest deadline: then whoever sleeps until that shard's next
+    /// deadline (its worker) must wake to sleep shorter.
+    ///
+    /// An [`Action::Every`] goes with a period, an [`Action::Once`] without one. (A mismatch is
+    /// a bug: debug builds assert; release builds fire the timer once, an `Every`'s answer
+    /// ignored.) One-shots count in [`pending_once`](Self::pending_once).
+    ///
+    /// # Panics
+    /// If `shard` is out of range.
+    pub(crate) fn insert(
+        &self,
+        shard: usize,
+        when: u64,
+        period: Option<u64>,
+        action: Action,
+    ) -> (Arc<TimerState>, bool) {
+        let slot = &self.shards[shard];
+        debug_assert_eq!(
+            period.is_some(),
+            matches!(action, Action::Every(_)),
+            "a period goes with Action::Every"
+        );
+        let period = match (&action, period) {
+            (Action::Every(_), Some(p)) => p.max(1),
+            _ => 0,
+        };
+        let state = Arc::new(TimerState {
+            status: AtomicU8::new(PENDING),
+            shard: shard as u32,
+            period,
+            key: AtomicU64::new(0),
+        });
+        // Counted before the entry can be found: the firing thread's decrement comes after our
+        // unlock below, so the counts never dip below the truth. Relaxed: the lock orders them
+        // for the firing thread; a quiescence checker sees the arming through whatever made the
+        // arming actor's work visible.
+        self.counts.pending.fetch_add(1, Relaxed);
+        if period == 0 {
+            self.counts.once.fetch_add(1, Relaxed);
+        }
+        let entry = Entry {
+            action,
+            state: Arc::clone(&state),
+            when,
+        };
+        let mut wheel = slot.wheel.lock();
+        let key = wheel.insert(when, entry);
+        state.key.store(key.to_bits(), Relaxed);
+        let before = slot.next.load(Relaxed);
+        let earliest = slot.publish(&wheel) < before;
+        drop(wheel);
+        (state, earliest)
+    }
+
+    /// Cancels the timer: `true` if this call stopped a pending timer (it will never fire again,
+    /// though an interval's firing already under way completes); `false` if it had already fired
+    /// (one-shot), stopped itself or been cancelled. Takes the entry out at once and drops its
+    /// action outside the lock, so a cancelled timer holds no memory but its state.
+    pub(crate) fn cancel(&self, state: &TimerState) -> bool {
+        // Out of PENDING is final: no lock needed to say no.
+        if state.status.load(Relaxed) != PENDING {
+            return false;
+        }
+        let slot = &self.shards[state.shard as usize];
+        let mut wheel = slot.wheel.lock();
+        if state.status.load(Relaxed) != PENDING {
+            return false;
+        }
+        state.status.store(CANCELLED, Relaxed);
+        // `None`: an interval whose action runs now, out of the wheel; its firing thread sees
+        // CANCELLED when it comes back to re-arm it, and retires it.
+        let removed = wheel.remove(Key::from_bits(state.key.load(Relaxed)));
+        if removed.is_some() {
+            slot.publish(&wheel);
+        }
+        drop(wheel);
+        if let Some(entry) = removed {
+            let once = usize::from(entry.state.period == 0);
+            drop(entry);
+            self.retire(once, 1);
+        }
+        true
+    }
+
+    /// Fires every timer of `shard` due at tick `now`: takes them out under the shard's lock,
+    /// runs their actions with it released, and re-arms intervals (unless cancelled meanwhile or
+    /// their action returned `false`). Returns how many actions ran.
+    ///
+    /// If an action panics, the panic goes on to the caller; the timers due after it in this
+    /// batch are put back, due at once, to run at the next call.
+    pub(crate) fn fire_due(&self, shard: usize, now: u64) -> usize {
+        let slot = &self.shards[shard];
+        if now < slot.next.load(Relaxed) {
+            return 0;
+        }
+        let mut due = Vec::new();
+        {
+            let mut wheel = slot.wheel.lock();
+            wheel.advance(now, &mut due);
+            for (_, entry) in &due {
+                if entry.state.period == 0 {
+                    entry.state.status.store(FIRED, Relaxed);
+                }
+            }
+            slot.publish(&wheel);
+        }
+        let fired = due.len();
+        Batch {
+            timers: self,
+            shard,
+            due: due.into_iter(),
+            retired: 0,
+            retired_once: 0,
+        }
+        .run(now);
+        fired
+    }
+
+    /// The earliest tick [`fire_due`](Self::fire_due)`(shard, ..)` may have work at (`None`:
+    /// nothing armed), with one relaxed load and no lock. It may be earlier than every timer (a
+    /// wheel's cascade point: `fire_due` then fires nothing and the deadline moves on).
+    #[inline]
+    pub(crate) fn next_deadline(&self, shard: usize) -> Option<u64> {
+        match self.shards[shard].next.load(Relaxed) {
+            u64::MAX => None,
+            tick => Some(tick),
+        }
+    }
+
+    /// Pending one-shot timers (they count as messages in flight for quiescence); one stops
+    /// counting once its action has returned (see [`Timers`]).
+    pub(crate) fn pending_once(&self) -> usize {
+        // Acquire: pairs with the Release decrement in `retire`, so a reader seeing a timer gone
+        // sees what its action did (the message it sent counted in flight).
+        self.counts.once.load(Acquire)
+    }
+
+    /// Pending timers of every kind.
+    pub(crate) fn pending(&self) -> usize {
+        // Acquire: as `pending_once`.
+        self.counts.pending.load(Acquire)
+    }
+
+    /// Drops every pending timer and its action (shutdown), outside the locks; their states
+    /// say cancelled. An interval whose action runs meanwhile is re-armed when it returns: call
+    /// this once nothing fires any more.
+    pub(crate) fn clear(&self) {
+        for slot in self.shards.iter() {
+            let drained = {
+                let mut wheel = slot.wheel.lock();
+                let drained = wheel.drain();
+                for entry in &drained {
+                    entry.state.status.store(CANCELLED, Relaxed);
+                }
+                slot.publish(&wheel);
+                drained
+            };
+            let once = drained.iter().filter(|e| e.state.period == 0).count();
+            let all = drained.len();
+            drop(drained);
+            self.retire(once, all);
+        }
+    }
+
+    /// Puts an interval whose action just ran back into its wheel at its next tick, if it is
+    /// still pending and `again`; else marks it stopped and hands its parts back, to be dropped
+    /// outside the lock.
+    #[allow(clippy::type_complexity)]
+    fn rearm(
+        &self,
+        shard: usize,
+        now: u64,
+        when: u64,
+        state: Arc<TimerState>,
+        f: Box<dyn FnMut() -> bool + Send>,
+        again: bool,
+    ) -> Result<(), (Arc<TimerState>, Box<dyn FnMut() -> bool + Send>)> {
+        let slot = &self.shards[shard];
+        let mut wheel = slot.wheel.lock();
+        if state.status.load(Relaxed) != PENDING {
+            return Err((state, f));
+        }
+        if !again {
+            state.status.store(FIRED, Relaxed);
+            return Err((state, f));
+        }
+        // Another thread may have advanced the wheel past `now` while the action ran: skip
+        // to after the later of the two, or the wheel would fire a catch-up at once.
+        let next = next_tick(when, state.period, now.max(wheel.elapsed()));
+        let entry = Entry {
+            action: Action::Every(f),
+            state: Arc::clone(&state),
+            when: next,
+        };
+        let key = wheel.insert(next, entry);
+        state.key.store(key.to_bits(), Relaxed);
+        slot.publish(&wheel);
+        drop(wheel);
+        drop(state);
+        Ok(())
+    }
+
+    /// Counts out `all` timers, `once` of them one-shots (see [`Timers`]).
+    fn retire(&self, once: usize, all: usize) {
+        // Release: whatever the actions did before (a message sent, counted in flight) is visible
+        // to a reader whose Acquire load sees the decrement.
+        if once > 0 {
+            self.counts.once.fetch_sub(once, Release);
+        }
+        if all > 0 {
+            self.counts.pending.fetch_sub(all, Release);
+        }
+    }
+}
+
+/// The next tick of a fixed-rate schedule `when + k * period` that is after `now` (`k >= 1`):
+/// missed ticks are skipped, not fired in a burst.
+fn next_tick(when: u64, period: u64, now: u64) -> u64 {
+    let next = when.saturating_add(period);
+    if next > now {
+        return next;
+    }
+    let periods = (now - when) / period + 1;
+    when.saturating_add(periods.saturating_mul(period))
+}
+
+/// Stops an interval whose action panics, as it unwinds: marks it stopped and counts it out
+/// (its action is dropped by the unwinding, outside the lock).
+struct Unwinding<'a> {
+    /// The service the interval belongs to.
+    timers: &'a Timers,
+    /// The interval.
+    state: &'a TimerState,
+}
+
+impl Drop for Unwinding<'_> {
+    fn drop(&mut self) {
+        let slot = &self.timers.shards[self.state.shard as usize];
+        let wheel = slot.wheel.lock();
+        if self.state.status.load(Relaxed) == PENDING {
+            self.state.status.store(FIRED, Relaxed);
+        }
+        drop(wheel);
+        self.timers.retire(0, 1);
+    }
+}
+
+/// The due entries of one `fire_due`, run with no lock held.
+struct Batch<'a> {
+    /// The service the batch belongs to.
+    timers: &'a Timers,
+    /// The shard it was taken from (where intervals are re-armed).
+    shard: usize,
+    /// The entries not yet run, in the order they are due.
+    due: std::vec::IntoIter<(Key, Entry)>,
+    /// Intervals of the batch that stopped (or were cancelled while they ran), not yet counted
+    /// out: one atomic update per batch, not per timer.
+    retired: usize,
+    /// One-shots of the batch, counted out once the batch is done.
+    retired_once: usize,
+}
+
+impl Batch<'_> {
+    /// Runs the actions in order and re-arms the intervals that go on.
+    fn run(mut self, now: u64) {
+        for (_, entry) in self.due.by_ref() {
+            let Entry {
+                action,
+                state,
+                when,
+            } = entry;
+            match action {
+                Action::Once(f) => {
+                    // Counted out when the batch is dropped: after the action, even if it panics.
+                    self.retired_once += 1;
+                    f();
+                }
+                // An `Every` armed without a period (a caller's bug, see `insert`): once.
+                Action::Every(mut f) if state.period == 0 => {
+                    self.retired_once += 1;
+                    let _ = f();
+                }
+                Action::Every(mut f) => {
+                    let unwinding = Unwinding {
+                        timers: self.timers,
+                        state: &state,
+                    };
+                    let again = f();
+                    std::mem::forget(unwinding);
+                    let rearmed = self.timers.rearm(self.shard, now, when, state, f, again);
+                    if let Err(leftover) = rearmed {
+                        // Cancelled meanwhile, or stopped: dropped outside the lock.
+                        drop(leftover);
+                        self.retired += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Batch<'_> {
+    /// Counts the batch's finished timers out. If an action panicked, the entries after it have
+    /// not run: they go back into the wheel, due at once, for the next `fire_due` (a one-shot
+    /// among them stays FIRED: a `cancel` may already have been told so, and it will run).
+    fn drop(&mut self) {
+        if self.due.len() > 0 {
+            let slot = &self.timers.shards[self.shard];
+            let mut wheel = slot.wheel.lock();
+            for (_, entry) in self.due.by_ref() {
+                // (This clone is dropped under the lock: harmless, the entry holds another.)
+                let state = Arc::clone(&entry.state);
+                let key = wheel.insert(entry.when, entry);
+                state.key.store(key.to_bits(), Relaxed);
+            }
+            slot.publish(&wheel);
+        }
+        self.timers
+            .retire(self.retired_once, self.retired_once + self.retired);
+    }
+}

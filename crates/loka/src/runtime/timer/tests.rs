@@ -1,0 +1,460 @@
+//! Tests of the timer service: firing, intervals, cancelling, counts, actions dropped outside the
+//! locks, and the races between cancelling, firing and arming (with threads). Small counts under
+//! Miri.
+
+use super::{next_tick, Action, TimerState, Timers};
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::{Arc, Barrier, OnceLock, Weak};
+
+/// A counter an action bumps.
+fn counter() -> Arc<AtomicUsize> {
+    Arc::new(AtomicUsize::new(0))
+}
+
+/// A one-shot action bumping `count`.
+fn bump(count: &Arc<AtomicUsize>) -> Action {
+    let count = Arc::clone(count);
+    Action::Once(Box::new(move || {
+        count.fetch_add(1, SeqCst);
+    }))
+}
+
+/// An interval action bumping `count`, going on while `count` stays below `until`.
+fn bump_until(count: &Arc<AtomicUsize>, until: usize) -> Action {
+    let count = Arc::clone(count);
+    Action::Every(Box::new(move || count.fetch_add(1, SeqCst) + 1 < until))
+}
+
+/// Counts its drops in `drops`; when `reenter` is set, calls into the timers as it is dropped
+/// (which deadlocks if the drop happens under a shard lock).
+struct Probe {
+    drops: Arc<AtomicUsize>,
+    reenter: Weak<Timers>,
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        if let Some(timers) = self.reenter.upgrade() {
+            let (state, _) = timers.insert(0, u64::MAX, None, Action::Once(Box::new(|| {})));
+            assert!(timers.cancel(&state));
+            let _ = timers.next_deadline(0);
+        }
+        self.drops.fetch_add(1, SeqCst);
+    }
+}
+
+/// A [`Probe`] counting into `drops` and re-entering `timers` as it is dropped.
+fn probe(drops: &Arc<AtomicUsize>, timers: &Arc<Timers>) -> Probe {
+    Probe {
+        drops: Arc::clone(drops),
+        reenter: Arc::downgrade(timers),
+    }
+}
+
+#[test]
+fn a_one_shot_fires_at_its_tick_and_not_before() {
+    let timers = Timers::new(2);
+    let ran = counter();
+    let (state, earliest) = timers.insert(1, 10, None, bump(&ran));
+    assert!(earliest);
+    assert!(state.is_pending());
+    assert_eq!((timers.pending(), timers.pending_once()), (1, 1));
+    assert_ne!(timers.pending(), 0);
+    assert_eq!(timers.next_deadline(0), None);
+    assert!(timers.next_deadline(1).unwrap() <= 10);
+    assert_eq!(timers.fire_due(1, 9), 0);
+    assert_eq!(timers.fire_due(0, 10), 0, "another shard");
+    assert_eq!(ran.load(SeqCst), 0);
+    assert_eq!(timers.fire_due(1, 10), 1);
+    assert_eq!(ran.load(SeqCst), 1);
+    assert!(!state.is_pending());
+    assert!(!timers.cancel(&state), "already fired");
+    assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
+    assert_eq!(timers.pending(), 0);
+    assert_eq!(timers.next_deadline(1), None);
+    assert_eq!(timers.fire_due(1, 1000), 0);
+}
+
+#[test]
+fn insert_says_when_it_armed_the_earliest_deadline() {
+    let timers = Timers::new(2);
+    let none = || Action::Once(Box::new(|| {}));
+    assert!(timers.insert(0, 100, None, none()).1);
+    assert!(!timers.insert(0, 200, None, none()).1);
+    assert!(timers.insert(0, 50, None, none()).1);
+    assert!(!timers.insert(0, 50, None, none()).1, "tied, not earlier");
+    assert!(
+        timers.insert(1, 300, None, none()).1,
+        "its own shard's earliest"
+    );
+    assert_eq!(timers.fire_due(0, 100), 3);
+    // Overdue when armed: due at once, and earliest.
+    assert!(timers.insert(0, 20, None, none()).1);
+    assert_eq!(timers.next_deadline(0), Some(20));
+    assert_eq!(timers.fire_due(0, 100), 1);
+    // No later than 200 (perhaps a cascade point before it).
+    assert!(timers.next_deadline(0).is_some_and(|d| d <= 200));
+    assert_eq!(timers.fire_due(0, 199), 0);
+    assert_eq!(timers.fire_due(0, 200), 1);
+}
+
+#[test]
+fn a_deadline_at_the_end_of_time_is_not_lost() {
+    let timers = Timers::new(1);
+    let ran = counter();
+    timers.insert(0, u64::MAX, None, bump(&ran));
+    assert!(timers.next_deadline(0).is_some());
+    assert_eq!(timers.fire_due(0, u64::MAX - 1), 0);
+    // Reported one tick early rather than as "none".
+    assert_eq!(timers.next_deadline(0), Some(u64::MAX - 1));
+    assert_eq!(timers.fire_due(0, u64::MAX), 1);
+    assert_eq!(ran.load(SeqCst), 1);
+}
+
+#[test]
+fn an_interval_fires_at_a_fixed_rate_and_skips_missed_ticks() {
+    let timers = Timers::new(1);
+    let ran = counter();
+    let (state, _) = timers.insert(0, 10, Some(5), bump_until(&ran, usize::MAX));
+    assert_eq!((timers.pending(), timers.pending_once()), (1, 0));
+    assert_eq!(timers.fire_due(0, 10), 1);
+    assert_eq!(timers.fire_due(0, 14), 0);
+    assert_eq!(timers.fire_due(0, 15), 1);
+    // Late by three periods: one firing, then back on the schedule (35, not 20).
+    assert_eq!(timers.fire_due(0, 33), 1);
+    assert!(timers.next_deadline(0).unwrap() <= 35);
+    assert_eq!(timers.fire_due(0, 34), 0);
+    assert_eq!(timers.fire_due(0, 35), 1);
+    assert_eq!(ran.load(SeqCst), 4);
+    assert!(state.is_pending());
+    assert!(timers.cancel(&state));
+    assert!(!state.is_pending());
+    assert_eq!(timers.fire_due(0, 1000), 0);
+    assert_eq!(timers.pending(), 0);
+}
+
+#[test]
+fn next_tick_skips_missed_periods() {
+    assert_eq!(next_tick(10, 5, 12), 15);
+    assert_eq!(next_tick(10, 5, 15), 20);
+    assert_eq!(next_tick(10, 5, 30), 35);
+    assert_eq!(next_tick(10, 5, 32), 35);
+    assert_eq!(next_tick(10, 1, 10), 11);
+    assert_eq!(next_tick(u64::MAX - 3, 5, u64::MAX - 3), u64::MAX);
+}
+
+#[test]
+fn an_interval_stops_when_its_action_says_so() {
+    let timers = Arc::new(Timers::new(1));
+    let (ran, drops) = (counter(), counter());
+    let guard = probe(&drops, &timers);
+    let count = Arc::clone(&ran);
+    let action = Action::Every(Box::new(move || {
+        let _ = &guard;
+        count.fetch_add(1, SeqCst) + 1 < 3
+    }));
+    let (state, _) = timers.insert(0, 1, Some(1), action);
+    for now in 1..10 {
+        timers.fire_due(0, now);
+    }
+    assert_eq!(ran.load(SeqCst), 3);
+    assert_eq!(drops.load(SeqCst), 1, "dropped once stopped");
+    assert!(!state.is_pending());
+    assert!(!timers.cancel(&state));
+    assert_eq!((timers.pending(), timers.next_deadline(0)), (0, None));
+}
+
+#[test]
+fn cancel_stops_a_pending_timer_and_drops_its_action_at_once() {
+    let timers = Arc::new(Timers::new(2));
+    let (ran, drops) = (counter(), counter());
+    let guard = probe(&drops, &timers);
+    let count = Arc::clone(&ran);
+    let once = Action::Once(Box::new(move || {
+        let _ = &guard;
+        count.fetch_add(1, SeqCst);
+    }));
+    let guard = probe(&drops, &timers);
+    let count = Arc::clone(&ran);
+    let every = Action::Every(Box::new(move || {
+        let _ = &guard;
+        count.fetch_add(1, SeqCst);
+        true
+    }));
+    let (a, _) = timers.insert(1, 5, None, once);
+    let (b, _) = timers.insert(1, 5, Some(2), every);
+    assert_eq!((timers.pending(), timers.pending_once()), (2, 1));
+    assert!(timers.cancel(&a));
+    assert_eq!(drops.load(SeqCst), 1);
+    assert!(!timers.cancel(&a));
+    assert_eq!((timers.pending(), timers.pending_once()), (1, 0));
+    assert!(timers.cancel(&b));
+    assert_eq!(drops.load(SeqCst), 2);
+    assert!(!timers.cancel(&b));
+    assert!(!a.is_pending() && !b.is_pending());
+    assert_eq!(timers.fire_due(1, 100), 0);
+    assert_eq!(ran.load(SeqCst), 0);
+    assert_eq!(timers.pending(), 0);
+    assert_eq!(timers.pending(), 0);
+    assert_eq!(timers.next_deadline(1), None);
+}
+
+#[test]
+fn actions_may_arm_and_cancel_timers_of_their_own_shard() {
+    let timers = Arc::new(Timers::new(1));
+    let ran = counter();
+    let (weak, count) = (Arc::downgrade(&timers), Arc::clone(&ran));
+    timers.insert(
+        0,
+        1,
+        None,
+        Action::Once(Box::new(move || {
+            let timers = weak.upgrade().unwrap();
+            let (doomed, _) = timers.insert(0, 2, None, Action::Once(Box::new(|| {})));
+            assert!(timers.cancel(&doomed));
+            timers.insert(0, 3, None, bump(&count));
+        })),
+    );
+    assert_eq!(timers.fire_due(0, 1), 1);
+    assert_eq!(timers.pending_once(), 1);
+    assert_eq!(timers.fire_due(0, 3), 1);
+    assert_eq!(ran.load(SeqCst), 1);
+}
+
+#[test]
+fn cancelling_an_interval_from_its_own_action_stops_its_rearming() {
+    // The interval's entry is out of the wheel while its action runs: the cancel lands between
+    // the firing and the re-arm.
+    let timers = Arc::new(Timers::new(1));
+    let (ran, drops) = (counter(), counter());
+    let me: Arc<OnceLock<Arc<TimerState>>> = Arc::new(OnceLock::new());
+    let (weak, mine, count) = (Arc::downgrade(&timers), Arc::clone(&me), Arc::clone(&ran));
+    let guard = probe(&drops, &timers);
+    let action = Action::Every(Box::new(move || {
+        let _ = &guard;
+        count.fetch_add(1, SeqCst);
+        let timers = weak.upgrade().unwrap();
+        assert!(
+            timers.cancel(mine.get().unwrap()),
+            "still pending while it fires"
+        );
+        true
+    }));
+    let (state, _) = timers.insert(0, 4, Some(1), action);
+    me.set(Arc::clone(&state)).ok().unwrap();
+    assert_eq!(timers.fire_due(0, 4), 1);
+    assert_eq!(drops.load(SeqCst), 1, "dropped instead of re-armed");
+    assert!(!state.is_pending());
+    assert!(!timers.cancel(&state));
+    assert_eq!(timers.fire_due(0, 100), 0);
+    assert_eq!(ran.load(SeqCst), 1);
+    assert_eq!((timers.pending(), timers.next_deadline(0)), (0, None));
+}
+
+#[test]
+fn clear_drops_every_timer_outside_the_locks() {
+    let timers = Arc::new(Timers::new(3));
+    let drops = counter();
+    let mut states = Vec::new();
+    for shard in 0..3 {
+        let guard = probe(&drops, &timers);
+        states.push(
+            timers
+                .insert(
+                    shard,
+                    10 + shard as u64,
+                    None,
+                    Action::Once(Box::new(move || drop(guard))),
+                )
+                .0,
+        );
+        let guard = probe(&drops, &timers);
+        let every = Action::Every(Box::new(move || {
+            let _ = &guard;
+            true
+        }));
+        states.push(timers.insert(shard, 1 << 40, Some(7), every).0);
+    }
+    assert_eq!((timers.pending(), timers.pending_once()), (6, 3));
+    timers.clear();
+    assert_eq!(drops.load(SeqCst), 6);
+    assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
+    assert_eq!(timers.pending(), 0);
+    for state in &states {
+        assert!(!state.is_pending());
+        assert!(!timers.cancel(state));
+    }
+    for shard in 0..3 {
+        assert_eq!(timers.next_deadline(shard), None);
+        assert_eq!(timers.fire_due(shard, u64::MAX), 0);
+    }
+}
+
+#[test]
+fn a_panicking_action_leaves_the_rest_of_its_batch_for_the_next_call() {
+    let timers = Timers::new(1);
+    let ran = counter();
+    timers.insert(0, 1, None, bump(&ran));
+    timers.insert(
+        0,
+        1,
+        None,
+        Action::Once(Box::new(|| panic!("boom (expected by the test)"))),
+    );
+    let (last, _) = timers.insert(0, 1, None, bump(&ran));
+    let (every, _) = timers.insert(0, 5, Some(1), Action::Every(Box::new(|| panic!("boom"))));
+    let fire =
+        |now| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| timers.fire_due(0, now)));
+    assert!(fire(1).is_err());
+    assert_eq!(ran.load(SeqCst), 1);
+    assert_eq!(timers.pending_once(), 1, "the panicked one is counted out");
+    assert!(!timers.cancel(&last), "it fires, at the next call");
+    assert_eq!(fire(1).ok(), Some(1));
+    assert_eq!(ran.load(SeqCst), 2);
+    assert!(fire(5).is_err());
+    assert!(!every.is_pending(), "a panicking interval stops");
+    assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
+    assert_eq!(timers.next_deadline(0), None);
+}
+
+/// `normal`, or `miri` under Miri: thread and iteration counts for the races.
+fn scale(normal: usize, miri: usize) -> usize {
+    if cfg!(miri) {
+        miri
+    } else {
+        normal
+    }
+}
+
+#[test]
+fn a_one_shot_either_fires_or_is_cancelled_never_both() {
+    for round in 0..scale(20, 2) {
+        let timers = Timers::new(1);
+        let n = scale(500, 20);
+        let runs: Arc<Vec<AtomicUsize>> = Arc::new((0..n).map(|_| AtomicUsize::new(0)).collect());
+        let states: Vec<_> = (0..n)
+            .map(|i| {
+                let runs = Arc::clone(&runs);
+                let action = Action::Once(Box::new(move || {
+                    runs[i].fetch_add(1, SeqCst);
+                }));
+                timers.insert(0, (i / 4) as u64, None, action).0
+            })
+            .collect();
+        let start = Barrier::new(2);
+        let cancelled: Vec<bool> = std::thread::scope(|s| {
+            s.spawn(|| {
+                start.wait();
+                for now in 0..=(n / 4) as u64 {
+                    timers.fire_due(0, now);
+                }
+            });
+            start.wait();
+            // Cancel from the far end and the near end alternately, to meet the firing thread.
+            let mut cancelled = vec![false; n];
+            for j in 0..n {
+                let i = if (j + round) % 2 == 0 {
+                    j / 2
+                } else {
+                    n - 1 - j / 2
+                };
+                cancelled[i] = timers.cancel(&states[i]);
+            }
+            cancelled
+        });
+        for (i, &c) in cancelled.iter().enumerate() {
+            assert_eq!(runs[i].load(SeqCst) + c as usize, 1, "timer {i}");
+        }
+        assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
+    }
+}
+
+#[test]
+fn no_interval_firing_starts_after_its_cancel_returned() {
+    for _ in 0..scale(50, 3) {
+        let timers = Timers::new(1);
+        let starts = counter();
+        let count = Arc::clone(&starts);
+        let action = Action::Every(Box::new(move || {
+            count.fetch_add(1, SeqCst);
+            std::hint::spin_loop();
+            true
+        }));
+        let (state, _) = timers.insert(0, 0, Some(1), action);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let seen = std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut now = 0;
+                while !stop.load(SeqCst) {
+                    timers.fire_due(0, now);
+                    now += 1;
+                }
+                // A little more after the cancel: nothing may start any more.
+                for _ in 0..scale(100, 5) {
+                    timers.fire_due(0, now);
+                    now += 1;
+                }
+            });
+            while starts.load(SeqCst) < scale(20, 2) {
+                std::thread::yield_now();
+            }
+            assert!(timers.cancel(&state));
+            let seen = starts.load(SeqCst);
+            stop.store(true, SeqCst);
+            seen
+        });
+        let after = starts.load(SeqCst);
+        assert!(
+            after <= seen + 1,
+            "{} firings started after the cancel",
+            after - seen
+        );
+        assert_eq!(timers.pending(), 0);
+        assert_eq!(timers.next_deadline(0), None);
+    }
+}
+
+#[test]
+fn timers_armed_from_many_threads_all_fire_once() {
+    let threads = scale(4, 2);
+    let per_thread = scale(2000, 25);
+    let timers = Timers::new(2);
+    let ran = counter();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let start = Barrier::new(threads + 1);
+    std::thread::scope(|s| {
+        // A firing thread running along with the arming ones.
+        let firing = s.spawn(|| {
+            start.wait();
+            let mut fired = 0;
+            let mut now = 0;
+            while !done.load(SeqCst) {
+                fired += timers.fire_due(now as usize % 2, now / 2);
+                now += 1;
+            }
+            fired
+        });
+        let armers: Vec<_> = (0..threads)
+            .map(|t| {
+                let (timers, ran, start) = (&timers, &ran, &start);
+                s.spawn(move || {
+                    start.wait();
+                    let mut rng = fastrand::Rng::with_seed(t as u64);
+                    for _ in 0..per_thread {
+                        timers.insert(rng.usize(..2), rng.u64(0..5000), None, bump(ran));
+                    }
+                })
+            })
+            .collect();
+        for a in armers {
+            a.join().unwrap();
+        }
+        done.store(true, SeqCst);
+        let fired = firing.join().unwrap();
+        let rest = timers.fire_due(0, u64::MAX) + timers.fire_due(1, u64::MAX);
+        assert_eq!(fired + rest, threads * per_thread);
+    });
+    assert_eq!(ran.load(SeqCst), threads * per_thread);
+    assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
+}

@@ -1,0 +1,388 @@
+//! Bounded mailboxes (docs/bounded-mailboxes.md), under every engine in `loka::EngineKind::ALL`
+//! at 1 and 2 workers: `try_send`, each overflow rule of `send`, `send_async` waiting for room
+//! and failing when the actor stops, `mailbox_len`, the counters, capacity 0 refused. The
+//! delivery guarantees with bounded mailboxes and concurrent senders run in the guarantee matrix
+//! (`guarantees/bounded.rs`).
+//!
+//! Most tests hold the actor inside a handler (`Probe`'s `Hold`) so that its mailbox fills
+//! deterministically, then release it.
+
+use loka::{
+    Actor, Config, Context, EngineKind, Overflow, SendErrorReason, SpawnError, SpawnOptions,
+    System, TrySendError,
+};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Every engine at 1 and 2 workers.
+fn configurations() -> Vec<(String, Config)> {
+    let mut out = Vec::new();
+    for &engine in EngineKind::ALL {
+        for workers in [1, 2] {
+            let config = Config {
+                workers,
+                engine,
+                topology: format!("synthetic:package:1 core:{workers} pu:1"),
+                ..Config::default()
+            };
+            out.push((format!("{engine} workers={workers}"), config));
+        }
+    }
+    out
+}
+
+fn system(config: &Config) -> System {
+    System::from_config(config.clone()).expect("valid test configuration")
+}
+
+use futures_executor::block_on;
+
+/// Records the items it handles; `Hold` keeps it inside its handler until released.
+struct Probe {
+    seen: Arc<Mutex<Vec<u64>>>,
+}
+
+enum Msg {
+    /// Tell `entered`, then wait for `release`; then stop if `stop`.
+    Hold {
+        entered: Sender<()>,
+        release: Receiver<()>,
+        stop: bool,
+    },
+    Item(u64),
+}
+
+impl Actor for Probe {
+    type Msg = Msg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: Msg) {
+        match msg {
+            Msg::Hold {
+                entered,
+                release,
+                stop,
+            } => {
+                entered.send(()).unwrap();
+                let _ = release.recv();
+                if stop {
+                    ctx.stop();
+                }
+            }
+            Msg::Item(n) => self.seen.lock().unwrap().push(n),
+        }
+    }
+}
+
+fn probe(system: &System, options: SpawnOptions) -> (loka::ActorRef<Msg>, Arc<Mutex<Vec<u64>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let actor = system.spawn_with(
+        Probe {
+            seen: Arc::clone(&seen),
+        },
+        options,
+    );
+    (actor, seen)
+}
+
+/// Puts the actor inside a `Hold` handler (its mailbox then empty) and returns the release.
+fn hold(system: &System, actor: &loka::ActorRef<Msg>, stop: bool) -> Sender<()> {
+    let (entered, entered_rx) = channel();
+    let (release, release_rx) = channel();
+    actor
+        .send(Msg::Hold {
+            entered,
+            release: release_rx,
+            stop,
+        })
+        .unwrap();
+    // Waiting on the system lets the simulation fold this thread's send in and run.
+    while entered_rx.try_recv().is_err() {
+        system.run_until_idle_timeout(Duration::from_millis(1));
+    }
+    release
+}
+
+fn seen(seen: &Arc<Mutex<Vec<u64>>>) -> Vec<u64> {
+    seen.lock().unwrap().clone()
+}
+
+#[test]
+fn try_send_on_a_full_mailbox_returns_the_message_whatever_the_overflow_rule() {
+    for (label, config) in configurations() {
+        for overflow in [Overflow::Reject, Overflow::DropOldest, Overflow::DropNewest] {
+            let system = system(&config);
+            let options = SpawnOptions::new().capacity(3).overflow(overflow);
+            let (actor, items) = probe(&system, options);
+            assert_eq!(actor.capacity(), Some(3), "{label}");
+            let release = hold(&system, &actor, false);
+            assert_eq!(
+                actor.mailbox_len(),
+                0,
+                "{label}: the held message was taken out"
+            );
+            for n in 0..3 {
+                actor.try_send(Msg::Item(n)).unwrap();
+                assert_eq!(actor.mailbox_len(), n as usize + 1, "{label} {overflow:?}");
+            }
+            match actor.try_send(Msg::Item(99)) {
+                Err(TrySendError::Full(Msg::Item(99))) => {}
+                other => panic!("{label} {overflow:?}: {other:?}, not Full(99)"),
+            }
+            assert_eq!(actor.mailbox_len(), 3, "{label} {overflow:?}");
+            release.send(()).unwrap();
+            system.run_until_idle();
+            assert_eq!(seen(&items), vec![0, 1, 2], "{label} {overflow:?}");
+            assert_eq!(actor.mailbox_len(), 0, "{label} {overflow:?}");
+            let stats = system.stats();
+            assert_eq!(stats.mailbox_full, 1, "{label} {overflow:?}");
+            assert_eq!(stats.overflow_dropped, 0, "{label} {overflow:?}");
+            assert_eq!(stats.dead_letters, 0, "{label} {overflow:?}");
+        }
+    }
+}
+
+#[test]
+fn send_with_reject_hands_the_message_back_and_says_full() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, items) = probe(&system, SpawnOptions::new().capacity(2));
+        let release = hold(&system, &actor, false);
+        actor.send(Msg::Item(1)).unwrap();
+        actor.send(Msg::Item(2)).unwrap();
+        let refused = actor.send(Msg::Item(3)).unwrap_err();
+        assert_eq!(
+            refused.reason,
+            SendErrorReason::Full { capacity: 2 },
+            "{label}"
+        );
+        assert_eq!(refused.actor, actor.id(), "{label}");
+        assert!(matches!(refused.message, Msg::Item(3)), "{label}");
+        let text = refused.to_string();
+        assert!(
+            text.contains("full") && text.contains('2'),
+            "{label}: {text}"
+        );
+        release.send(()).unwrap();
+        system.run_until_idle();
+        assert_eq!(seen(&items), vec![1, 2], "{label}");
+        let stats = system.stats();
+        assert_eq!(
+            (stats.mailbox_full, stats.overflow_dropped),
+            (1, 0),
+            "{label}"
+        );
+        // Room again once the actor caught up.
+        actor.send(Msg::Item(4)).unwrap();
+        system.run_until_idle();
+        assert_eq!(seen(&items), vec![1, 2, 4], "{label}");
+    }
+}
+
+#[test]
+fn send_with_drop_newest_keeps_the_queued_messages() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let options = SpawnOptions::new()
+            .capacity(2)
+            .overflow(Overflow::DropNewest);
+        let (actor, items) = probe(&system, options);
+        let release = hold(&system, &actor, false);
+        for n in 1..=5 {
+            actor.send(Msg::Item(n)).unwrap();
+        }
+        assert_eq!(actor.mailbox_len(), 2, "{label}");
+        release.send(()).unwrap();
+        system.run_until_idle();
+        assert_eq!(seen(&items), vec![1, 2], "{label}: the newest were dropped");
+        let stats = system.stats();
+        assert_eq!(
+            (stats.overflow_dropped, stats.mailbox_full),
+            (3, 0),
+            "{label}"
+        );
+        assert_eq!(stats.dead_letters, 0, "{label}");
+    }
+}
+
+#[test]
+fn send_with_drop_oldest_keeps_the_newest_messages() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let options = SpawnOptions::new()
+            .capacity(2)
+            .overflow(Overflow::DropOldest);
+        let (actor, items) = probe(&system, options);
+        let release = hold(&system, &actor, false);
+        for n in 1..=5 {
+            actor.send(Msg::Item(n)).unwrap();
+            assert!(
+                actor.mailbox_len() <= 2,
+                "{label}: never more than the capacity"
+            );
+        }
+        assert_eq!(actor.mailbox_len(), 2, "{label}");
+        release.send(()).unwrap();
+        system.run_until_idle();
+        assert_eq!(seen(&items), vec![4, 5], "{label}: the oldest were dropped");
+        let stats = system.stats();
+        assert_eq!(
+            (stats.overflow_dropped, stats.mailbox_full),
+            (3, 0),
+            "{label}"
+        );
+        assert_eq!(stats.dead_letters, 0, "{label}");
+    }
+}
+
+#[test]
+fn send_async_resumes_when_room_appears() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, items) = probe(&system, SpawnOptions::new().capacity(1));
+        let release = hold(&system, &actor, false);
+        actor.send(Msg::Item(1)).unwrap();
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let sent = block_on(actor.send_async(Msg::Item(2)));
+                done.store(true, SeqCst);
+                sent
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!done.load(SeqCst), "{label}: no room yet, still waiting");
+            release.send(()).unwrap();
+            assert!(waiter.join().unwrap().is_ok(), "{label}");
+        });
+        system.run_until_idle();
+        assert_eq!(seen(&items), vec![1, 2], "{label}");
+        let stats = system.stats();
+        assert_eq!((stats.mailbox_full, stats.dead_letters), (0, 0), "{label}");
+    }
+}
+
+#[test]
+fn send_async_fails_with_the_message_when_the_actor_stops() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, items) = probe(&system, SpawnOptions::new().capacity(1));
+        let release = hold(&system, &actor, true);
+        actor.send(Msg::Item(1)).unwrap();
+        let to = &actor;
+        std::thread::scope(|s| {
+            let waiters: Vec<_> = (0..2)
+                .map(|i| s.spawn(move || block_on(to.send_async(Msg::Item(10 + i)))))
+                .collect();
+            std::thread::sleep(Duration::from_millis(20));
+            release.send(()).unwrap();
+            for waiter in waiters {
+                let refused = waiter.join().unwrap().unwrap_err();
+                assert_eq!(refused.reason, SendErrorReason::Stopped, "{label}");
+                assert!(matches!(refused.message, Msg::Item(10 | 11)), "{label}");
+            }
+        });
+        system.run_until_idle();
+        assert!(actor.is_stopped(), "{label}");
+        assert!(seen(&items).is_empty(), "{label}");
+        assert_eq!(system.stats().dead_letters, 1, "{label}: the queued item");
+    }
+}
+
+#[test]
+fn control_envelopes_are_never_refused_for_room() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, items) = probe(&system, SpawnOptions::new().capacity(1));
+        let release = hold(&system, &actor, false);
+        actor.send(Msg::Item(1)).unwrap();
+        assert!(actor.try_send(Msg::Item(2)).is_err(), "{label}: full");
+        assert!(
+            actor.stop(),
+            "{label}: the stop signal is queued on a full mailbox"
+        );
+        release.send(()).unwrap();
+        system.run_until_idle();
+        assert_eq!(
+            seen(&items),
+            vec![1],
+            "{label}: stopped after the queued message"
+        );
+        assert!(actor.is_stopped(), "{label}");
+        match actor.try_send(Msg::Item(3)) {
+            Err(TrySendError::Stopped(Msg::Item(3))) => {}
+            other => panic!("{label}: {other:?}, not Stopped(3)"),
+        }
+        let refused = actor.send(Msg::Item(4)).unwrap_err();
+        assert_eq!(refused.reason, SendErrorReason::Stopped, "{label}");
+    }
+}
+
+/// Spawns a bounded child from inside an actor and reports what `try_spawn_with` said.
+struct Spawner;
+
+impl Actor for Spawner {
+    type Msg = (usize, loka::ReplyTo<Result<(), SpawnError>>);
+    fn handle(&mut self, ctx: &mut Context<Self>, (capacity, reply): Self::Msg) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let child = ctx.try_spawn_with(Probe { seen }, SpawnOptions::new().capacity(capacity));
+        reply.send(child.map(drop));
+    }
+}
+
+#[test]
+fn capacity_zero_is_a_typed_error_and_nothing_is_spawned() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let before = system.stats().actors_spawned;
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let refused = system
+            .try_spawn_with(Probe { seen }, SpawnOptions::new().capacity(0))
+            .unwrap_err();
+        assert_eq!(refused, SpawnError::ZeroCapacity { capacity: 0 }, "{label}");
+        let text = refused.to_string();
+        assert!(
+            text.contains("capacity 0") && text.contains("SpawnOptions::capacity"),
+            "{text}"
+        );
+        assert_eq!(system.stats().actors_spawned, before, "{label}");
+        let spawner = system.spawn(Spawner);
+        let from_actor = spawner.ask(|reply| (0, reply)).unwrap().wait().unwrap();
+        assert_eq!(
+            from_actor,
+            Err(SpawnError::ZeroCapacity { capacity: 0 }),
+            "{label}"
+        );
+        let ok = spawner.ask(|reply| (1, reply)).unwrap().wait().unwrap();
+        assert_eq!(ok, Ok(()), "{label}");
+        system.run_until_idle();
+        // The spawner and the one child with capacity 1.
+        assert_eq!(system.stats().actors_spawned, before + 2, "{label}");
+    }
+}
+
+#[test]
+fn unbounded_actors_try_send_is_send_and_mailbox_len_a_reading() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, items) = probe(&system, SpawnOptions::new());
+        assert_eq!(actor.capacity(), None, "{label}");
+        let release = hold(&system, &actor, false);
+        for n in 0..40 {
+            actor.try_send(Msg::Item(n)).unwrap();
+        }
+        block_on(actor.send_async(Msg::Item(40))).unwrap();
+        // The actor-centric and simulated mailboxes hold the messages; the message-centric
+        // engine's shared queues are not counted per actor.
+        let expected = if config.engine == EngineKind::MessageCentric {
+            0
+        } else {
+            41
+        };
+        assert_eq!(actor.mailbox_len(), expected, "{label}");
+        release.send(()).unwrap();
+        system.run_until_idle();
+        assert_eq!(seen(&items), (0..=40).collect::<Vec<_>>(), "{label}");
+        assert_eq!(actor.mailbox_len(), 0, "{label}");
+        assert_eq!(system.stats().mailbox_full, 0, "{label}");
+    }
+}
