@@ -211,10 +211,11 @@ impl System {
             if self.shared.lifecycle.is_shutting_down() {
                 return Some(self.wait_shut_down(deadline));
             }
-            let now = Instant::now();
+            // The engine is asked at least once, even with no time left: a zero timeout is a
+            // poll ("quiet now?"), and under the simulation the asking is also what folds a
+            // plain thread's buffered input in (engine/sim/mod.rs, *Plain threads*).
             let slice = match deadline {
-                Some(d) if now >= d => return Some(false),
-                Some(d) => (d - now).min(SLICE),
+                Some(d) => d.saturating_duration_since(Instant::now()).min(SLICE),
                 None => SLICE,
             };
             if self.engine.wait_quiescent(Some(slice)) {
@@ -224,6 +225,9 @@ impl System {
                     return Some(self.wait_shut_down(deadline));
                 }
                 return None;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Some(false);
             }
         }
     }

@@ -66,6 +66,28 @@ fn idle_system_is_quiescent_quickly() {
     }
 }
 
+/// A zero timeout is a poll: it looks once and says whether the system is quiet now. Polling is
+/// how a thread that also waits on something else (a benchmark's driver reading a channel) learns
+/// that nothing more will come; it must see quiescence once it holds, and, under the simulation,
+/// a message sent from this thread must still be delivered to an actor while this thread polls.
+#[test]
+fn a_zero_timeout_polls_and_sees_quiescence() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, handled, _) = stoppable(&system);
+        actor.send(StopMsg::Work).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !system.run_until_idle_timeout(Duration::ZERO) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{label}: polling never saw the system quiet"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(handled.load(SeqCst), 1, "{label}: quiet before the message was handled");
+    }
+}
+
 // ------------------------------------------------------------------------------- idle workers
 
 #[test]
