@@ -7,10 +7,12 @@
 //! a place before it posts the letter, and the place is freed when the letter is received or
 //! discarded (so `mailbox_len` counts the actor's letters still in the engine's queues).
 
+use super::failure::panic_message;
 use super::{start, ActorCell, Behavior, CellContext, Envelope, Life};
 use crate::runtime::exec::Exec;
 use crate::runtime::letter::{self, Letter, LetterVtable};
 use crate::runtime::task::TaskRef;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 impl<B: Behavior> ActorCell<B> {
@@ -109,7 +111,12 @@ impl<B: Behavior> ActorCell<B> {
         let mut unhandled = Some(envelope);
         if failure.is_none() && !B::inner(&mut ctx).is_stopping() {
             let envelope = unhandled.take().expect("not taken yet");
-            failure = self.handle(inner, &mut ctx, envelope, self.bound.as_deref());
+            let bound = self.bound.as_deref();
+            failure = catch_unwind(AssertUnwindSafe(|| {
+                self.handle(inner, &mut ctx, envelope, bound)
+            }))
+            .err()
+            .map(panic_message);
         }
         if failure.is_some() || B::inner(&mut ctx).is_stopping() {
             let reason = B::inner(&mut ctx).stop_reason(failure);

@@ -7,6 +7,7 @@
 //! The cell knows actors only through [`Behavior`], which the actor layer implements for every
 //! [`crate::Actor`]; it knows the engine only through [`super::Scheduler`].
 
+mod activation;
 mod bound;
 mod deliver;
 mod direct;
@@ -33,7 +34,7 @@ pub(crate) use deliver::Deliver;
 use super::exec::Exec;
 use super::handles::Handles;
 use super::id::ActorId;
-use super::task::{Header, RunOutcome, TaskRef, Vtable};
+use super::task::{Header, TaskRef, Vtable};
 use super::{ActorFailure, Runtime};
 use crate::actor::options::SpawnOptions;
 use crate::actor::StopReason;
@@ -379,135 +380,6 @@ impl<B: Behavior> ActorCell<B> {
         self.named
             .then(|| self.runtime.shared.name_of(self.id()))
             .flatten()
-    }
-
-    unsafe fn run_raw(ptr: NonNull<Header>, exec: &Exec) -> RunOutcome {
-        // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)).
-        let cell = unsafe { ptr.cast::<Self>().as_ref() };
-        cell.activate(exec)
-    }
-
-    /// One activation: up to the throughput budget of envelopes.
-    fn activate(&self, exec: &Exec) -> RunOutcome {
-        // SAFETY: we hold the schedule, so we are the only activation (mailbox protocol).
-        let inner = unsafe { &mut *self.inner.get() };
-        let outer = exec.enter(self.id());
-        let mut ctx = B::context(CellContext::new(self, Some(exec)));
-        let mut failure = None;
-        if !inner.started {
-            failure = start(inner, &mut ctx).err();
-        }
-        let budget = self.runtime.throughput();
-        // Read once per activation: an unbounded actor's loop then tests a register per message.
-        let bound = self.bound.as_deref();
-        let mut processed = 0;
-        let outcome = loop {
-            if failure.is_some() || B::inner(&mut ctx).is_stopping() {
-                break RunOutcome::Stopped;
-            }
-            if processed == budget {
-                break RunOutcome::Requeue;
-            }
-            // SAFETY: we hold the schedule: single consumer.
-            let envelope = match unsafe { self.mailbox.pop() } {
-                Pop::Item(envelope) => envelope,
-                // A sender is writing the next slot: stay scheduled, come back soon.
-                Pop::NotReady => break RunOutcome::Waiting,
-                // SAFETY: as above.
-                Pop::Empty => match unsafe { self.mailbox.try_idle() } {
-                    true => break RunOutcome::Idle,
-                    // A send raced in; it did not schedule us, so we go on.
-                    false => continue,
-                },
-            };
-            processed += 1;
-            failure = self.handle(inner, &mut ctx, envelope, bound);
-        };
-        exec.counters().messages.bump(processed as u64);
-        if outcome == RunOutcome::Stopped {
-            let reason = B::inner(&mut ctx).stop_reason(failure);
-            self.terminate(inner, reason, Some(exec));
-        }
-        exec.leave(outer);
-        outcome
-    }
-
-    /// Runs one envelope with the started actor's state; returns the panic message if it failed.
-    /// Always inlined: it is the body of the activation loop (out of line it cost fib ~2% more
-    /// instructions, callgrind).
-    /// `bound` is `self.bound`, read by the caller once per activation.
-    #[inline(always)]
-    fn handle(
-        &self,
-        inner: &mut Inner<B>,
-        ctx: &mut B::Ctx,
-        envelope: Envelope<B>,
-        bound: Option<&bound::Bound>,
-    ) -> Option<String> {
-        let Life::Ready(actor) = &mut inner.life else {
-            unreachable!("a started actor has state until it terminates")
-        };
-        let result = match envelope {
-            Envelope::Msg(msg) => {
-                // Tested here, where the message is already out of its envelope, against a
-                // register (read once per activation). Tested between the pop and this match, the
-                // envelope was copied once more per message; with a second envelope tag for
-                // bounded messages every envelope grew; with the bounded handling in one
-                // out-of-line function the handler was inlined worse (callgrind, unbounded
-                // counting: 6, 5 and 11 instructions more per message than this).
-                if let Some(bound) = bound {
-                    if self.discards(bound) {
-                        return None;
-                    }
-                }
-                self.note_message();
-                catch_unwind(AssertUnwindSafe(|| actor.handle(ctx, msg)))
-            }
-            Envelope::Call(call) => catch_unwind(AssertUnwindSafe(|| call(actor, ctx))),
-            Envelope::Start => Ok(()),
-            Envelope::Stop => {
-                B::inner(ctx).stopping = Stopping::Stopped;
-                Ok(())
-            }
-            Envelope::Unreferenced => {
-                if self.can_stop_unreferenced() {
-                    B::inner(ctx).stopping = Stopping::Normal;
-                }
-                Ok(())
-            }
-        };
-        result.err().map(panic_message)
-    }
-
-    /// A bounded actor took a user message out of its mailbox: frees its place, and says
-    /// whether to discard the message instead of handling it (a `DropOldest` send doomed it;
-    /// counted as an overflow drop). Out of line: unbounded actors never call it.
-    #[inline(never)]
-    fn discards(&self, bound: &bound::Bound) -> bool {
-        if bound.take() == bound::Taken::Handle {
-            return false;
-        }
-        self.runtime.shared.note_overflow_dropped(
-            self.id(),
-            1,
-            std::any::type_name::<B::Msg>(),
-            self.named,
-        );
-        true
-    }
-
-    /// Whether the `Unreferenced` signal being handled may stop the actor: no handle exists and
-    /// nothing is queued behind the signal (in the mailbox, or for a direct mailbox in the
-    /// engine's queues: a scan, paid once per actor that stops unreferenced).
-    #[cold]
-    fn can_stop_unreferenced(&self) -> bool {
-        if self.mailbox.is_direct() {
-            // Handles first, then the queue: the order `Handles::can_stop` explains.
-            self.handles.none_left() && !self.runtime.scheduler().has_queued(self.task())
-        } else {
-            // SAFETY: we hold the schedule (the only callers are activations).
-            unsafe { self.handles.can_stop(&self.mailbox) }
-        }
     }
 
     /// Stops the actor for good: record why, close the mailbox, run `stopped`, drop the state,

@@ -1,0 +1,165 @@
+//! The activation: what a worker runs when it takes an actor — up to the throughput budget of
+//! envelopes, one at a time, inside one unwinding boundary — and what a handler's panic or a stop
+//! turns the activation into.
+
+use super::failure::panic_message;
+use super::{bound, start, ActorCell, Behavior, CellContext, Envelope, Inner, Life, Stopping};
+use crate::mailbox::Pop;
+use crate::runtime::exec::Exec;
+use crate::runtime::task::{Header, RunOutcome};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::NonNull;
+
+impl<B: Behavior> ActorCell<B> {
+    pub(super) unsafe fn run_raw(ptr: NonNull<Header>, exec: &Exec) -> RunOutcome {
+        // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)).
+        let cell = unsafe { ptr.cast::<Self>().as_ref() };
+        cell.activate(exec)
+    }
+
+    /// One activation: up to the throughput budget of envelopes.
+    fn activate(&self, exec: &Exec) -> RunOutcome {
+        // SAFETY: we hold the schedule, so we are the only activation (mailbox protocol).
+        let inner = unsafe { &mut *self.inner.get() };
+        let outer = exec.enter(self.id());
+        let mut ctx = B::context(CellContext::new(self, Some(exec)));
+        let mut failure = None;
+        if !inner.started {
+            failure = start(inner, &mut ctx).err();
+        }
+        let budget = self.runtime.throughput();
+        let mut processed = 0;
+        let outcome = match failure {
+            Some(_) => RunOutcome::Stopped,
+            // One unwinding boundary per activation, not per message: moving each message into
+            // a per-message `catch_unwind` closure stalled on store forwarding, the cost of the
+            // bounded-mailbox work on big and threadring (docs/decisions.md §26).
+            None => match catch_unwind(AssertUnwindSafe(|| {
+                self.run_envelopes(inner, &mut ctx, budget, &mut processed)
+            })) {
+                Ok(outcome) => outcome,
+                Err(panic) => {
+                    failure = Some(panic_message(panic));
+                    RunOutcome::Stopped
+                }
+            },
+        };
+        exec.counters().messages.bump(processed as u64);
+        if outcome == RunOutcome::Stopped {
+            let reason = B::inner(&mut ctx).stop_reason(failure);
+            self.terminate(inner, reason, Some(exec));
+        }
+        exec.leave(outer);
+        outcome
+    }
+
+    /// The activation's loop: up to `budget` envelopes, until the mailbox is empty or the actor
+    /// stops. A handler's panic unwinds out of it to the activation's one `catch_unwind`; the
+    /// envelopes handled so far are counted in `processed` either way.
+    #[inline(always)]
+    fn run_envelopes(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        budget: usize,
+        processed: &mut usize,
+    ) -> RunOutcome {
+        // Read once per activation: an unbounded actor's loop then tests a register per message.
+        let bound = self.bound.as_deref();
+        loop {
+            if B::inner(ctx).is_stopping() {
+                return RunOutcome::Stopped;
+            }
+            if *processed == budget {
+                return RunOutcome::Requeue;
+            }
+            // SAFETY: we hold the schedule: single consumer.
+            let envelope = match unsafe { self.mailbox.pop() } {
+                Pop::Item(envelope) => envelope,
+                // A sender is writing the next slot: stay scheduled, come back soon.
+                Pop::NotReady => return RunOutcome::Waiting,
+                // SAFETY: as above.
+                Pop::Empty => match unsafe { self.mailbox.try_idle() } {
+                    true => return RunOutcome::Idle,
+                    // A send raced in; it did not schedule us, so we go on.
+                    false => continue,
+                },
+            };
+            *processed += 1;
+            self.handle(inner, ctx, envelope, bound);
+        }
+    }
+
+    /// Runs one envelope with the started actor's state; a handler's panic unwinds through it.
+    /// Always inlined: it is the body of the activation loop (out of line it cost fib ~2% more
+    /// instructions, callgrind).
+    /// `bound` is `self.bound`, read by the caller once per activation.
+    #[inline(always)]
+    pub(super) fn handle(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        envelope: Envelope<B>,
+        bound: Option<&bound::Bound>,
+    ) {
+        let Life::Ready(actor) = &mut inner.life else {
+            unreachable!("a started actor has state until it terminates")
+        };
+        match envelope {
+            Envelope::Msg(msg) => {
+                // Tested here, where the message is already out of its envelope, against a
+                // register (read once per activation). Tested between the pop and this match, the
+                // envelope was copied once more per message; with a second envelope tag for
+                // bounded messages every envelope grew; with the bounded handling in one
+                // out-of-line function the handler was inlined worse (callgrind, unbounded
+                // counting: 6, 5 and 11 instructions more per message than this).
+                if let Some(bound) = bound {
+                    if self.discards(bound) {
+                        return;
+                    }
+                }
+                self.note_message();
+                actor.handle(ctx, msg);
+            }
+            Envelope::Call(call) => call(actor, ctx),
+            Envelope::Start => {}
+            Envelope::Stop => B::inner(ctx).stopping = Stopping::Stopped,
+            Envelope::Unreferenced => {
+                if self.can_stop_unreferenced() {
+                    B::inner(ctx).stopping = Stopping::Normal;
+                }
+            }
+        }
+    }
+
+    /// A bounded actor took a user message out of its mailbox: frees its place, and says
+    /// whether to discard the message instead of handling it (a `DropOldest` send doomed it;
+    /// counted as an overflow drop). Out of line: unbounded actors never call it.
+    #[inline(never)]
+    fn discards(&self, bound: &bound::Bound) -> bool {
+        if bound.take() == bound::Taken::Handle {
+            return false;
+        }
+        self.runtime.shared.note_overflow_dropped(
+            self.id(),
+            1,
+            std::any::type_name::<B::Msg>(),
+            self.named,
+        );
+        true
+    }
+
+    /// Whether the `Unreferenced` signal being handled may stop the actor: no handle exists and
+    /// nothing is queued behind the signal (in the mailbox, or for a direct mailbox in the
+    /// engine's queues: a scan, paid once per actor that stops unreferenced).
+    #[cold]
+    fn can_stop_unreferenced(&self) -> bool {
+        if self.mailbox.is_direct() {
+            // Handles first, then the queue: the order `Handles::can_stop` explains.
+            self.handles.none_left() && !self.runtime.scheduler().has_queued(self.task())
+        } else {
+            // SAFETY: we hold the schedule (the only callers are activations).
+            unsafe { self.handles.can_stop(&self.mailbox) }
+        }
+    }
+}
