@@ -84,7 +84,11 @@ fn a_zero_timeout_polls_and_sees_quiescence() {
             );
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert_eq!(handled.load(SeqCst), 1, "{label}: quiet before the message was handled");
+        assert_eq!(
+            handled.load(SeqCst),
+            1,
+            "{label}: quiet before the message was handled"
+        );
     }
 }
 
