@@ -35,6 +35,7 @@ mod mailbox;
 pub mod policy;
 mod runtime;
 pub mod sim;
+pub mod supervisor;
 mod sync;
 mod system;
 pub mod telemetry;

@@ -19,9 +19,11 @@ use std::sync::Arc;
 /// | `Panicked` | its factory, `started`, a handler, a continuation or a piped future's poll panicked (the panic message) |
 /// | `Killed` | the system shut down while it was alive ([`crate::System::shutdown`], or dropping the system) |
 /// | `Linked` | an actor linked to it ([`Context::link`]) failed, and it did not trap exits |
+/// | `Escalated` | it was a [`Supervisor`](crate::supervisor::Supervisor) whose children failed more often than its restart intensity allows: it terminated them and gave up |
 ///
-/// A failure is `Panicked` or `Linked` ([`is_failure`](Self::is_failure)): only failures travel
-/// along links.
+/// A failure is `Panicked`, `Linked` or `Escalated` ([`is_failure`](Self::is_failure)): only
+/// failures travel along links, and a supervisor restarts a
+/// [`Transient`](crate::supervisor::Restart::Transient) child only after one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum StopReason {
@@ -40,18 +42,32 @@ pub enum StopReason {
         /// The first failure's panic message, passed along every link it crossed.
         message: String,
     },
+    /// A supervisor gave up: its children failed more often than its restart intensity allows
+    /// ([`SupervisorSpec::max_restarts`](crate::supervisor::SupervisorSpec::max_restarts)). It
+    /// terminated them, then stopped with this reason, which its own parent hears as a failure.
+    Escalated {
+        /// Which intensity was exceeded, and the last child failure.
+        message: String,
+    },
 }
 
 impl StopReason {
-    /// Whether the actor failed (a panic, its own or a linked actor's): what links propagate.
+    /// Whether the actor failed (a panic, its own or a linked actor's, or a supervisor's
+    /// escalation): what links propagate.
     pub fn is_failure(&self) -> bool {
-        matches!(self, StopReason::Panicked(_) | StopReason::Linked { .. })
+        matches!(
+            self,
+            StopReason::Panicked(_) | StopReason::Linked { .. } | StopReason::Escalated { .. }
+        )
     }
 
-    /// The panic message behind a failure (`None` for other reasons).
+    /// The message behind a failure: the panic's, or the escalation's (`None` for other
+    /// reasons).
     pub fn panic_message(&self) -> Option<&str> {
         match self {
-            StopReason::Panicked(message) | StopReason::Linked { message, .. } => Some(message),
+            StopReason::Panicked(message)
+            | StopReason::Linked { message, .. }
+            | StopReason::Escalated { message } => Some(message),
             _ => None,
         }
     }
@@ -67,6 +83,7 @@ impl fmt::Display for StopReason {
             StopReason::Linked { peer, message } => {
                 write!(f, "stopped because linked actor {peer} failed: {message}")
             }
+            StopReason::Escalated { message } => write!(f, "escalated: {message}"),
         }
     }
 }

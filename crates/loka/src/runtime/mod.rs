@@ -131,8 +131,10 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
     fn locate(&self, task: TaskRef) -> crate::introspect::Location;
 }
 
-/// A record of an actor that stopped because it panicked: in a handler, in `started`, or in its
-/// `stopped` hook (see [`crate::Actor::stopped`]).
+/// A record of an actor that failed: it panicked in a handler, in `started`, or in its `stopped`
+/// hook (see [`crate::Actor::stopped`]), or it was a supervisor that gave up
+/// ([`crate::StopReason::Escalated`]). A supervised child restarted in place is recorded at each
+/// panic, though it did not stop.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ActorFailure {
     /// The actor that failed.
@@ -141,7 +143,7 @@ pub struct ActorFailure {
     pub name: Option<String>,
     /// Its Rust type name.
     pub actor_type: &'static str,
-    /// The panic message (a `stopped` hook's says so).
+    /// The panic message (a `stopped` hook's says so), or the escalation's.
     pub message: String,
 }
 
@@ -340,8 +342,14 @@ impl Shared {
 
     /// Counts a failure and keeps it among the `config.failure_window` most recent (the oldest
     /// kept one makes room): memory stays bounded however many actors fail.
-    pub(crate) fn record_failure(&self, failure: ActorFailure) {
-        self.counters.system.panics.add_shared(1);
+    /// `panicked`: a panic (counted in `panics`), else a supervisor's escalation (counted in
+    /// `escalations`).
+    pub(crate) fn record_failure(&self, failure: ActorFailure, panicked: bool) {
+        let counter = match panicked {
+            true => &self.counters.system.panics,
+            false => &self.counters.system.escalations,
+        };
+        counter.add_shared(1);
         let window = self.config.failure_window;
         if window == 0 {
             return;

@@ -250,8 +250,15 @@ pub struct Stats {
     /// counts as a dead letter instead, never as both).
     pub overflow_dropped: u64,
     /// Actors stopped by a panic (in a handler or hook; one per actor, even when its `stopped`
-    /// hook panicked after a handler did).
+    /// hook panicked after a handler did), and panics of supervised children, which are
+    /// restarted in place instead of stopping (one per failure).
     pub panics: u64,
+    /// Supervised children restarted in place (docs/supervision.md): fresh instances that
+    /// started.
+    pub restarts: u64,
+    /// Supervisors that gave up because their children failed more often than their restart
+    /// intensity allows ([`StopReason::Escalated`](crate::StopReason::Escalated)).
+    pub escalations: u64,
     /// Parked workers woken because work arrived.
     pub unparks: u64,
     /// Actors marked as hubs (spawn option, `set_hub`, online detection).
@@ -410,6 +417,8 @@ impl Counters {
             mailbox_full: system.mailbox_full.get(),
             overflow_dropped: system.overflow_dropped.get(),
             panics: system.panics.get(),
+            restarts: system.restarts.get(),
+            escalations: system.escalations.get(),
             unparks: system.unparks.get(),
             hubs: total.hubs + system.external_hubs.get(),
             sim: None,
@@ -435,6 +444,8 @@ pub(crate) struct SystemCounters {
     pub(crate) mailbox_full: Counter,
     pub(crate) overflow_dropped: Counter,
     pub(crate) panics: Counter,
+    pub(crate) restarts: Counter,
+    pub(crate) escalations: Counter,
     pub(crate) unparks: Counter,
     pub(crate) external_hubs: Counter,
     pub(crate) dedicated_threads: Counter,

@@ -14,5 +14,6 @@ mod lifecycle;
 mod names;
 mod quiescence;
 mod shutdown;
+mod supervision;
 mod timers;
 mod watch;

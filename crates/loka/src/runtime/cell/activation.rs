@@ -29,7 +29,9 @@ impl<B: Behavior> ActorCell<B> {
         }
         let budget = self.runtime.throughput();
         let mut processed = 0;
-        let outcome = match failure {
+        // Envelopes dropped by a panic: the one whose handler panicked (none if `started` did).
+        let mut lost = 0;
+        let mut outcome = match failure {
             Some(_) => RunOutcome::Stopped,
             // One unwinding boundary per activation, not per message: moving each message into
             // a per-message `catch_unwind` closure stalled on store forwarding, the cost of the
@@ -40,14 +42,17 @@ impl<B: Behavior> ActorCell<B> {
                 Ok(outcome) => outcome,
                 Err(panic) => {
                     failure = Some(panic_message(panic));
+                    lost = 1;
                     RunOutcome::Stopped
                 }
             },
         };
         exec.counters().messages.bump(processed as u64);
-        if outcome == RunOutcome::Stopped {
-            let reason = B::inner(&mut ctx).stop_reason(failure);
-            self.terminate(inner, reason, Some(exec));
+        if outcome == RunOutcome::Stopped
+            && !self.stop_or_suspend(inner, &mut ctx, failure, lost, Some(exec))
+        {
+            // A supervised child, suspended: still scheduled, it stashes what comes next.
+            outcome = RunOutcome::Requeue;
         }
         exec.leave(outer);
         outcome
@@ -103,7 +108,9 @@ impl<B: Behavior> ActorCell<B> {
         bound: Option<&bound::Bound>,
     ) {
         let Life::Ready(actor) = &mut inner.life else {
-            unreachable!("a started actor has state until it terminates")
+            // A started actor has state until it terminates, unless it is a supervised child
+            // between two instances (`supervised.rs`): the test was here already.
+            return self.while_suspended(inner, ctx, envelope, bound);
         };
         match envelope {
             Envelope::Msg(msg) => {
@@ -122,7 +129,8 @@ impl<B: Behavior> ActorCell<B> {
                 actor.handle(ctx, msg);
             }
             Envelope::Call(call) => call(actor, ctx),
-            Envelope::Start => {}
+            // A first activation's (nothing left to do), or a supervisor's order.
+            Envelope::Start => self.start_signal(inner, ctx, bound),
             Envelope::Stop => B::inner(ctx).stopping = Stopping::Stopped,
             Envelope::Unreferenced => {
                 if self.can_stop_unreferenced() {

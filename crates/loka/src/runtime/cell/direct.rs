@@ -109,6 +109,7 @@ impl<B: Behavior> ActorCell<B> {
             failure = start(inner, &mut ctx).err();
         }
         let mut unhandled = Some(envelope);
+        let mut lost = 0;
         if failure.is_none() && !B::inner(&mut ctx).is_stopping() {
             let envelope = unhandled.take().expect("not taken yet");
             let bound = self.bound.as_deref();
@@ -117,10 +118,20 @@ impl<B: Behavior> ActorCell<B> {
             }))
             .err()
             .map(panic_message);
+            lost = u64::from(failure.is_some());
         }
         if failure.is_some() || B::inner(&mut ctx).is_stopping() {
-            let reason = B::inner(&mut ctx).stop_reason(failure);
-            self.terminate(inner, reason, Some(exec));
+            // A supervised child may be suspended instead (`supervised.rs`): then a letter not
+            // handled yet waits in its stash for the next instance.
+            if !self.stop_or_suspend(inner, &mut ctx, failure, lost, Some(exec)) {
+                if let Some(envelope) = unhandled.take() {
+                    self.while_suspended(inner, &mut ctx, envelope, self.bound.as_deref());
+                    // A stop signal during a shutdown stops a suspended child for good.
+                    if B::inner(&mut ctx).is_stopping() {
+                        self.stop_or_suspend(inner, &mut ctx, None, 0, Some(exec));
+                    }
+                }
+            }
         }
         if let Some(Envelope::Msg(_)) = unhandled {
             if let Some(bound) = &self.bound {

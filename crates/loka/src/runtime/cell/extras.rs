@@ -1,5 +1,6 @@
 //! What an actor keeps only once it uses a feature: the timers it armed (`timers.rs`), the
-//! futures it waits on (`pipes.rs`), its watchers, watches and links (`watch.rs`). One pointer in
+//! futures it waits on (`pipes.rs`), its watchers, watches and links (`watch.rs`), its
+//! supervision (`supervised.rs`). One pointer in
 //! the cell, null for an actor that uses none: it pays that pointer (which fits the cell's padding),
 //! one null test per message it handles (the receive timeout's mark) and one at stop.
 
@@ -18,6 +19,10 @@ pub(crate) struct Extras {
     pub(crate) pipes: Pipes,
     /// Death watch and links, either side.
     pub(crate) watch: WatchState,
+    /// A supervised child's slot (`supervised.rs`): a `Supervised<B>` of the actor's type.
+    pub(crate) supervised: Option<Box<dyn std::any::Any + Send>>,
+    /// Why a supervisor gives up, while it stops ([`crate::StopReason::Escalated`]).
+    pub(crate) escalation: Option<String>,
 }
 
 impl<B: Behavior> ActorCell<B> {
@@ -52,14 +57,30 @@ impl<B: Behavior> ActorCell<B> {
     pub(super) fn drop_extras(&self) -> Option<WatchState> {
         // SAFETY: called by `terminate`, which holds the schedule (or runs at shutdown).
         let mut extras = unsafe { (*self.extras.get()).take() }?;
-        extras.timers.cancel_all(&self.runtime.shared.timers);
+        self.cancel_instance(&mut extras);
+        Some(std::mem::take(&mut extras.watch))
+    }
+
+    /// A supervised child's instance is replaced (`supervised.rs`): what it armed and piped goes
+    /// with it, as at a stop; what belongs to the actor (its watchers, watches and links, its
+    /// supervision) stays.
+    pub(super) fn drop_instance_extras(&self) {
+        // SAFETY: called by the activation holding the schedule; no user code runs meanwhile.
+        if let Some(extras) = unsafe { self.extras_if_any() } {
+            self.cancel_instance(extras);
+        }
+    }
+
+    /// Cancels the instance's timers (its receive timeout included) and drops its piped futures.
+    fn cancel_instance(&self, extras: &mut Extras) {
+        std::mem::take(&mut extras.timers).cancel_all(&self.runtime.shared.timers);
         for task in extras.pipes.take_all() {
             // A future's `Drop` is user code: a panic there must not unwind through the engine.
-            // SAFETY: as above, we may touch the actor's state.
+            // SAFETY: our callers hold the schedule (or run at shutdown): we may touch the actor's
+            // state.
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| unsafe { task.cancel() })) {
                 tracing::warn!(actor = %self.id(), message = %panic_message(panic), "dropping a piped future panicked");
             }
         }
-        Some(std::mem::take(&mut extras.watch))
     }
 }

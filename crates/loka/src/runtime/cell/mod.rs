@@ -16,6 +16,7 @@ mod failure;
 mod info;
 mod pipes;
 mod shutdown;
+mod supervised;
 mod timers;
 mod watch;
 
@@ -24,6 +25,7 @@ use failure::panic_message;
 pub(crate) use info::CellInfo;
 pub(crate) use pipes::{Piped, Pipes};
 pub(crate) use shutdown::Control;
+pub(crate) use supervised::{event_sink, ChildEvent, Command, EventSink, Orders, Supervised};
 pub(crate) use timers::{Hold, ReceiveTimeout};
 use watch::Exit;
 pub(crate) use watch::{Notice, Stopping, Watchable};
@@ -147,6 +149,9 @@ pub(crate) enum Life<B> {
     Factory(Box<dyn FnOnce() -> B + Send>),
     /// Built.
     Ready(B),
+    /// A supervised child between two instances: the old one's state is dropped, the next one
+    /// waits for its supervisor's order (`supervised.rs`).
+    Suspended,
     /// Stopped and dropped.
     Gone,
 }
@@ -212,6 +217,43 @@ pub(crate) fn spawn<B: Behavior>(
     parent: Option<Parent>,
     from: Option<&Exec>,
 ) -> Result<Arc<ActorCell<B>>, Arc<ActorCell<B>>> {
+    spawn_with_extras(runtime, life, options, parent, from, None)
+}
+
+/// Spawns a supervised child: its first state from `factory`, deferred like
+/// [`Life::Factory`]; the same factory rebuilds it at each restart (`supervised.rs`).
+pub(crate) fn spawn_supervised<B: Behavior>(
+    runtime: &Arc<Runtime>,
+    slot: Supervised<B>,
+    factory: Arc<dyn Fn() -> B + Send + Sync>,
+    options: SpawnOptions,
+    parent: Parent,
+    from: Option<&Exec>,
+) -> Result<Arc<ActorCell<B>>, Arc<ActorCell<B>>> {
+    let extras = Extras {
+        supervised: Some(Box::new(slot)),
+        ..Extras::default()
+    };
+    let life = Life::Factory(Box::new(move || factory()));
+    spawn_with_extras(
+        runtime,
+        life,
+        options,
+        Some(parent),
+        from,
+        Some(Box::new(extras)),
+    )
+}
+
+/// [`spawn`], the cell's extras made beforehand (`None`: on first use).
+fn spawn_with_extras<B: Behavior>(
+    runtime: &Arc<Runtime>,
+    life: Life<B>,
+    options: SpawnOptions,
+    parent: Option<Parent>,
+    from: Option<&Exec>,
+    extras: Option<Box<Extras>>,
+) -> Result<Arc<ActorCell<B>>, Arc<ActorCell<B>>> {
     // A dedicated thread spawns like a plain thread: engines only ever see their own workers.
     let from = from.and_then(Exec::as_worker);
     let shared = &runtime.shared;
@@ -237,7 +279,7 @@ pub(crate) fn spawn<B: Behavior>(
         runtime: Arc::clone(runtime),
         parent,
         named: options.name.is_some(),
-        extras: std::cell::UnsafeCell::new(None),
+        extras: std::cell::UnsafeCell::new(extras),
         exit: Exit::new(),
         registered: std::sync::atomic::AtomicBool::new(false),
     });
@@ -421,6 +463,8 @@ impl<B: Behavior> ActorCell<B> {
             }
         }
         inner.life = Life::Gone;
+        // A supervised child's stash: envelopes kept for an instance that will not come.
+        let mut supervised = self.take_supervised();
         // A stopped actor's timers never fire and its piped futures are never polled again: what
         // they hold (messages, closures, references) is dropped now.
         let watch = self.drop_extras();
@@ -428,6 +472,21 @@ impl<B: Behavior> ActorCell<B> {
         // is unregistered, so that whoever they tell finds it gone.
         let mut calls = Vec::new();
         let mut dropped = 0;
+        let stash = supervised
+            .as_mut()
+            .map(|slot| std::mem::take(&mut slot.stash));
+        for envelope in stash.into_iter().flatten() {
+            match envelope {
+                Envelope::Msg(_) => {
+                    if let Some(bound) = &self.bound {
+                        bound.take();
+                    }
+                    dropped += 1;
+                }
+                Envelope::Call(call) => calls.push(call),
+                _ => {}
+            }
+        }
         let mut waits = 0u32;
         loop {
             // SAFETY: we still hold the schedule (or run at shutdown): single consumer.
@@ -461,14 +520,7 @@ impl<B: Behavior> ActorCell<B> {
         }
         self.dead_letters(dropped);
         let shared = &self.runtime.shared;
-        if let StopReason::Panicked(message) = &reason {
-            let failure = ActorFailure {
-                actor: self.id(),
-                name: self.name().map(|n| n.to_string()),
-                actor_type: std::any::type_name::<B>(),
-                message: message.clone(),
-            };
-            shared.record_failure(failure.clone());
+        if let Some(failure) = self.note_failure(&reason) {
             let told = self
                 .parent
                 .as_ref()
@@ -485,6 +537,9 @@ impl<B: Behavior> ActorCell<B> {
         drop(calls);
         if let Some(watch) = watch {
             self.notify_stopped(watch, &reason);
+        }
+        if let Some(slot) = supervised {
+            slot.told_terminated(self.id(), reason);
         }
         shared.note_stopped(exec);
         if !direct {

@@ -18,6 +18,9 @@ pub(crate) trait Control: Send + Sync {
     fn stop_signal(&self) -> bool;
     /// Its name (if spawned with one) and its Rust type name.
     fn describe(&self) -> (Option<String>, &'static str);
+    /// Queues a `Start` envelope: a supervisor's order to a supervised child waits behind the
+    /// messages already queued (`supervised.rs`). `false` if it has stopped.
+    fn start_signal(&self) -> bool;
 }
 
 impl<B: Behavior> Control for ActorCell<B> {
@@ -30,6 +33,10 @@ impl<B: Behavior> Control for ActorCell<B> {
             self.name().map(|n| n.to_string()),
             std::any::type_name::<B>(),
         )
+    }
+
+    fn start_signal(&self) -> bool {
+        self.enqueue(Envelope::Start).is_ok()
     }
 }
 

@@ -92,6 +92,8 @@ pub(crate) enum Stopping {
     Stopped,
     /// A linked actor failed: [`StopReason::Linked`] (details in the watch state).
     Linked,
+    /// A supervisor gave up: [`StopReason::Escalated`] (its message in the extras).
+    Escalated,
 }
 
 // ----------------------------------------------------------------------------------- watch state
@@ -237,7 +239,7 @@ impl<B: Behavior> ActorCell<B> {
     /// around the send: if it was the last, the `Unreferenced` signal is queued behind the
     /// closure, so an unreferenced actor still stops after running it. `false`: stopped (the
     /// closure was dropped).
-    fn call_held(&self, call: Continuation<B>) -> bool {
+    pub(super) fn call_held(&self, call: Continuation<B>) -> bool {
         self.acquire_handle();
         let queued = self.enqueue(Envelope::Call(call)).is_ok();
         self.release_handle();
@@ -514,6 +516,14 @@ impl<B: Behavior> CellContext<B> {
                     .and_then(|extras| extras.watch.linked_exit.take());
                 let (peer, message) = linked.expect("a linked stop records its peer");
                 StopReason::Linked { peer, message }
+            }
+            Stopping::Escalated => {
+                // SAFETY: as in `watch_with`.
+                let message = unsafe { self.cell().extras_if_any() }
+                    .and_then(|extras| extras.escalation.take());
+                StopReason::Escalated {
+                    message: message.expect("an escalation records its message"),
+                }
             }
         }
     }

@@ -1,0 +1,457 @@
+//! Supervision, the cell's side (the supervisor itself is `crate::supervisor`; the user guide is
+//! docs/supervision.md): a supervised child is restarted **in place** — same cell, mailbox and
+//! [`ActorId`], fresh state from its factory — so every `ActorRef` to it stays valid.
+//!
+//! * **Out of line.** What a supervised child keeps (its factory, restart kind, the supervisor's
+//!   orders, the stash) lives in the cell's extras (`extras.rs`), type-erased, and is read only on
+//!   the failure and stop paths, on a `Start` envelope and while the child is suspended. An actor
+//!   that is not supervised pays nothing per message; its stop pays one test of the extras
+//!   pointer it already reads (`terminate` takes the extras anyway).
+//! * **Suspended.** When a supervised child stops or fails and its restart kind wants it back,
+//!   it does not terminate: its `stopped` hook runs on the old state, the state is dropped
+//!   (`Life::Suspended`), its own timers and piped futures go, and its supervisor hears of it
+//!   ([`ChildEvent::Exited`]). The mailbox stays open: envelopes that arrive meanwhile are
+//!   *stashed*, in order, in the slot. The envelope whose handler panicked is not among them: it
+//!   is dropped and counted (`lost`).
+//! * **Orders.** The supervisor decides (restart, with its strategy and intensity; or terminate)
+//!   and writes its order in the child's [`Orders`], then queues a `Start` envelope, the one
+//!   envelope no user sends: the child obeys when it reaches it. A running sibling (one-for-all,
+//!   rest-for-one) is thus suspended at that point of its mailbox, like a stop signal; a suspended
+//!   child at once, since it only stashes. Restarting builds the new state, runs `started`,
+//!   then hands the stash to the new instance, in order, before anything newer.
+//! * **The supervisor hears** through an [`EventSink`]: a closure run in the supervisor's
+//!   activation, through its mailbox. Acknowledgements carry the order's sequence number, so the
+//!   supervisor can restart children one at a time, in order.
+
+use super::failure::{panic_message, stopped_panicked};
+use super::{bound, ActorCell, Behavior, CellContext, Envelope, Inner, Life, Stopping};
+use crate::actor::{ActorFailure, StopReason};
+use crate::runtime::lifecycle::DRAINING;
+use crate::runtime::ActorId;
+use crate::supervisor::Restart;
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Weak};
+
+/// What a supervisor orders a child to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Command {
+    /// Run `stopped` on the current state, drop it, and wait (stashing) for the next order.
+    Suspend,
+    /// Build a fresh state and run `started`; a running child is suspended first.
+    Restart,
+    /// Stop for good (reason [`StopReason::Stopped`]); stashed messages become dead letters.
+    Terminate,
+}
+
+/// A child's pending order, written by its supervisor and taken by the child when it reaches the
+/// `Start` envelope queued with it. A later order replaces one not yet taken, except that nothing
+/// replaces `Terminate`. Touched on the failure path only.
+#[derive(Default)]
+pub(crate) struct Orders(parking_lot::Mutex<Option<(Command, u64)>>);
+
+impl Orders {
+    /// Records `command` with its sequence number.
+    pub(crate) fn give(&self, command: Command, seq: u64) {
+        let mut pending = self.0.lock();
+        if !matches!(*pending, Some((Command::Terminate, _))) || command == Command::Terminate {
+            *pending = Some((command, seq));
+        }
+    }
+
+    fn take(&self) -> Option<(Command, u64)> {
+        self.0.lock().take()
+    }
+}
+
+/// What a supervised child tells its supervisor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ChildEvent {
+    /// It stopped or failed by itself and is suspended, waiting for an order. `lost`: envelopes
+    /// dropped (1 when a handler or continuation panicked: the one it was handling). `ack`: set
+    /// when a restart it was ordered failed (its factory or `started` panicked).
+    Exited {
+        reason: StopReason,
+        lost: u64,
+        ack: Option<u64>,
+    },
+    /// It obeyed a [`Command::Suspend`].
+    Suspended { ack: u64 },
+    /// It obeyed a [`Command::Restart`]: a fresh instance runs.
+    Restarted { ack: u64 },
+    /// It terminated for good: ordered to, its restart kind did not want it back, the system is
+    /// shutting down, or its supervisor is gone. `lost` as for `Exited`.
+    Terminated { reason: StopReason, lost: u64 },
+}
+
+/// Where a child's events go: runs them in the supervisor's activation; `false` once the
+/// supervisor has stopped.
+pub(crate) type EventSink = Arc<dyn Fn(ActorId, ChildEvent) -> bool + Send + Sync>;
+
+/// A supervised child's slot, in its extras (type-erased there).
+pub(crate) struct Supervised<B: Behavior> {
+    factory: Arc<dyn Fn() -> B + Send + Sync>,
+    restart: Restart,
+    orders: Arc<Orders>,
+    sink: EventSink,
+    /// Envelopes that arrived while suspended, for the next instance.
+    pub(super) stash: VecDeque<Envelope<B>>,
+    /// Ordered to terminate (or the system is shutting down): the next stop is for good.
+    terminating: bool,
+    /// Envelopes dropped by the failure it terminates with.
+    lost: u64,
+}
+
+impl<B: Behavior> Supervised<B> {
+    /// The child terminated for good (`terminate`, once it is unregistered): its supervisor
+    /// hears why.
+    pub(super) fn told_terminated(self, child: ActorId, reason: StopReason) {
+        let lost = self.lost;
+        (self.sink)(child, ChildEvent::Terminated { reason, lost });
+    }
+
+    pub(crate) fn new(
+        factory: Arc<dyn Fn() -> B + Send + Sync>,
+        restart: Restart,
+        orders: Arc<Orders>,
+        sink: EventSink,
+    ) -> Self {
+        Supervised {
+            factory,
+            restart,
+            orders,
+            sink,
+            stash: VecDeque::new(),
+            terminating: false,
+            lost: 0,
+        }
+    }
+}
+
+/// A sink that runs `on` with the supervisor's state for each event, as a closure queued in its
+/// mailbox (so in order with its messages, never concurrently with its handler).
+pub(crate) fn event_sink<S: Behavior>(
+    supervisor: &Arc<ActorCell<S>>,
+    on: fn(&mut S, &mut S::Ctx, ActorId, ChildEvent),
+) -> EventSink {
+    let supervisor: Weak<ActorCell<S>> = Arc::downgrade(supervisor);
+    Arc::new(move |child, event| match supervisor.upgrade() {
+        Some(supervisor) => {
+            supervisor.call_held(Box::new(move |state, ctx| on(state, ctx, child, event)))
+        }
+        None => false,
+    })
+}
+
+impl<B: Behavior> ActorCell<B> {
+    /// The supervised slot, if this actor is supervised.
+    ///
+    /// # Safety
+    /// As for [`ActorCell::extras`].
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn supervised(&self) -> Option<&mut Supervised<B>> {
+        // SAFETY: forwarded contract.
+        let extras = unsafe { self.extras_if_any() }?;
+        extras.supervised.as_mut()?.downcast_mut()
+    }
+
+    /// Takes the slot out (the actor terminates).
+    pub(super) fn take_supervised(&self) -> Option<Box<Supervised<B>>> {
+        // SAFETY: called by `terminate`, which holds the schedule (or runs at shutdown).
+        let extras = unsafe { self.extras_if_any() }?;
+        let slot = extras.supervised.take()?;
+        Some(slot.downcast().expect("the slot has the actor's type"))
+    }
+
+    /// Ends an activation (or a letter) that stops the actor: terminates it, or suspends a
+    /// supervised child whose restart kind wants it back. `failure`: a panic's message; `lost`:
+    /// envelopes it dropped. Returns whether the actor terminated.
+    pub(super) fn stop_or_suspend(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        failure: Option<String>,
+        lost: u64,
+        exec: Option<&crate::runtime::exec::Exec>,
+    ) -> bool {
+        let mut reason = B::inner(ctx).stop_reason(failure);
+        // SAFETY: we hold the schedule. One test of a pointer `terminate` reads anyway.
+        if unsafe { self.extras_if_any() }.is_some_and(|e| e.supervised.is_some()) {
+            match self.suspend(inner, ctx, reason, lost) {
+                Ok(()) => return false,
+                Err(stops) => {
+                    reason = stops;
+                    // SAFETY: as above; told to the supervisor with the termination.
+                    if let Some(slot) = unsafe { self.supervised() } {
+                        slot.lost += lost;
+                    }
+                }
+            }
+        }
+        self.terminate(inner, reason, exec);
+        true
+    }
+
+    /// A supervised child stops with `reason`: suspends it and tells its supervisor, unless it
+    /// must terminate (restart kind, an order, the shutdown, no supervisor): then `Err` with the
+    /// reason to terminate with.
+    #[cold]
+    #[inline(never)]
+    fn suspend(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        reason: StopReason,
+        lost: u64,
+    ) -> Result<(), StopReason> {
+        // SAFETY: we hold the schedule; the borrow ends before user code runs.
+        let Some(slot) = (unsafe { self.supervised() }) else {
+            return Err(reason);
+        };
+        let wanted = match slot.restart {
+            Restart::Permanent => true,
+            Restart::Transient => reason.is_failure(),
+            Restart::Temporary => false,
+        };
+        if !wanted || slot.terminating || self.shutting_down() {
+            return Err(reason);
+        }
+        if matches!(inner.life, Life::Suspended) {
+            // A stop asked while suspended (not for good): nothing to stop.
+            return Ok(());
+        }
+        let sink = Arc::clone(&slot.sink);
+        let reason = match self.retire(inner, ctx) {
+            None => reason,
+            Some(panic) => StopReason::Panicked(stopped_panicked(
+                reason.panic_message().map(str::to_owned),
+                panic,
+            )),
+        };
+        let event = ChildEvent::Exited {
+            reason: reason.clone(),
+            lost,
+            ack: None,
+        };
+        if !sink(self.id(), event) {
+            // The supervisor is gone: nobody will restart it (its state is already dropped).
+            return Err(reason);
+        }
+        self.note_failure(&reason);
+        Ok(())
+    }
+
+    /// Whether the system is shutting down (gracefully or not): no restart any more.
+    pub(crate) fn shutting_down(&self) -> bool {
+        self.runtime.shared.lifecycle.phase() >= DRAINING
+    }
+
+    /// The old instance goes: its `stopped` hook runs (if it started), its state is dropped, its
+    /// timers are cancelled and its piped futures dropped. Returns the hook's panic, if any.
+    fn retire(&self, inner: &mut Inner<B>, ctx: &mut B::Ctx) -> Option<String> {
+        let stopping = B::inner(ctx).stopping;
+        let mut panic = None;
+        if let Life::Ready(actor) = &mut inner.life {
+            if inner.started {
+                panic = catch_unwind(AssertUnwindSafe(|| actor.stopped(ctx)))
+                    .err()
+                    .map(panic_message);
+            }
+        }
+        let old = std::mem::replace(&mut inner.life, Life::Suspended);
+        // Dropping user state is user code.
+        if let Err(dropped) = catch_unwind(AssertUnwindSafe(|| drop(old))) {
+            panic.get_or_insert_with(|| panic_message(dropped));
+        }
+        self.drop_instance_extras();
+        // A stop asked by the `stopped` hook is the old instance's.
+        B::inner(ctx).stopping = stopping;
+        panic
+    }
+
+    /// Builds a fresh instance from the factory and runs its `started` hook. On a panic the child
+    /// stays suspended (a `started` that panicked is followed by the instance's `stopped`).
+    fn revive(&self, inner: &mut Inner<B>, ctx: &mut B::Ctx) -> Result<(), StopReason> {
+        // SAFETY: we hold the schedule; the borrow ends before user code runs.
+        let factory = match unsafe { self.supervised() } {
+            Some(slot) => Arc::clone(&slot.factory),
+            None => return Err(StopReason::Stopped),
+        };
+        let actor = catch_unwind(AssertUnwindSafe(|| factory()))
+            .map_err(|p| StopReason::Panicked(panic_message(p)))?;
+        inner.life = Life::Ready(actor);
+        let Life::Ready(actor) = &mut inner.life else {
+            unreachable!("built above")
+        };
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| actor.started(ctx))) {
+            let message = panic_message(panic);
+            let message = match self.retire(inner, ctx) {
+                None => message,
+                Some(then) => stopped_panicked(Some(message), then),
+            };
+            return Err(StopReason::Panicked(message));
+        }
+        self.runtime.shared.counters.system.restarts.add_shared(1);
+        Ok(())
+    }
+
+    /// A failure is recorded once, where it happens: a panic in `failures()` and
+    /// `stats().panics`, a supervisor's escalation in `failures()` and `stats().escalations`.
+    pub(super) fn note_failure(&self, reason: &StopReason) -> Option<ActorFailure> {
+        let (message, panicked) = match reason {
+            StopReason::Panicked(message) => (message, true),
+            StopReason::Escalated { message } => (message, false),
+            _ => return None,
+        };
+        let failure = ActorFailure {
+            actor: self.id(),
+            name: self.name().map(|n| n.to_string()),
+            actor_type: std::any::type_name::<B>(),
+            message: message.clone(),
+        };
+        self.runtime
+            .shared
+            .record_failure(failure.clone(), panicked);
+        Some(failure)
+    }
+
+    /// The `Start` envelope reached a started actor: a supervisor's order, if one is pending
+    /// (a first `Start` has none).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn start_signal(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        bound: Option<&bound::Bound>,
+    ) {
+        // SAFETY: we hold the schedule; the borrow ends before user code runs.
+        let order = unsafe { self.supervised() }.and_then(|slot| slot.orders.take());
+        if let Some((command, seq)) = order {
+            self.obey(inner, ctx, command, seq, bound);
+        }
+    }
+
+    /// An envelope for a suspended child: a `Start` brings an order; a stop signal during a
+    /// shutdown stops it for good; anything else waits in the stash for the next instance.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn while_suspended(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        envelope: Envelope<B>,
+        bound: Option<&bound::Bound>,
+    ) {
+        // SAFETY: we hold the schedule; the borrow ends before user code runs.
+        let Some(slot) = (unsafe { self.supervised() }) else {
+            unreachable!("only a supervised child is suspended")
+        };
+        match envelope {
+            Envelope::Start => {
+                if let Some((command, seq)) = slot.orders.take() {
+                    self.obey(inner, ctx, command, seq, bound);
+                }
+            }
+            Envelope::Stop if self.shutting_down() => {
+                slot.terminating = true;
+                B::inner(ctx).stopping = Stopping::Stopped;
+            }
+            // One is enough: replayed last (see `replay`).
+            Envelope::Unreferenced
+                if slot
+                    .stash
+                    .iter()
+                    .any(|e| matches!(e, Envelope::Unreferenced)) => {}
+            other => slot.stash.push_back(other),
+        }
+    }
+
+    /// Carries out a supervisor's order.
+    fn obey(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        command: Command,
+        ack: u64,
+        bound: Option<&bound::Bound>,
+    ) {
+        // SAFETY: we hold the schedule; each borrow ends before user code runs.
+        let sink = match unsafe { self.supervised() } {
+            Some(slot) => Arc::clone(&slot.sink),
+            None => return,
+        };
+        let id = self.id();
+        match command {
+            Command::Terminate => {
+                // SAFETY: as above.
+                if let Some(slot) = unsafe { self.supervised() } {
+                    slot.terminating = true;
+                }
+                B::inner(ctx).stopping = Stopping::Stopped;
+            }
+            Command::Suspend => {
+                if !matches!(inner.life, Life::Suspended) {
+                    if let Some(panic) = self.retire(inner, ctx) {
+                        self.note_failure(&StopReason::Panicked(stopped_panicked(None, panic)));
+                    }
+                }
+                sink(id, ChildEvent::Suspended { ack });
+            }
+            Command::Restart => {
+                if !matches!(inner.life, Life::Suspended) {
+                    if let Some(panic) = self.retire(inner, ctx) {
+                        self.note_failure(&StopReason::Panicked(stopped_panicked(None, panic)));
+                    }
+                }
+                match self.revive(inner, ctx) {
+                    Ok(()) => {
+                        sink(id, ChildEvent::Restarted { ack });
+                        self.replay(inner, ctx, bound);
+                    }
+                    Err(reason) => {
+                        self.note_failure(&reason);
+                        let event = ChildEvent::Exited {
+                            reason,
+                            lost: 0,
+                            ack: Some(ack),
+                        };
+                        sink(id, event);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands the stash to the new instance, in order, until it is empty or the instance stops. A
+    /// panic unwinds out of here like any handler's: the envelope it was handling is lost, the
+    /// rest stays stashed for the next instance.
+    fn replay(&self, inner: &mut Inner<B>, ctx: &mut B::Ctx, bound: Option<&bound::Bound>) {
+        while !B::inner(ctx).is_stopping() {
+            // SAFETY: we hold the schedule; the borrow ends before the handler runs.
+            let Some(slot) = (unsafe { self.supervised() }) else {
+                return;
+            };
+            let Some(envelope) = slot.stash.pop_front() else {
+                return;
+            };
+            if matches!(envelope, Envelope::Unreferenced) && !slot.stash.is_empty() {
+                // Whether no reference is left is judged once nothing is queued before it.
+                slot.stash.push_back(envelope);
+                continue;
+            }
+            self.handle(inner, ctx, envelope, bound);
+        }
+    }
+}
+
+impl<B: Behavior> CellContext<B> {
+    /// Stops the actor as a failure, [`StopReason::Escalated`] with `message`, once the current
+    /// handler returns: a supervisor gives up.
+    pub(crate) fn escalate(&mut self, message: String) {
+        // SAFETY: a context exists only in its actor's activation; no user code runs while
+        // borrowed.
+        unsafe { self.cell().extras() }.escalation = Some(message);
+        self.stopping = Stopping::Escalated;
+    }
+}
