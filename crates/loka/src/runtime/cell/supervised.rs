@@ -433,6 +433,9 @@ impl<B: Behavior> ActorCell<B> {
                 return;
             };
             let Some(envelope) = slot.stash.pop_front() else {
+                // Emptied: its memory goes too (a burst of messages during one restart must not
+                // stay allocated in every child that ever restarted).
+                slot.stash = VecDeque::new();
                 return;
             };
             if matches!(envelope, Envelope::Unreferenced) && !slot.stash.is_empty() {
