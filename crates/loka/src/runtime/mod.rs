@@ -219,6 +219,7 @@ impl Shared {
     /// Registers a new actor (spawned by actor `parent`, if any) and counts the spawn; `false`
     /// (nothing registered or counted) once shutdown has closed the registry.
     #[must_use = "a refused actor must not run"]
+    #[inline]
     pub(crate) fn register(
         &self,
         id: ActorId,
@@ -248,6 +249,7 @@ impl Shared {
     /// Counted before it leaves the registry: a graceful shutdown that finds the registry empty
     /// has counted every actor that stopped (its report's `stopped`). The other order left the
     /// last one uncounted now and then.
+    #[inline]
     pub(crate) fn unregister(&self, id: ActorId, named: bool) {
         self.lifecycle.note_terminated();
         self.registry.remove(id);

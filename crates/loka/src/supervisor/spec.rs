@@ -186,7 +186,6 @@ impl<A: Actor> AnyChild for ChildSpec<A> {
         let spawned = cell::spawn_supervised(
             inner.runtime(),
             slot,
-            Arc::clone(&self.factory),
             self.spawn_options(),
             parent,
             inner.exec(),

@@ -25,13 +25,18 @@ impl<B: Behavior> ActorCell<B> {
         let mut ctx = B::context(CellContext::new(self, Some(exec)));
         let mut failure = None;
         if !inner.started {
+            // Not started yet, or a supervised child between two instances (`supervised.rs`):
+            // tested here, where only those two come, so running actors pay nothing for it.
+            if let Life::Suspended = inner.life {
+                let outcome = self.activate_suspended(inner, &mut ctx, exec);
+                exec.leave(outer);
+                return outcome;
+            }
             failure = start(inner, &mut ctx).err();
         }
         let budget = self.runtime.throughput();
         let mut processed = 0;
-        // Envelopes dropped by a panic: the one whose handler panicked (none if `started` did).
-        let mut lost = 0;
-        let mut outcome = match failure {
+        let outcome = match failure {
             Some(_) => RunOutcome::Stopped,
             // One unwinding boundary per activation, not per message: moving each message into
             // a per-message `catch_unwind` closure stalled on store forwarding, the cost of the
@@ -42,17 +47,17 @@ impl<B: Behavior> ActorCell<B> {
                 Ok(outcome) => outcome,
                 Err(panic) => {
                     failure = Some(panic_message(panic));
-                    lost = 1;
                     RunOutcome::Stopped
                 }
             },
         };
         exec.counters().messages.bump(processed as u64);
-        if outcome == RunOutcome::Stopped
-            && !self.stop_or_suspend(inner, &mut ctx, failure, lost, Some(exec))
-        {
-            // A supervised child, suspended: still scheduled, it stashes what comes next.
-            outcome = RunOutcome::Requeue;
+        if outcome == RunOutcome::Stopped {
+            if !self.stop_or_suspend(inner, &mut ctx, failure, processed, Some(exec)) {
+                // A supervised child, suspended: still scheduled, it stashes what comes next.
+                exec.leave(outer);
+                return RunOutcome::Requeue;
+            }
         }
         exec.leave(outer);
         outcome
@@ -108,9 +113,8 @@ impl<B: Behavior> ActorCell<B> {
         bound: Option<&bound::Bound>,
     ) {
         let Life::Ready(actor) = &mut inner.life else {
-            // A started actor has state until it terminates, unless it is a supervised child
-            // between two instances (`supervised.rs`): the test was here already.
-            return self.while_suspended(inner, ctx, envelope, bound);
+            // A supervised child that is suspended ends its activation there (`supervised.rs`).
+            unreachable!("a started actor has state until it terminates")
         };
         match envelope {
             Envelope::Msg(msg) => {
@@ -129,8 +133,13 @@ impl<B: Behavior> ActorCell<B> {
                 actor.handle(ctx, msg);
             }
             Envelope::Call(call) => call(actor, ctx),
-            // A first activation's (nothing left to do), or a supervisor's order.
-            Envelope::Start => self.start_signal(inner, ctx, bound),
+            // A first activation's (nothing left to do), or a supervisor's order to a
+            // supervised child (whose slot is in its extras: one null test for the others).
+            // SAFETY: we hold the schedule; the borrow ends at once.
+            Envelope::Start if unsafe { self.extras_if_any() }.is_some() => {
+                self.start_signal(inner, ctx, bound)
+            }
+            Envelope::Start => {}
             Envelope::Stop => B::inner(ctx).stopping = Stopping::Stopped,
             Envelope::Unreferenced => {
                 if self.can_stop_unreferenced() {

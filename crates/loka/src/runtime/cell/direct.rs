@@ -106,10 +106,14 @@ impl<B: Behavior> ActorCell<B> {
         let mut ctx = B::context(CellContext::new(self, Some(exec)));
         let mut failure = None;
         if !inner.started {
+            // Not started yet, or a supervised child between two instances (`supervised.rs`).
+            if let Life::Suspended = inner.life {
+                self.receive_suspended(inner, &mut ctx, envelope, exec);
+                return is_message;
+            }
             failure = start(inner, &mut ctx).err();
         }
         let mut unhandled = Some(envelope);
-        let mut lost = 0;
         if failure.is_none() && !B::inner(&mut ctx).is_stopping() {
             let envelope = unhandled.take().expect("not taken yet");
             let bound = self.bound.as_deref();
@@ -118,18 +122,14 @@ impl<B: Behavior> ActorCell<B> {
             }))
             .err()
             .map(panic_message);
-            lost = u64::from(failure.is_some());
         }
         if failure.is_some() || B::inner(&mut ctx).is_stopping() {
             // A supervised child may be suspended instead (`supervised.rs`): then a letter not
             // handled yet waits in its stash for the next instance.
-            if !self.stop_or_suspend(inner, &mut ctx, failure, lost, Some(exec)) {
+            let taken = usize::from(unhandled.is_none());
+            if !self.stop_or_suspend(inner, &mut ctx, failure, taken, Some(exec)) {
                 if let Some(envelope) = unhandled.take() {
-                    self.while_suspended(inner, &mut ctx, envelope, self.bound.as_deref());
-                    // A stop signal during a shutdown stops a suspended child for good.
-                    if B::inner(&mut ctx).is_stopping() {
-                        self.stop_or_suspend(inner, &mut ctx, None, 0, Some(exec));
-                    }
+                    self.receive_suspended(inner, &mut ctx, envelope, exec);
                 }
             }
         }

@@ -25,6 +25,14 @@ pub(crate) struct Extras {
     pub(crate) escalation: Option<String>,
 }
 
+/// What a stopping actor still has to tell, once it is unregistered: its watchers and linked
+/// actors, its supervisor.
+pub(crate) struct Leftovers {
+    pub(crate) watch: WatchState,
+    /// A supervised child's slot (a `Supervised<B>`).
+    pub(crate) supervised: Option<Box<dyn std::any::Any + Send>>,
+}
+
 impl<B: Behavior> ActorCell<B> {
     /// The actor's extras, made on first use.
     ///
@@ -51,14 +59,17 @@ impl<B: Behavior> ActorCell<B> {
 
     /// The actor stops: its timers are cancelled (they never fire) and its pending piped futures
     /// dropped (never polled again; their continuations never run, like messages still queued).
-    /// Returns the watch state, for `terminate` to notify once the actor is unregistered: `None`
-    /// for an actor that used no feature, which pays one branch here and one there (an empty
+    /// Returns the watch state and the supervision slot, for `terminate` to notify once the actor
+    /// is unregistered: `None` for an actor that used no feature, which pays one branch here and one there (an empty
     /// state returned by value was a 100-byte copy and three empty loops per stopping actor).
-    pub(super) fn drop_extras(&self) -> Option<WatchState> {
+    pub(super) fn drop_extras(&self) -> Option<Leftovers> {
         // SAFETY: called by `terminate`, which holds the schedule (or runs at shutdown).
         let mut extras = unsafe { (*self.extras.get()).take() }?;
         self.cancel_instance(&mut extras);
-        Some(std::mem::take(&mut extras.watch))
+        Some(Leftovers {
+            watch: std::mem::take(&mut extras.watch),
+            supervised: extras.supervised.take(),
+        })
     }
 
     /// A supervised child's instance is replaced (`supervised.rs`): what it armed and piped goes

@@ -143,10 +143,13 @@ pub(crate) enum Envelope<B: Behavior> {
 }
 
 /// How the actor's state comes to be.
-pub(crate) enum Life<B> {
+pub(crate) enum Life<B: Behavior> {
     /// Built on the first activation, on the worker that runs it (deferred initialisation: its
     /// memory is first touched where it runs).
     Factory(Box<dyn FnOnce() -> B + Send>),
+    /// A supervised child, built by its slot's factory on the first activation, which also
+    /// puts the slot in the extras (`supervised.rs`).
+    Supervised(Box<Supervised<B>>),
     /// Built.
     Ready(B),
     /// A supervised child between two instances: the old one's state is dropped, the next one
@@ -156,7 +159,7 @@ pub(crate) enum Life<B> {
     Gone,
 }
 
-struct Inner<B> {
+struct Inner<B: Behavior> {
     life: Life<B>,
     started: bool,
 }
@@ -217,43 +220,6 @@ pub(crate) fn spawn<B: Behavior>(
     parent: Option<Parent>,
     from: Option<&Exec>,
 ) -> Result<Arc<ActorCell<B>>, Arc<ActorCell<B>>> {
-    spawn_with_extras(runtime, life, options, parent, from, None)
-}
-
-/// Spawns a supervised child: its first state from `factory`, deferred like
-/// [`Life::Factory`]; the same factory rebuilds it at each restart (`supervised.rs`).
-pub(crate) fn spawn_supervised<B: Behavior>(
-    runtime: &Arc<Runtime>,
-    slot: Supervised<B>,
-    factory: Arc<dyn Fn() -> B + Send + Sync>,
-    options: SpawnOptions,
-    parent: Parent,
-    from: Option<&Exec>,
-) -> Result<Arc<ActorCell<B>>, Arc<ActorCell<B>>> {
-    let extras = Extras {
-        supervised: Some(Box::new(slot)),
-        ..Extras::default()
-    };
-    let life = Life::Factory(Box::new(move || factory()));
-    spawn_with_extras(
-        runtime,
-        life,
-        options,
-        Some(parent),
-        from,
-        Some(Box::new(extras)),
-    )
-}
-
-/// [`spawn`], the cell's extras made beforehand (`None`: on first use).
-fn spawn_with_extras<B: Behavior>(
-    runtime: &Arc<Runtime>,
-    life: Life<B>,
-    options: SpawnOptions,
-    parent: Option<Parent>,
-    from: Option<&Exec>,
-    extras: Option<Box<Extras>>,
-) -> Result<Arc<ActorCell<B>>, Arc<ActorCell<B>>> {
     // A dedicated thread spawns like a plain thread: engines only ever see their own workers.
     let from = from.and_then(Exec::as_worker);
     let shared = &runtime.shared;
@@ -279,7 +245,7 @@ fn spawn_with_extras<B: Behavior>(
         runtime: Arc::clone(runtime),
         parent,
         named: options.name.is_some(),
-        extras: std::cell::UnsafeCell::new(extras),
+        extras: std::cell::UnsafeCell::new(None),
         exit: Exit::new(),
         registered: std::sync::atomic::AtomicBool::new(false),
     });
@@ -463,29 +429,17 @@ impl<B: Behavior> ActorCell<B> {
             }
         }
         inner.life = Life::Gone;
-        // A supervised child's stash: envelopes kept for an instance that will not come.
-        let mut supervised = self.take_supervised();
         // A stopped actor's timers never fire and its piped futures are never polled again: what
-        // they hold (messages, closures, references) is dropped now.
-        let watch = self.drop_extras();
+        // they hold (messages, closures, references) is dropped now. `None` for an actor that
+        // used no feature.
+        let mut leftovers = self.drop_extras();
         // Calls still queued (a watch registered too late fires as it drops) go once the actor
         // is unregistered, so that whoever they tell finds it gone.
         let mut calls = Vec::new();
         let mut dropped = 0;
-        let stash = supervised
-            .as_mut()
-            .map(|slot| std::mem::take(&mut slot.stash));
-        for envelope in stash.into_iter().flatten() {
-            match envelope {
-                Envelope::Msg(_) => {
-                    if let Some(bound) = &self.bound {
-                        bound.take();
-                    }
-                    dropped += 1;
-                }
-                Envelope::Call(call) => calls.push(call),
-                _ => {}
-            }
+        if let Some(leftovers) = &mut leftovers {
+            // A supervised child's stash: envelopes kept for an instance that will not come.
+            dropped += self.drain_stash(leftovers, &mut calls);
         }
         let mut waits = 0u32;
         loop {
@@ -535,11 +489,8 @@ impl<B: Behavior> ActorCell<B> {
             shared.directory.remove_actor(self.id());
         }
         drop(calls);
-        if let Some(watch) = watch {
-            self.notify_stopped(watch, &reason);
-        }
-        if let Some(slot) = supervised {
-            slot.told_terminated(self.id(), reason);
+        if let Some(leftovers) = leftovers {
+            self.notify_stopped(leftovers, &reason);
         }
         shared.note_stopped(exec);
         if !direct {
@@ -553,16 +504,36 @@ impl<B: Behavior> ActorCell<B> {
 /// Builds the state (deferred initialisation) and runs `started`.
 fn start<B: Behavior>(inner: &mut Inner<B>, ctx: &mut B::Ctx) -> Result<(), String> {
     inner.started = true;
-    if let Life::Factory(_) = inner.life {
-        let Life::Factory(factory) = std::mem::replace(&mut inner.life, Life::Gone) else {
-            unreachable!()
+    if !matches!(inner.life, Life::Ready(_)) {
+        let built = match std::mem::replace(&mut inner.life, Life::Gone) {
+            Life::Factory(factory) => catch_unwind(AssertUnwindSafe(factory)),
+            Life::Supervised(slot) => B::inner(ctx).cell().adopt(slot),
+            _ => unreachable!("a started actor is built or about to be"),
         };
-        inner.life = Life::Ready(catch_unwind(AssertUnwindSafe(factory)).map_err(panic_message)?);
+        inner.life = Life::Ready(built.map_err(panic_message)?);
     }
     let Life::Ready(actor) = &mut inner.life else {
         unreachable!("state built above")
     };
     catch_unwind(AssertUnwindSafe(|| actor.started(ctx))).map_err(panic_message)
+}
+
+/// Spawns a supervised child: its first state from its slot's factory, built on its first
+/// activation like [`Life::Factory`], which also puts the slot in its extras (`supervised.rs`).
+pub(crate) fn spawn_supervised<B: Behavior>(
+    runtime: &Arc<Runtime>,
+    slot: Supervised<B>,
+    options: SpawnOptions,
+    parent: Parent,
+    from: Option<&Exec>,
+) -> Result<Arc<ActorCell<B>>, Arc<ActorCell<B>>> {
+    spawn(
+        runtime,
+        Life::Supervised(Box::new(slot)),
+        options,
+        Some(parent),
+        from,
+    )
 }
 
 #[cfg(all(test, not(loom)))]

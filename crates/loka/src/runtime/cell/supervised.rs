@@ -23,6 +23,7 @@
 //!   activation, through its mailbox. Acknowledgements carry the order's sequence number, so the
 //!   supervisor can restart children one at a time, in order.
 
+use super::extras::Leftovers;
 use super::failure::{panic_message, stopped_panicked};
 use super::{bound, ActorCell, Behavior, CellContext, Envelope, Inner, Life, Stopping};
 use crate::actor::{ActorFailure, StopReason};
@@ -103,13 +104,6 @@ pub(crate) struct Supervised<B: Behavior> {
 }
 
 impl<B: Behavior> Supervised<B> {
-    /// The child terminated for good (`terminate`, once it is unregistered): its supervisor
-    /// hears why.
-    pub(super) fn told_terminated(self, child: ActorId, reason: StopReason) {
-        let lost = self.lost;
-        (self.sink)(child, ChildEvent::Terminated { reason, lost });
-    }
-
     pub(crate) fn new(
         factory: Arc<dyn Fn() -> B + Send + Sync>,
         restart: Restart,
@@ -144,6 +138,17 @@ pub(crate) fn event_sink<S: Behavior>(
 }
 
 impl<B: Behavior> ActorCell<B> {
+    /// A supervised child's first activation: puts its slot in the extras, then builds its
+    /// first state.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn adopt(&self, slot: Box<Supervised<B>>) -> std::thread::Result<B> {
+        let factory = Arc::clone(&slot.factory);
+        // SAFETY: the first activation holds the schedule; no user code runs while borrowed.
+        unsafe { self.extras() }.supervised = Some(slot);
+        catch_unwind(AssertUnwindSafe(|| factory()))
+    }
+
     /// The supervised slot, if this actor is supervised.
     ///
     /// # Safety
@@ -155,41 +160,111 @@ impl<B: Behavior> ActorCell<B> {
         extras.supervised.as_mut()?.downcast_mut()
     }
 
-    /// Takes the slot out (the actor terminates).
-    pub(super) fn take_supervised(&self) -> Option<Box<Supervised<B>>> {
-        // SAFETY: called by `terminate`, which holds the schedule (or runs at shutdown).
-        let extras = unsafe { self.extras_if_any() }?;
-        let slot = extras.supervised.take()?;
-        Some(slot.downcast().expect("the slot has the actor's type"))
+    /// The actor terminates (`terminate`, with what it took out of its extras): a supervised
+    /// child's stash is dropped unhandled. Returns the user messages in it (dead letters); its
+    /// continuations go to `calls`, to be dropped once the actor is unregistered.
+    pub(super) fn drain_stash(
+        &self,
+        leftovers: &mut Leftovers,
+        calls: &mut Vec<super::Continuation<B>>,
+    ) -> u64 {
+        let Some(slot) = &mut leftovers.supervised else {
+            return 0;
+        };
+        self.drain_stash_of(slot)
+            .map(|(dropped, more)| {
+                calls.extend(more);
+                dropped
+            })
+            .unwrap_or(0)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn drain_stash_of(
+        &self,
+        slot: &mut Box<dyn std::any::Any + Send>,
+    ) -> Option<(u64, Vec<super::Continuation<B>>)> {
+        let slot = slot.downcast_mut::<Supervised<B>>()?;
+        let (mut dropped, mut calls) = (0, Vec::new());
+        for envelope in std::mem::take(&mut slot.stash) {
+            match envelope {
+                Envelope::Msg(_) => {
+                    if let Some(bound) = &self.bound {
+                        bound.take();
+                    }
+                    dropped += 1;
+                }
+                Envelope::Call(call) => calls.push(call),
+                _ => {}
+            }
+        }
+        Some((dropped, calls))
+    }
+
+    /// A supervised child terminated for good (once it is unregistered): its supervisor hears
+    /// why.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn told_terminated(&self, slot: Box<dyn std::any::Any + Send>, reason: &StopReason) {
+        if let Ok(slot) = slot.downcast::<Supervised<B>>() {
+            let (reason, lost) = (reason.clone(), slot.lost);
+            (slot.sink)(self.id(), ChildEvent::Terminated { reason, lost });
+        }
     }
 
     /// Ends an activation (or a letter) that stops the actor: terminates it, or suspends a
-    /// supervised child whose restart kind wants it back. `failure`: a panic's message; `lost`:
-    /// envelopes it dropped. Returns whether the actor terminated.
+    /// supervised child whose restart kind wants it back. `failure`: a panic's message; `taken`:
+    /// envelopes taken out of the mailbox by this run (a panic after one dropped the last).
+    /// Returns whether the actor terminated. Inlined: an actor that is not supervised pays one
+    /// test before `terminate`, as if called directly.
+    #[inline(always)]
     pub(super) fn stop_or_suspend(
         &self,
         inner: &mut Inner<B>,
         ctx: &mut B::Ctx,
         failure: Option<String>,
-        lost: u64,
+        taken: usize,
         exec: Option<&crate::runtime::exec::Exec>,
     ) -> bool {
-        let mut reason = B::inner(ctx).stop_reason(failure);
         // SAFETY: we hold the schedule. One test of a pointer `terminate` reads anyway.
         if unsafe { self.extras_if_any() }.is_some_and(|e| e.supervised.is_some()) {
-            match self.suspend(inner, ctx, reason, lost) {
-                Ok(()) => return false,
-                Err(stops) => {
-                    reason = stops;
-                    // SAFETY: as above; told to the supervisor with the termination.
-                    if let Some(slot) = unsafe { self.supervised() } {
-                        slot.lost += lost;
-                    }
-                }
-            }
+            return self.stop_supervised(inner, ctx, failure, taken, exec);
         }
+        let reason = B::inner(ctx).stop_reason(failure);
         self.terminate(inner, reason, exec);
         true
+    }
+
+    /// [`stop_or_suspend`](Self::stop_or_suspend) for a supervised child.
+    #[cold]
+    #[inline(never)]
+    fn stop_supervised(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        failure: Option<String>,
+        taken: usize,
+        exec: Option<&crate::runtime::exec::Exec>,
+    ) -> bool {
+        let lost = u64::from(failure.is_some() && taken > 0);
+        if failure.is_none() && B::inner(ctx).stopping == Stopping::Suspended {
+            // Suspended by an order during the activation: nothing stops.
+            B::inner(ctx).stopping = Stopping::No;
+            return false;
+        }
+        let reason = B::inner(ctx).stop_reason(failure);
+        match self.suspend(inner, ctx, reason, lost) {
+            Ok(()) => false,
+            Err(reason) => {
+                // SAFETY: as above; told to the supervisor with the termination.
+                if let Some(slot) = unsafe { self.supervised() } {
+                    slot.lost += lost;
+                }
+                self.terminate(inner, reason, exec);
+                true
+            }
+        }
     }
 
     /// A supervised child stops with `reason`: suspends it and tells its supervisor, unless it
@@ -259,6 +334,8 @@ impl<B: Behavior> ActorCell<B> {
             }
         }
         let old = std::mem::replace(&mut inner.life, Life::Suspended);
+        // Not started: the next activation (or letter) takes the suspended path.
+        inner.started = false;
         // Dropping user state is user code.
         if let Err(dropped) = catch_unwind(AssertUnwindSafe(|| drop(old))) {
             panic.get_or_insert_with(|| panic_message(dropped));
@@ -280,6 +357,7 @@ impl<B: Behavior> ActorCell<B> {
         let actor = catch_unwind(AssertUnwindSafe(|| factory()))
             .map_err(|p| StopReason::Panicked(panic_message(p)))?;
         inner.life = Life::Ready(actor);
+        inner.started = true;
         let Life::Ready(actor) = &mut inner.life else {
             unreachable!("built above")
         };
@@ -297,7 +375,18 @@ impl<B: Behavior> ActorCell<B> {
 
     /// A failure is recorded once, where it happens: a panic in `failures()` and
     /// `stats().panics`, a supervisor's escalation in `failures()` and `stats().escalations`.
+    /// `None` (nothing recorded) for a stop that is not one of those.
+    #[inline]
     pub(super) fn note_failure(&self, reason: &StopReason) -> Option<ActorFailure> {
+        match reason {
+            StopReason::Panicked(_) | StopReason::Escalated { .. } => self.record(reason),
+            _ => None,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record(&self, reason: &StopReason) -> Option<ActorFailure> {
         let (message, panicked) = match reason {
             StopReason::Panicked(message) => (message, true),
             StopReason::Escalated { message } => (message, false),
@@ -313,6 +402,82 @@ impl<B: Behavior> ActorCell<B> {
             .shared
             .record_failure(failure.clone(), panicked);
         Some(failure)
+    }
+
+    /// An activation of a suspended child (`activate` sends it here from its not-started branch):
+    /// up to the throughput budget of envelopes, each stashed or, for a `Start`, its order obeyed.
+    /// Ends once an order revived the child (the next activation runs it as usual) or stops it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn activate_suspended(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        exec: &crate::runtime::exec::Exec,
+    ) -> crate::runtime::RunOutcome {
+        use crate::mailbox::Pop;
+        use crate::runtime::RunOutcome;
+        let budget = self.runtime.throughput();
+        let bound = self.bound.as_deref();
+        let mut processed = 0u64;
+        let run = catch_unwind(AssertUnwindSafe(|| loop {
+            if B::inner(ctx).is_stopping() {
+                return RunOutcome::Stopped;
+            }
+            if inner.started {
+                return RunOutcome::Requeue; // revived
+            }
+            if processed == budget as u64 {
+                return RunOutcome::Requeue;
+            }
+            // SAFETY: we hold the schedule: single consumer.
+            match unsafe { self.mailbox.pop() } {
+                Pop::Item(envelope) => {
+                    processed += 1;
+                    self.while_suspended(inner, ctx, envelope, bound);
+                }
+                Pop::NotReady => return RunOutcome::Waiting,
+                // SAFETY: as above.
+                Pop::Empty => match unsafe { self.mailbox.try_idle() } {
+                    true => return RunOutcome::Idle,
+                    false => continue,
+                },
+            }
+        }));
+        exec.counters().messages.bump(processed);
+        let (outcome, failure) = match run {
+            Ok(outcome) => (outcome, None),
+            // A message of the stash, handed to the new instance, panicked.
+            Err(panic) => (RunOutcome::Stopped, Some(panic_message(panic))),
+        };
+        let taken = processed as usize;
+        if outcome == RunOutcome::Stopped
+            && !self.stop_or_suspend(inner, ctx, failure, taken, Some(exec))
+        {
+            return RunOutcome::Requeue;
+        }
+        outcome
+    }
+
+    /// A letter for a suspended child (message-centric engine): stashed, or its order obeyed.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn receive_suspended(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        envelope: Envelope<B>,
+        exec: &crate::runtime::exec::Exec,
+    ) {
+        let bound = self.bound.as_deref();
+        let failure = catch_unwind(AssertUnwindSafe(|| {
+            self.while_suspended(inner, ctx, envelope, bound)
+        }))
+        .err()
+        .map(panic_message);
+        if failure.is_some() || B::inner(ctx).is_stopping() {
+            self.stop_or_suspend(inner, ctx, failure, 1, Some(exec));
+        }
     }
 
     /// The `Start` envelope reached a started actor: a supervisor's order, if one is pending
@@ -421,6 +586,10 @@ impl<B: Behavior> ActorCell<B> {
                 }
             }
         }
+        if matches!(inner.life, Life::Suspended) && !B::inner(ctx).is_stopping() {
+            // Suspended now: this activation ends, the next takes the suspended path.
+            B::inner(ctx).stopping = Stopping::Suspended;
+        }
     }
 
     /// Hands the stash to the new instance, in order, until it is empty or the instance stops. A
@@ -443,8 +612,26 @@ impl<B: Behavior> ActorCell<B> {
                 slot.stash.push_back(envelope);
                 continue;
             }
-            self.handle(inner, ctx, envelope, bound);
+            // Through a function pointer the optimizer cannot see through: the envelope loop,
+            // inlined here, would be a second copy of every handler (and of the sends they
+            // make), which changed how the hot send and receive paths were inlined (decisions
+            // §27).
+            let handle: fn(&Self, &mut Inner<B>, &mut B::Ctx, Envelope<B>, Option<&bound::Bound>) =
+                Self::handle_outlined;
+            std::hint::black_box(handle)(self, inner, ctx, envelope, bound);
         }
+    }
+
+    /// [`handle`](Self::handle), out of line: for the failure path.
+    #[inline(never)]
+    fn handle_outlined(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        envelope: Envelope<B>,
+        bound: Option<&bound::Bound>,
+    ) {
+        self.handle(inner, ctx, envelope, bound)
     }
 }
 

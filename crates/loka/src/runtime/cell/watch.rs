@@ -94,6 +94,9 @@ pub(crate) enum Stopping {
     Linked,
     /// A supervisor gave up: [`StopReason::Escalated`] (its message in the extras).
     Escalated,
+    /// A supervised child was suspended by its supervisor's order: the activation ends, the
+    /// actor does not stop (`supervised.rs`).
+    Suspended,
 }
 
 // ----------------------------------------------------------------------------------- watch state
@@ -257,9 +260,14 @@ impl<B: Behavior> ActorCell<B> {
     }
 
     /// The actor stops: every watcher gets its notice, every linked actor the exit signal, every
-    /// actor it watches forgets it. Called by `terminate` once the actor is closed and
-    /// unregistered, with the watch state it took out of the extras.
-    pub(super) fn notify_stopped(&self, watch: WatchState, reason: &StopReason) {
+    /// actor it watches forgets it, its supervisor (if supervised) hears it terminated. Called by
+    /// `terminate` once the actor is closed and unregistered, with what it took out of the
+    /// extras.
+    pub(super) fn notify_stopped(&self, leftovers: super::extras::Leftovers, reason: &StopReason) {
+        if let Some(slot) = leftovers.supervised {
+            self.told_terminated(slot, reason);
+        }
+        let watch = leftovers.watch;
         let id = self.id();
         for notice in watch.watchers {
             notice.fire(id, reason.clone());
@@ -508,7 +516,7 @@ impl<B: Behavior> CellContext<B> {
             return StopReason::Panicked(message);
         }
         match self.stopping {
-            Stopping::No | Stopping::Normal => StopReason::Normal,
+            Stopping::No | Stopping::Normal | Stopping::Suspended => StopReason::Normal,
             Stopping::Stopped => StopReason::Stopped,
             Stopping::Linked => {
                 // SAFETY: as in `watch_with`.
