@@ -327,6 +327,9 @@ fn exceeding_the_restart_intensity_terminates_the_children_and_escalates() {
         spec: Option<SupervisorSpec>,
         supervisor: Arc<Mutex<Option<SupervisorRef>>>,
         failures: Arc<Mutex<Vec<ActorFailure>>>,
+        /// The supervisor's children, and whether they had all stopped when its failure came.
+        children: Arc<Mutex<Vec<loka::ActorRef<Job>>>>,
+        children_gone_first: Arc<Mutex<Option<bool>>>,
     }
     impl Actor for Boss {
         type Msg = ();
@@ -336,6 +339,8 @@ fn exceeding_the_restart_intensity_terminates_the_children_and_escalates() {
         }
         fn handle(&mut self, _ctx: &mut Context<Self>, _: ()) {}
         fn child_failed(&mut self, _ctx: &mut Context<Self>, failure: ActorFailure) {
+            let gone = self.children.lock().unwrap().iter().all(|c| c.is_stopped());
+            *self.children_gone_first.lock().unwrap() = Some(gone);
             self.failures.lock().unwrap().push(failure);
         }
     }
@@ -351,10 +356,14 @@ fn exceeding_the_restart_intensity_terminates_the_children_and_escalates() {
             .unwrap();
         let slot = Arc::new(Mutex::new(None));
         let failures = Arc::new(Mutex::new(Vec::new()));
+        let children = Arc::new(Mutex::new(Vec::new()));
+        let gone_first = Arc::new(Mutex::new(None));
         let _boss = system.spawn(Boss {
             spec: Some(spec),
             supervisor: Arc::clone(&slot),
             failures: Arc::clone(&failures),
+            children: Arc::clone(&children),
+            children_gone_first: Arc::clone(&gone_first),
         });
         system.run_until_idle();
         shared.take_log();
@@ -364,6 +373,7 @@ fn exceeding_the_restart_intensity_terminates_the_children_and_escalates() {
             supervisor.child::<Job>("w").unwrap(),
             supervisor.child::<Job>("x").unwrap(),
         );
+        *children.lock().unwrap() = vec![w.clone(), x.clone()];
         // Two restarts are allowed; the third failure is one too many.
         for _ in 0..3 {
             w.send(Job::Panic).unwrap();
@@ -385,6 +395,12 @@ fn exceeding_the_restart_intensity_terminates_the_children_and_escalates() {
             w.is_stopped() && x.is_stopped(),
             "{label}: the children were terminated"
         );
+        assert_eq!(
+            *gone_first.lock().unwrap(),
+            Some(true),
+            "{label}: terminated before the supervisor gave up"
+        );
+        children.lock().unwrap().clear();
         assert_eq!(
             shared.take_log(),
             [
