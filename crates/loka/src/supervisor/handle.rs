@@ -25,9 +25,10 @@ use std::sync::Arc;
 ///     }
 /// }
 /// ```
-pub struct SupervisorMsg(
-    pub(super) Box<dyn FnOnce(&mut Supervisor, &mut Context<Supervisor>) + Send>,
-);
+pub struct SupervisorMsg(pub(super) Request);
+
+/// What a [`SupervisorMsg`] does, run with the supervisor's state.
+pub(super) type Request = Box<dyn FnOnce(&mut Supervisor, &mut Context<Supervisor>) + Send>;
 
 impl SupervisorMsg {
     fn new(run: impl FnOnce(&mut Supervisor, &mut Context<Supervisor>) + Send + 'static) -> Self {

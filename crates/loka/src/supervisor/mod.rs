@@ -55,7 +55,7 @@
 //! | `handle.rs` | [`SupervisorRef`], [`SupervisorMsg`], [`ChildInfo`], [`SupervisorStats`] |
 //!
 //! The child's side (suspending, stashing, obeying orders) is in the runtime
-//! (`runtime/cell/supervised.rs`).
+//! (`runtime/cell/supervised/`).
 //!
 //! [`ActorId`]: crate::ActorId
 //! [`ActorRef`]: crate::ActorRef

@@ -16,6 +16,7 @@ use crate::runtime::cell::{ChildEvent, Command};
 use crate::{ActorId, Context, StopReason};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A reply to a request that completes later.
 pub(super) type Reply = Box<dyn FnOnce(Result<(), SupervisorError>) + Send>;
@@ -227,14 +228,7 @@ impl Supervisor {
         }
         let now = ctx.now();
         let (max, within) = (self.spec.max_restarts, self.spec.within);
-        while self
-            .restarts_at
-            .front()
-            .is_some_and(|&at| now.saturating_sub(at) >= within)
-        {
-            self.restarts_at.pop_front();
-        }
-        if self.restarts_at.len() >= max as usize {
+        if !allow_restart(&mut self.restarts_at, now, max, within) {
             let message = format!(
                 "supervisor {} exceeded max_restarts({max}, {within:?}): child `{id}` {reason}",
                 ctx.id()
@@ -246,7 +240,6 @@ impl Supervisor {
                 after: After::Escalate(message),
             });
         }
-        self.restarts_at.push_back(now);
         self.stats.restarts += 1;
         let affected: Vec<usize> = match self.spec.strategy {
             Strategy::OneForOne => vec![at],
@@ -301,5 +294,52 @@ impl Supervisor {
             .filter(|child| child.live.is_some())
             .map(|child| Step::Order(Arc::clone(child.spec.id()), Command::Terminate))
             .collect()
+    }
+}
+
+/// The restart intensity: whether one more restart at `now` keeps within `max` restarts in any
+/// period of `within`, given when the earlier ones happened (`at`, oldest first). If it does, it is
+/// recorded; restarts older than the period are forgotten either way.
+fn allow_restart(at: &mut VecDeque<Duration>, now: Duration, max: u32, within: Duration) -> bool {
+    while at.front().is_some_and(|&t| now.saturating_sub(t) >= within) {
+        at.pop_front();
+    }
+    if at.len() >= max as usize {
+        return false;
+    }
+    at.push_back(now);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::allow_restart;
+    use std::collections::VecDeque;
+    use std::time::Duration;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn the_intensity_counts_restarts_within_the_period_and_forgets_older_ones() {
+        let mut at = VecDeque::new();
+        // max_restarts(2, 100 ms): two restarts pass, a third within the period does not.
+        assert!(allow_restart(&mut at, ms(0), 2, ms(100)));
+        assert!(allow_restart(&mut at, ms(50), 2, ms(100)));
+        assert!(!allow_restart(&mut at, ms(99), 2, ms(100)));
+        // 100 ms after the first, it no longer counts.
+        assert!(allow_restart(&mut at, ms(100), 2, ms(100)));
+        assert!(!allow_restart(&mut at, ms(149), 2, ms(100)));
+        // Long after, both earlier ones are forgotten.
+        assert!(allow_restart(&mut at, ms(1000), 2, ms(100)));
+        assert_eq!(at.len(), 1);
+    }
+
+    #[test]
+    fn zero_restarts_allowed_refuses_the_first() {
+        let mut at = VecDeque::new();
+        assert!(!allow_restart(&mut at, ms(0), 0, ms(100)));
+        assert!(at.is_empty());
     }
 }

@@ -25,7 +25,7 @@ impl<B: Behavior> ActorCell<B> {
         let mut ctx = B::context(CellContext::new(self, Some(exec)));
         let mut failure = None;
         if !inner.started {
-            // Not started yet, or a supervised child between two instances (`supervised.rs`):
+            // Not started yet, or a supervised child between two instances (`supervised/`):
             // tested here, where only those two come, so running actors pay nothing for it.
             if let Life::Suspended = inner.life {
                 let outcome = self.activate_suspended(inner, &mut ctx, exec);
@@ -52,12 +52,12 @@ impl<B: Behavior> ActorCell<B> {
             },
         };
         exec.counters().messages.bump(processed as u64);
-        if outcome == RunOutcome::Stopped {
-            if !self.stop_or_suspend(inner, &mut ctx, failure, processed, Some(exec)) {
-                // A supervised child, suspended: still scheduled, it stashes what comes next.
-                exec.leave(outer);
-                return RunOutcome::Requeue;
-            }
+        if outcome == RunOutcome::Stopped
+            && !self.stop_or_suspend(inner, &mut ctx, failure, processed, Some(exec))
+        {
+            // A supervised child, suspended: still scheduled, it stashes what comes next.
+            exec.leave(outer);
+            return RunOutcome::Requeue;
         }
         exec.leave(outer);
         outcome
@@ -113,7 +113,7 @@ impl<B: Behavior> ActorCell<B> {
         bound: Option<&bound::Bound>,
     ) {
         let Life::Ready(actor) = &mut inner.life else {
-            // A supervised child that is suspended ends its activation there (`supervised.rs`).
+            // A supervised child that is suspended ends its activation there (`supervised/`).
             unreachable!("a started actor has state until it terminates")
         };
         match envelope {

@@ -106,7 +106,7 @@ impl<B: Behavior> ActorCell<B> {
         let mut ctx = B::context(CellContext::new(self, Some(exec)));
         let mut failure = None;
         if !inner.started {
-            // Not started yet, or a supervised child between two instances (`supervised.rs`).
+            // Not started yet, or a supervised child between two instances (`supervised/`).
             if let Life::Suspended = inner.life {
                 self.receive_suspended(inner, &mut ctx, envelope, exec);
                 return is_message;
@@ -124,7 +124,7 @@ impl<B: Behavior> ActorCell<B> {
             .map(panic_message);
         }
         if failure.is_some() || B::inner(&mut ctx).is_stopping() {
-            // A supervised child may be suspended instead (`supervised.rs`): then a letter not
+            // A supervised child may be suspended instead (`supervised/`): then a letter not
             // handled yet waits in its stash for the next instance.
             let taken = usize::from(unhandled.is_none());
             if !self.stop_or_suspend(inner, &mut ctx, failure, taken, Some(exec)) {

@@ -1,6 +1,6 @@
 //! What an actor keeps only once it uses a feature: the timers it armed (`timers.rs`), the
 //! futures it waits on (`pipes.rs`), its watchers, watches and links (`watch.rs`), its
-//! supervision (`supervised.rs`). One pointer in
+//! supervision (`supervised/`). One pointer in
 //! the cell, null for an actor that uses none: it pays that pointer (which fits the cell's padding),
 //! one null test per message it handles (the receive timeout's mark) and one at stop.
 
@@ -19,7 +19,7 @@ pub(crate) struct Extras {
     pub(crate) pipes: Pipes,
     /// Death watch and links, either side.
     pub(crate) watch: WatchState,
-    /// A supervised child's slot (`supervised.rs`): a `Supervised<B>` of the actor's type.
+    /// A supervised child's slot (`supervised/`): a `Supervised<B>` of the actor's type.
     pub(crate) supervised: Option<Box<dyn std::any::Any + Send>>,
     /// Why a supervisor gives up, while it stops ([`crate::StopReason::Escalated`]).
     pub(crate) escalation: Option<String>,
@@ -72,7 +72,7 @@ impl<B: Behavior> ActorCell<B> {
         })
     }
 
-    /// A supervised child's instance is replaced (`supervised.rs`): what it armed and piped goes
+    /// A supervised child's instance is replaced (`supervised/`): what it armed and piped goes
     /// with it, as at a stop; what belongs to the actor (its watchers, watches and links, its
     /// supervision) stays.
     pub(super) fn drop_instance_extras(&self) {

@@ -148,12 +148,12 @@ pub(crate) enum Life<B: Behavior> {
     /// memory is first touched where it runs).
     Factory(Box<dyn FnOnce() -> B + Send>),
     /// A supervised child, built by its slot's factory on the first activation, which also
-    /// puts the slot in the extras (`supervised.rs`).
+    /// puts the slot in the extras (`supervised/`).
     Supervised(Box<Supervised<B>>),
     /// Built.
     Ready(B),
     /// A supervised child between two instances: the old one's state is dropped, the next one
-    /// waits for its supervisor's order (`supervised.rs`).
+    /// waits for its supervisor's order (`supervised/`).
     Suspended,
     /// Stopped and dropped.
     Gone,
@@ -519,7 +519,7 @@ fn start<B: Behavior>(inner: &mut Inner<B>, ctx: &mut B::Ctx) -> Result<(), Stri
 }
 
 /// Spawns a supervised child: its first state from its slot's factory, built on its first
-/// activation like [`Life::Factory`], which also puts the slot in its extras (`supervised.rs`).
+/// activation like [`Life::Factory`], which also puts the slot in its extras (`supervised/`).
 pub(crate) fn spawn_supervised<B: Behavior>(
     runtime: &Arc<Runtime>,
     slot: Supervised<B>,

@@ -19,7 +19,7 @@ pub(crate) trait Control: Send + Sync {
     /// Its name (if spawned with one) and its Rust type name.
     fn describe(&self) -> (Option<String>, &'static str);
     /// Queues a `Start` envelope: a supervisor's order to a supervised child waits behind the
-    /// messages already queued (`supervised.rs`). `false` if it has stopped.
+    /// messages already queued (`supervised/`). `false` if it has stopped.
     fn start_signal(&self) -> bool;
 }
 

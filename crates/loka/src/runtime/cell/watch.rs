@@ -95,7 +95,7 @@ pub(crate) enum Stopping {
     /// A supervisor gave up: [`StopReason::Escalated`] (its message in the extras).
     Escalated,
     /// A supervised child was suspended by its supervisor's order: the activation ends, the
-    /// actor does not stop (`supervised.rs`).
+    /// actor does not stop (`supervised/`).
     Suspended,
 }
 
