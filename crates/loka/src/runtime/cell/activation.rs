@@ -31,9 +31,9 @@ impl<B: Behavior> ActorCell<B> {
         let mut processed = 0;
         let outcome = match failure {
             Some(_) => RunOutcome::Stopped,
-            // One unwinding boundary per activation, not per message: moving each message into
-            // a per-message `catch_unwind` closure stalled on store forwarding, the cost of the
-            // bounded-mailbox work on big and threadring (docs/decisions.md §26).
+            // One unwinding boundary per activation, not per message: a panic ends the
+            // activation anyway, and the message then goes from its slot to the handler without
+            // passing through a closure's environment (docs/decisions.md §26).
             None => match catch_unwind(AssertUnwindSafe(|| {
                 self.run_envelopes(inner, &mut ctx, budget, &mut processed)
             })) {

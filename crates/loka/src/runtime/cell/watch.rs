@@ -43,7 +43,7 @@ impl Exit {
 
     /// Records the reason. Called once, by `terminate`, before the mailbox closes. Release:
     /// whoever sees the mailbox closed (an Acquire load, or a refused send) sees the reason.
-    #[inline]
+    #[inline(always)]
     pub(super) fn set(&self, reason: &StopReason) {
         let word = match reason {
             StopReason::Normal => NORMAL,
