@@ -163,6 +163,44 @@ struct Head<T> {
     block: *mut Block<T>,
 }
 
+/// Moves the consumer past the slot just taken (`Mailbox::pop_with`), freeing or recycling its
+/// block after the block's last slot.
+struct Advance<'a, T> {
+    mailbox: &'a Mailbox<T>,
+    head: &'a mut Head<T>,
+    offset: usize,
+}
+
+impl<T> Drop for Advance<'_, T> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let head = &mut *self.head;
+        let capacity = capacity_at(head.position);
+        if self.offset + 1 == capacity {
+            // Last slot read: every producer of this block is done with it (each one's last
+            // access is its `ready` store; one that read a stale tail block pointer failed its
+            // claim and never dereferenced it), so the block is ours to reuse.
+            // SAFETY: see above; `next` was published before this slot became ready.
+            unsafe {
+                let next = (*head.block).next.load(Acquire);
+                debug_assert!(!next.is_null());
+                if capacity == BLOCK_CAP {
+                    Block::reset(head.block);
+                    self.mailbox.recycle(head.block);
+                } else {
+                    // The small first block is never reused: spares must be full-size.
+                    Block::free(head.block, true);
+                }
+                head.block = next;
+            }
+            head.position += 1 + LAP - capacity;
+            self.mailbox.head.consumed.store(head.position, Relaxed);
+        } else {
+            head.position += 1;
+        }
+    }
+}
+
 /// What a sender must do after [`Mailbox::push`].
 #[must_use = "a Wake obliges the sender to schedule the actor, and a Rejected hands the message back"]
 #[derive(Debug, PartialEq, Eq)]
@@ -362,13 +400,29 @@ impl<T> Mailbox<T> {
     /// Only the activation holding the schedule (or an owner with exclusive access) may call this.
     #[inline]
     pub(crate) unsafe fn pop(&self) -> Pop<T> {
+        // SAFETY: the caller's contract; `read` moves the value out, and cannot unwind.
+        unsafe { self.pop_with(|value| value.read()) }
+    }
+
+    /// Takes the oldest message in place: `take` gets a pointer to it in its slot, moves it out
+    /// and may go on to use it (the activation runs the handler there). The consumer's position
+    /// advances once `take` returns or unwinds. Moving a message straight from its slot into
+    /// the handler's argument avoided a copy through the stack that stalled on store
+    /// forwarding (docs/decisions.md §26).
+    ///
+    /// # Safety
+    /// As [`Self::pop`]; besides, `take` must move the value out of the pointer (`ptr::read`)
+    /// exactly once, before anything in it can unwind, and must not call this mailbox's consumer
+    /// side (`pop`, `pop_with`, `try_idle`, `is_empty`-style reads of the position): the position
+    /// still points at the slot being taken.
+    #[inline(always)]
+    pub(crate) unsafe fn pop_with<R>(&self, take: impl FnOnce(*const T) -> R) -> Pop<R> {
         self.head.head.with_mut(|head| {
             // SAFETY: the caller guarantees a single consumer.
             let head = unsafe { &mut *head };
             let offset = head.position % LAP;
-            let capacity = capacity_at(head.position);
-            // SAFETY: `head.block` is freed only below, by this consumer, after its last slot, and
-            // `offset` is below the capacity of the block at this position.
+            // SAFETY: `head.block` is freed only by `Advance::drop`, by this consumer, after its
+            // last slot, and `offset` is below the capacity of the block at this position.
             let slot = unsafe { Block::slot(head.block, offset) };
             // Acquire pairs with the producer's Release: the value (and `next`) are visible.
             if !slot.ready.load(Acquire) {
@@ -378,34 +432,21 @@ impl<T> Mailbox<T> {
                     Pop::NotReady
                 };
             }
-            // SAFETY: ready, and we are its only reader; reading moves the value out.
-            let value = slot.value.with(|p| unsafe { p.read().assume_init() });
-            if offset + 1 == capacity {
-                // Last slot read: every producer of this block is done with it (each one's last
-                // access is its `ready` store; one that read a stale tail block pointer failed
-                // its claim and never dereferenced it), so the block is ours to reuse.
-                // SAFETY: see above; `next` was published before this slot became ready.
-                unsafe {
-                    let next = (*head.block).next.load(Acquire);
-                    debug_assert!(!next.is_null());
-                    if capacity == BLOCK_CAP {
-                        Block::reset(head.block);
-                        self.recycle(head.block);
-                    } else {
-                        // The small first block is never reused: spares must be full-size.
-                        Block::free(head.block, true);
-                    }
-                    head.block = next;
-                }
-                head.position += 1 + LAP - capacity;
-            } else {
-                head.position += 1;
-            }
-            self.head.consumed.store(head.position, Relaxed);
-            Pop::Item(value)
+            // Published before `take` runs, so the handler taking the message reads a length
+            // (`len_estimate`) that no longer counts it. Past a block's last slot the position
+            // jumps further; `Advance` then publishes the exact one.
+            self.head.consumed.store(head.position + 1, Relaxed);
+            // Advances past the slot when dropped: after `take`, also when it unwinds (the value
+            // was moved out first, so it is never taken twice).
+            let _advance = Advance {
+                mailbox: self,
+                head,
+                offset,
+            };
+            // SAFETY: ready, and we are its only reader; `take` moves the value out.
+            Pop::Item(slot.value.with(|p| take(p.cast::<T>())))
         })
     }
-
     /// After [`Pop::Empty`]: try to go idle. `false` means a sender claimed a slot meanwhile and
     /// the consumer must keep going (it still holds the schedule).
     ///

@@ -204,3 +204,30 @@ fn len_estimate_counts_queued_messages_across_blocks() {
     }
     assert_eq!(Mailbox::<u8>::new_direct().len_estimate(), 0);
 }
+
+/// `pop_with` advances past the slot when its closure unwinds after moving the value out: the
+/// next pop gets the next message, the taken one is neither seen nor dropped twice (Miri checks
+/// the drops), across a block boundary too.
+#[test]
+fn pop_with_advances_when_the_taker_unwinds() {
+    let mb = Mailbox::new();
+    let total = BLOCK_CAP + 3;
+    for i in 0..total {
+        let _ = mb.push(Box::new(i));
+    }
+    for i in 0..total {
+        if i % 2 == 0 {
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+                mb.pop_with(|slot| {
+                    let value = slot.read();
+                    assert_eq!(*value, i);
+                    panic!("the handler of {i} panicked");
+                })
+            }));
+            assert!(unwound.is_err());
+        } else {
+            assert_eq!(unsafe { mb.pop_with(|slot| *slot.read()) }, Pop::Item(i));
+        }
+    }
+    assert_eq!(unsafe { mb.pop() }, Pop::Empty);
+}

@@ -19,6 +19,11 @@ const WORKER_SHIFT: u32 = 48;
 pub struct ActorId(u64);
 
 impl ActorId {
+    /// The id whose raw value is `raw` (from [`Self::as_u64`]).
+    pub(crate) fn from_raw(raw: u64) -> ActorId {
+        ActorId(raw)
+    }
+
     /// The raw id.
     pub fn as_u64(self) -> u64 {
         self.0

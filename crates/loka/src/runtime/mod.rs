@@ -257,6 +257,7 @@ impl Shared {
     }
 
     /// Forgets the name of an actor that is gone, or was never registered.
+    #[inline]
     pub(crate) fn forget_name(&self, id: ActorId, named: bool) {
         if named {
             self.names.lock().remove(&id);

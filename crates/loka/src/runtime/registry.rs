@@ -17,8 +17,16 @@ const SHARDS: usize = 64;
 #[derive(Clone, Copy)]
 struct Entry {
     task: TaskRef,
-    /// The actor that spawned it, if an actor did.
-    parent: Option<ActorId>,
+    /// The raw id of the actor that spawned it, 0 if none did (no actor has id 0): half the
+    /// size of an `Option<ActorId>`, so an entry is two words and the table's buckets three,
+    /// which spawn-and-stop benchmarks notice.
+    parent: u64,
+}
+
+impl Entry {
+    fn parent(&self) -> Option<ActorId> {
+        (self.parent != 0).then_some(ActorId::from_raw(self.parent))
+    }
 }
 
 /// Live actors whose ids hash to one shard. Fx hashing: ids are unique integers made by loka, not
@@ -56,7 +64,13 @@ impl Registry {
         if shard.closed {
             return false;
         }
-        shard.live.insert(id, Entry { task, parent });
+        shard.live.insert(
+            id,
+            Entry {
+                task,
+                parent: parent.map_or(0, ActorId::as_u64),
+            },
+        );
         true
     }
 
@@ -71,7 +85,7 @@ impl Registry {
     pub(crate) fn for_each(&self, mut f: impl FnMut(ActorId, TaskRef, Option<ActorId>)) {
         for shard in self.shards.iter() {
             for (&id, entry) in shard.lock().live.iter() {
-                f(id, entry.task, entry.parent);
+                f(id, entry.task, entry.parent());
             }
         }
     }
@@ -104,7 +118,7 @@ impl Registry {
                     break d;
                 }
                 chain.push(at);
-                match live[&at].parent.filter(|p| live.contains_key(p)) {
+                match live[&at].parent().filter(|p| live.contains_key(p)) {
                     Some(parent) => at = parent,
                     None => break 0,
                 }
@@ -131,7 +145,7 @@ impl Registry {
                 shard
                     .live
                     .iter()
-                    .map(|(id, e)| (*id, e.parent))
+                    .map(|(id, e)| (*id, e.parent()))
                     .collect::<Vec<_>>()
             })
             .collect()

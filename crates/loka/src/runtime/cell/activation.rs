@@ -38,9 +38,9 @@ impl<B: Behavior> ActorCell<B> {
         let mut processed = 0;
         let outcome = match failure {
             Some(_) => RunOutcome::Stopped,
-            // One unwinding boundary per activation, not per message: moving each message into
-            // a per-message `catch_unwind` closure stalled on store forwarding, the cost of the
-            // bounded-mailbox work on big and threadring (docs/decisions.md §26).
+            // One unwinding boundary per activation, not per message: a panic ends the
+            // activation anyway, and the message then goes from its slot to the handler without
+            // passing through a closure's environment (docs/decisions.md §26).
             None => match catch_unwind(AssertUnwindSafe(|| {
                 self.run_envelopes(inner, &mut ctx, budget, &mut processed)
             })) {
@@ -84,8 +84,25 @@ impl<B: Behavior> ActorCell<B> {
                 return RunOutcome::Requeue;
             }
             // SAFETY: we hold the schedule: single consumer.
-            let envelope = match unsafe { self.mailbox.pop() } {
-                Pop::Item(envelope) => envelope,
+            // SAFETY: we hold the schedule: single consumer. The closure moves the envelope out
+            // first; a message's handler runs in place (it never reaches this mailbox's consumer
+            // side), every other envelope after the position advanced (`can_stop_unreferenced`
+            // reads it).
+            let taken = unsafe {
+                self.mailbox.pop_with(|slot| {
+                    *processed += 1;
+                    match slot.read() {
+                        Envelope::Msg(msg) => {
+                            self.handle_message(inner, ctx, msg, bound);
+                            None
+                        }
+                        signal => Some(signal),
+                    }
+                })
+            };
+            match taken {
+                Pop::Item(None) => {}
+                Pop::Item(Some(signal)) => self.handle_signal(inner, ctx, signal),
                 // A sender is writing the next slot: stay scheduled, come back soon.
                 Pop::NotReady => return RunOutcome::Waiting,
                 // SAFETY: as above.
@@ -94,17 +111,42 @@ impl<B: Behavior> ActorCell<B> {
                     // A send raced in; it did not schedule us, so we go on.
                     false => continue,
                 },
-            };
-            *processed += 1;
-            self.handle(inner, ctx, envelope, bound);
+            }
         }
     }
 
-    /// Runs one envelope with the started actor's state; a handler's panic unwinds through it.
-    /// Always inlined: it is the body of the activation loop (out of line it cost fib ~2% more
-    /// instructions, callgrind).
+    /// Runs one user message with the started actor's state; a handler's panic unwinds through
+    /// it. Always inlined: it is the body of the activation loop (out of line it cost fib ~2%
+    /// more instructions, callgrind).
     /// `bound` is `self.bound`, read by the caller once per activation.
     #[inline(always)]
+    fn handle_message(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        msg: B::Msg,
+        bound: Option<&bound::Bound>,
+    ) {
+        let Life::Ready(actor) = &mut inner.life else {
+            unreachable!("a started actor has state until it terminates")
+        };
+        // Tested here, where the message is already out of its envelope, against a register
+        // (read once per activation). Tested between the pop and this match, the envelope was
+        // copied once more per message; with a second envelope tag for bounded messages every
+        // envelope grew; with the bounded handling in one out-of-line function the handler was
+        // inlined worse (callgrind, unbounded counting: 6, 5 and 11 instructions more per
+        // message than this).
+        if let Some(bound) = bound {
+            if self.discards(bound) {
+                return;
+            }
+        }
+        self.note_message();
+        actor.handle(ctx, msg);
+    }
+
+    /// Runs one envelope (the message-centric engine's receive): a user message as
+    /// [`Self::handle_message`] does, anything else as [`Self::handle_signal`].
     pub(super) fn handle(
         &self,
         inner: &mut Inner<B>,
@@ -112,32 +154,26 @@ impl<B: Behavior> ActorCell<B> {
         envelope: Envelope<B>,
         bound: Option<&bound::Bound>,
     ) {
+        match envelope {
+            Envelope::Msg(msg) => self.handle_message(inner, ctx, msg, bound),
+            signal => self.handle_signal(inner, ctx, signal),
+        }
+    }
+
+    /// Every envelope but a user message: continuations and the lifecycle signals.
+    fn handle_signal(&self, inner: &mut Inner<B>, ctx: &mut B::Ctx, envelope: Envelope<B>) {
         let Life::Ready(actor) = &mut inner.life else {
             // A supervised child that is suspended ends its activation there (`supervised/`).
             unreachable!("a started actor has state until it terminates")
         };
         match envelope {
-            Envelope::Msg(msg) => {
-                // Tested here, where the message is already out of its envelope, against a
-                // register (read once per activation). Tested between the pop and this match, the
-                // envelope was copied once more per message; with a second envelope tag for
-                // bounded messages every envelope grew; with the bounded handling in one
-                // out-of-line function the handler was inlined worse (callgrind, unbounded
-                // counting: 6, 5 and 11 instructions more per message than this).
-                if let Some(bound) = bound {
-                    if self.discards(bound) {
-                        return;
-                    }
-                }
-                self.note_message();
-                actor.handle(ctx, msg);
-            }
+            Envelope::Msg(_) => unreachable!("messages take the fast path"),
             Envelope::Call(call) => call(actor, ctx),
             // A first activation's (nothing left to do), or a supervisor's order to a
             // supervised child (whose slot is in its extras: one null test for the others).
             // SAFETY: we hold the schedule; the borrow ends at once.
             Envelope::Start if unsafe { self.extras_if_any() }.is_some() => {
-                self.start_signal(inner, ctx, bound)
+                self.start_signal(inner, ctx, self.bound.as_deref())
             }
             Envelope::Start => {}
             Envelope::Stop => B::inner(ctx).stopping = Stopping::Stopped,
