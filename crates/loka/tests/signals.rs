@@ -52,6 +52,11 @@ fn run_until_signal_returns_the_signal_after_a_graceful_shutdown() {
             // caught by the handler above and raised again later; the wait between two is long
             // (a raise that lands after the shutdown began would kill the process, and on a
             // loaded machine hearing one can take far more than a few milliseconds: CI saw it).
+            // Not at once: a SIGTERM raised while the system was being built or
+            // `run_until_signal` was installing its handlers killed the process in about one run
+            // in ten, although the handler above was installed first (the first raise was never
+            // heard; with this delay, 0 of 30 runs failed). The cause is not found yet.
+            std::thread::sleep(Duration::from_millis(300));
             'raising: loop {
                 signal_hook::low_level::raise(SIGTERM).unwrap();
                 for _ in 0..200 {
