@@ -194,7 +194,6 @@ impl<T> Drop for Advance<'_, T> {
                 head.block = next;
             }
             head.position += 1 + LAP - capacity;
-            self.mailbox.head.consumed.store(head.position, Relaxed);
         } else {
             head.position += 1;
         }
@@ -434,7 +433,7 @@ impl<T> Mailbox<T> {
             }
             // Published before `take` runs, so the handler taking the message reads a length
             // (`len_estimate`) that no longer counts it. Past a block's last slot the position
-            // jumps further; `Advance` then publishes the exact one.
+            // jumps further than this, but `index_of` maps both to the same count of slots.
             self.head.consumed.store(head.position + 1, Relaxed);
             // Advances past the slot when dropped: after `take`, also when it unwinds (the value
             // was moved out first, so it is never taken twice).

@@ -68,9 +68,7 @@ impl Engine {
                 }
                 // Only periodic timers: the system is quiescent, and the next one fires after
                 // its delay in real time, as it would on real workers (docs/timers.md).
-                st.idle = true;
-                st.run_requested = false;
-                self.quiet_cv.notify_all();
+                self.go_quiet(&mut st);
                 let wait = std::time::Duration::from_nanos(due.saturating_sub(st.frontier()));
                 let timed_out = self.work.wait_for(&mut st, wait).timed_out();
                 if timed_out && !st.shutdown && st.external.is_empty() {
@@ -79,11 +77,17 @@ impl Engine {
                 }
                 continue;
             }
-            st.idle = true;
-            st.run_requested = false;
-            self.quiet_cv.notify_all();
+            self.go_quiet(&mut st);
             self.work.wait(&mut st);
         }
+    }
+
+    /// The simulation is quiescent: says so to whoever waits for it (`wait_quiescent`), and
+    /// forgets their request to fold input in (there is none left to fold).
+    fn go_quiet(&self, st: &mut State) {
+        st.idle = true;
+        st.run_requested = false;
+        self.quiet_cv.notify_all();
     }
 
     /// The virtual time (ns) at which the next timer may be due, if any is armed.
