@@ -123,7 +123,7 @@ impl<A: Actor> Context<A> {
         life: Life<B>,
         options: SpawnOptions,
     ) -> Result<ActorRef<B::Msg>, ActorRef<B::Msg>> {
-        let parent = self.inner.cell_arc().failure_sink();
+        let parent = self.inner.cell().failure_sink();
         cell::spawn(
             self.inner.runtime(),
             life,

@@ -44,7 +44,6 @@
 //! loom: the model checks the protocol, not a statistic).
 
 use crate::sync::{spin_hint, AtomicBool, AtomicPtr, AtomicUsize, UnsafeCell};
-use crossbeam_utils::CachePadded;
 use std::mem::MaybeUninit;
 use std::ptr;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
@@ -234,16 +233,45 @@ struct ConsumerSide<T> {
     consumed: std::sync::atomic::AtomicUsize,
 }
 
-/// An actor's mailbox; see the module documentation.
+/// Bytes kept between two groups of fields that different threads write, so that the groups
+/// never share a cache line nor an adjacent-line prefetch pair (128 bytes on x86).
+///
+/// Distance, not alignment: the padding of `CachePadded` raised the mailbox's alignment, and so
+/// the actor cell's, to 128 bytes, and an over-aligned `Arc` is allocated by `posix_memalign`,
+/// which cost every spawn ~720 instructions and left split chunks that glibc's `free` later
+/// merged (docs/decisions.md §28). With gaps the cell keeps the alignment of its fields (8), and
+/// its allocation takes `malloc`'s fast path.
+pub(crate) const GAP: usize = 128;
+
+/// [`GAP`] bytes that are never read or written, so building one costs nothing.
+#[repr(transparent)]
+pub(crate) struct Gap(MaybeUninit<[u8; GAP]>);
+
+impl Gap {
+    pub(crate) const fn new() -> Self {
+        Gap(MaybeUninit::uninit())
+    }
+}
+
+/// An actor's mailbox; see the module documentation. `repr(C)` keeps the gaps between the
+/// consumer's line, the tail word every producer writes, and the block pointers.
+#[repr(C)]
 pub(crate) struct Mailbox<T> {
-    head: CachePadded<ConsumerSide<T>>,
-    tail_word: CachePadded<AtomicUsize>,
+    /// Apart from whatever precedes the mailbox in its cell.
+    _before: Gap,
+    head: ConsumerSide<T>,
+    _consumer_apart: Gap,
+    tail_word: AtomicUsize,
+    _tail_apart: Gap,
     tail_block: AtomicPtr<Block<T>>,
     /// A consumed block waiting to become the next tail block (null when none). Without it every
     /// block is allocated by a sender's thread and freed by the consumer's, and a stream between
     /// two workers pays a cross-thread `free`: with glibc that takes the allocating arena's lock,
     /// and it cost counting and fjthrput half their throughput at 2 workers.
     spare: AtomicPtr<Block<T>>,
+    /// Apart from what follows the mailbox in its cell (the actor's state, written by every
+    /// activation, while every producer reads `tail_block`).
+    _after: Gap,
 }
 
 // SAFETY: values of `T` move from producers to the consumer, so `T: Send` suffices; shared state is
@@ -257,16 +285,20 @@ impl<T> Mailbox<T> {
     pub(crate) fn new() -> Self {
         let first = Block::<T, FIRST_CAP>::new_boxed();
         Mailbox {
-            head: CachePadded::new(ConsumerSide {
+            _before: Gap::new(),
+            head: ConsumerSide {
                 head: UnsafeCell::new(Head {
                     position: 0,
                     block: first,
                 }),
                 consumed: std::sync::atomic::AtomicUsize::new(0),
-            }),
-            tail_word: CachePadded::new(AtomicUsize::new(IDLE)),
+            },
+            _consumer_apart: Gap::new(),
+            tail_word: AtomicUsize::new(IDLE),
+            _tail_apart: Gap::new(),
             tail_block: AtomicPtr::new(first),
             spare: AtomicPtr::new(ptr::null_mut()),
+            _after: Gap::new(),
         }
     }
 

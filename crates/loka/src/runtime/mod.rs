@@ -245,6 +245,22 @@ impl Shared {
         self.names.lock().get(&id).cloned()
     }
 
+    /// Queues a child's failure for its parent's `child_failed` hook; `false` if the parent has
+    /// stopped (no longer registered, or its mailbox closed).
+    #[cold]
+    pub(crate) fn tell_parent(&self, parent: ActorId, failure: ActorFailure) -> bool {
+        // SAFETY: `with_live` calls us under the registry's lock while the parent is registered,
+        // and a registered actor's cell is alive (it unregisters before its life reference goes).
+        // The strong reference taken here keeps it alive after the lock, for the queueing.
+        let Some(parent) = self
+            .registry
+            .with_live(parent, |task| unsafe { task.control() })
+        else {
+            return false;
+        };
+        parent.child_failed(failure)
+    }
+
     /// Removes a terminated actor (and its name); a graceful shutdown waiting for it hears of it.
     /// Counted before it leaves the registry: a graceful shutdown that finds the registry empty
     /// has counted every actor that stopped (its report's `stopped`). The other order left the

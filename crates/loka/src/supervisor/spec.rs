@@ -182,7 +182,7 @@ impl<A: Actor> AnyChild for ChildSpec<A> {
         );
         // The supervisor hears of its children through `sink`: the failure sink every child
         // has says it was told, so nothing is logged twice.
-        let parent: cell::Parent = (inner.cell().id(), Box::new(|_| true));
+        let parent: cell::Parent = (inner.cell().id(), cell::FailureSink::Supervisor);
         let spawned = cell::spawn_supervised(
             inner.runtime(),
             slot,

@@ -8,11 +8,12 @@ impl crate::Actor for Quiet {
     fn handle(&mut self, _: &mut crate::Context<Self>, _: u64) {}
 }
 
-/// The fields written only at spawn (or once: the exit word, the registered mark) fill the
-/// padding between the header and the mailbox: the `bound` test of every send reads a line no one
-/// writes, and the cell did not grow for them.
+/// The fields written only at spawn (or once: the exit word, the registered mark) sit between the
+/// header and the mailbox, whose leading gap keeps them off the consumer's line: the `bound` test
+/// of every send reads a line the actor does not write. The cell needs no alignment beyond 16, so
+/// its allocation takes `malloc`'s fast path (docs/decisions.md §28).
 #[test]
-fn spawn_time_fields_sit_in_the_padding_before_the_mailbox() {
+fn spawn_time_fields_sit_between_the_header_and_the_mailbox() {
     let mailbox = std::mem::offset_of!(ActorCell<Quiet>, mailbox);
     let header = std::mem::size_of::<crate::runtime::Header>();
     for field in [
@@ -29,10 +30,8 @@ fn spawn_time_fields_sit_in_the_padding_before_the_mailbox() {
             "{field} in [{header}, {mailbox})"
         );
     }
-    let align = std::mem::align_of::<crate::mailbox::Mailbox<super::Envelope<Quiet>>>();
-    assert_eq!(
-        mailbox,
-        header.next_multiple_of(align),
-        "the fields fit the padding: the mailbox did not move"
+    assert!(
+        std::mem::align_of::<ActorCell<Quiet>>() <= 16,
+        "an over-aligned cell is allocated by posix_memalign"
     );
 }

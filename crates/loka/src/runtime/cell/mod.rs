@@ -44,7 +44,7 @@ use crate::mailbox::{Mailbox, Pop, Push};
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 /// What the runtime needs of an actor type: its message type, its hooks, and the context its
 /// handlers receive. The actor layer implements it for every [`crate::Actor`]; `Ctx` is
@@ -164,8 +164,19 @@ struct Inner<B: Behavior> {
     started: bool,
 }
 
-/// Called with a child's failure; returns `false` when the parent is gone.
-pub(crate) type FailureSink = Box<dyn Fn(ActorFailure) -> bool + Send + Sync>;
+/// Where a child's failure goes.
+#[derive(Clone, Copy)]
+pub(crate) enum FailureSink {
+    /// To the parent actor's `child_failed` hook. The parent is found by id in the live-actor
+    /// registry when the failure happens, which is rare: a child holds no reference to its
+    /// parent, so a spawn allocates nothing for it and touches no reference count of the
+    /// parent's, a line every spawn and every stop on other workers wrote (docs/decisions.md
+    /// §28).
+    Hook(ActorId),
+    /// The parent is a supervisor, which hears of its children through its own sink: the
+    /// failure counts as told, so nothing is logged twice.
+    Supervisor,
+}
 
 /// A child's parent: its id (kept by the live-actor registry, for introspection and the
 /// children-first shutdown) and where the child's failure goes (kept by the cell).
@@ -369,18 +380,9 @@ impl<B: Behavior> ActorCell<B> {
         unsafe { &mut self.extras().pipes }
     }
 
-    /// A sink that reports a child's failure to this actor's `child_failed` hook.
-    pub(crate) fn failure_sink(self: &Arc<Self>) -> Parent {
-        let parent: Weak<Self> = Arc::downgrade(self);
-        let sink = Box::new(move |failure| match parent.upgrade() {
-            Some(parent) => parent
-                .enqueue(Envelope::Call(Box::new(move |actor, ctx| {
-                    actor.child_failed(ctx, failure)
-                })))
-                .is_ok(),
-            None => false,
-        });
-        (self.id(), sink)
+    /// This actor as the parent of a child it spawns: its failures go to `child_failed`.
+    pub(crate) fn failure_sink(&self) -> Parent {
+        (self.id(), FailureSink::Hook(self.id()))
     }
 
     /// The actor's name, if it was spawned with one.
@@ -475,10 +477,11 @@ impl<B: Behavior> ActorCell<B> {
         self.dead_letters(dropped);
         let shared = &self.runtime.shared;
         if let Some(failure) = self.note_failure(&reason) {
-            let told = self
-                .parent
-                .as_ref()
-                .is_some_and(|sink| sink(failure.clone()));
+            let told = match self.parent {
+                Some(FailureSink::Hook(parent)) => shared.tell_parent(parent, failure.clone()),
+                Some(FailureSink::Supervisor) => true,
+                None => false,
+            };
             if !told {
                 tracing::warn!(actor = %failure.actor, name = ?failure.name, kind = failure.actor_type, message = %failure.message, "actor failed");
             }

@@ -21,6 +21,8 @@ pub(crate) trait Control: Send + Sync {
     /// Queues a `Start` envelope: a supervisor's order to a supervised child waits behind the
     /// messages already queued (`supervised/`). `false` if it has stopped.
     fn start_signal(&self) -> bool;
+    /// Queues a child's failure for the `child_failed` hook; `false` if it has stopped.
+    fn child_failed(&self, failure: crate::runtime::ActorFailure) -> bool;
 }
 
 impl<B: Behavior> Control for ActorCell<B> {
@@ -37,6 +39,13 @@ impl<B: Behavior> Control for ActorCell<B> {
 
     fn start_signal(&self) -> bool {
         self.enqueue(Envelope::Start).is_ok()
+    }
+
+    fn child_failed(&self, failure: crate::runtime::ActorFailure) -> bool {
+        self.enqueue(Envelope::Call(Box::new(move |actor, ctx| {
+            actor.child_failed(ctx, failure)
+        })))
+        .is_ok()
     }
 }
 
