@@ -53,33 +53,51 @@ pub struct SignalError {
     source: std::io::Error,
 }
 
+/// The conditional-default actions one wait installed, removed when dropped.
+struct Defaults(Vec<signal_hook::SigId>);
+
+impl Drop for Defaults {
+    fn drop(&mut self) {
+        for id in self.0.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
 /// The handlers one wait installed, removed when it ends (even by a panic).
 struct Handlers {
-    ids: Vec<signal_hook::SigId>,
+    /// Removed when dropped (after `drop` has closed `signals`).
+    _defaults: Defaults,
     signals: signal_hook::iterator::Signals,
 }
 
 impl Handlers {
     /// Catches SIGINT and SIGTERM; once `armed` is set, either takes its default action.
+    ///
+    /// The order matters: `signal-hook` runs the actions of one signal in the order they were
+    /// registered, so the conditional defaults go *before* the iterator's pipe write (as
+    /// `signal_hook::flag::register_conditional_shutdown`'s documentation asks). The other way
+    /// round, the write of the first signal wakes the waiting thread, which may begin the shutdown
+    /// and set `armed` before that same signal's handler has run the conditional default; that
+    /// then sees `armed` and ends the process on the first signal (seen on a loaded machine, the
+    /// handler's thread preempted by the one it woke).
     fn install(armed: &Arc<AtomicBool>) -> Result<Handlers, SignalError> {
-        let mut handlers = Handlers {
-            ids: Vec::new(),
-            signals: signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?,
-        };
+        // Dropping `defaults` on an error removes those already installed.
+        let mut defaults = Defaults(Vec::new());
         for signal in [SIGINT, SIGTERM] {
-            // Dropping `handlers` on an error removes those already installed.
             let id = signal_hook::flag::register_conditional_default(signal, Arc::clone(armed))?;
-            handlers.ids.push(id);
+            defaults.0.push(id);
         }
-        Ok(handlers)
+        let signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+        Ok(Handlers {
+            _defaults: defaults,
+            signals,
+        })
     }
 }
 
 impl Drop for Handlers {
     fn drop(&mut self) {
-        for id in self.ids.drain(..) {
-            signal_hook::low_level::unregister(id);
-        }
         self.signals.handle().close();
     }
 }
