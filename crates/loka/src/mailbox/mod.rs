@@ -253,25 +253,28 @@ impl Gap {
     }
 }
 
-/// An actor's mailbox; see the module documentation. `repr(C)` keeps the gaps between the
-/// consumer's line, the tail word every producer writes, and the block pointers.
+/// An actor's mailbox; see the module documentation.
+///
+/// `repr(C)`, two groups a [`GAP`] apart: what producers write (the tail word on every send, the
+/// block pointers at a block's end), then what the consumer writes on every message (its
+/// position), which the cell's fields after the mailbox (the actor's state) join. The gap before
+/// the producers keeps them off the line of the fields written at spawn, which every send and
+/// every activation read. Two gaps, not one per field: every gap is 128 bytes that an idle actor
+/// pays for too (docs/results/actor-footprint.md).
 #[repr(C)]
 pub(crate) struct Mailbox<T> {
     /// Apart from whatever precedes the mailbox in its cell.
     _before: Gap,
-    head: ConsumerSide<T>,
-    _consumer_apart: Gap,
     tail_word: AtomicUsize,
-    _tail_apart: Gap,
     tail_block: AtomicPtr<Block<T>>,
     /// A consumed block waiting to become the next tail block (null when none). Without it every
     /// block is allocated by a sender's thread and freed by the consumer's, and a stream between
     /// two workers pays a cross-thread `free`: with glibc that takes the allocating arena's lock,
     /// and it cost counting and fjthrput half their throughput at 2 workers.
     spare: AtomicPtr<Block<T>>,
-    /// Apart from what follows the mailbox in its cell (the actor's state, written by every
-    /// activation, while every producer reads `tail_block`).
-    _after: Gap,
+    /// Apart from the producers' group.
+    _apart: Gap,
+    head: ConsumerSide<T>,
 }
 
 // SAFETY: values of `T` move from producers to the consumer, so `T: Send` suffices; shared state is
@@ -286,6 +289,10 @@ impl<T> Mailbox<T> {
         let first = Block::<T, FIRST_CAP>::new_boxed();
         Mailbox {
             _before: Gap::new(),
+            tail_word: AtomicUsize::new(IDLE),
+            tail_block: AtomicPtr::new(first),
+            spare: AtomicPtr::new(ptr::null_mut()),
+            _apart: Gap::new(),
             head: ConsumerSide {
                 head: UnsafeCell::new(Head {
                     position: 0,
@@ -293,12 +300,6 @@ impl<T> Mailbox<T> {
                 }),
                 consumed: std::sync::atomic::AtomicUsize::new(0),
             },
-            _consumer_apart: Gap::new(),
-            tail_word: AtomicUsize::new(IDLE),
-            _tail_apart: Gap::new(),
-            tail_block: AtomicPtr::new(first),
-            spare: AtomicPtr::new(ptr::null_mut()),
-            _after: Gap::new(),
         }
     }
 
