@@ -4,14 +4,14 @@
 #
 #   peers/run-peers.sh [--size quick|full] [--threads N] [--repeat K] [--bench LIST] [RUNTIME...]
 #
-# RUNTIME: actix actix-1thread ractor kameo caf (default: all of them). LIST: comma-separated
-# workload names or `all` (default). A runtime whose toolchain is missing is skipped with a note
-# on how to install it. Exit status: 0 if every runtime that ran verified all its runs, 1 if one
-# did not (or failed to build or crashed), 2 on a bad argument.
+# RUNTIME: actix actix-1thread ractor kameo tokio tokio-current-thread caf (default: all of
+# them). LIST: comma-separated workload names or `all` (default). A runtime whose toolchain is
+# missing is skipped with a note on how to install it. Exit status: 0 if every runtime that ran
+# verified all its runs, 1 if one did not (or failed to build or crashed), 2 on a bad argument.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-all_runtimes=(actix actix-1thread ractor kameo caf)
+all_runtimes=(actix actix-1thread ractor kameo tokio tokio-current-thread caf)
 all_benches=(pingpong counting threadring fjthrput fjcreate fib chameneos big)
 
 usage() {
@@ -85,7 +85,8 @@ caf_dir="$here/caf"
 binary_for() {
     local runtime="$1"
     case "$runtime" in
-        actix | actix-1thread | ractor | kameo)
+        actix | actix-1thread | ractor | kameo | tokio | tokio-current-thread)
+            # actix-1thread is peer-actix on one thread; tokio-current-thread is a binary of its own.
             local package="peer-${runtime%-1thread}"
             local bin="${CARGO_TARGET_DIR:-$rust_dir/target}/release/$package"
             if command -v cargo >/dev/null; then
@@ -146,7 +147,7 @@ for runtime in "${runtimes[@]}"; do
         continue
     fi
     runtime_threads="$threads"
-    [[ "$runtime" == actix-1thread ]] && runtime_threads=1
+    [[ "$runtime" == actix-1thread || "$runtime" == tokio-current-thread ]] && runtime_threads=1
     if [[ "$runtime" == actix && "$threads" == 1 ]]; then
         echo "run-peers.sh: actix with --threads 1 is the actix-1thread configuration" >&2
     fi

@@ -22,7 +22,8 @@ fn default_exec() -> String {
 /// One run of one benchmark on one runtime.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
-    /// `loka`, `actix`, `actix-1thread`, `ractor`, `kameo`, `caf`.
+    /// `loka`, `actix`, `actix-1thread`, `ractor`, `kameo`, `tokio`, `tokio-current-thread`,
+    /// `caf`.
     pub runtime: String,
     /// The benchmark.
     pub bench: String,

@@ -17,7 +17,15 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Every peer runtime `peers/` builds (docs/benchmarks.md, peers/README.md).
-pub const PEERS: &[&str] = &["actix", "actix-1thread", "ractor", "kameo", "caf"];
+pub const PEERS: &[&str] = &[
+    "actix",
+    "actix-1thread",
+    "ractor",
+    "kameo",
+    "tokio",
+    "tokio-current-thread",
+    "caf",
+];
 
 /// `loka bench compare` arguments.
 #[derive(clap::Args)]
@@ -27,8 +35,8 @@ pub struct CompareArgs {
     /// Repetitions per benchmark and runtime; runtimes alternate within each repetition.
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
-    /// Peer runtimes, comma-separated: actix, actix-1thread, ractor, kameo, caf, `all`
-    /// (the default) or `none`.
+    /// Peer runtimes, comma-separated: actix, actix-1thread, ractor, kameo, tokio,
+    /// tokio-current-thread, caf, `all` (the default) or `none`.
     #[arg(long, value_delimiter = ',')]
     pub peers: Option<Vec<String>>,
     /// The directory with run-peers.sh and the peers' builds (default: ./peers, else the
@@ -126,6 +134,8 @@ pub fn locate(name: &str, dir: &Path, workers: usize) -> Result<Peer, String> {
     let (binary, threads) = match name {
         "caf" => (dir.join("caf/build/peer-caf"), workers),
         "actix-1thread" => (dir.join("rust/target/release/peer-actix"), 1),
+        // One thread by construction: the binary refuses any other `--threads`.
+        "tokio-current-thread" => (dir.join("rust/target/release/peer-tokio-current-thread"), 1),
         _ => (
             dir.join(format!("rust/target/release/peer-{name}")),
             workers,

@@ -99,10 +99,10 @@ pub fn summary_json(s: &RuntimeSummary, loka_ratio: Option<f64>) -> serde_json::
     value
 }
 
-/// The table's header line.
+/// The table's header line. The runtime column fits the longest name, `tokio-current-thread`.
 pub fn table_header() -> String {
     format!(
-        "{:<22} {:<14} {:>4} {:>13} {:>21} {:>12}",
+        "{:<22} {:<20} {:>4} {:>13} {:>21} {:>12}",
         "bench", "runtime", "runs", "median msgs/s", "min–max msgs/s", "loka/runtime"
     )
 }
@@ -125,7 +125,7 @@ pub fn table_row(bench: &str, s: &RuntimeSummary, loka_ratio: Option<f64>) -> St
         _ => format!("{} – {}", human(s.msgs.min), human(s.msgs.max)),
     };
     let mut line = format!(
-        "{:<22} {:<14} {:>4} {:>13} {:>21} {:>12}",
+        "{:<22} {:<20} {:>4} {:>13} {:>21} {:>12}",
         bench,
         s.runtime,
         s.msgs.n + s.stopped,

@@ -250,7 +250,30 @@ fn a_missing_peer_build_says_how_to_build_it() {
         err.contains("peer-kameo") && err.contains("make peers"),
         "{err}"
     );
+    let err = locate("tokio-current-thread", dir, 2).unwrap_err();
+    assert!(err.contains("peer-tokio-current-thread"), "{err}");
     let err = locate("caf", dir, 2).unwrap_err();
     assert!(err.contains("peer-caf") && err.contains("cmake"), "{err}");
     assert!(peers_dir(Some(dir)).unwrap_err().contains("run-peers.sh"));
+}
+
+#[test]
+fn single_thread_peers_get_one_thread_whatever_the_workers() {
+    let dir = std::env::temp_dir().join(format!("loka-locate-{}", std::process::id()));
+    let release = dir.join("rust/target/release");
+    std::fs::create_dir_all(&release).unwrap();
+    for bin in ["peer-tokio", "peer-tokio-current-thread", "peer-actix"] {
+        std::fs::write(release.join(bin), "").unwrap();
+    }
+    let threads = |name: &str| locate(name, &dir, 4).map(|p| (p.binary, p.threads));
+    assert_eq!(threads("tokio"), Ok((release.join("peer-tokio"), 4)));
+    assert_eq!(
+        threads("tokio-current-thread"),
+        Ok((release.join("peer-tokio-current-thread"), 1))
+    );
+    assert_eq!(
+        threads("actix-1thread"),
+        Ok((release.join("peer-actix"), 1))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

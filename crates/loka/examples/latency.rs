@@ -1,0 +1,217 @@
+//! Send-to-handler latency: how long a message waits between `ActorRef::send` on a plain thread
+//! and the start of its actor's handler, on an idle system and under load.
+//!
+//! A Probe actor gets messages carrying the `Instant` just before their `send`; its handler
+//! records `now - sent`. The driver (the main thread, outside the runtime) sends one probe every
+//! `--gap-us` microseconds (sleeping in between, so each probe meets the workers as they are by
+//! then), and collects the samples at the end.
+//!
+//! - `idle`: nothing else runs. With the default gap (1 ms) the workers have parked before each
+//!   probe, so the figure includes waking one.
+//! - `load`: `--load-actors` actors keep every worker busy first, each handling a message by
+//!   spinning `--work-ns` nanoseconds (a handler doing real work) and sending itself the next.
+//!   A probe then waits for a worker to get to the Probe actor among them.
+//!
+//! ```sh
+//! cargo run --release -p loka --example latency -- --workers 2 --samples 5000
+//! ```
+//!
+//! Prints one JSON object per mode: exact percentiles of the samples (`p50_ns`, `p90_ns`,
+//! `p99_ns`, `p999_ns`, `max_ns`), `hist` (log2 buckets: entry `b` counts samples in
+//! `[2^b, 2^(b+1))` ns, the buckets of loka's telemetry queue-wait histogram), and under load the
+//! load's own msgs/s.
+
+use loka::{Actor, ActorRef, Context, ReplyTo, System};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+enum ProbeMsg {
+    /// When the driver called `send`.
+    Probe(Instant),
+    /// Hands the samples (ns) over and starts a new set.
+    Collect(ReplyTo<Vec<u64>>),
+}
+
+struct Probe {
+    samples: Vec<u64>,
+}
+
+impl Actor for Probe {
+    type Msg = ProbeMsg;
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: ProbeMsg) {
+        match msg {
+            // The first thing the handler does: nothing of the handler's own work is counted.
+            ProbeMsg::Probe(sent) => self.samples.push(sent.elapsed().as_nanos() as u64),
+            ProbeMsg::Collect(reply) => reply.send(std::mem::take(&mut self.samples)),
+        }
+    }
+}
+
+/// Spins `work` per message and sends itself the next one, until `stop` is set.
+struct Load {
+    work: Duration,
+    stop: Arc<AtomicBool>,
+    handled: Arc<AtomicU64>,
+}
+
+impl Actor for Load {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
+        let start = Instant::now();
+        while start.elapsed() < self.work {
+            std::hint::spin_loop();
+        }
+        self.handled.fetch_add(1, Ordering::Relaxed);
+        if !self.stop.load(Ordering::Relaxed) {
+            let _ = ctx.myself().send(());
+        }
+    }
+}
+
+struct Options {
+    workers: usize,
+    samples: usize,
+    gap: Duration,
+    load_actors: usize,
+    work: Duration,
+    /// Messages per activation (`SystemBuilder::throughput`); `None`: loka's default.
+    throughput: Option<usize>,
+}
+
+fn parse() -> Options {
+    let mut o = Options {
+        workers: 2,
+        samples: 5_000,
+        gap: Duration::from_micros(1_000),
+        load_actors: 8,
+        work: Duration::from_nanos(1_000),
+        throughput: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let value = args.next().unwrap_or_default();
+        let number = |v: &str| -> u64 {
+            v.parse().unwrap_or_else(|_| {
+                eprintln!("error: {flag} expects a non-negative integer, got `{v}`");
+                std::process::exit(2)
+            })
+        };
+        match flag.as_str() {
+            "--workers" => o.workers = number(&value) as usize,
+            "--samples" => o.samples = number(&value).max(1) as usize,
+            "--gap-us" => o.gap = Duration::from_micros(number(&value)),
+            "--load-actors" => o.load_actors = number(&value) as usize,
+            "--work-ns" => o.work = Duration::from_nanos(number(&value)),
+            "--throughput" => o.throughput = Some(number(&value).max(1) as usize),
+            other => {
+                eprintln!(
+                    "error: unknown flag `{other}` (known: --workers, --samples, --gap-us, \
+                     --load-actors, --work-ns, --throughput)"
+                );
+                std::process::exit(2);
+            }
+        }
+    }
+    o
+}
+
+/// Sends `n` probes `gap` apart and returns their latencies, sorted.
+fn measure(probe: &ActorRef<ProbeMsg>, n: usize, gap: Duration) -> Vec<u64> {
+    for _ in 0..n {
+        std::thread::sleep(gap);
+        probe.send(ProbeMsg::Probe(Instant::now())).expect("alive");
+    }
+    let mut samples = probe
+        .ask(ProbeMsg::Collect)
+        .expect("alive")
+        .wait()
+        .expect("reply");
+    samples.sort_unstable();
+    samples
+}
+
+/// The sample at quantile `q` of sorted `s` (nearest rank).
+fn quantile(s: &[u64], q: f64) -> u64 {
+    let rank = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len());
+    s[rank - 1]
+}
+
+/// Log2 bucket counts, up to the highest non-empty bucket.
+fn histogram(s: &[u64]) -> Vec<u64> {
+    let mut hist = vec![0u64; 64];
+    for &v in s {
+        hist[63 - v.max(1).leading_zeros() as usize] += 1;
+    }
+    let top = hist.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
+    hist.truncate(top);
+    hist
+}
+
+fn report(mode: &str, o: &Options, s: &[u64], extra: &str) {
+    let hist: Vec<String> = histogram(s).iter().map(u64::to_string).collect();
+    println!(
+        "{{\"mode\":\"{mode}\",\"workers\":{},\"samples\":{},\"gap_us\":{},\"p50_ns\":{},\
+         \"p90_ns\":{},\"p99_ns\":{},\"p999_ns\":{},\"max_ns\":{}{extra},\"hist\":[{}]}}",
+        o.workers,
+        s.len(),
+        o.gap.as_micros(),
+        quantile(s, 0.50),
+        quantile(s, 0.90),
+        quantile(s, 0.99),
+        quantile(s, 0.999),
+        s.last().copied().unwrap_or(0),
+        hist.join(",")
+    );
+}
+
+fn main() {
+    let o = parse();
+    let mut builder = System::builder().workers(o.workers);
+    if let Some(throughput) = o.throughput {
+        builder = builder.throughput(throughput);
+    }
+    let system = builder.build().unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(1)
+    });
+    let probe = system.spawn(Probe {
+        samples: Vec::with_capacity(o.samples),
+    });
+    // A few probes first so the first samples do not pay for cold caches and page faults.
+    measure(&probe, 100, o.gap);
+
+    let idle = measure(&probe, o.samples, o.gap);
+    report("idle", &o, &idle, "");
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let handled = Arc::new(AtomicU64::new(0));
+    for _ in 0..o.load_actors {
+        let load = system.spawn(Load {
+            work: o.work,
+            stop: stop.clone(),
+            handled: handled.clone(),
+        });
+        load.send(()).expect("alive");
+    }
+    // Let the load spread over the workers before measuring.
+    std::thread::sleep(Duration::from_millis(100));
+    let (start, before) = (Instant::now(), handled.load(Ordering::Relaxed));
+    let loaded = measure(&probe, o.samples, o.gap);
+    let rate = (handled.load(Ordering::Relaxed) - before) as f64 / start.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    report(
+        "load",
+        &o,
+        &loaded,
+        &format!(
+            ",\"load_actors\":{},\"work_ns\":{},\"throughput\":{},\"load_msgs_per_sec\":{rate:.0}",
+            o.load_actors,
+            o.work.as_nanos(),
+            system.config().throughput
+        ),
+    );
+    drop(probe);
+    system.run_until_idle();
+    system.shutdown();
+}
