@@ -303,6 +303,13 @@ pub enum BenchError {
 /// (`docs/benchmarks.md`); the handler adds the result to its actor's state, which the run's
 /// check reads, so the call is never dead code, and the angle comes from a message, so it is
 /// never constant-folded.
+/// What one [`compute`] call takes on this project's host, declared to the simulation engine with
+/// `ctx.charge` wherever a handler calls it (docs/simulation.md). Measured with
+/// `cargo test --release -p loka-bench --lib compute_cost -- --ignored --nocapture`: independent
+/// calls, as a worker handling a batch of messages makes them (docs/benchmarks.md).
+pub const COMPUTE_COST: std::time::Duration = std::time::Duration::from_nanos(COMPUTE_NS);
+const COMPUTE_NS: u64 = 11;
+
 #[inline]
 pub fn compute(angle: f64) -> f64 {
     let s = angle.sin();

@@ -168,6 +168,19 @@ fn count_in_columns(cells: &[u8], side: usize, word: &[u8; WORD]) -> u64 {
     count
 }
 
+/// What [`count_in_columns`] takes per cell it starts a match at (`side × (side − 5)` of them) on
+/// this project's host, with the matrix in cache: declared to the simulation engine with
+/// `ctx.charge`, whose memory model adds the matrix's transfer from wherever it lies
+/// (docs/simulation.md). Measured with `cargo test --release -p loka-bench --lib scan_cost --
+/// --ignored --nocapture` (512² matrix, 256 KiB, in this host's 1 MiB L2).
+const SCAN_PS_PER_CELL: u64 = 1_000;
+
+/// The declared compute of one search of a `side`² matrix.
+fn scan_cost(side: usize) -> Duration {
+    let cells = (side * side.saturating_sub(WORD - 1)) as u64;
+    Duration::from_nanos(cells * SCAN_PS_PER_CELL / 1_000)
+}
+
 /// The fault of a mutation test: the same count along the rows.
 fn count_in_rows(cells: &[u8], side: usize, word: &[u8; WORD]) -> u64 {
     cells
@@ -264,9 +277,10 @@ struct Seeker {
 
 impl Actor for Seeker {
     type Msg = SeekerMsg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: SeekerMsg) {
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: SeekerMsg) {
         let SeekerMsg::Job { job, word } = msg;
         self.messages += 1;
+        ctx.charge(scan_cost(self.side));
         let count = if std::mem::take(&mut self.rows_once) {
             count_in_rows(&self.cells, self.side, &word)
         } else {
@@ -536,7 +550,10 @@ fn search(system: &System, run: &Run, name: &str, jobs: Jobs, assign: Assign) ->
                     tally,
                     rows_once: rows_once && index == 0,
                 },
-                SpawnOptions::new().placement(Placement::Worker((index + 1) % workers)),
+                // The matrix is what each search reads (the memory model prices it).
+                SpawnOptions::new()
+                    .placement(Placement::Worker((index + 1) % workers))
+                    .footprint(side * side),
             )
         })
         .collect();
@@ -625,5 +642,26 @@ mod tests {
         assert_ne!(matrix(5, 64), matrix(6, 64));
         assert_eq!(word(1, 2), word(1, 2));
         assert!(matrix(0, 33).iter().all(|c| ALPHABET.contains(c)));
+    }
+
+    /// The per-cell cost of a search with the matrix in cache, for [`SCAN_PS_PER_CELL`]:
+    /// `cargo test --release -p loka-bench --lib scan_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn scan_cost_per_cell() {
+        let side = 512;
+        let cells = matrix(1, side);
+        let searches = 400;
+        for _ in 0..3 {
+            let start = Instant::now();
+            let mut found = 0;
+            for job in 0..searches {
+                found += count_in_columns(std::hint::black_box(&cells), side, &word(1, job));
+            }
+            std::hint::black_box(found);
+            let per_cell = start.elapsed().as_nanos() as f64
+                / (searches * side * (side - WORD + 1)) as f64;
+            eprintln!("count_in_columns: {:.0} ps per cell ({side}² matrix)", per_cell * 1000.0);
+        }
     }
 }

@@ -308,9 +308,17 @@ impl Engine {
         let c = &self.cost;
         let fixed = c.activation;
         let message_distance = waker.map_or(Distance::SamePu, |from| self.distances.get(w, from));
-        let state_distance = last.map_or(Distance::SamePu, |l| self.distances.get(w, l));
         let per_message = c.message + c.message_lines * c.line(message_distance);
-        let state = c.state_lines * c.line(state_distance);
+        // The actor's state, priced by where its bytes lie (`memory.rs`).
+        let actor = task.header().id.as_u64();
+        let footprint = |declared: u64| {
+            (c.state_lines * super::memory::LINE as f64) as u64
+                + task.header().state_bytes() as u64
+                + declared
+        };
+        let source = st.memory.locate(w, actor);
+        let bytes = footprint(st.memory.declared(actor));
+        let state = st.memory.cost(c, &self.distances, w, source, bytes);
         // What this activation sends becomes visible once its first message is handled (the
         // actor's state and that message fetched): a chain of hand-offs pays every hop's
         // transfers. Later messages of a batch send at that time too (an approximation).
@@ -327,13 +335,18 @@ impl Engine {
         });
         let (outcome, compute) = measured;
         st.running = None;
+        let (charged, declared) = execs[w].take_declared();
+        if let Some(declared) = declared {
+            st.memory.set_declared(actor, declared);
+        }
         let messages = (counters.messages.get() - messages_before) as f64;
         let spawned = (counters.spawned.get() - spawned_before) as f64;
         let cost = fixed
             + messages * per_message
             + state
             + spawned * c.spawn
-            + compute.map_or(0.0, |ns| ns * c.compute_scale);
+            // Measured host time includes the declared compute: only one of the two counts.
+            + compute.unwrap_or(charged as f64) * c.compute_scale;
         let end = start + cost.max(1.0) as u64;
         st.workers[w].clock = end;
         st.stats.events += 1;
@@ -341,6 +354,12 @@ impl Engine {
             st.stats.trace_hash,
             [w as u64, task.header().id.as_u64(), end, messages as u64],
         );
+        if outcome == RunOutcome::Stopped {
+            st.memory.forget(actor);
+        } else {
+            let bytes = footprint(st.memory.declared(actor));
+            st.memory.touch(w, actor, bytes);
+        }
         match outcome {
             RunOutcome::Idle => {
                 st.busy_until.insert(addr(task), end);

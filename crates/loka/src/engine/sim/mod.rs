@@ -39,6 +39,7 @@
 
 mod cost;
 mod driver;
+mod memory;
 mod routing;
 mod worker;
 
@@ -98,6 +99,8 @@ struct State {
     tickets: [usize; 2],
     /// `places:a`: one shared queue per place (empty under every other policy).
     place_queues: Vec<VecDeque<TaskRef>>,
+    /// Where every actor's state lies in the caches and memory (`memory.rs`).
+    memory: memory::Memory,
     stats: SimStats,
 }
 
@@ -167,9 +170,11 @@ impl Engine {
             .collect();
         let mut priority: Vec<u32> = (0..n as u32).collect();
         fastrand::Rng::with_seed(config.seed ^ 0x51u64).shuffle(&mut priority);
+        let distances = Distances::new(&shared.machine.topology, layout, &cost);
+        let memory = memory::Memory::new(&shared.machine.topology, layout, &distances);
         let engine = Arc::new(Engine {
             routing: Routing::of(config.policy),
-            distances: Distances::new(&shared.machine.topology, layout, &cost),
+            distances,
             cost,
             state: Mutex::new(State {
                 workers,
@@ -185,6 +190,7 @@ impl Engine {
                 round_robin: 0,
                 tickets: [0; 2],
                 place_queues: (0..layout.place_count()).map(|_| VecDeque::new()).collect(),
+                memory,
                 stats: SimStats::default(),
             }),
             work: Condvar::new(),
@@ -334,6 +340,8 @@ impl Scheduler for Engine {
                 self.place_spawned(&mut st, task, options, Some(w), now);
             }
             _ => {
+                st.memory
+                    .spawned(task.header().id.as_u64(), options.footprint as u64, None);
                 let route = self.place_route(&mut st, task, options, None);
                 st.external.push_back(External::Spawned(task, route));
                 st.last_external = Instant::now();

@@ -96,6 +96,8 @@ impl Engine {
         from: Option<usize>,
         now: u64,
     ) {
+        st.memory
+            .spawned(task.header().id.as_u64(), options.footprint as u64, from);
         let route = self.place_route(st, task, options, from);
         self.push(st, route, task, from, now);
     }
