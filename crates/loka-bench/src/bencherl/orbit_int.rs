@@ -58,8 +58,9 @@ fn of_scale(s: Scale) -> Params {
 
 /// What one call of [`fib`] takes on this project's host (a naive `fib(n)` makes `2·fib(n) − 1`
 /// calls), declared to the simulation engine with `ctx.charge` (docs/simulation.md). Measured
-/// with `cargo test --release -p loka-bench --lib fib_cost -- --ignored --nocapture`.
-const FIB_PS_PER_CALL: u64 = 1_000;
+/// with `cargo test --release -p loka-bench --lib fib_cost -- --ignored --nocapture
+/// --test-threads=1`: the least of six runs on 2026-11-24 (635 ps; the others up to 1.09 ns).
+const FIB_PS_PER_CALL: u64 = 635;
 
 /// The declared compute of a naive Fibonacci whose result is `value`.
 fn fib_cost(value: i64) -> std::time::Duration {
