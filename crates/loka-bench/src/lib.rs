@@ -298,11 +298,6 @@ pub enum BenchError {
     },
 }
 
-/// Savina's per-message work for the fork-join benchmarks (fjthrput, fjcreate): the square of
-/// the sine of the message's angle ([`compute_angle`]). Identical in every peer
-/// (`docs/benchmarks.md`); the handler adds the result to its actor's state, which the run's
-/// check reads, so the call is never dead code, and the angle comes from a message, so it is
-/// never constant-folded.
 /// What one [`compute`] call takes on this project's host, declared to the simulation engine with
 /// `ctx.charge` wherever a handler calls it (docs/simulation.md). Measured with
 /// `cargo test --release -p loka-bench --lib compute_cost -- --ignored --nocapture --test-threads=1`:
@@ -311,6 +306,11 @@ pub enum BenchError {
 pub const COMPUTE_COST: std::time::Duration = std::time::Duration::from_nanos(COMPUTE_NS);
 const COMPUTE_NS: u64 = 8;
 
+/// Savina's per-message work for the fork-join benchmarks (fjthrput, fjcreate): the square of
+/// the sine of the message's angle ([`compute_angle`]). Identical in every peer
+/// (`docs/benchmarks.md`); the handler adds the result to its actor's state, which the run's
+/// check reads, so the call is never dead code, and the angle comes from a message, so it is
+/// never constant-folded.
 #[inline]
 pub fn compute(angle: f64) -> f64 {
     let s = angle.sin();

@@ -660,9 +660,12 @@ mod tests {
                 found += count_in_columns(std::hint::black_box(&cells), side, &word(1, job));
             }
             std::hint::black_box(found);
-            let per_cell = start.elapsed().as_nanos() as f64
-                / (searches * side * (side - WORD + 1)) as f64;
-            eprintln!("count_in_columns: {:.0} ps per cell ({side}² matrix)", per_cell * 1000.0);
+            let per_cell =
+                start.elapsed().as_nanos() as f64 / (searches * side * (side - WORD + 1)) as f64;
+            eprintln!(
+                "count_in_columns: {:.0} ps per cell ({side}² matrix)",
+                per_cell * 1000.0
+            );
         }
     }
 }

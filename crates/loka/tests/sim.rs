@@ -346,7 +346,12 @@ fn child_run(
 fn declared_compute_is_charged_to_virtual_time() {
     use loka::SpawnOptions;
     use std::time::Duration;
-    let plain = child_run(SpawnOptions::default(), Duration::ZERO, 100, EngineKind::Sim);
+    let plain = child_run(
+        SpawnOptions::default(),
+        Duration::ZERO,
+        100,
+        EngineKind::Sim,
+    );
     let charged = child_run(
         SpawnOptions::default(),
         Duration::from_micros(10),

@@ -404,7 +404,10 @@ mod tests {
                 Path::new("c.toml"),
             )
             .unwrap();
-        assert_eq!((m.memory, m.mlp, m.bw_memory, m.bw_link), (90.0, 8.0, 20.0, 6.4));
+        assert_eq!(
+            (m.memory, m.mlp, m.bw_memory, m.bw_link),
+            (90.0, 8.0, 20.0, 6.4)
+        );
         for bad in [
             "memory = -5",
             "mlp = \"many\"",
@@ -417,7 +420,10 @@ mod tests {
                 .with_overrides(bad, Path::new("c.toml"))
                 .unwrap_err();
             let key = bad.split(' ').next().unwrap();
-            assert!(err.contains(&format!("`{key}`")) && err.contains("c.toml"), "{err}");
+            assert!(
+                err.contains(&format!("`{key}`")) && err.contains("c.toml"),
+                "{err}"
+            );
         }
     }
 }

@@ -151,6 +151,28 @@ impl Engine {
 
     /// One step of worker `w`.
     fn step(&self, st: &mut MutexGuard<'_, State>, w: usize, execs: &[Exec]) {
+        if let Routing::Hierarchical { .. } = self.routing {
+            // Alg. 4.2: pinned hubs, then a migration path, before any other local work.
+            if let Some(task) = st.workers[w].pinned.pop_front() {
+                return self.activate(st, w, task, execs);
+            }
+            if let Some(m) = st.workers[w].migration {
+                st.stats.events += 1;
+                let pulled = self.pull_migration(st, w);
+                // Priced as a steal from the worker it came from (a global path that found
+                // nothing: from the source node's first worker).
+                let layout = &self.shared.machine.layout;
+                let victim = match pulled {
+                    Some((_, v)) => v,
+                    None if m.global => layout.workers_of_node(m.from)[0],
+                    None => m.from,
+                };
+                self.charge_steal(st, w, victim);
+                if let Some((task, _)) = pulled {
+                    return self.activate(st, w, task, execs);
+                }
+            }
+        }
         if let Some((task, lifo)) = st.workers[w].pop_local() {
             if lifo {
                 self.shared.counters.worker(w).lifo_runs.bump(1);
@@ -165,6 +187,7 @@ impl Engine {
                 }
             }
         }
+        st.workers[w].out_of_work = true;
         if let Some(task) = self.steal_once(st, w) {
             self.activate(st, w, task, execs);
         }
@@ -276,6 +299,10 @@ impl Engine {
     fn activate(&self, st: &mut MutexGuard<'_, State>, w: usize, task: TaskRef, execs: &[Exec]) {
         let counters = self.shared.counters.worker(w);
         counters.activations.bump(1);
+        if let Routing::Hierarchical { .. } = self.routing {
+            // Alg. 4.2 lines 16–18: enough work done since the last round → one now.
+            self.maybe_balance(st, w);
+        }
         let place = placement::of(&task);
         let layout = &self.shared.machine.layout;
         // Under `places` the home was chosen in the actor's place at spawn and stays there.
@@ -319,6 +346,8 @@ impl Engine {
         let source = st.memory.locate(w, actor);
         let bytes = footprint(st.memory.declared(actor));
         let state = st.memory.cost(c, &self.distances, w, source, bytes);
+        let inner = &mut **st;
+        inner.memory.count(&mut inner.stats, w, source, state);
         // What this activation sends becomes visible once its first message is handled (the
         // actor's state and that message fetched): a chain of hand-offs pays every hop's
         // transfers. Later messages of a batch send at that time too (an approximation).

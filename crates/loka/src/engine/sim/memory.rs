@@ -238,6 +238,23 @@ impl Memory {
         }
     }
 
+    /// Counts where worker `w` found a footprint, and what fetching it cost (`ns`).
+    pub(crate) fn count(
+        &self,
+        stats: &mut crate::telemetry::SimStats,
+        w: usize,
+        source: Source,
+        ns: f64,
+    ) {
+        stats.footprint_ns += ns as u64;
+        *match source {
+            Source::Cache(_) => &mut stats.footprint_in_cache,
+            Source::Peer(_) => &mut stats.footprint_in_peer,
+            Source::Memory(home) if home == self.node[w] => &mut stats.footprint_in_local_memory,
+            Source::Memory(_) => &mut stats.footprint_in_remote_memory,
+        } += 1;
+    }
+
     /// What fetching `bytes` from `source` costs worker `w`, in ns.
     pub(crate) fn cost(
         &self,
@@ -301,13 +318,20 @@ mod tests {
         let a = 7;
         m.spawned(a, 0, None);
         // Untouched: in memory, homed where it first runs.
-        assert_eq!(m.locate(0, a), Source::Memory(layout_node(&topo, &layout, 0)));
+        assert_eq!(
+            m.locate(0, a),
+            Source::Memory(layout_node(&topo, &layout, 0))
+        );
         m.touch(0, a, 200);
         assert_eq!(m.locate(0, a), Source::Cache(Level::L1));
         // The other core of the same module shares the L2; the node shares the L3.
-        let module = (1..64).find(|&w| d.get(0, w) == Distance::SharedL2).unwrap();
+        let module = (1..64)
+            .find(|&w| d.get(0, w) == Distance::SharedL2)
+            .unwrap();
         assert_eq!(m.locate(module, a), Source::Cache(Level::L2));
-        let node = (1..64).find(|&w| d.get(0, w) == Distance::SharedL3).unwrap();
+        let node = (1..64)
+            .find(|&w| d.get(0, w) == Distance::SharedL3)
+            .unwrap();
         assert_eq!(m.locate(node, a), Source::Cache(Level::L3));
         let far = (1..64)
             .find(|&w| matches!(d.get(0, w), Distance::Remote(_)))
@@ -340,7 +364,10 @@ mod tests {
         m.spawned(1, 12 << 20, Some(0));
         m.touch(0, 1, 12 << 20);
         // 12 MB fits in no cache of the Opteron (6 MB L3): every activation reads memory.
-        assert_eq!(m.locate(0, 1), Source::Memory(layout_node(&topo, &layout, 0)));
+        assert_eq!(
+            m.locate(0, 1),
+            Source::Memory(layout_node(&topo, &layout, 0))
+        );
         // Latency for the first line, Little's law for the rest.
         let t = transfer(3, 100.0, f64::INFINITY, 10.0);
         assert!((t - 120.0).abs() < 1e-9, "{t}");

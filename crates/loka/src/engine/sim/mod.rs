@@ -8,8 +8,9 @@
 //! parks — calling the same `policy/` functions, and runs one activation of a real actor: the
 //! user's handler, real messages, real results. The activation's *virtual* cost comes from the
 //! cost model ([`cost`], `docs/simulation.md`): a fixed part, a part per message priced by where
-//! the message's cache lines come from, the actor's state priced by where it ran last, and
-//! optionally the handler's measured CPU time.
+//! the message's cache lines come from, the actor's footprint priced by where it lies in the
+//! caches and memory ([`memory`]), and the compute the handler declared (`Context::charge`) or,
+//! optionally, its measured CPU time.
 //!
 //! | file | concern |
 //! |---|---|
@@ -17,7 +18,9 @@
 //! | `driver.rs` | the event loop: choosing a worker, stealing, running and pricing activations |
 //! | `routing.rs` | where woken and spawned actors are queued (the policies' decisions) |
 //! | `worker.rs` | a virtual worker's queues and clock |
+//! | `balance.rs` | `hierarchical`'s periodic load balancing (migration limits and paths) |
 //! | `cost.rs` | the cost model and the distance classes |
+//! | `memory.rs` | actor footprints in LRU caches and on their home node's memory |
 //!
 //! **Plain threads.** A wake-up or spawn from a thread that is not the driver (a test's main
 //! thread, a benchmark's driver) is buffered and folded into the simulation only when it is
@@ -28,15 +31,14 @@
 //! scheduled are taken as they come (they are in the mailbox at once); a program that keeps
 //! sending from a plain thread while the simulation runs is correct but not reproducible.
 //!
-//! **Not modelled yet**: `hierarchical`'s periodic load balancing (its routing, pinning and
-//! steal plan are), caches as LRU sets (an actor's state is priced by where it last ran), the
-//! memory of an actor's home node (first touch), per-message sender distances, contention
-//! (docs/simulation.md).
+//! **Not modelled yet**: per-message sender distances (sends to a scheduled actor never reach the
+//! engine), a sender's share of a message's cost, contention (docs/simulation.md).
 //!
 //! **Timers** run on virtual time (`driver.rs`): one due before the next step fires first; with
 //! nothing runnable, a pending one-shot timer fires at once (virtual time jumps to it), and a
 //! periodic one after its delay in real time, as in the real engines (docs/timers.md).
 
+mod balance;
 mod cost;
 mod driver;
 mod memory;
@@ -101,6 +103,8 @@ struct State {
     place_queues: Vec<VecDeque<TaskRef>>,
     /// Where every actor's state lies in the caches and memory (`memory.rs`).
     memory: memory::Memory,
+    /// `hierarchical`'s balancing rounds: the workers' recent activations (`balance.rs`).
+    balance: balance::BalanceHistory,
     stats: SimStats,
 }
 
@@ -165,6 +169,9 @@ impl Engine {
                             .wrapping_add((index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
                     ),
                     level_of,
+                    since_balance: 0,
+                    out_of_work: false,
+                    migration: None,
                 }
             })
             .collect();
@@ -191,6 +198,7 @@ impl Engine {
                 tickets: [0; 2],
                 place_queues: (0..layout.place_count()).map(|_| VecDeque::new()).collect(),
                 memory,
+                balance: balance::BalanceHistory::new(n),
                 stats: SimStats::default(),
             }),
             work: Condvar::new(),
