@@ -408,3 +408,44 @@ fn a_footprint_costs_more_far_from_its_home_node() {
         "home node {home} ns, another node {away} ns"
     );
 }
+
+/// Sends one ping to each of its workers in a single activation.
+struct Fan {
+    workers: Vec<ActorRef<(ActorRef<u32>, u32)>>,
+}
+
+impl Actor for Fan {
+    type Msg = u32;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        for w in &self.workers {
+            let _ = w.send((ctx.myself(), 0));
+        }
+    }
+    fn handle(&mut self, _ctx: &mut Context<Self>, _: u32) {}
+}
+
+/// A burst of wake-ups from one activation wakes as many parked thieves as the real engine's
+/// `notify` after each push does: 32 actors of 1 ms each, woken at once on 64 workers under
+/// `cls`, run in parallel (about 1 ms), not one after another on a few workers.
+#[test]
+fn a_burst_of_wake_ups_wakes_enough_thieves() {
+    use std::time::Duration;
+    let system = System::from_config(sim("preset:opteron6376", 64, "cls", 1)).unwrap();
+    let workers: Vec<_> = (0..32)
+        .map(|_| {
+            system.spawn(Worker {
+                charge: Duration::from_millis(1),
+            })
+        })
+        .collect();
+    system.run_until_idle();
+    let before = system.stats().sim.unwrap().virtual_ns;
+    let _fan = system.spawn(Fan { workers });
+    system.run_until_idle();
+    let took = system.stats().sim.unwrap().virtual_ns - before;
+    system.shutdown();
+    assert!(
+        took < 4_000_000,
+        "32 × 1 ms woken at once took {took} ns of virtual time"
+    );
+}
