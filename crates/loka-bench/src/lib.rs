@@ -298,6 +298,14 @@ pub enum BenchError {
     },
 }
 
+/// What one [`compute`] call takes on this project's host, declared to the simulation engine with
+/// `ctx.charge` wherever a handler calls it (docs/simulation.md). Measured with
+/// `cargo test --release -p loka-bench --lib compute_cost -- --ignored --nocapture --test-threads=1`:
+/// independent calls, as a worker handling a batch of messages makes them (docs/benchmarks.md);
+/// the least of six runs on 2026-11-24 (8.3 ns; the others up to 11.8 ns on the shared host).
+pub const COMPUTE_COST: std::time::Duration = std::time::Duration::from_nanos(COMPUTE_NS);
+const COMPUTE_NS: u64 = 8;
+
 /// Savina's per-message work for the fork-join benchmarks (fjthrput, fjcreate): the square of
 /// the sine of the message's angle ([`compute_angle`]). Identical in every peer
 /// (`docs/benchmarks.md`); the handler adds the result to its actor's state, which the run's

@@ -68,6 +68,21 @@ pub fn run_once(
                 "sim_trace_hash".to_owned(),
                 format!("{:016x}", sim.trace_hash).into(),
             );
+            for (key, value) in [
+                ("sim_footprint_ns", sim.footprint_ns),
+                ("sim_footprint_in_cache", sim.footprint_in_cache),
+                ("sim_footprint_in_peer", sim.footprint_in_peer),
+                (
+                    "sim_footprint_in_local_memory",
+                    sim.footprint_in_local_memory,
+                ),
+                (
+                    "sim_footprint_in_remote_memory",
+                    sim.footprint_in_remote_memory,
+                ),
+            ] {
+                map.insert(key.to_owned(), value.into());
+            }
         }
         if let Some(mc) = &stats.message_centric {
             // Cforall's statistics, and the engine's settings that shaped them.

@@ -265,3 +265,187 @@ fn seed_search_finds_a_planted_ordering_bug_and_replays_it() {
     let panicked = loka::sim::run_seed(&config, 1, |_| panic!("boom")).unwrap_err();
     assert_eq!((panicked.seed, panicked.message.as_str()), (1, "boom"));
 }
+
+/// Answers each ping with its count, and declares `charge` of compute for each.
+struct Worker {
+    charge: std::time::Duration,
+}
+
+impl Actor for Worker {
+    type Msg = (ActorRef<u32>, u32);
+    fn handle(&mut self, ctx: &mut Context<Self>, (back, left): (ActorRef<u32>, u32)) {
+        ctx.charge(self.charge);
+        let _ = back.send(left);
+    }
+}
+
+/// Spawns, from its own worker, a `Worker` with `options`, and plays ping-pong with it `pings`
+/// times (one message per activation).
+struct Parent {
+    options: loka::SpawnOptions,
+    charge: std::time::Duration,
+    pings: u32,
+    child: Option<ActorRef<(ActorRef<u32>, u32)>>,
+}
+
+impl Actor for Parent {
+    type Msg = u32;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let worker = Worker {
+            charge: self.charge,
+        };
+        let child = ctx.spawn_with(worker, self.options.clone());
+        let _ = child.send((ctx.myself(), self.pings));
+        self.child = Some(child);
+    }
+    fn handle(&mut self, ctx: &mut Context<Self>, left: u32) {
+        if left > 0 {
+            let child = self.child.as_ref().expect("spawned");
+            let _ = child.send((ctx.myself(), left - 1));
+        } else {
+            self.child = None;
+        }
+    }
+}
+
+/// Virtual ns of `pings` to a child of a parent on worker 0, placed by `options`.
+fn child_run(
+    options: loka::SpawnOptions,
+    charge: std::time::Duration,
+    pings: u32,
+    engine: EngineKind,
+) -> u64 {
+    use loka::{Placement, SpawnOptions};
+    let mut config = sim("preset:opteron6376", 64, "hierarchical", 1);
+    config.engine = engine;
+    if engine != EngineKind::Sim {
+        config.topology = "host".to_owned();
+        config.workers = 2;
+    }
+    let system = System::from_config(config).unwrap();
+    let _parent = system.spawn_with(
+        Parent {
+            options,
+            charge,
+            pings,
+            child: None,
+        },
+        SpawnOptions::default()
+            .placement(Placement::Worker(0))
+            .hub(true),
+    );
+    system.run_until_idle();
+    let stats = system.stats();
+    system.shutdown();
+    stats.sim.map_or(0, |s| s.virtual_ns)
+}
+
+/// `ctx.charge` adds its time to the activation, the same on every run; the real engines
+/// ignore it.
+#[test]
+fn declared_compute_is_charged_to_virtual_time() {
+    use loka::SpawnOptions;
+    use std::time::Duration;
+    let plain = child_run(
+        SpawnOptions::default(),
+        Duration::ZERO,
+        100,
+        EngineKind::Sim,
+    );
+    let charged = child_run(
+        SpawnOptions::default(),
+        Duration::from_micros(10),
+        100,
+        EngineKind::Sim,
+    );
+    assert!(
+        charged >= plain + 1_000_000,
+        "100 × 10 µs declared: {plain} ns → {charged} ns"
+    );
+    assert_eq!(
+        charged,
+        child_run(
+            SpawnOptions::default(),
+            Duration::from_micros(10),
+            100,
+            EngineKind::Sim
+        )
+    );
+    // A real engine runs the same program (the charge is a no-op there).
+    child_run(
+        SpawnOptions::default(),
+        Duration::from_micros(10),
+        100,
+        EngineKind::ActorCentric,
+    );
+}
+
+/// An actor's declared footprint is fetched by each activation from where it lies: a footprint
+/// too big for any cache comes from its home node's memory, which costs more from another node.
+#[test]
+fn a_footprint_costs_more_far_from_its_home_node() {
+    use loka::{Placement, SpawnOptions};
+    use std::time::Duration;
+    let layout = loka::Machine::load(&sim("preset:opteron6376", 64, "lgs", 1))
+        .unwrap()
+        .layout;
+    let far = (0..64)
+        .find(|&w| layout.node_of(w) != layout.node_of(0))
+        .unwrap();
+    let at = |worker: usize, footprint: usize| {
+        let options = SpawnOptions::default()
+            .placement(Placement::Worker(worker))
+            .hub(true)
+            .footprint(footprint);
+        child_run(options, Duration::ZERO, 20, EngineKind::Sim)
+    };
+    // 8 MiB: more than the Opteron's 6 MiB L3, so every activation reads memory.
+    let big = 8 << 20;
+    let (small, home, away) = (at(0, 0), at(0, big), at(far, big));
+    assert!(home > small + 20 * 100_000, "{small} ns → {home} ns");
+    assert!(
+        away as f64 > 1.4 * home as f64,
+        "home node {home} ns, another node {away} ns"
+    );
+}
+
+/// Sends one ping to each of its workers in a single activation.
+struct Fan {
+    workers: Vec<ActorRef<(ActorRef<u32>, u32)>>,
+}
+
+impl Actor for Fan {
+    type Msg = u32;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        for w in &self.workers {
+            let _ = w.send((ctx.myself(), 0));
+        }
+    }
+    fn handle(&mut self, _ctx: &mut Context<Self>, _: u32) {}
+}
+
+/// A burst of wake-ups from one activation wakes as many parked thieves as the real engine's
+/// `notify` after each push does: 32 actors of 1 ms each, woken at once on 64 workers under
+/// `cls`, run in parallel (about 1 ms), not one after another on a few workers.
+#[test]
+fn a_burst_of_wake_ups_wakes_enough_thieves() {
+    use std::time::Duration;
+    let system = System::from_config(sim("preset:opteron6376", 64, "cls", 1)).unwrap();
+    let workers: Vec<_> = (0..32)
+        .map(|_| {
+            system.spawn(Worker {
+                charge: Duration::from_millis(1),
+            })
+        })
+        .collect();
+    system.run_until_idle();
+    let before = system.stats().sim.unwrap().virtual_ns;
+    let _fan = system.spawn(Fan { workers });
+    system.run_until_idle();
+    let took = system.stats().sim.unwrap().virtual_ns - before;
+    system.shutdown();
+    assert!(
+        took < 4_000_000,
+        "32 × 1 ms woken at once took {took} ns of virtual time"
+    );
+}

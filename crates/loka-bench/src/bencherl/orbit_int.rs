@@ -56,6 +56,18 @@ fn of_scale(s: Scale) -> Params {
     }
 }
 
+/// What one call of [`fib`] takes on this project's host (a naive `fib(n)` makes `2·fib(n) − 1`
+/// calls), declared to the simulation engine with `ctx.charge` (docs/simulation.md). Measured
+/// with `cargo test --release -p loka-bench --lib fib_cost -- --ignored --nocapture
+/// --test-threads=1`: the least of six runs on 2026-11-24 (635 ps; the others up to 1.09 ns).
+const FIB_PS_PER_CALL: u64 = 635;
+
+/// The declared compute of a naive Fibonacci whose result is `value`.
+fn fib_cost(value: i64) -> std::time::Duration {
+    let calls = (2 * value.max(1) - 1) as u64;
+    std::time::Duration::from_nanos(calls * FIB_PS_PER_CALL / 1_000)
+}
+
 /// BenchErl's Fibonacci: fib(0) = fib(1) = 1, computed naively (the variable work per image).
 fn fib(n: i64) -> i64 {
     if n <= 1 {
@@ -87,9 +99,15 @@ enum Gen {
 }
 
 impl Gen {
-    fn apply(self, n: i64, x: i64) -> i64 {
-        let fib = |k: i64| fib(std::hint::black_box(k));
-        match self {
+    /// The image of `x`, and the Fibonacci number computed on the way (its cost).
+    fn apply(self, n: i64, x: i64) -> (i64, i64) {
+        let computed = std::cell::Cell::new(0);
+        let fib = |k: i64| {
+            let f = fib(std::hint::black_box(k));
+            computed.set(f);
+            f
+        };
+        let y = match self {
             // fib(0..15) + x
             Gen::F1 => r(n, fib(r(16, x)) + x),
             // fib(5..20) + 2x² + 5x − 1
@@ -100,7 +118,8 @@ impl Gen {
             Gen::F4 => r(n, fib(8 * s(&[0, 49, 98, 100], r(100, x)) + 3) - 1),
             // fib(10, 20 or 30) + 1
             Gen::F5 => r(n, fib(10 * s(&[0, 900, 999, 1000], r(1000, x))) + 1),
-        }
+        };
+        (y, computed.get())
     }
 }
 
@@ -285,7 +304,8 @@ impl Actor for Image {
     type Msg = ();
     fn started(&mut self, ctx: &mut Context<Self>) {
         let conf = &self.conf;
-        let y = self.gen.apply(conf.space, self.x);
+        let (y, computed) = self.gen.apply(conf.space, self.x);
+        ctx.charge(fib_cost(computed));
         match self.fault {
             Fault::None => conf.send_vertex(y, self.k),
             Fault::WrongRule => conf.send_vertex(y + conf.space, self.k),
@@ -381,7 +401,7 @@ fn sequential_orbit(gens: &[Gen], space: i64) -> (usize, u64) {
     let mut todo = vec![0];
     while let Some(x) = todo.pop() {
         for gen in gens {
-            let y = gen.apply(space, x);
+            let (y, _) = gen.apply(space, x);
             if seen.insert(y) {
                 todo.push(y);
             }
@@ -508,6 +528,20 @@ mod tests {
     use super::*;
     use crate::bencherl::Input;
 
+    /// The per-call cost of [`fib`], for [`FIB_PS_PER_CALL`]:
+    /// `cargo test --release -p loka-bench --lib fib_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn fib_cost_per_call() {
+        for _ in 0..3 {
+            let start = std::time::Instant::now();
+            let f = fib(std::hint::black_box(32));
+            let calls = (2 * f - 1) as f64;
+            let ps = start.elapsed().as_nanos() as f64 / calls * 1000.0;
+            eprintln!("fib: {ps:.0} ps per call (fib(32) = {f})");
+        }
+    }
+
     #[test]
     fn credit_follows_maier() {
         let mut c = Credit::one();
@@ -528,21 +562,21 @@ mod tests {
         // Each value worked out from BenchErl's bench.erl: fib(0) = fib(1) = 1,
         // p(A1, A0, X) = A1·X + A0, p(A0, _) = A0, s(B0.., X) = how many bounds X reaches.
         // f1(N, 3) = (fib(3) + 3) rem N with fib(3) = 3.
-        assert_eq!(Gen::F1.apply(100, 3), 6);
+        assert_eq!(Gen::F1.apply(100, 3).0, 6);
         // f2(1000, 3) = (fib(8) + 2·9 + 15 − 1) rem 1000 = 34 + 32.
-        assert_eq!(Gen::F2.apply(1000, 3), 66);
+        assert_eq!(Gen::F2.apply(1000, 3).0, 66);
         // f3(N, 2) = |fib(12) − 8 + 16| rem N, fib(12) = 233.
-        assert_eq!(Gen::F3.apply(1000, 2), 241);
+        assert_eq!(Gen::F3.apply(1000, 2).0, 241);
         // f4(N, X) = (fib(8·s + 3) − 1) rem N: s(0) = 1 → fib(11) − 1 = 143;
         // s(49) = 2 → fib(19) − 1 = 6,764; s(98) = 3 → fib(27) − 1 = 317,810.
-        assert_eq!(Gen::F4.apply(1000, 0), 143);
-        assert_eq!(Gen::F4.apply(1000, 49), 764);
-        assert_eq!(Gen::F4.apply(1_000_000, 98), 317_810);
+        assert_eq!(Gen::F4.apply(1000, 0).0, 143);
+        assert_eq!(Gen::F4.apply(1000, 49).0, 764);
+        assert_eq!(Gen::F4.apply(1_000_000, 98).0, 317_810);
         // f5(N, X) = (fib(10·s) + 1) rem N: s(0) = 1 → fib(10) + 1 = 90;
         // s(950) = 2 → fib(20) + 1 = 10,947; s(999) = 3 → fib(30) + 1 = 1,346,270.
-        assert_eq!(Gen::F5.apply(1000, 0), 90);
-        assert_eq!(Gen::F5.apply(1_000_000, 950), 10_947);
-        assert_eq!(Gen::F5.apply(10_000_000, 999), 1_346_270);
+        assert_eq!(Gen::F5.apply(1000, 0).0, 90);
+        assert_eq!(Gen::F5.apply(1_000_000, 950).0, 10_947);
+        assert_eq!(Gen::F5.apply(10_000_000, 999).0, 1_346_270);
     }
 
     #[test]

@@ -35,6 +35,7 @@ impl Actor for Child {
         self.driver
             .send(DriverMsg::Reply(compute(angle)))
             .expect("driver alive");
+        ctx.charge(crate::COMPUTE_COST);
         ctx.stop();
     }
 }

@@ -49,6 +49,7 @@ impl Actor for Worker {
             WorkerMsg::Work(angle) => {
                 self.received.messages += 1;
                 self.received.sum += compute(angle);
+                ctx.charge(crate::COMPUTE_COST);
             }
             WorkerMsg::Finish => {
                 self.driver

@@ -54,6 +54,32 @@ impl<A: Actor> Context<A> {
         self.inner.cell().is_hub()
     }
 
+    /// Declares that this activation computes for `time` on this machine's cores, beyond what
+    /// loka itself costs: under the simulation engine (docs/simulation.md) the running
+    /// activation's virtual cost grows by `time` (× `compute_scale`), so a handler's compute is
+    /// priced the same on every run. Several calls add up. The real engines ignore it: the
+    /// call is a plain add to a per-thread field, never read.
+    ///
+    /// `time` is what the work takes on the host the constant was measured on (say how in a
+    /// comment); it is not a sleep and never delays anything.
+    #[inline(always)]
+    pub fn charge(&mut self, time: std::time::Duration) {
+        if let Some(exec) = self.inner.exec() {
+            exec.charge(time.as_nanos() as u64);
+        }
+    }
+
+    /// Declares how many bytes of data this actor owns beyond its own struct (heap buffers,
+    /// tables that grew), replacing what [`SpawnOptions::footprint`] or an earlier call said.
+    /// The simulation engine's memory model prices an activation by where this many bytes
+    /// (plus `size_of` the actor) lie in the caches and in memory; real engines ignore it.
+    #[inline]
+    pub fn set_footprint(&mut self, bytes: usize) {
+        if let Some(exec) = self.inner.exec() {
+            exec.set_footprint(bytes as u64);
+        }
+    }
+
     /// The index of the worker running this activation (`None` while stopping at shutdown, and
     /// on the dedicated thread of a `thread` actor).
     pub fn worker_index(&self) -> Option<usize> {

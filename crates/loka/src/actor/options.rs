@@ -33,6 +33,10 @@ pub struct SpawnOptions {
     /// What a plain [`send`](crate::ActorRef::send) does when the bounded mailbox is full.
     /// Ignored without a [`capacity`](Self::capacity).
     pub overflow: Overflow,
+    /// Bytes of data the actor owns beyond `size_of` its own struct (heap buffers it touches
+    /// when it runs). Only the simulation engine's memory model reads it (docs/simulation.md);
+    /// [`Context::set_footprint`](crate::Context::set_footprint) changes it later. 0 by default.
+    pub footprint: usize,
 }
 
 /// What a plain [`send`](crate::ActorRef::send) to a full bounded mailbox does.
@@ -101,6 +105,11 @@ impl SpawnOptions {
     /// Sets [`SpawnOptions::overflow`].
     pub fn overflow(mut self, overflow: Overflow) -> Self {
         self.overflow = overflow;
+        self
+    }
+    /// Sets [`SpawnOptions::footprint`].
+    pub fn footprint(mut self, bytes: usize) -> Self {
+        self.footprint = bytes;
         self
     }
 }

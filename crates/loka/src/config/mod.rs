@@ -203,9 +203,9 @@ impl EngineKind {
     }
 
     /// Whether this engine carries out `hierarchical`'s periodic load balancing (Erlang's
-    /// migration limits and paths); the simulation engine does not model it yet.
+    /// migration limits and paths): the actor-centric engine and its simulation.
     pub const fn balances(self) -> bool {
-        matches!(self, EngineKind::ActorCentric)
+        matches!(self, EngineKind::ActorCentric | EngineKind::Sim)
     }
 
     /// Whether this engine runs on the real machine (its timings are wall-clock time); the

@@ -20,6 +20,13 @@ pub(crate) struct Exec {
     index: usize,
     runtime: Arc<Runtime>,
     next_id: Cell<u64>,
+    /// Compute the running activation declared with `Context::charge`, in ns. Only the
+    /// simulation reads (and resets) it; real engines let it add up unread: a plain add on this
+    /// thread's own context, no atomic.
+    charged: Cell<u64>,
+    /// The footprint the running activation declared with `Context::set_footprint` (`u64::MAX`:
+    /// none). Only the simulation reads it.
+    footprint: Cell<u64>,
     /// This thread's counters: the worker's block in the runtime's counters, or a dedicated
     /// thread's own block (`own`).
     counters: NonNull<WorkerCounters>,
@@ -35,6 +42,8 @@ impl Exec {
             index,
             runtime,
             next_id: Cell::new(1),
+            charged: Cell::new(0),
+            footprint: Cell::new(u64::MAX),
             counters,
             _own: None,
         }
@@ -49,6 +58,8 @@ impl Exec {
             counters: NonNull::from(&**own),
             runtime,
             next_id: Cell::new(1),
+            charged: Cell::new(0),
+            footprint: Cell::new(u64::MAX),
             _own: Some(own),
         }
     }
@@ -112,5 +123,27 @@ impl Exec {
         let n = self.next_id.get();
         self.next_id.set(n + 1);
         ActorId::from_worker(self.index, n)
+    }
+
+    /// Adds `ns` of declared compute to the running activation (`Context::charge`).
+    #[inline(always)]
+    pub(crate) fn charge(&self, ns: u64) {
+        self.charged.set(self.charged.get().wrapping_add(ns));
+    }
+
+    /// Declares the running actor's footprint (`Context::set_footprint`).
+    #[inline]
+    pub(crate) fn set_footprint(&self, bytes: u64) {
+        self.footprint.set(bytes);
+    }
+
+    /// The simulation, after an activation: the compute it declared and the footprint it set,
+    /// both reset for the next one.
+    pub(crate) fn take_declared(&self) -> (u64, Option<u64>) {
+        let footprint = self.footprint.replace(u64::MAX);
+        (
+            self.charged.replace(0),
+            (footprint != u64::MAX).then_some(footprint),
+        )
     }
 }

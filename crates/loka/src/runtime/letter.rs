@@ -148,6 +148,7 @@ mod tests {
         shutdown: no_shutdown,
         info: no_info,
         control: no_control,
+        state_bytes: 0,
     };
 
     unsafe fn discard_string(_: TaskRef, payload: *mut Payload) {

@@ -101,6 +101,11 @@ impl Header {
             exec: super::exec_policy::ExecSlot::new(),
         }
     }
+
+    /// `size_of` the actor's state (its type's, fixed at compile time).
+    pub(crate) fn state_bytes(&self) -> usize {
+        self.vtable.state_bytes
+    }
 }
 
 /// What a task can do, per actor type.
@@ -114,6 +119,9 @@ pub(crate) struct Vtable {
     /// A strong reference to the cell, to stop and describe the actor from a shutdown (see
     /// [`TaskRef::control`]). Safety: the cell is alive.
     pub(crate) control: unsafe fn(NonNull<Header>) -> std::sync::Arc<dyn super::cell::Control>,
+    /// `size_of` the actor's state: the simulation's memory model prices it (static data, read by
+    /// no real engine).
+    pub(crate) state_bytes: usize,
 }
 
 /// A schedulable actor: a pointer to the [`Header`] at the start of an actor cell.

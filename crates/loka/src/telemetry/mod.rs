@@ -343,6 +343,18 @@ pub struct SimStats {
     /// A hash of every activation (worker, actor, virtual end time, messages): equal for equal
     /// runs (same program, topology, policy, seed and cost model).
     pub trace_hash: u64,
+    /// Virtual nanoseconds activations spent fetching their actors' footprints (the memory
+    /// model's share of the virtual time, summed over workers).
+    pub footprint_ns: u64,
+    /// Activations that found their actor's footprint in a cache of their worker's (its own or
+    /// a shared one).
+    pub footprint_in_cache: u64,
+    /// … in a cache of a worker they share none with.
+    pub footprint_in_peer: u64,
+    /// … in memory on their own node.
+    pub footprint_in_local_memory: u64,
+    /// … in memory on another node.
+    pub footprint_in_remote_memory: u64,
 }
 
 impl Stats {

@@ -129,6 +129,14 @@ fn hierarchical_load_balancing_pulls_actors_along_migration_paths() {
             ("synthetic:package:1 core:4 pu:1", 4),
             ("preset:xeon-x7560", 32),
         ] {
+            if workers == 32 && !engine.is_real() {
+                // A global round moves work only to nodes whose workers looked for work since
+                // the previous round (Alg. 4.1's availability): on real threads the wake-ups of
+                // the spawns make idle workers search; the simulation's deterministic schedule
+                // keeps the other nodes parked, so their limits are 0 and no path leads there
+                // (docs/simulation.md, *hierarchical's balancing*).
+                continue;
+            }
             let label = format!("{engine}/{policy} {topology}");
             let config = loka::Config {
                 workers,

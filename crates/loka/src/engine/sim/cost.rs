@@ -61,9 +61,19 @@ pub(crate) struct CostModel {
     pub(crate) steal_fixed: f64,
     /// From a parked worker being notified to it running (a futex wake and a context switch).
     pub(crate) wake: f64,
-    /// Host CPU time is multiplied by this when `[sim] compute = "measured"` (the modelled core's
-    /// speed relative to this host's).
+    /// Host CPU time (`[sim] compute = "measured"`) and declared compute (`Context::charge`) are
+    /// multiplied by this: the modelled core's time for what took 1 ns on this host.
     pub(crate) compute_scale: f64,
+    /// Latency of the first line from the local node's memory (remote nodes: × their relative
+    /// latency, as for `line_remote`).
+    pub(crate) memory: f64,
+    /// Cache lines one core keeps in flight when it streams (the rest of a footprint after its
+    /// first line arrives at `mlp` lines per latency).
+    pub(crate) mlp: f64,
+    /// Peak bandwidth of a node's memory, GB/s (bytes per ns): a cap on one core's stream.
+    pub(crate) bw_memory: f64,
+    /// Peak bandwidth of one interconnect link in one direction, GB/s: a cap on remote streams.
+    pub(crate) bw_link: f64,
 }
 
 /// The keys of a cost file, in the order of the documentation.
@@ -82,13 +92,64 @@ pub(crate) const KEYS: &[&str] = &[
     "steal_fixed",
     "wake",
     "compute_scale",
+    "memory",
+    "mlp",
+    "bw_memory",
+    "bw_link",
 ];
 
 impl CostModel {
     /// The built-in model (docs/simulation.md gives every source). loka's own costs
-    /// (`activation`, `message`) were measured on this project's host; the line costs are
-    /// load-to-use latencies typical of the x86 servers of the presets.
-    pub(crate) fn default_for(_topology: &Topology) -> CostModel {
+    /// (`activation`, `message`) were measured on this project's host; the cache and memory
+    /// latencies and bandwidths are published figures of the preset's CPU (the AMD Opteron 6376,
+    /// the Intel Xeon X7560, the SGI UV 2000's Xeon E5-4640), and typical x86 server figures for
+    /// every other topology.
+    pub(crate) fn default_for(topology: &Topology) -> CostModel {
+        let generic = CostModel::generic();
+        let preset = match topology.spec() {
+            loka_topology::TopologySpec::Preset(name) => name.as_str(),
+            _ => "",
+        };
+        match preset {
+            // Piledriver at 2.3 GHz: L2 ~21 cycles, L3 ~57 cycles; DDR3-1600 × 2 channels per
+            // node; HyperTransport 3 at 6.4 GT/s, 16 bits: 12.8 GB/s a direction.
+            "opteron6376" => CostModel {
+                line_l2: 9.0,
+                line_l3: 25.0,
+                memory: 100.0,
+                line_remote: 100.0,
+                bw_memory: 25.6,
+                bw_link: 12.8,
+                ..generic
+            },
+            // Nehalem-EX at 2.26 GHz: L2 10 cycles, L3 21 ns; 135 ns local memory (buffered
+            // SMI channels), 4 SMI links of 6.4 GB/s; QPI 6.4 GT/s: 12.8 GB/s a direction.
+            "xeon-x7560" => CostModel {
+                line_l2: 4.4,
+                line_l3: 21.0,
+                memory: 135.0,
+                line_remote: 135.0,
+                bw_memory: 25.6,
+                bw_link: 12.8,
+                ..generic
+            },
+            // Sandy Bridge-EP at 2.4 GHz: L2 12 cycles, L3 30 cycles; DDR3-1600 × 4 channels;
+            // NUMAlink 6: 6.7 GB/s a direction.
+            "altix-uv2000" => CostModel {
+                line_l2: 5.0,
+                line_l3: 12.5,
+                memory: 81.0,
+                line_remote: 81.0,
+                bw_memory: 51.2,
+                bw_link: 6.7,
+                ..generic
+            },
+            _ => generic,
+        }
+    }
+
+    /// The model of a topology that is none of the seeds' machines.
+    fn generic() -> CostModel {
         CostModel {
             activation: 5.0,
             message: 40.0,
@@ -104,6 +165,10 @@ impl CostModel {
             steal_fixed: 10.0,
             wake: 5_000.0,
             compute_scale: 1.0,
+            memory: 100.0,
+            mlp: 10.0,
+            bw_memory: 25.6,
+            bw_link: 12.8,
         }
     }
 
@@ -148,6 +213,11 @@ impl CostModel {
                     "sim cost file {name}: `{key}` must be a non-negative number, not {v}"
                 ));
             }
+            if v == 0.0 && matches!(key.as_str(), "mlp" | "bw_memory" | "bw_link") {
+                return Err(format!(
+                    "sim cost file {name}: `{key}` must be positive (it divides), not 0"
+                ));
+            }
             let slot = match key.as_str() {
                 "activation" => &mut self.activation,
                 "message" => &mut self.message,
@@ -163,6 +233,10 @@ impl CostModel {
                 "steal_fixed" => &mut self.steal_fixed,
                 "wake" => &mut self.wake,
                 "compute_scale" => &mut self.compute_scale,
+                "memory" => &mut self.memory,
+                "mlp" => &mut self.mlp,
+                "bw_memory" => &mut self.bw_memory,
+                "bw_link" => &mut self.bw_link,
                 _ => {
                     return Err(format!(
                         "sim cost file {name}: unknown key `{key}` (known: {})",
@@ -191,6 +265,10 @@ impl CostModel {
 pub(crate) struct Distances {
     workers: usize,
     class: Vec<Distance>,
+    /// Nodes × nodes (the topology's indices): latency of the column's memory from the row,
+    /// relative to the row's own.
+    relative: Vec<f64>,
+    nodes: usize,
 }
 
 impl Distances {
@@ -223,7 +301,28 @@ impl Distances {
                 });
             }
         }
-        Distances { workers: n, class }
+        let nodes = topology.numa_node_count().max(1);
+        let relative = (0..nodes * nodes)
+            .map(|i| {
+                let (a, b) = (i / nodes, i % nodes);
+                if a == b {
+                    1.0
+                } else {
+                    relative(a, b)
+                }
+            })
+            .collect();
+        Distances {
+            workers: n,
+            class,
+            relative,
+            nodes,
+        }
+    }
+
+    /// Latency of node `b`'s memory seen from node `a`, relative to `a`'s own (topology indices).
+    pub(crate) fn node_relative(&self, a: usize, b: usize) -> f64 {
+        self.relative[a * self.nodes + b]
     }
 
     /// From worker `a`'s point of view, where worker `b`'s cache is.
@@ -259,10 +358,16 @@ mod tests {
         let other = layout.workers_of_node((layout.node_of(0) + 1) % 4)[0];
         assert!(matches!(d.get(0, other), Distance::Remote(_)));
         assert!(model.line(d.get(0, other)) > model.line(d.get(0, same_node)));
-        // Hop counts (this preset) scale like a SLIT: one hop 1.6× local, two hops 2.2×.
-        let lines: Vec<f64> = (0..32).map(|w| model.line(d.get(0, w))).collect();
+        // This preset's SLIT: remote nodes at 15/10 of the local latency.
+        assert_eq!(d.get(0, other), Distance::Remote(1500));
+        // Hop counts (the Opteron's) scale like a SLIT: one hop 1.6× local, two hops 2.2×.
+        let (topo, layout) = machine("preset:opteron6376");
+        let model = CostModel::default_for(&topo);
+        let d = Distances::new(&topo, &layout, &model);
+        let lines: Vec<f64> = (0..64).map(|w| model.line(d.get(0, w))).collect();
         let far = lines.iter().cloned().fold(0.0, f64::max);
-        assert!(far >= 1.6 * model.line_remote - 1e-9, "{lines:?}");
+        assert!((far - 2.2 * model.line_remote).abs() < 1e-9, "{lines:?}");
+        assert!((d.node_relative(0, 3) - 2.2).abs() < 1e-9);
     }
 
     #[test]
@@ -287,8 +392,38 @@ mod tests {
             .unwrap_err();
         assert!(err.contains("`wake`"), "{err}");
         let err = base
+            .clone()
             .with_overrides("wake = \"fast\"\n", Path::new("c.toml"))
             .unwrap_err();
         assert!(err.contains("`wake`"), "{err}");
+        // The memory model's keys: replaced, and refused when bad, by name.
+        let m = base
+            .clone()
+            .with_overrides(
+                "memory = 90\nmlp = 8\nbw_memory = 20\nbw_link = 6.4\n",
+                Path::new("c.toml"),
+            )
+            .unwrap();
+        assert_eq!(
+            (m.memory, m.mlp, m.bw_memory, m.bw_link),
+            (90.0, 8.0, 20.0, 6.4)
+        );
+        for bad in [
+            "memory = -5",
+            "mlp = \"many\"",
+            "bw_link = nan",
+            "bw_memory = 0",
+            "bw_memry = 3",
+        ] {
+            let err = base
+                .clone()
+                .with_overrides(bad, Path::new("c.toml"))
+                .unwrap_err();
+            let key = bad.split(' ').next().unwrap();
+            assert!(
+                err.contains(&format!("`{key}`")) && err.contains("c.toml"),
+                "{err}"
+            );
+        }
     }
 }

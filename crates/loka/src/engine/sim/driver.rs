@@ -151,6 +151,28 @@ impl Engine {
 
     /// One step of worker `w`.
     fn step(&self, st: &mut MutexGuard<'_, State>, w: usize, execs: &[Exec]) {
+        if let Routing::Hierarchical { .. } = self.routing {
+            // Alg. 4.2: pinned hubs, then a migration path, before any other local work.
+            if let Some(task) = st.workers[w].pinned.pop_front() {
+                return self.activate(st, w, task, execs);
+            }
+            if let Some(m) = st.workers[w].migration {
+                st.stats.events += 1;
+                let pulled = self.pull_migration(st, w);
+                // Priced as a steal from the worker it came from (a global path that found
+                // nothing: from the source node's first worker).
+                let layout = &self.shared.machine.layout;
+                let victim = match pulled {
+                    Some((_, v)) => v,
+                    None if m.global => layout.workers_of_node(m.from)[0],
+                    None => m.from,
+                };
+                self.charge_steal(st, w, victim);
+                if let Some((task, _)) = pulled {
+                    return self.activate(st, w, task, execs);
+                }
+            }
+        }
         if let Some((task, lifo)) = st.workers[w].pop_local() {
             if lifo {
                 self.shared.counters.worker(w).lifo_runs.bump(1);
@@ -165,6 +187,7 @@ impl Engine {
                 }
             }
         }
+        st.workers[w].out_of_work = true;
         if let Some(task) = self.steal_once(st, w) {
             self.activate(st, w, task, execs);
         }
@@ -276,6 +299,10 @@ impl Engine {
     fn activate(&self, st: &mut MutexGuard<'_, State>, w: usize, task: TaskRef, execs: &[Exec]) {
         let counters = self.shared.counters.worker(w);
         counters.activations.bump(1);
+        if let Routing::Hierarchical { .. } = self.routing {
+            // Alg. 4.2 lines 16–18: enough work done since the last round → one now.
+            self.maybe_balance(st, w);
+        }
         let place = placement::of(&task);
         let layout = &self.shared.machine.layout;
         // Under `places` the home was chosen in the actor's place at spawn and stays there.
@@ -308,9 +335,19 @@ impl Engine {
         let c = &self.cost;
         let fixed = c.activation;
         let message_distance = waker.map_or(Distance::SamePu, |from| self.distances.get(w, from));
-        let state_distance = last.map_or(Distance::SamePu, |l| self.distances.get(w, l));
         let per_message = c.message + c.message_lines * c.line(message_distance);
-        let state = c.state_lines * c.line(state_distance);
+        // The actor's state, priced by where its bytes lie (`memory.rs`).
+        let actor = task.header().id.as_u64();
+        let footprint = |declared: u64| {
+            (c.state_lines * super::memory::LINE as f64) as u64
+                + task.header().state_bytes() as u64
+                + declared
+        };
+        let source = st.memory.locate(w, actor);
+        let bytes = footprint(st.memory.declared(actor));
+        let state = st.memory.cost(c, &self.distances, w, source, bytes);
+        let inner = &mut **st;
+        inner.memory.count(&mut inner.stats, w, source, state);
         // What this activation sends becomes visible once its first message is handled (the
         // actor's state and that message fetched): a chain of hand-offs pays every hop's
         // transfers. Later messages of a batch send at that time too (an approximation).
@@ -327,13 +364,18 @@ impl Engine {
         });
         let (outcome, compute) = measured;
         st.running = None;
+        let (charged, declared) = execs[w].take_declared();
+        if let Some(declared) = declared {
+            st.memory.set_declared(actor, declared);
+        }
         let messages = (counters.messages.get() - messages_before) as f64;
         let spawned = (counters.spawned.get() - spawned_before) as f64;
         let cost = fixed
             + messages * per_message
             + state
             + spawned * c.spawn
-            + compute.map_or(0.0, |ns| ns * c.compute_scale);
+            // Measured host time includes the declared compute: only one of the two counts.
+            + compute.unwrap_or(charged as f64) * c.compute_scale;
         let end = start + cost.max(1.0) as u64;
         st.workers[w].clock = end;
         st.stats.events += 1;
@@ -341,6 +383,12 @@ impl Engine {
             st.stats.trace_hash,
             [w as u64, task.header().id.as_u64(), end, messages as u64],
         );
+        if outcome == RunOutcome::Stopped {
+            st.memory.forget(actor);
+        } else {
+            let bytes = footprint(st.memory.declared(actor));
+            st.memory.touch(w, actor, bytes);
+        }
         match outcome {
             RunOutcome::Idle => {
                 st.busy_until.insert(addr(task), end);

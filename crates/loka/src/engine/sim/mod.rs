@@ -8,8 +8,9 @@
 //! parks — calling the same `policy/` functions, and runs one activation of a real actor: the
 //! user's handler, real messages, real results. The activation's *virtual* cost comes from the
 //! cost model ([`cost`], `docs/simulation.md`): a fixed part, a part per message priced by where
-//! the message's cache lines come from, the actor's state priced by where it ran last, and
-//! optionally the handler's measured CPU time.
+//! the message's cache lines come from, the actor's footprint priced by where it lies in the
+//! caches and memory ([`memory`]), and the compute the handler declared (`Context::charge`) or,
+//! optionally, its measured CPU time.
 //!
 //! | file | concern |
 //! |---|---|
@@ -17,7 +18,9 @@
 //! | `driver.rs` | the event loop: choosing a worker, stealing, running and pricing activations |
 //! | `routing.rs` | where woken and spawned actors are queued (the policies' decisions) |
 //! | `worker.rs` | a virtual worker's queues and clock |
+//! | `balance.rs` | `hierarchical`'s periodic load balancing (migration limits and paths) |
 //! | `cost.rs` | the cost model and the distance classes |
+//! | `memory.rs` | actor footprints in LRU caches and on their home node's memory |
 //!
 //! **Plain threads.** A wake-up or spawn from a thread that is not the driver (a test's main
 //! thread, a benchmark's driver) is buffered and folded into the simulation only when it is
@@ -28,17 +31,17 @@
 //! scheduled are taken as they come (they are in the mailbox at once); a program that keeps
 //! sending from a plain thread while the simulation runs is correct but not reproducible.
 //!
-//! **Not modelled yet**: `hierarchical`'s periodic load balancing (its routing, pinning and
-//! steal plan are), caches as LRU sets (an actor's state is priced by where it last ran), the
-//! memory of an actor's home node (first touch), per-message sender distances, contention
-//! (docs/simulation.md).
+//! **Not modelled yet**: per-message sender distances (sends to a scheduled actor never reach the
+//! engine), a sender's share of a message's cost, contention (docs/simulation.md).
 //!
 //! **Timers** run on virtual time (`driver.rs`): one due before the next step fires first; with
 //! nothing runnable, a pending one-shot timer fires at once (virtual time jumps to it), and a
 //! periodic one after its delay in real time, as in the real engines (docs/timers.md).
 
+mod balance;
 mod cost;
 mod driver;
+mod memory;
 mod routing;
 mod worker;
 
@@ -98,6 +101,10 @@ struct State {
     tickets: [usize; 2],
     /// `places:a`: one shared queue per place (empty under every other policy).
     place_queues: Vec<VecDeque<TaskRef>>,
+    /// Where every actor's state lies in the caches and memory (`memory.rs`).
+    memory: memory::Memory,
+    /// `hierarchical`'s balancing rounds: the workers' recent activations (`balance.rs`).
+    balance: balance::BalanceHistory,
     stats: SimStats,
 }
 
@@ -162,14 +169,19 @@ impl Engine {
                             .wrapping_add((index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
                     ),
                     level_of,
+                    since_balance: 0,
+                    out_of_work: false,
+                    migration: None,
                 }
             })
             .collect();
         let mut priority: Vec<u32> = (0..n as u32).collect();
         fastrand::Rng::with_seed(config.seed ^ 0x51u64).shuffle(&mut priority);
+        let distances = Distances::new(&shared.machine.topology, layout, &cost);
+        let memory = memory::Memory::new(&shared.machine.topology, layout, &distances);
         let engine = Arc::new(Engine {
             routing: Routing::of(config.policy),
-            distances: Distances::new(&shared.machine.topology, layout, &cost),
+            distances,
             cost,
             state: Mutex::new(State {
                 workers,
@@ -185,6 +197,8 @@ impl Engine {
                 round_robin: 0,
                 tickets: [0; 2],
                 place_queues: (0..layout.place_count()).map(|_| VecDeque::new()).collect(),
+                memory,
+                balance: balance::BalanceHistory::new(n),
                 stats: SimStats::default(),
             }),
             work: Condvar::new(),
@@ -334,6 +348,8 @@ impl Scheduler for Engine {
                 self.place_spawned(&mut st, task, options, Some(w), now);
             }
             _ => {
+                st.memory
+                    .spawned(task.header().id.as_u64(), options.footprint as u64, None);
                 let route = self.place_route(&mut st, task, options, None);
                 st.external.push_back(External::Spawned(task, route));
                 st.last_external = Instant::now();

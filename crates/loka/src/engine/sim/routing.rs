@@ -96,6 +96,8 @@ impl Engine {
         from: Option<usize>,
         now: u64,
     ) {
+        st.memory
+            .spawned(task.header().id.as_u64(), options.footprint as u64, from);
         let route = self.place_route(st, task, options, from);
         self.push(st, route, task, from, now);
     }
@@ -269,12 +271,10 @@ impl Engine {
         }
     }
 
-    /// Stealable work appeared at `now`: wake one parked worker unless one is already searching.
+    /// Stealable work appeared at `now`: wake one parked worker, the lowest-numbered, as the real
+    /// engine's `Sleepers::notify(None)` does after every push, whether or not another worker is
+    /// already searching (a burst of pushes wakes as many thieves).
     fn wake_any(&self, st: &mut State, now: u64) {
-        let searching = st.workers.iter().any(|w| !w.parked && !w.has_local_work());
-        if searching {
-            return;
-        }
         if let Some(w) = st.workers.iter().position(|w| w.parked) {
             self.unpark(st, w, now);
         }

@@ -35,6 +35,12 @@ pub(super) struct VirtualWorker {
     pub(super) rng: fastrand::Rng,
     /// Group level of each other worker as seen from this one (for steals-by-level).
     pub(super) level_of: Vec<u8>,
+    /// `hierarchical`: activations since this worker's last balancing round.
+    pub(super) since_balance: u32,
+    /// `hierarchical`: this worker looked for work elsewhere since the last round.
+    pub(super) out_of_work: bool,
+    /// `hierarchical`: the pull assignment a balancing round gave this worker.
+    pub(super) migration: Option<super::balance::Migration>,
 }
 
 impl VirtualWorker {
@@ -46,6 +52,7 @@ impl VirtualWorker {
             || !self.urgent.is_empty()
             || !self.pinned.is_empty()
             || self.foreign.iter().any(|q| !q.is_empty())
+            || self.migration.is_some()
     }
 
     /// What a thief could take (the real engine's `WorkerQueues::steal`: urgent, inbox, deque).
@@ -108,5 +115,6 @@ impl VirtualWorker {
         self.urgent.clear();
         self.pinned.clear();
         self.foreign.iter_mut().for_each(VecDeque::clear);
+        self.migration = None;
     }
 }

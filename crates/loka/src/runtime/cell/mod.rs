@@ -300,6 +300,7 @@ impl<B: Behavior> ActorCell<B> {
         shutdown: Self::shutdown_raw,
         info: Self::info_raw,
         control: Self::control_raw,
+        state_bytes: std::mem::size_of::<B>(),
     };
 
     #[inline]

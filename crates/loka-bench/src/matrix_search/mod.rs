@@ -25,6 +25,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+mod data;
+use data::{count_in_columns, count_in_rows, expected_counts, matrix, scan_cost, word};
+
 pub(crate) const BENCH: Bench = Bench {
     name: "matrix-search",
     suite: "matrix",
@@ -123,127 +126,6 @@ impl Params {
     }
 }
 
-/// SplitMix64: the seeded generator of matrices and words.
-fn splitmix(state: &mut u64) -> u64 {
-    let current = *state;
-    *state = current.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    crate::verify::mix(current)
-}
-
-/// Seeker `seeker`'s matrix, row-major: 32 letters from each 64-bit draw, two bits a letter.
-fn matrix(seeker: usize, side: usize) -> Vec<u8> {
-    let mut state = MATRIX_SEED ^ (seeker as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
-    let mut cells = vec![0u8; side * side];
-    for chunk in cells.chunks_mut(32) {
-        let mut bits = splitmix(&mut state);
-        for cell in chunk {
-            *cell = ALPHABET[(bits & 3) as usize];
-            bits >>= 2;
-        }
-    }
-    cells
-}
-
-/// The word of job `job` of seeker `seeker` (independent of the order jobs are given out).
-fn word(seeker: usize, job: usize) -> [u8; WORD] {
-    let mut state = WORD_SEED ^ (((seeker as u64) << 32) | job as u64);
-    let bits = splitmix(&mut state);
-    std::array::from_fn(|k| ALPHABET[((bits >> (2 * k)) & 3) as usize])
-}
-
-/// The seeker's search: occurrences of `word` read downwards along a column, column by column.
-fn count_in_columns(cells: &[u8], side: usize, word: &[u8; WORD]) -> u64 {
-    if side < WORD {
-        return 0;
-    }
-    let mut count = 0;
-    for column in 0..side {
-        for row in 0..=side - WORD {
-            let at = row * side + column;
-            if cells[at] == word[0] && (1..WORD).all(|k| cells[at + k * side] == word[k]) {
-                count += 1;
-            }
-        }
-    }
-    count
-}
-
-/// The fault of a mutation test: the same count along the rows.
-fn count_in_rows(cells: &[u8], side: usize, word: &[u8; WORD]) -> u64 {
-    cells
-        .chunks(side)
-        .map(|row| row.windows(WORD).filter(|w| *w == word).count() as u64)
-        .sum()
-}
-
-/// Each letter's two bits in the check's codes (indexed by the letter's byte).
-const LETTER_CODE: [u8; 256] = {
-    let mut codes = [0u8; 256];
-    let mut i = 0;
-    while i < ALPHABET.len() {
-        codes[ALPHABET[i] as usize] = i as u8;
-        i += 1;
-    }
-    codes
-};
-
-/// The code of a word: its letters' codes, the first letter in the highest bits.
-fn word_code(word: &[u8; WORD]) -> usize {
-    word.iter().fold(0, |code, &l| {
-        (code << 2) | usize::from(LETTER_CODE[usize::from(l)])
-    })
-}
-
-/// The check's count, done differently from the seekers' search: one pass over the matrix, row by
-/// row, keeps the code of the last `WORD` letters of every column and counts how often each of
-/// the 4⁶ codes occurs. The count of a word is then a lookup: every job of a seeker is checked for
-/// the price of one search.
-fn column_histogram(cells: &[u8], side: usize) -> Vec<u32> {
-    const MASK: u16 = (1 << (2 * WORD)) - 1;
-    let shift =
-        |code: u16, letter: u8| ((code << 2) | u16::from(LETTER_CODE[usize::from(letter)])) & MASK;
-    let mut codes = vec![0u16; side];
-    let mut histogram = [0u32; 1 << (2 * WORD)];
-    for (r, row) in cells.chunks_exact(side).enumerate() {
-        if r + 1 < WORD {
-            codes
-                .iter_mut()
-                .zip(row)
-                .for_each(|(c, &l)| *c = shift(*c, l));
-            continue;
-        }
-        for (code, &letter) in codes.iter_mut().zip(row) {
-            let c = shift(*code, letter);
-            *code = c;
-            histogram[usize::from(c)] += 1;
-        }
-    }
-    histogram.to_vec()
-}
-
-/// What every job of every seeker must report: [`column_histogram`] looked up for each word,
-/// indexed seeker · N + job. The seekers are shared among the machine's cores.
-fn expected_counts(p: &Params) -> Vec<u64> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_thread = p.seekers.div_ceil(threads).max(1);
-    let searches = p.searches.max(1);
-    let mut counts = vec![0u64; p.seekers * p.searches];
-    std::thread::scope(|scope| {
-        for (chunk, out) in counts.chunks_mut(per_thread * searches).enumerate() {
-            scope.spawn(move || {
-                for (i, jobs) in out.chunks_mut(searches).enumerate() {
-                    let seeker = chunk * per_thread + i;
-                    let histogram = column_histogram(&matrix(seeker, p.side), p.side);
-                    for (job, count) in jobs.iter_mut().enumerate() {
-                        *count = u64::from(histogram[word_code(&word(seeker, job))]);
-                    }
-                }
-            });
-        }
-    });
-    counts
-}
-
 enum SeekerMsg {
     /// Search for the word of this job and report the count.
     Job { job: usize, word: [u8; WORD] },
@@ -264,9 +146,10 @@ struct Seeker {
 
 impl Actor for Seeker {
     type Msg = SeekerMsg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: SeekerMsg) {
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: SeekerMsg) {
         let SeekerMsg::Job { job, word } = msg;
         self.messages += 1;
+        ctx.charge(scan_cost(self.side));
         let count = if std::mem::take(&mut self.rows_once) {
             count_in_rows(&self.cells, self.side, &word)
         } else {
@@ -536,7 +419,10 @@ fn search(system: &System, run: &Run, name: &str, jobs: Jobs, assign: Assign) ->
                     tally,
                     rows_once: rows_once && index == 0,
                 },
-                SpawnOptions::new().placement(Placement::Worker((index + 1) % workers)),
+                // The matrix is what each search reads (the memory model prices it).
+                SpawnOptions::new()
+                    .placement(Placement::Worker((index + 1) % workers))
+                    .footprint(side * side),
             )
         })
         .collect();
@@ -582,48 +468,4 @@ fn search(system: &System, run: &Run, name: &str, jobs: Jobs, assign: Assign) ->
         (p.seekers * p.searches, 0, 0),
     )
     .with_message_count(expected_messages, "2·S·N = ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn both_searches_agree_and_find_planted_words() {
-        let side = 40;
-        let mut cells = matrix(3, side);
-        // Plant "AAAAAA" down column 7 from row 2: exactly one match there, maybe others elsewhere.
-        for k in 0..WORD {
-            cells[(2 + k) * side + 7] = b'A';
-        }
-        let word = *b"AAAAAA";
-        let fast = count_in_columns(&cells, side, &word);
-        assert!(fast >= 1);
-        let histogram = column_histogram(&cells, side);
-        assert_eq!(fast, u64::from(histogram[word_code(&word)]));
-        for job in 0..50 {
-            let w = super::word(3, job);
-            assert_eq!(
-                count_in_columns(&cells, side, &w),
-                u64::from(histogram[word_code(&w)])
-            );
-        }
-        // Every window of every column is counted once.
-        let windows = (side * (side - WORD + 1)) as u32;
-        assert_eq!(histogram.iter().sum::<u32>(), windows);
-        // Rows do not count: a word written along a row is not found there.
-        let mut row = vec![b'C'; side * side];
-        row[..WORD].copy_from_slice(b"GATTAC");
-        assert_eq!(count_in_columns(&row, side, b"GATTAC"), 0);
-        assert_eq!(count_in_rows(&row, side, b"GATTAC"), 1);
-        assert_eq!(column_histogram(&row, side)[word_code(b"GATTAC")], 0);
-    }
-
-    #[test]
-    fn matrices_and_words_are_seeded() {
-        assert_eq!(matrix(5, 64), matrix(5, 64));
-        assert_ne!(matrix(5, 64), matrix(6, 64));
-        assert_eq!(word(1, 2), word(1, 2));
-        assert!(matrix(0, 33).iter().all(|c| ALPHABET.contains(c)));
-    }
 }

@@ -1,0 +1,169 @@
+//! `hierarchical`'s periodic load balancing on virtual workers, as the actor-centric engine does
+//! it (`actor_centric/balance.rs`; Francesquini Alg. 4.1/4.2 with Erlang's migration limits and
+//! paths): every `balance_interval` activations a worker computes a round, which hands out pull
+//! assignments; an assigned worker then takes actors along its path before any other local work
+//! but its pinned hubs. The arithmetic is the same pure code ([`crate::policy::balance`]).
+
+use super::{Engine, State};
+use crate::policy::balance;
+use crate::runtime::TaskRef;
+
+/// A pull assignment (Alg. 4.2): take up to `left` actors from `from` (a worker, or with
+/// `global` a NUMA node of the layout).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Migration {
+    pub(super) from: usize,
+    pub(super) left: usize,
+    pub(super) global: bool,
+}
+
+/// Per-worker activations over the last intervals, for Erlang's availability (Eq. B.3).
+pub(super) struct BalanceHistory {
+    last_activations: Vec<u64>,
+    recent: Vec<[u64; 8]>,
+    round: usize,
+}
+
+impl BalanceHistory {
+    pub(super) fn new(workers: usize) -> Self {
+        BalanceHistory {
+            last_activations: vec![0; workers],
+            recent: vec![[0; 8]; workers],
+            round: 0,
+        }
+    }
+}
+
+impl Engine {
+    /// Counts an activation of worker `w` and, every `balance_interval` of them, computes a
+    /// balancing round (only under `hierarchical`, only on engines that balance).
+    pub(super) fn maybe_balance(&self, st: &mut State, w: usize) {
+        let interval = self.shared.config.balance_interval;
+        if interval == 0 {
+            return;
+        }
+        let worker = &mut st.workers[w];
+        worker.since_balance += 1;
+        if u64::from(worker.since_balance) >= interval {
+            worker.since_balance = 0;
+            self.balance(st, w);
+        }
+    }
+
+    /// Alg. 4.1 from worker `me`: migration limits and paths, locally for `me`'s node or globally
+    /// between nodes when they are out of balance; pull assignments to the workers named.
+    fn balance(&self, st: &mut State, me: usize) {
+        let counters = &self.shared.counters;
+        counters.worker(me).balance_rounds.bump(1);
+        let layout = &self.shared.machine.layout;
+        let n = st.workers.len();
+        let lengths: Vec<usize> = st.workers.iter().map(|w| w.stealable_len()).collect();
+        // As the real engine's flag: set when a worker starts looking for work elsewhere, cleared
+        // by each round (a worker parked since the previous round counts as busy with no work).
+        let out_of_work: Vec<bool> = st
+            .workers
+            .iter_mut()
+            .map(|w| std::mem::take(&mut w.out_of_work))
+            .collect();
+        let history = &mut st.balance;
+        let slot = history.round % 8;
+        history.round += 1;
+        let avg_work: Vec<f64> = (0..n)
+            .map(|w| {
+                let now = counters.worker(w).activations.get();
+                history.recent[w][slot] = now - history.last_activations[w];
+                history.last_activations[w] = now;
+                history.recent[w].iter().sum::<u64>() as f64 / 8.0
+            })
+            .collect();
+        let avail = balance::availability(&out_of_work, &avg_work);
+        let nodes = layout.node_count();
+        let node_len: Vec<usize> = (0..nodes)
+            .map(|node| {
+                layout
+                    .workers_of_node(node)
+                    .iter()
+                    .map(|&w| lengths[w])
+                    .sum()
+            })
+            .collect();
+        let node_avail: Vec<f64> = (0..nodes)
+            .map(|node| layout.workers_of_node(node).iter().map(|&w| avail[w]).sum())
+            .collect();
+        let node_limits = balance::migration_limits(&node_len, &node_avail);
+        let now = st.workers[me].clock;
+        let mut assignments = Vec::new();
+        if nodes > 1
+            && balance::needs_global_round(&node_limits, self.shared.config.balance_threshold)
+        {
+            let d: Vec<i64> = node_len
+                .iter()
+                .zip(&node_limits)
+                .map(|(&len, &lim)| len as i64 - lim as i64)
+                .collect();
+            for path in balance::migration_paths(&d) {
+                let pullers = layout.workers_of_node(path.to);
+                let share = path.count.div_ceil(pullers.len().max(1));
+                for &w in pullers {
+                    assignments.push((w, path.from, share, true));
+                }
+            }
+        } else {
+            let local = layout.workers_of_node(layout.node_of(me));
+            let lens: Vec<usize> = local.iter().map(|&w| lengths[w]).collect();
+            let ooo: Vec<bool> = local.iter().map(|&w| out_of_work[w]).collect();
+            let work: Vec<f64> = local.iter().map(|&w| avg_work[w]).collect();
+            for path in balance::plan(&lens, &ooo, &work) {
+                assignments.push((local[path.to], local[path.from], path.count, false));
+            }
+        }
+        for (w, from, left, global) in assignments {
+            st.workers[w].migration = Some(Migration { from, left, global });
+            // The real engine notifies the assigned worker: a parked one wakes up.
+            if st.workers[w].parked {
+                self.unpark(st, w, now);
+            }
+        }
+    }
+
+    /// Alg. 4.2: one actor along worker `me`'s migration path, if any, and the worker it came
+    /// from. A global path takes actors of `me`'s node home first (Alg. 4.3), then from the
+    /// longest queue of the source node; hubs are never taken (never in stealable queues).
+    pub(super) fn pull_migration(&self, st: &mut State, me: usize) -> Option<(TaskRef, usize)> {
+        let m = st.workers[me].migration?;
+        let layout = &self.shared.machine.layout;
+        let found = if m.global {
+            let my_node = layout.node_of(me);
+            let members = layout.workers_of_node(m.from);
+            members
+                .iter()
+                .find_map(|&w| st.workers[w].foreign[my_node].pop_front().map(|t| (t, w)))
+                .or_else(|| {
+                    let v = members
+                        .iter()
+                        .map(|&w| (st.workers[w].stealable_len(), w))
+                        .filter(|&(len, _)| len > 0)
+                        .max()
+                        .map(|(_, w)| w)?;
+                    st.workers[v].steal().map(|t| (t, v))
+                })
+        } else {
+            st.workers[m.from].steal().map(|t| (t, m.from))
+        };
+        match found {
+            Some(found) => {
+                st.workers[me].migration = (m.left > 1).then_some(Migration {
+                    left: m.left - 1,
+                    ..m
+                });
+                self.shared.counters.worker(me).balance_migrations.bump(1);
+                Some(found)
+            }
+            None => {
+                // Nothing left to take: the path is done (Alg. 4.2 line 7).
+                st.workers[me].migration = None;
+                None
+            }
+        }
+    }
+}

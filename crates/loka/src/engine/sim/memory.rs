@@ -1,0 +1,380 @@
+//! The simulation's memory model of actor state: where an actor's bytes lie when an activation
+//! needs them, and what fetching them costs.
+//!
+//! An actor's footprint is the runtime's own lines for it (`state_lines`), `size_of` its state
+//! and what it declared (`SpawnOptions::footprint`, `Context::set_footprint`). Every cache of the
+//! topology that a worker runs under (its L1, L2, L3, by the topology's sizes) is an LRU set of
+//! footprints. An activation of actor `a` on worker `w` finds `a`'s bytes
+//!
+//! - in one of `w`'s own caches, shared ones included (an L2 of a module, a node's L3): that
+//!   level's hit latency;
+//! - in a cache of another PU that `w` shares none with: a transfer at the two PUs' distance;
+//! - nowhere: in memory on `a`'s home node (where it was first touched: the node of the worker
+//!   that spawned it, or of its first activation when a plain thread spawned it), at that node's
+//!   latency from `w`.
+//!
+//! The first line pays the latency, the rest stream at what one core sustains with `mlp` lines in
+//! flight (Little's law: `mlp × 64 B / latency`), capped by the path's peak bandwidth. Then the
+//! footprint is in every cache of `w` it fits in (the least recently used footprints leave), and
+//! in no cache `w` does not share: the activation wrote the actor's state, so other copies are
+//! invalid. docs/simulation.md gives the constants and their sources.
+
+use super::cost::{CostModel, Distance, Distances};
+use loka_topology::{Level, Topology, WorkerLayout};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// Bytes of a cache line.
+pub(crate) const LINE: u64 = 64;
+
+/// Where an activation found its actor's bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Source {
+    /// A cache of this worker's (its own or one it shares) at this level.
+    Cache(Level),
+    /// A cache of another worker that this one shares no cache with.
+    Peer(usize),
+    /// Memory of this NUMA node (the actor's home).
+    Memory(usize),
+}
+
+/// One cache: an LRU set of actor footprints.
+struct Cache {
+    level: Level,
+    capacity: u64,
+    used: u64,
+    stamp: u64,
+    /// Least recently used first: stamp → actor.
+    order: BTreeMap<u64, u64>,
+    /// Actor → (stamp, bytes held).
+    held: FxHashMap<u64, (u64, u64)>,
+}
+
+impl Cache {
+    fn holds(&self, actor: u64) -> bool {
+        self.held.contains_key(&actor)
+    }
+
+    fn remove(&mut self, actor: u64) {
+        if let Some((stamp, bytes)) = self.held.remove(&actor) {
+            self.order.remove(&stamp);
+            self.used -= bytes;
+        }
+    }
+
+    /// Makes `actor` the most recently used, `bytes` large, evicting the least recently used
+    /// until it fits; a footprint larger than the whole cache is not kept (it streams through).
+    fn insert(&mut self, actor: u64, bytes: u64) {
+        self.remove(actor);
+        if bytes > self.capacity {
+            return;
+        }
+        while self.used + bytes > self.capacity {
+            let (_, victim) = self.order.pop_first().expect("used > 0 means held");
+            let (_, freed) = self.held.remove(&victim).expect("order and held agree");
+            self.used -= freed;
+        }
+        self.stamp += 1;
+        self.order.insert(self.stamp, actor);
+        self.held.insert(actor, (self.stamp, bytes));
+        self.used += bytes;
+    }
+}
+
+/// What the model knows of one live actor.
+#[derive(Debug, Clone, Copy)]
+struct Resident {
+    /// Declared bytes beyond `size_of` the state.
+    declared: u64,
+    /// NUMA node of first touch (`None`: not touched yet).
+    home: Option<usize>,
+    /// The worker whose caches may hold it (the last one to touch it).
+    holder: Option<usize>,
+}
+
+/// Every worker's caches and every live actor's home and holder.
+pub(crate) struct Memory {
+    caches: Vec<Cache>,
+    /// Per worker, its caches, innermost first.
+    chains: Vec<Vec<usize>>,
+    /// Per worker, its NUMA node (the topology's index).
+    node: Vec<usize>,
+    /// Nodes × nodes: latency of the column's memory from the row, relative to local.
+    relative: Vec<f64>,
+    nodes: usize,
+    actors: FxHashMap<u64, Resident>,
+}
+
+impl Memory {
+    /// The caches of `layout`'s workers, sized from `topology` (levels without a known size are
+    /// left out).
+    pub(crate) fn new(topology: &Topology, layout: &WorkerLayout, distances: &Distances) -> Self {
+        let mut caches: Vec<Cache> = Vec::new();
+        let mut index: FxHashMap<(u8, usize), usize> = FxHashMap::default();
+        let mut chains = Vec::with_capacity(layout.workers());
+        let mut node = Vec::with_capacity(layout.workers());
+        for w in 0..layout.workers() {
+            let pu = layout.pu_of(w);
+            node.push(topology.numa_node_of(pu));
+            let mut chain = Vec::new();
+            for (rank, level) in [Level::L1, Level::L2, Level::L3].into_iter().enumerate() {
+                let Some(obj) = topology.ancestor(pu, level) else {
+                    continue;
+                };
+                let Some(capacity) = obj.size.filter(|&s| s > 0) else {
+                    continue;
+                };
+                let i = *index.entry((rank as u8, obj.index)).or_insert_with(|| {
+                    caches.push(Cache {
+                        level,
+                        capacity,
+                        used: 0,
+                        stamp: 0,
+                        order: BTreeMap::new(),
+                        held: FxHashMap::default(),
+                    });
+                    caches.len() - 1
+                });
+                chain.push(i);
+            }
+            chains.push(chain);
+        }
+        let nodes = topology.numa_node_count().max(1);
+        let relative = (0..nodes * nodes)
+            .map(|i| distances.node_relative(i / nodes, i % nodes))
+            .collect();
+        Memory {
+            caches,
+            chains,
+            node,
+            relative,
+            nodes,
+            actors: FxHashMap::default(),
+        }
+    }
+
+    /// A new actor with `declared` bytes beyond its state, spawned by worker `from` (its memory is
+    /// first touched there, and it is in that worker's caches) or by a plain thread (`None`: it is
+    /// first touched where it first runs).
+    pub(crate) fn spawned(&mut self, actor: u64, declared: u64, from: Option<usize>) {
+        self.actors.insert(
+            actor,
+            Resident {
+                declared,
+                home: from.map(|w| self.node[w]),
+                holder: None,
+            },
+        );
+    }
+
+    /// The actor declared a new footprint beyond its state.
+    pub(crate) fn set_declared(&mut self, actor: u64, declared: u64) {
+        self.resident(actor).declared = declared;
+    }
+
+    /// Bytes the actor declared beyond its state.
+    pub(crate) fn declared(&self, actor: u64) -> u64 {
+        self.actors.get(&actor).map_or(0, |r| r.declared)
+    }
+
+    fn resident(&mut self, actor: u64) -> &mut Resident {
+        // An actor the model has not seen (spawned before the engine knew it) starts untouched.
+        self.actors.entry(actor).or_insert(Resident {
+            declared: 0,
+            home: None,
+            holder: None,
+        })
+    }
+
+    /// Where worker `w` finds `actor`'s bytes now.
+    pub(crate) fn locate(&mut self, w: usize, actor: u64) -> Source {
+        let node = self.node[w];
+        let r = *self.resident(actor);
+        if let Some(h) = r.holder {
+            // The innermost of `w`'s caches that holds it (one `w` shares with the holder), else
+            // any of the holder's own.
+            if let Some(&c) = self.chains[w]
+                .iter()
+                .find(|&&c| self.chains[h].contains(&c) && self.caches[c].holds(actor))
+            {
+                return Source::Cache(self.caches[c].level);
+            }
+            if self.chains[h].iter().any(|&c| self.caches[c].holds(actor)) {
+                return Source::Peer(h);
+            }
+        }
+        Source::Memory(r.home.unwrap_or(node))
+    }
+
+    /// Worker `w` touched (and wrote) `actor`'s `bytes`: they are in `w`'s caches, nowhere else.
+    pub(crate) fn touch(&mut self, w: usize, actor: u64, bytes: u64) {
+        let node = self.node[w];
+        let r = self.resident(actor);
+        r.home.get_or_insert(node);
+        let previous = r.holder.replace(w);
+        if let Some(h) = previous.filter(|&h| h != w) {
+            for i in 0..self.chains[h].len() {
+                let c = self.chains[h][i];
+                if !self.chains[w].contains(&c) {
+                    self.caches[c].remove(actor);
+                }
+            }
+        }
+        for i in 0..self.chains[w].len() {
+            let c = self.chains[w][i];
+            self.caches[c].insert(actor, bytes);
+        }
+    }
+
+    /// The actor stopped: its bytes leave every cache and the model forgets it.
+    pub(crate) fn forget(&mut self, actor: u64) {
+        if let Some(r) = self.actors.remove(&actor) {
+            if let Some(h) = r.holder {
+                for i in 0..self.chains[h].len() {
+                    let c = self.chains[h][i];
+                    self.caches[c].remove(actor);
+                }
+            }
+        }
+    }
+
+    /// Counts where worker `w` found a footprint, and what fetching it cost (`ns`).
+    pub(crate) fn count(
+        &self,
+        stats: &mut crate::telemetry::SimStats,
+        w: usize,
+        source: Source,
+        ns: f64,
+    ) {
+        stats.footprint_ns += ns as u64;
+        *match source {
+            Source::Cache(_) => &mut stats.footprint_in_cache,
+            Source::Peer(_) => &mut stats.footprint_in_peer,
+            Source::Memory(home) if home == self.node[w] => &mut stats.footprint_in_local_memory,
+            Source::Memory(_) => &mut stats.footprint_in_remote_memory,
+        } += 1;
+    }
+
+    /// What fetching `bytes` from `source` costs worker `w`, in ns.
+    pub(crate) fn cost(
+        &self,
+        model: &CostModel,
+        distances: &Distances,
+        w: usize,
+        source: Source,
+        bytes: u64,
+    ) -> f64 {
+        let lines = bytes.div_ceil(LINE).max(1);
+        let (latency, peak) = match source {
+            Source::Cache(Level::L1) => return 0.0,
+            Source::Cache(Level::L2) => (model.line_l2, f64::INFINITY),
+            Source::Cache(_) => (model.line_l3, f64::INFINITY),
+            Source::Peer(h) => match distances.get(w, h) {
+                Distance::Remote(_) => (model.line(distances.get(w, h)), model.bw_link),
+                d => (model.line(d), f64::INFINITY),
+            },
+            Source::Memory(home) => {
+                let here = self.node[w];
+                let relative = self.relative[here * self.nodes + home];
+                if here == home {
+                    (model.memory, model.bw_memory)
+                } else {
+                    (model.memory * relative, model.bw_memory.min(model.bw_link))
+                }
+            }
+        };
+        transfer(lines, latency, peak, model.mlp)
+    }
+}
+
+/// `lines` cache lines at `latency` ns: the first pays it, the others stream at what `mlp` lines
+/// in flight sustain at that latency, but no faster than `peak` GB/s (bytes per ns).
+pub(crate) fn transfer(lines: u64, latency: f64, peak: f64, mlp: f64) -> f64 {
+    if lines == 0 {
+        return 0.0;
+    }
+    let per_line = (latency / mlp.max(1.0)).max(LINE as f64 / peak);
+    latency + (lines - 1) as f64 * per_line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loka_topology::{CostMatrix, LayoutOptions};
+
+    fn machine(spec: &str) -> (Topology, WorkerLayout) {
+        let topo = Topology::load(&spec.parse().unwrap()).unwrap();
+        let cost = CostMatrix::hierarchical(&topo);
+        let layout = WorkerLayout::new(&topo, &cost, &LayoutOptions::default()).unwrap();
+        (topo, layout)
+    }
+
+    #[test]
+    fn an_actor_is_found_where_it_was_last_touched() {
+        let (topo, layout) = machine("preset:opteron6376");
+        let model = CostModel::default_for(&topo);
+        let d = Distances::new(&topo, &layout, &model);
+        let mut m = Memory::new(&topo, &layout, &d);
+        let a = 7;
+        m.spawned(a, 0, None);
+        // Untouched: in memory, homed where it first runs.
+        assert_eq!(
+            m.locate(0, a),
+            Source::Memory(layout_node(&topo, &layout, 0))
+        );
+        m.touch(0, a, 200);
+        assert_eq!(m.locate(0, a), Source::Cache(Level::L1));
+        // The other core of the same module shares the L2; the node shares the L3.
+        let module = (1..64)
+            .find(|&w| d.get(0, w) == Distance::SharedL2)
+            .unwrap();
+        assert_eq!(m.locate(module, a), Source::Cache(Level::L2));
+        let node = (1..64)
+            .find(|&w| d.get(0, w) == Distance::SharedL3)
+            .unwrap();
+        assert_eq!(m.locate(node, a), Source::Cache(Level::L3));
+        let far = (1..64)
+            .find(|&w| matches!(d.get(0, w), Distance::Remote(_)))
+            .unwrap();
+        assert_eq!(m.locate(far, a), Source::Peer(0));
+        // Touched far away: it left worker 0's caches (written there), its home stays.
+        m.touch(far, a, 200);
+        let home = layout_node(&topo, &layout, 0);
+        assert_eq!(m.locate(0, a), Source::Peer(far));
+        // Evicted from the far worker's caches by other actors: back to its home's memory.
+        for other in 100..100 + 8 * 1024 {
+            m.touch(far, other, 1024);
+        }
+        assert_eq!(m.locate(0, a), Source::Memory(home));
+        assert_eq!(m.locate(far, a), Source::Memory(home));
+        // Remote memory costs more than local, and a big footprint more than a small one.
+        let here = m.cost(&model, &d, 0, Source::Memory(home), 1 << 20);
+        let there = m.cost(&model, &d, far, Source::Memory(home), 1 << 20);
+        assert!(there > here && here > m.cost(&model, &d, 0, Source::Memory(home), 64));
+        m.forget(a);
+        assert_eq!(m.declared(a), 0);
+    }
+
+    #[test]
+    fn a_footprint_larger_than_a_cache_streams_through_it() {
+        let (topo, layout) = machine("preset:opteron6376");
+        let model = CostModel::default_for(&topo);
+        let d = Distances::new(&topo, &layout, &model);
+        let mut m = Memory::new(&topo, &layout, &d);
+        m.spawned(1, 12 << 20, Some(0));
+        m.touch(0, 1, 12 << 20);
+        // 12 MB fits in no cache of the Opteron (6 MB L3): every activation reads memory.
+        assert_eq!(
+            m.locate(0, 1),
+            Source::Memory(layout_node(&topo, &layout, 0))
+        );
+        // Latency for the first line, Little's law for the rest.
+        let t = transfer(3, 100.0, f64::INFINITY, 10.0);
+        assert!((t - 120.0).abs() < 1e-9, "{t}");
+        assert!((transfer(3, 100.0, 0.64, 10.0) - 300.0).abs() < 1e-9);
+    }
+
+    fn layout_node(topo: &Topology, layout: &WorkerLayout, w: usize) -> usize {
+        topo.numa_node_of(layout.pu_of(w))
+    }
+}

@@ -1,0 +1,48 @@
+"""Prints the simulation's predictions from a `loka bench policies --engine sim --out FILE` (or
+`loka bench run --out FILE`) JSON-lines file as a Markdown table: per benchmark, the `cls` virtual
+time and, for each other policy, the predicted speed-up over `cls` (cls virtual time / policy
+virtual time), each with the share of activations on the actor's home node in brackets.
+
+usage: python3 docs/results/sim_table.py FILE POLICY...   (the first POLICY is the baseline)
+"""
+import json
+import sys
+
+
+def main():
+    path, policies = sys.argv[1], sys.argv[2:]
+    runs = {}
+    order = []
+    for line in open(path):
+        r = json.loads(line)
+        policy = r["policy"].removeprefix("sim/")
+        if r["bench"] not in order:
+            order.append(r["bench"])
+        runs[(r["bench"], policy)] = r
+
+    def home(r):
+        t = r["telemetry"]
+        execs = max(t["exec_home_pu"] + t["exec_home_node"] + t["exec_remote_node"], 1)
+        return 100 * (t["exec_home_pu"] + t["exec_home_node"]) / execs
+
+    base = policies[0]
+    print(f"| bench | {base} virtual time | " + " | ".join(policies[1:]) + " |")
+    print("|---|---:|" + "---:|" * (len(policies) - 1))
+    for bench in order:
+        b = runs.get((bench, base))
+        if b is None:
+            continue
+        flag = "" if b["verified"] else " (not verified)"
+        cells = [f"{b['virtual_seconds'] * 1e3:.3f} ms ({home(b):.0f}%){flag}"]
+        for p in policies[1:]:
+            r = runs.get((bench, p))
+            if r is None:
+                cells.append("–")
+                continue
+            speedup = b["virtual_seconds"] / r["virtual_seconds"]
+            flag = "" if r["verified"] else " (not verified)"
+            cells.append(f"{speedup:.2f}× ({home(r):.0f}%){flag}")
+        print(f"| {bench} | " + " | ".join(cells) + " |")
+
+
+main()
