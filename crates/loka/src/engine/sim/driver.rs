@@ -381,7 +381,8 @@ impl Engine {
         st.stats.events += 1;
         st.stats.trace_hash = mix(
             st.stats.trace_hash,
-            [w as u64, task.header().id.as_u64(), end, messages as u64],
+            // `actor`, read before the activation: a stopped actor's cell may be freed by now.
+            [w as u64, actor, end, messages as u64],
         );
         if outcome == RunOutcome::Stopped {
             st.memory.forget(actor);
@@ -391,10 +392,12 @@ impl Engine {
         }
         match outcome {
             RunOutcome::Idle => {
-                st.busy_until.insert(addr(task), end);
+                st.busy_until.insert(actor as usize, end);
             }
+            // Not `addr(task)`: the cell may be freed (the activation released its life
+            // reference), so nothing may read it any more.
             RunOutcome::Stopped => {
-                st.busy_until.remove(&addr(task));
+                st.busy_until.remove(&(actor as usize));
             }
             RunOutcome::Requeue | RunOutcome::Waiting => self.requeue(st, w, task),
         }

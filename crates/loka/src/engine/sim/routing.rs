@@ -294,7 +294,12 @@ impl Engine {
     }
 }
 
-/// A task's identity in side tables.
+/// A task's identity in side tables: its actor id, never its address. An entry can outlive its
+/// actor (a `woken_by` of an actor that stopped before it ran again), and the allocator hands a
+/// stopped actor's memory to the next spawn; keyed by address, the newcomer inherited the entry,
+/// and whether it did depended on the allocator's state, so two runs of one program could take
+/// different schedules (seen once the cell's allocation moved to `malloc`'s per-thread cache).
+/// Ids are never reused and are made in the same order on every run.
 pub(super) fn addr(task: TaskRef) -> usize {
-    task.header() as *const _ as usize
+    task.header().id.as_u64() as usize
 }
