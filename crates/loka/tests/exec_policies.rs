@@ -452,6 +452,30 @@ fn auto_promotes_an_actor_that_blocks_a_worker_and_the_others_keep_running() {
 
 #[test]
 fn a_compute_bound_actor_is_not_promoted() {
+    compute_bound_actor_stays_a_task(0);
+}
+
+/// The same on an overloaded machine: ten threads spinning beside the one worker leave it a
+/// fraction of a core, so the actor's long activations are mostly off the CPU, preempted. Only a
+/// thread that gives its CPU up (a voluntary switch) counts as blocking; without that rule this
+/// promoted the actor.
+#[test]
+fn a_compute_bound_actor_is_not_promoted_when_preempted() {
+    compute_bound_actor_stays_a_task(10);
+}
+
+fn compute_bound_actor_stays_a_task(hogs: usize) {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hogs: Vec<_> = (0..hogs)
+        .map(|_| {
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
     struct Spin;
     impl Actor for Spin {
         type Msg = ();
@@ -474,6 +498,10 @@ fn a_compute_bound_actor_is_not_promoted() {
         spin.send(()).unwrap();
     }
     system.run_until_idle();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for hog in hogs {
+        hog.join().unwrap();
+    }
     assert_eq!(system.stats().promoted_to_thread, 0);
 }
 

@@ -10,8 +10,13 @@
 //! it stays a task, its suspicion cleared. Two long activations are needed, so an actor that
 //! blocks once is not promoted.
 //!
-//! Preemption also makes wall time exceed CPU time; on an overloaded machine a compute-bound
-//! actor can therefore be promoted by mistake, which costs it a thread but nothing else.
+//! Preemption also makes wall time exceed CPU time: on an overloaded machine a compute-bound
+//! actor's activation is long and mostly off the CPU too. What tells the two apart is why the
+//! thread was off the CPU: a handler that blocks gives its CPU up (a *voluntary* context switch,
+//! counted by the kernel per thread), one that is preempted has it taken (an involuntary one). So
+//! the suspect activation also counts the thread's voluntary switches, and an actor is promoted
+//! only if it made at least one. (Without that rule, a test's compute-bound actor was promoted
+//! on a machine loaded by other jobs.)
 
 use super::super::{Exec, RunOutcome, TaskRef};
 use crate::exec_policy::ExecPolicy;
@@ -35,6 +40,7 @@ pub(crate) unsafe fn run_watched(task: TaskRef, exec: &Exec) -> (RunOutcome, boo
     let slot = &task.header().exec;
     let suspect = slot.flag(super::SUSPECT);
     let cpu_before = if suspect { thread_cpu() } else { None };
+    let yields_before = if suspect { voluntary_switches() } else { None };
     let start = Instant::now();
     // SAFETY: forwarded contract.
     let outcome = unsafe { task.run(exec) };
@@ -55,7 +61,12 @@ pub(crate) unsafe fn run_watched(task: TaskRef, exec: &Exec) -> (RunOutcome, boo
     };
     slot.set_flag(super::SUSPECT, false);
     let cpu = thread_cpu().map_or(wall, |after| after.saturating_sub(cpu_before));
-    if cpu * OFF_CPU_SHARE < wall {
+    // Where the count is not available, off-CPU time alone decides (preemption included).
+    let gave_up_the_cpu = match (yields_before, voluntary_switches()) {
+        (Some(before), Some(after)) => after > before,
+        _ => true,
+    };
+    if cpu * OFF_CPU_SHARE < wall && gave_up_the_cpu {
         slot.set_policy(ExecPolicy::Thread);
         exec.runtime()
             .shared
@@ -78,4 +89,14 @@ fn thread_cpu() -> Option<Duration> {
     // SAFETY: `clock_gettime` writes one `timespec` to the valid pointer it is given.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+/// Voluntary context switches this thread has made: times it gave its CPU up by blocking
+/// (`None` where the count is not available).
+fn voluntary_switches() -> Option<i64> {
+    // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `getrusage` writes one `rusage` to the valid pointer it is given.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    (rc == 0).then_some(usage.ru_nvcsw as i64)
 }
