@@ -8,6 +8,7 @@
 //! configuration is validated.
 
 pub(crate) mod actor_centric;
+pub(crate) mod balance_round;
 pub(crate) mod choices;
 pub(crate) mod message_centric;
 pub(crate) mod placement;

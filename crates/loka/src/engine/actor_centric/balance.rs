@@ -6,7 +6,7 @@
 use super::queues::pop;
 use super::worker::Worker;
 use super::Engine;
-use crate::policy::balance;
+use crate::engine::balance_round;
 use crate::runtime::TaskRef;
 use crate::sync::{AtomicBool, AtomicUsize};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -18,23 +18,6 @@ pub(super) struct Migration {
     from: AtomicUsize,
     left: AtomicUsize,
     global: AtomicBool,
-}
-
-/// Per-worker work (activations) over the last intervals, for Erlang's availability (Eq. B.3).
-pub(super) struct BalanceHistory {
-    last_activations: Vec<u64>,
-    recent: Vec<[u64; 8]>,
-    round: usize,
-}
-
-impl BalanceHistory {
-    pub(super) fn new(workers: usize) -> Self {
-        BalanceHistory {
-            last_activations: vec![0; workers],
-            recent: vec![[0; 8]; workers],
-            round: 0,
-        }
-    }
 }
 
 impl Engine {
@@ -58,58 +41,11 @@ impl Engine {
             .iter()
             .map(|w| w.out_of_work.swap(false, Relaxed))
             .collect();
-        let slot = history.round % 8;
-        history.round += 1;
-        let history = &mut *history;
-        let avg_work: Vec<f64> = (0..self.workers.len())
-            .zip(history.last_activations.iter_mut())
-            .zip(history.recent.iter_mut())
-            .map(|((worker, last), recent)| {
-                let now = counters.worker(worker).activations.get();
-                recent[slot] = now - *last;
-                *last = now;
-                recent.iter().sum::<u64>() as f64 / 8.0
-            })
-            .collect();
-        let avail = balance::availability(&out_of_work, &avg_work);
-        // Node limits: every node's queues as one (Alg. 4.1 line 7).
-        let nodes = layout.node_count();
-        let node_len: Vec<usize> = (0..nodes)
-            .map(|node| {
-                layout
-                    .workers_of_node(node)
-                    .iter()
-                    .map(|&w| lengths[w])
-                    .sum()
-            })
-            .collect();
-        let node_avail: Vec<f64> = (0..nodes)
-            .map(|node| layout.workers_of_node(node).iter().map(|&w| avail[w]).sum())
-            .collect();
-        let node_limits = balance::migration_limits(&node_len, &node_avail);
-        if nodes > 1
-            && balance::needs_global_round(&node_limits, self.shared.config.balance_threshold)
+        let avg_work = history.average_work(|w| counters.worker(w).activations.get());
+        let threshold = self.shared.config.balance_threshold;
+        for a in balance_round::plan_round(layout, me, &lengths, &out_of_work, &avg_work, threshold)
         {
-            let d: Vec<i64> = node_len
-                .iter()
-                .zip(&node_limits)
-                .map(|(&len, &lim)| len as i64 - lim as i64)
-                .collect();
-            for path in balance::migration_paths(&d) {
-                let pullers = layout.workers_of_node(path.to);
-                let share = path.count.div_ceil(pullers.len().max(1));
-                for &w in pullers {
-                    self.assign(w, path.from, share, true);
-                }
-            }
-        } else {
-            let local = layout.workers_of_node(layout.node_of(me));
-            let lens: Vec<usize> = local.iter().map(|&w| lengths[w]).collect();
-            let ooo: Vec<bool> = local.iter().map(|&w| out_of_work[w]).collect();
-            let work: Vec<f64> = local.iter().map(|&w| avg_work[w]).collect();
-            for path in balance::plan(&lens, &ooo, &work) {
-                self.assign(local[path.to], local[path.from], path.count, false);
-            }
+            self.assign(a.to, a.from, a.count, a.global);
         }
     }
 

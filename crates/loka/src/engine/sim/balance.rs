@@ -5,7 +5,7 @@
 //! but its pinned hubs. The arithmetic is the same pure code ([`crate::policy::balance`]).
 
 use super::{Engine, State};
-use crate::policy::balance;
+use crate::engine::balance_round;
 use crate::runtime::TaskRef;
 
 /// A pull assignment (Alg. 4.2): take up to `left` actors from `from` (a worker, or with
@@ -15,23 +15,6 @@ pub(super) struct Migration {
     pub(super) from: usize,
     pub(super) left: usize,
     pub(super) global: bool,
-}
-
-/// Per-worker activations over the last intervals, for Erlang's availability (Eq. B.3).
-pub(super) struct BalanceHistory {
-    last_activations: Vec<u64>,
-    recent: Vec<[u64; 8]>,
-    round: usize,
-}
-
-impl BalanceHistory {
-    pub(super) fn new(workers: usize) -> Self {
-        BalanceHistory {
-            last_activations: vec![0; workers],
-            recent: vec![[0; 8]; workers],
-            round: 0,
-        }
-    }
 }
 
 impl Engine {
@@ -56,7 +39,6 @@ impl Engine {
         let counters = &self.shared.counters;
         counters.worker(me).balance_rounds.bump(1);
         let layout = &self.shared.machine.layout;
-        let n = st.workers.len();
         let lengths: Vec<usize> = st.workers.iter().map(|w| w.stealable_len()).collect();
         // As the real engine's flag: set when a worker starts looking for work elsewhere, cleared
         // by each round (a worker parked since the previous round counts as busy with no work).
@@ -65,60 +47,20 @@ impl Engine {
             .iter_mut()
             .map(|w| std::mem::take(&mut w.out_of_work))
             .collect();
-        let history = &mut st.balance;
-        let slot = history.round % 8;
-        history.round += 1;
-        let avg_work: Vec<f64> = (0..n)
-            .map(|w| {
-                let now = counters.worker(w).activations.get();
-                history.recent[w][slot] = now - history.last_activations[w];
-                history.last_activations[w] = now;
-                history.recent[w].iter().sum::<u64>() as f64 / 8.0
-            })
-            .collect();
-        let avail = balance::availability(&out_of_work, &avg_work);
-        let nodes = layout.node_count();
-        let node_len: Vec<usize> = (0..nodes)
-            .map(|node| {
-                layout
-                    .workers_of_node(node)
-                    .iter()
-                    .map(|&w| lengths[w])
-                    .sum()
-            })
-            .collect();
-        let node_avail: Vec<f64> = (0..nodes)
-            .map(|node| layout.workers_of_node(node).iter().map(|&w| avail[w]).sum())
-            .collect();
-        let node_limits = balance::migration_limits(&node_len, &node_avail);
+        let avg_work = st
+            .balance
+            .average_work(|w| counters.worker(w).activations.get());
         let now = st.workers[me].clock;
-        let mut assignments = Vec::new();
-        if nodes > 1
-            && balance::needs_global_round(&node_limits, self.shared.config.balance_threshold)
-        {
-            let d: Vec<i64> = node_len
-                .iter()
-                .zip(&node_limits)
-                .map(|(&len, &lim)| len as i64 - lim as i64)
-                .collect();
-            for path in balance::migration_paths(&d) {
-                let pullers = layout.workers_of_node(path.to);
-                let share = path.count.div_ceil(pullers.len().max(1));
-                for &w in pullers {
-                    assignments.push((w, path.from, share, true));
-                }
-            }
-        } else {
-            let local = layout.workers_of_node(layout.node_of(me));
-            let lens: Vec<usize> = local.iter().map(|&w| lengths[w]).collect();
-            let ooo: Vec<bool> = local.iter().map(|&w| out_of_work[w]).collect();
-            let work: Vec<f64> = local.iter().map(|&w| avg_work[w]).collect();
-            for path in balance::plan(&lens, &ooo, &work) {
-                assignments.push((local[path.to], local[path.from], path.count, false));
-            }
-        }
-        for (w, from, left, global) in assignments {
-            st.workers[w].migration = Some(Migration { from, left, global });
+        let threshold = self.shared.config.balance_threshold;
+        let assignments =
+            balance_round::plan_round(layout, me, &lengths, &out_of_work, &avg_work, threshold);
+        for a in assignments {
+            let w = a.to;
+            st.workers[w].migration = Some(Migration {
+                from: a.from,
+                left: a.count,
+                global: a.global,
+            });
             // The real engine notifies the assigned worker: a parked one wakes up.
             if st.workers[w].parked {
                 self.unpark(st, w, now);

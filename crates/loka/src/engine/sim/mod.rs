@@ -104,7 +104,7 @@ struct State {
     /// Where every actor's state lies in the caches and memory (`memory.rs`).
     memory: memory::Memory,
     /// `hierarchical`'s balancing rounds: the workers' recent activations (`balance.rs`).
-    balance: balance::BalanceHistory,
+    balance: crate::engine::balance_round::BalanceHistory,
     stats: SimStats,
 }
 
@@ -198,7 +198,7 @@ impl Engine {
                 tickets: [0; 2],
                 place_queues: (0..layout.place_count()).map(|_| VecDeque::new()).collect(),
                 memory,
-                balance: balance::BalanceHistory::new(n),
+                balance: crate::engine::balance_round::BalanceHistory::new(n),
                 stats: SimStats::default(),
             }),
             work: Condvar::new(),
