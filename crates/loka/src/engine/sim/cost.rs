@@ -335,14 +335,7 @@ impl Distances {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loka_topology::{CostMatrix, LayoutOptions};
-
-    fn machine(spec: &str) -> (Topology, WorkerLayout) {
-        let topo = Topology::load(&spec.parse().unwrap()).unwrap();
-        let cost = CostMatrix::hierarchical(&topo);
-        let layout = WorkerLayout::new(&topo, &cost, &LayoutOptions::default()).unwrap();
-        (topo, layout)
-    }
+    use crate::engine::sim::test_machine as machine;
 
     #[test]
     fn distances_follow_the_topology() {

@@ -3,7 +3,7 @@
 //! parking when there is nothing to steal anywhere.
 
 use super::cost::Distance;
-use super::routing::addr;
+use super::routing::key;
 use super::{Engine, State};
 use crate::engine::choices::{Routing, Victims};
 use crate::engine::placement;
@@ -331,13 +331,13 @@ impl Engine {
             counters.queue_wait_samples.bump(1);
             counters.record_queue_wait(start - runnable_at);
         }
-        let waker = st.woken_by.remove(&addr(task));
+        let actor = key(task);
+        let waker = st.woken_by.remove(&actor);
         let c = &self.cost;
         let fixed = c.activation;
         let message_distance = waker.map_or(Distance::SamePu, |from| self.distances.get(w, from));
         let per_message = c.message + c.message_lines * c.line(message_distance);
         // The actor's state, priced by where its bytes lie (`memory.rs`).
-        let actor = task.header().id.as_u64();
         let footprint = |declared: u64| {
             (c.state_lines * super::memory::LINE as f64) as u64
                 + task.header().state_bytes() as u64
@@ -392,12 +392,12 @@ impl Engine {
         }
         match outcome {
             RunOutcome::Idle => {
-                st.busy_until.insert(actor as usize, end);
+                st.busy_until.insert(actor, end);
             }
-            // Not `addr(task)`: the cell may be freed (the activation released its life
+            // Not `key(task)`: the cell may be freed (the activation released its life
             // reference), so nothing may read it any more.
             RunOutcome::Stopped => {
-                st.busy_until.remove(&(actor as usize));
+                st.busy_until.remove(&actor);
             }
             RunOutcome::Requeue | RunOutcome::Waiting => self.requeue(st, w, task),
         }

@@ -300,14 +300,7 @@ pub(crate) fn transfer(lines: u64, latency: f64, peak: f64, mlp: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loka_topology::{CostMatrix, LayoutOptions};
-
-    fn machine(spec: &str) -> (Topology, WorkerLayout) {
-        let topo = Topology::load(&spec.parse().unwrap()).unwrap();
-        let cost = CostMatrix::hierarchical(&topo);
-        let layout = WorkerLayout::new(&topo, &cost, &LayoutOptions::default()).unwrap();
-        (topo, layout)
-    }
+    use crate::engine::sim::test_machine as machine;
 
     #[test]
     fn an_actor_is_found_where_it_was_last_touched() {

@@ -90,11 +90,11 @@ struct State {
     idle: bool,
     /// The worker running an activation, and the virtual time its pushes happen at.
     running: Option<(usize, u64)>,
-    /// The worker that woke each queued actor (by task address), to price its messages.
-    woken_by: rustc_hash::FxHashMap<usize, usize>,
-    /// When each actor's latest activation ends in virtual time (by task address; removed when
+    /// The worker that woke each queued actor (by actor id), to price its messages.
+    woken_by: rustc_hash::FxHashMap<u64, usize>,
+    /// When each actor's latest activation ends in virtual time (by actor id; removed when
     /// it stops): a send before then finds it still running.
-    busy_until: rustc_hash::FxHashMap<usize, u64>,
+    busy_until: rustc_hash::FxHashMap<u64, u64>,
     /// Tie-break order of workers with equal clocks (drawn from the seed).
     priority: Vec<u32>,
     round_robin: usize,
@@ -425,4 +425,15 @@ fn strategy_index(strategy: PlacementStrategy) -> u8 {
         .iter()
         .position(|s| *s == strategy)
         .expect("every strategy is listed") as u8
+}
+
+/// A topology and its worker layout from a spec (`preset:NAME`): the fixture of the cost and
+/// memory models' unit tests.
+#[cfg(test)]
+pub(crate) fn test_machine(spec: &str) -> (loka_topology::Topology, loka_topology::WorkerLayout) {
+    use loka_topology::{CostMatrix, LayoutOptions, Topology, WorkerLayout};
+    let topo = Topology::load(&spec.parse().unwrap()).unwrap();
+    let cost = CostMatrix::hierarchical(&topo);
+    let layout = WorkerLayout::new(&topo, &cost, &LayoutOptions::default()).unwrap();
+    (topo, layout)
 }

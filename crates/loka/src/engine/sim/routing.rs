@@ -17,11 +17,11 @@ impl Engine {
         // may still be running on another worker: then this message reaches a running actor,
         // which (as on real threads) handles it there after its current batch; no wake-up, no
         // routing decision.
-        if let Some(&until) = st.busy_until.get(&addr(task)) {
+        if let Some(&until) = st.busy_until.get(&key(task)) {
             if now < until {
                 let place = placement::of(&task);
                 if let Some(last) = place.last() {
-                    st.woken_by.insert(addr(task), w);
+                    st.woken_by.insert(key(task), w);
                     // Where its own worker re-queues it: a hub stays pinned there.
                     let route =
                         if place.is_hub() && matches!(self.routing, Routing::Hierarchical { .. }) {
@@ -78,7 +78,7 @@ impl Engine {
                 places::route_woken(mode, layout, home, Some(w), local)
             }
         };
-        st.woken_by.insert(addr(task), w);
+        st.woken_by.insert(key(task), w);
         self.push(st, route, task, Some(w), now);
     }
 
@@ -294,12 +294,11 @@ impl Engine {
     }
 }
 
-/// A task's identity in side tables: its actor id, never its address. An entry can outlive its
-/// actor (a `woken_by` of an actor that stopped before it ran again), and the allocator hands a
-/// stopped actor's memory to the next spawn; keyed by address, the newcomer inherited the entry,
-/// and whether it did depended on the allocator's state, so two runs of one program could take
-/// different schedules (seen once the cell's allocation moved to `malloc`'s per-thread cache).
-/// Ids are never reused and are made in the same order on every run.
-pub(super) fn addr(task: TaskRef) -> usize {
-    task.header().id.as_u64() as usize
+/// A task's key in side tables: its actor id, never its address. An entry can outlive its actor
+/// (a `woken_by` of an actor that stopped before it ran again), and the allocator hands a stopped
+/// actor's memory to the next spawn; keyed by address, the newcomer inherited the entry, and
+/// whether it did depended on the allocator's state, so two runs of one program could take
+/// different schedules. Ids are never reused and are made in the same order on every run.
+pub(super) fn key(task: TaskRef) -> u64 {
+    task.header().id.as_u64()
 }
