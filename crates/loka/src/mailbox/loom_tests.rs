@@ -45,6 +45,7 @@ fn activation(mb: &Mailbox<u32>, running: &AtomicBool, seen: &loom::sync::Mutex<
 fn idle_to_scheduled_protocol() {
     model(|| {
         let mb = Arc::new(Mailbox::new());
+        unsafe { mb.settle() };
         let running = Arc::new(AtomicBool::new(false));
         let seen = Arc::new(loom::sync::Mutex::new(Vec::new()));
         let senders: Vec<_> = (0..2u32)
@@ -90,6 +91,7 @@ fn recycled_block_is_reused_without_stale_slots() {
     // Two preemptions: the model has four block hand-overs, and three takes minutes.
     model_bounded(2, || {
         let mb = Arc::new(Mailbox::new());
+        unsafe { mb.settle() };
         let sender = {
             let mb = mb.clone();
             loom::thread::spawn(move || {
@@ -116,6 +118,7 @@ fn recycled_block_is_reused_without_stale_slots() {
 fn close_races_with_send() {
     model(|| {
         let mb = Arc::new(Mailbox::new());
+        unsafe { mb.settle() };
         assert_eq!(mb.push(0), Push::Wake);
         let sender = {
             let mb = mb.clone();

@@ -8,8 +8,10 @@
 //! goes idle. Messages are stored inline in blocks of [`BLOCK_CAP`] slots (one allocation per block,
 //! not per message), and a consumed block is kept as the mailbox's spare for the next one, so a
 //! steady stream allocates nothing (see [`Mailbox::recycle`]). The first block is small
-//! ([`FIRST_CAP`] slots): most actors only ever hold a few messages at a time, and many short-lived
-//! actors (fork-join, request handlers) would otherwise each carry a kilobyte of empty slots.
+//! ([`FIRST_CAP`] slots) and lives inside the mailbox, in the bytes that keep the producers and the
+//! consumer apart ([`FirstBlock`]): most actors only ever hold a few messages at a time, and many
+//! short-lived actors (fork-join, request handlers) would otherwise each carry a kilobyte of empty
+//! slots, or pay an allocation and a free for a block of three.
 //!
 //! ## The tail word
 //! `position << 3 | DIRECT | CLOSED | IDLE`. Positions advance by one per slot; a block covers [`LAP`]
@@ -37,11 +39,11 @@
 //!   back; slots claimed before the close are drained by the closing activation or the cell's drop.
 //!
 //! ## Length
-//! [`Mailbox::len_estimate`] subtracts the consumer's position from the tail's. The consumer's
-//! position is private to it, so each `pop` also stores it, `Relaxed`, in `consumed`, next to it
-//! in the consumer's cache line: a plain store on x86 and ARM, no read-modify-write, and no part
-//! of the protocol (nothing synchronises through it, which is why it is a `std` atomic even under
-//! loom: the model checks the protocol, not a statistic).
+//! [`Mailbox::len_estimate`] subtracts the consumer's position from the tail's. Only the consumer
+//! writes its position, with `Relaxed` stores (a plain store on x86 and ARM, no read-modify-write),
+//! so any thread may read it. It is no part of the protocol: nothing synchronises through it
+//! (successive activations are ordered by the tail word), which is why it is a `std` atomic even
+//! under loom: the model checks the protocol, not a statistic.
 
 use crate::sync::{spin_hint, AtomicBool, AtomicPtr, AtomicUsize, UnsafeCell};
 use std::mem::MaybeUninit;
@@ -99,15 +101,14 @@ fn capacity_at(position: usize) -> usize {
 }
 
 impl<T, const N: usize> Block<T, N> {
-    fn new_boxed() -> *mut Block<T> {
-        let block = Block::<T, N> {
+    fn new() -> Self {
+        Block::<T, N> {
             next: AtomicPtr::new(ptr::null_mut()),
             slots: std::array::from_fn(|_| Slot {
                 value: UnsafeCell::new(MaybeUninit::uninit()),
                 ready: AtomicBool::new(false),
             }),
-        };
-        Box::into_raw(Box::new(block)).cast()
+        }
     }
 }
 
@@ -123,20 +124,19 @@ impl<T> Block<T> {
         unsafe { &*ptr::addr_of!((*block).slots).cast::<Slot<T>>().add(offset) }
     }
 
-    /// Frees a block that no one else can reach, whatever its capacity.
+    /// A new full-size block on the heap.
+    fn new_boxed() -> *mut Block<T> {
+        Box::into_raw(Box::new(Block::<T>::new()))
+    }
+
+    /// Frees a full-size block that no one else can reach.
     ///
     /// # Safety
-    /// `block` is exclusively owned, its values already moved out or never written, and `first`
-    /// says whether it is a mailbox's first (small) block.
-    unsafe fn free(block: *mut Block<T>, first: bool) {
-        // SAFETY: allocated by `new_boxed` with this capacity (caller's contract).
-        unsafe {
-            if first {
-                drop(Box::from_raw(block.cast::<Block<T, FIRST_CAP>>()));
-            } else {
-                drop(Box::from_raw(block));
-            }
-        }
+    /// `block` was made by [`Block::new_boxed`], is exclusively owned, and its values were
+    /// already moved out or never written.
+    unsafe fn free(block: *mut Block<T>) {
+        // SAFETY: the caller's contract.
+        drop(unsafe { Box::from_raw(block) });
     }
 
     /// Makes a consumed full-size block look fresh: no slot ready, no successor.
@@ -156,45 +156,44 @@ impl<T> Block<T> {
     }
 }
 
-/// The consumer's position; touched only by the single consumer.
-struct Head<T> {
-    position: usize,
-    block: *mut Block<T>,
-}
-
 /// Moves the consumer past the slot just taken (`Mailbox::pop_with`), freeing or recycling its
 /// block after the block's last slot.
 struct Advance<'a, T> {
     mailbox: &'a Mailbox<T>,
-    head: &'a mut Head<T>,
+    /// The consumer's block pointer ([`ConsumerSide::block`]).
+    block: &'a mut *mut Block<T>,
+    /// The position of the slot just taken, and its offset in its block.
+    position: usize,
     offset: usize,
 }
 
 impl<T> Drop for Advance<'_, T> {
     #[inline(always)]
     fn drop(&mut self) {
-        let head = &mut *self.head;
-        let capacity = capacity_at(head.position);
+        let capacity = capacity_at(self.position);
         if self.offset + 1 == capacity {
             // Last slot read: every producer of this block is done with it (each one's last
             // access is its `ready` store; one that read a stale tail block pointer failed its
             // claim and never dereferenced it), so the block is ours to reuse.
+            let block = *self.block;
             // SAFETY: see above; `next` was published before this slot became ready.
             unsafe {
-                let next = (*head.block).next.load(Acquire);
+                let next = (*block).next.load(Acquire);
                 debug_assert!(!next.is_null());
                 if capacity == BLOCK_CAP {
-                    Block::reset(head.block);
-                    self.mailbox.recycle(head.block);
-                } else {
-                    // The small first block is never reused: spares must be full-size.
-                    Block::free(head.block, true);
+                    Block::reset(block);
+                    self.mailbox.recycle(block);
                 }
-                head.block = next;
+                // The small first block is part of the mailbox and is never reused: spares must
+                // be full-size, and its bytes go back to being the gap between the two groups.
+                *self.block = next;
             }
-            head.position += 1 + LAP - capacity;
-        } else {
-            head.position += 1;
+            // Past the marker (and the rest of lap 0) to the next block's first slot. Within a
+            // block, `pop_with` already stored the next position.
+            self.mailbox
+                .head
+                .position
+                .store(self.position + 1 + LAP - capacity, Relaxed);
         }
     }
 }
@@ -225,12 +224,17 @@ pub(crate) enum Pop<T> {
     NotReady,
 }
 
-/// The consumer's side: its position and block, and the position published for
-/// [`Mailbox::len_estimate`].
+/// The consumer's side: its position and block, written only by the single consumer.
 struct ConsumerSide<T> {
-    head: UnsafeCell<Head<T>>,
-    /// `head.position`, stored `Relaxed` after each `pop` (module docs, *Length*).
-    consumed: std::sync::atomic::AtomicUsize,
+    /// The next position to read. Only the consumer writes it, with `Relaxed` stores (a plain
+    /// store on x86 and ARM, no read-modify-write); [`Mailbox::len_estimate`] reads it from any
+    /// thread (module docs, *Length*). A `std` atomic even under loom: the model checks the
+    /// protocol, which never synchronises through it (activations are ordered by the tail word),
+    /// and the block pointer beside it stays a checked cell.
+    position: std::sync::atomic::AtomicUsize,
+    /// The block holding `position`: in lap 0 the mailbox's own [`FirstBlock`] (from
+    /// [`Mailbox::settle`] on), then heap blocks.
+    block: UnsafeCell<*mut Block<T>>,
 }
 
 /// Bytes kept between two groups of fields that different threads write, so that the groups
@@ -253,11 +257,29 @@ impl Gap {
     }
 }
 
+/// The mailbox's first block, stored in the gap between the producers' group and the consumer's.
+///
+/// The gap exists so that a stream between two workers does not bounce one line between the
+/// producers' tail word and the consumer's position; a block of [`FIRST_CAP`] slots for small
+/// messages (two lines) fits in it. While the mailbox is in its first block (lap 0) the two
+/// groups are apart by fewer bytes, but the block's own slots are what producers and the consumer
+/// share then anyway; from lap 1 on the block is never touched again and the full gap separates
+/// them. An idle actor so pays neither an allocation of its own for a first block nor its
+/// `malloc` header (docs/results/actor-footprint.md). For a message type large enough that the
+/// block exceeds [`GAP`] bytes, the union is the block's size, which keeps the groups further
+/// apart still.
+#[repr(C)]
+union FirstBlock<T> {
+    block: std::mem::ManuallyDrop<Block<T, FIRST_CAP>>,
+    _gap: std::mem::ManuallyDrop<Gap>,
+}
+
 /// An actor's mailbox; see the module documentation.
 ///
 /// `repr(C)`, two groups a [`GAP`] apart: what producers write (the tail word on every send, the
 /// block pointers at a block's end), then what the consumer writes on every message (its
-/// position), which the cell's fields after the mailbox (the actor's state) join. The gap before
+/// position), which the cell's fields after the mailbox (the actor's state) join. The bytes
+/// between the two groups hold the first block ([`FirstBlock`]). The gap before
 /// the producers keeps them off the line of the fields written at spawn, which every send and
 /// every activation read. Two gaps, not one per field: every gap is 128 bytes that an idle actor
 /// pays for too (docs/results/actor-footprint.md).
@@ -272,8 +294,8 @@ pub(crate) struct Mailbox<T> {
     /// two workers pays a cross-thread `free`: with glibc that takes the allocating arena's lock,
     /// and it cost counting and fjthrput half their throughput at 2 workers.
     spare: AtomicPtr<Block<T>>,
-    /// Apart from the producers' group.
-    _apart: Gap,
+    /// Apart from the producers' group, and the first block.
+    first: FirstBlock<T>,
     head: ConsumerSide<T>,
 }
 
@@ -286,19 +308,19 @@ unsafe impl<T: Send> Sync for Mailbox<T> {}
 impl<T> Mailbox<T> {
     /// An empty, idle mailbox.
     pub(crate) fn new() -> Self {
-        let first = Block::<T, FIRST_CAP>::new_boxed();
         Mailbox {
             _before: Gap::new(),
             tail_word: AtomicUsize::new(IDLE),
-            tail_block: AtomicPtr::new(first),
+            // Lap 0's block is `first`, whose address is known once the mailbox has come to rest
+            // (`settle`).
+            tail_block: AtomicPtr::new(ptr::null_mut()),
             spare: AtomicPtr::new(ptr::null_mut()),
-            _apart: Gap::new(),
+            first: FirstBlock {
+                block: std::mem::ManuallyDrop::new(Block::new()),
+            },
             head: ConsumerSide {
-                head: UnsafeCell::new(Head {
-                    position: 0,
-                    block: first,
-                }),
-                consumed: std::sync::atomic::AtomicUsize::new(0),
+                position: std::sync::atomic::AtomicUsize::new(0),
+                block: UnsafeCell::new(ptr::null_mut()),
             },
         }
     }
@@ -315,6 +337,31 @@ impl<T> Mailbox<T> {
     /// Whether the mailbox was made by [`new_direct`](Self::new_direct).
     pub(crate) fn is_direct(&self) -> bool {
         self.tail_word.load(Relaxed) & DIRECT != 0
+    }
+
+    /// The mailbox's own first block, as the block pointers hold it.
+    fn first_block(&self) -> *mut Block<T> {
+        // Writes through this pointer reach only interior-mutable fields (`next`, the slots'
+        // `UnsafeCell`s and `ready` flags), so deriving it from `&self` is sound.
+        ptr::addr_of!(self.first).cast_mut().cast()
+    }
+
+    /// Points the producers and the consumer at the first block, which lives inside the
+    /// mailbox: until then the mailbox may be moved, after it never. One call, where the
+    /// mailbox has come to rest (the actor cell, right after its allocation), so that no send or
+    /// receive pays to find the first block (a test of the position on every one cost threadring
+    /// ~12 instructions a message).
+    ///
+    /// # Safety
+    /// Called once, before the mailbox is shared or used, and the mailbox never moves after it
+    /// (it is dropped in place).
+    pub(crate) unsafe fn settle(&self) {
+        let first = self.first_block();
+        // Relaxed: the mailbox is not shared yet; whoever it is shared with later synchronises
+        // with this thread through that hand-over.
+        self.tail_block.store(first, Relaxed);
+        // SAFETY: not shared yet, so no consumer runs (the caller's contract).
+        self.head.block.with_mut(|block| unsafe { *block = first });
     }
 
     /// A block for the next lap: the spare if there is one, else a new allocation.
@@ -344,7 +391,7 @@ impl<T> Mailbox<T> {
             .is_err()
         {
             // SAFETY: exclusively owned (caller's contract), and not kept as the spare.
-            drop(unsafe { Box::from_raw(block) });
+            unsafe { Block::free(block) };
         }
     }
 
@@ -382,6 +429,7 @@ impl<T> Mailbox<T> {
                 next_block = self.fresh_block();
             }
             let block = self.tail_block.load(Acquire);
+            debug_assert!(!block.is_null(), "a mailbox used before `settle`");
             // Claim the slot and take the schedule if the actor was idle. AcqRel: Acquire pairs with
             // the consumer's Release when it went idle (its reads are done before we wake it);
             // Release keeps the chain of claims a release sequence for the block pointer.
@@ -445,20 +493,22 @@ impl<T> Mailbox<T> {
     /// # Safety
     /// As [`Self::pop`]; besides, `take` must move the value out of the pointer (`ptr::read`)
     /// exactly once, before anything in it can unwind, and must not call this mailbox's consumer
-    /// side (`pop`, `pop_with`, `try_idle`, `is_empty`-style reads of the position): the position
-    /// still points at the slot being taken.
+    /// side (`pop`, `pop_with`, `try_idle`, `has_more`): the consumer's block pointer still
+    /// points at the block of the slot being taken, which may be its last.
     #[inline(always)]
     pub(crate) unsafe fn pop_with<R>(&self, take: impl FnOnce(*const T) -> R) -> Pop<R> {
-        self.head.head.with_mut(|head| {
+        let position = self.head.position.load(Relaxed);
+        self.head.block.with_mut(|block| {
             // SAFETY: the caller guarantees a single consumer.
-            let head = unsafe { &mut *head };
-            let offset = head.position % LAP;
-            // SAFETY: `head.block` is freed only by `Advance::drop`, by this consumer, after its
+            let block = unsafe { &mut *block };
+            let offset = position % LAP;
+            let current = *block;
+            // SAFETY: a heap block is freed only by `Advance::drop`, by this consumer, after its
             // last slot, and `offset` is below the capacity of the block at this position.
-            let slot = unsafe { Block::slot(head.block, offset) };
+            let slot = unsafe { Block::slot(current, offset) };
             // Acquire pairs with the producer's Release: the value (and `next`) are visible.
             if !slot.ready.load(Acquire) {
-                return if self.tail_word.load(Acquire) >> SHIFT == head.position {
+                return if self.tail_word.load(Acquire) >> SHIFT == position {
                     Pop::Empty
                 } else {
                     Pop::NotReady
@@ -466,13 +516,15 @@ impl<T> Mailbox<T> {
             }
             // Published before `take` runs, so the handler taking the message reads a length
             // (`len_estimate`) that no longer counts it. Past a block's last slot the position
-            // jumps further than this, but `index_of` maps both to the same count of slots.
-            self.head.consumed.store(head.position + 1, Relaxed);
+            // jumps further than this (`Advance` stores it), but `index_of` maps both to the
+            // same count of slots.
+            self.head.position.store(position + 1, Relaxed);
             // Advances past the slot when dropped: after `take`, also when it unwinds (the value
             // was moved out first, so it is never taken twice).
             let _advance = Advance {
                 mailbox: self,
-                head,
+                block,
+                position,
                 offset,
             };
             // SAFETY: ready, and we are its only reader; `take` moves the value out.
@@ -487,8 +539,8 @@ impl<T> Mailbox<T> {
     #[inline]
     #[must_use = "on `false` a send raced in and the consumer must keep going"]
     pub(crate) unsafe fn try_idle(&self) -> bool {
-        // SAFETY: single consumer (caller's contract).
-        let position = self.head.head.with(|head| unsafe { (*head).position });
+        // Written only by the consumer, which we are (caller's contract).
+        let position = self.head.position.load(Relaxed);
         // Release: our reads of the slots happen before the next activation, which starts after a
         // sender's Acquire claim sees IDLE. Fails if the tail moved (or is CLOSED).
         self.tail_word
@@ -506,8 +558,8 @@ impl<T> Mailbox<T> {
     /// # Safety
     /// Only the activation holding the schedule may call this.
     pub(crate) unsafe fn has_more(&self) -> bool {
-        // SAFETY: single consumer (caller's contract).
-        let position = self.head.head.with(|head| unsafe { (*head).position });
+        // Written only by the consumer, which we are (caller's contract).
+        let position = self.head.position.load(Relaxed);
         self.tail_word.load(Acquire) >> SHIFT != position
     }
 
@@ -533,7 +585,7 @@ impl<T> Mailbox<T> {
     /// written, may lag the consumer by the messages it is taking out right now, and is 0 for a
     /// direct mailbox (which queues nothing).
     pub(crate) fn len_estimate(&self) -> usize {
-        let consumed = self.head.consumed.load(Relaxed);
+        let consumed = self.head.position.load(Relaxed);
         let claimed = self.tail_word.load(Relaxed) >> SHIFT;
         index_of(claimed).saturating_sub(index_of(consumed))
     }
@@ -552,19 +604,32 @@ fn index_of(position: usize) -> usize {
 impl<T> Drop for Mailbox<T> {
     fn drop(&mut self) {
         // `&mut self`: no producer or consumer is active; every claimed slot was written.
+        // In lap 0 the consumer's pointer is the first block's address, taken through a shared
+        // reference at `settle`; re-derive it from `&mut self`, which is what may access the
+        // mailbox now (and covers a mailbox never settled).
+        if self.head.position.load(Relaxed) < LAP {
+            let first = self.first_block();
+            // SAFETY: exclusive access.
+            self.head.block.with_mut(|block| unsafe { *block = first });
+        }
         // SAFETY: exclusive access makes us the single consumer.
         while let Pop::Item(value) = unsafe { self.pop() } {
             drop(value);
         }
-        self.head.head.with_mut(|head| {
-            // SAFETY: exclusive access; the head block is the only block still in the chain, and
-            // it is the small first one while the head is in lap 0.
-            unsafe { Block::free((*head).block, (*head).position < LAP) }
+        let position = self.head.position.load(Relaxed);
+        self.head.block.with_mut(|block| {
+            // SAFETY: exclusive access; the head block is the only heap block still in the
+            // chain (in lap 0 it is the first block, part of the mailbox, and there is none).
+            unsafe {
+                if position >= LAP {
+                    Block::free(*block);
+                }
+            }
         });
         let spare = self.spare.load(Acquire);
         if !spare.is_null() {
             // SAFETY: exclusive access; the spare is a full block owned by the mailbox alone.
-            unsafe { Block::free(spare, false) };
+            unsafe { Block::free(spare) };
         }
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 #[test]
 fn only_the_idle_to_scheduled_send_wakes() {
     let mb = Mailbox::new();
+    unsafe { mb.settle() };
     assert_eq!(mb.push(1), Push::Wake);
     assert_eq!(mb.push(2), Push::Queued);
     unsafe {
@@ -30,6 +31,7 @@ fn only_the_idle_to_scheduled_send_wakes() {
 #[test]
 fn going_idle_fails_when_a_send_raced_in() {
     let mb = Mailbox::new();
+    unsafe { mb.settle() };
     assert_eq!(mb.push(1), Push::Wake);
     unsafe {
         assert_eq!(mb.pop(), Pop::Item(1));
@@ -50,6 +52,7 @@ fn going_idle_fails_when_a_send_raced_in() {
 #[test]
 fn closed_mailbox_rejects_and_hands_the_message_back() {
     let mb = Mailbox::new();
+    unsafe { mb.settle() };
     assert_eq!(mb.push(1), Push::Wake);
     mb.close();
     assert!(mb.is_closed());
@@ -67,6 +70,7 @@ fn closed_mailbox_rejects_and_hands_the_message_back() {
 #[test]
 fn fifo_across_blocks_and_close_at_a_block_boundary() {
     let mb = Mailbox::new();
+    unsafe { mb.settle() };
     // The small first block, a full one, and all but the last slot of another.
     let before_last_slot = FIRST_CAP + 2 * BLOCK_CAP - 1;
     for i in 0..before_last_slot {
@@ -83,6 +87,7 @@ fn fifo_across_blocks_and_close_at_a_block_boundary() {
 #[test]
 fn a_consumed_block_becomes_the_next_tail_block() {
     let mb = Mailbox::new();
+    unsafe { mb.settle() };
     let fill = |from: usize, n: usize| {
         for i in from..from + n {
             assert_ne!(mb.push(i), Push::Rejected(i));
@@ -127,6 +132,7 @@ fn a_consumed_block_becomes_the_next_tail_block() {
 fn drop_frees_remaining_values() {
     let marker = Arc::new(());
     let mb = Mailbox::new();
+    unsafe { mb.settle() };
     for _ in 0..(BLOCK_CAP * 2 + 1) {
         let _ = mb.push(Arc::clone(&marker));
     }
@@ -140,6 +146,7 @@ fn per_producer_fifo_and_one_wake_per_idle_period_with_concurrent_producers() {
     let producers = if cfg!(miri) { 2 } else { 4 };
     let per = if cfg!(miri) { 100 } else { 50_000 };
     let mb = Arc::new(Mailbox::new());
+    unsafe { mb.settle() };
     let wakes = Arc::new(AtomicUsize::new(0));
     let handles: Vec<_> = (0..producers)
         .map(|p| {
@@ -189,6 +196,7 @@ fn per_producer_fifo_and_one_wake_per_idle_period_with_concurrent_producers() {
 #[test]
 fn len_estimate_counts_queued_messages_across_blocks() {
     let mb = Mailbox::new();
+    unsafe { mb.settle() };
     assert_eq!(mb.len_estimate(), 0);
     // Across the small first block, the lap-0 gap, and several full blocks.
     let n = FIRST_CAP + 3 * BLOCK_CAP + 5;
@@ -211,6 +219,7 @@ fn len_estimate_counts_queued_messages_across_blocks() {
 #[test]
 fn pop_with_advances_when_the_taker_unwinds() {
     let mb = Mailbox::new();
+    unsafe { mb.settle() };
     let total = BLOCK_CAP + 3;
     for i in 0..total {
         let _ = mb.push(Box::new(i));
@@ -255,4 +264,29 @@ fn writers_are_a_gap_apart_without_over_alignment() {
         "producers end at {spare_end}, consumer at {consumer}"
     );
     assert!(std::mem::align_of::<M>() <= 16, "no over-alignment");
+}
+
+/// The first block lives inside the mailbox: the first `FIRST_CAP` messages need no allocation,
+/// and lap 1's block is the first on the heap (linked by the claim of the first block's last slot).
+#[test]
+fn the_first_block_is_part_of_the_mailbox() {
+    let mb = Mailbox::new();
+    unsafe { mb.settle() };
+    let start = &mb as *const Mailbox<u64> as usize;
+    let inside =
+        |p: *mut Block<u64>| (start..start + std::mem::size_of_val(&mb)).contains(&(p as usize));
+    for i in 0..FIRST_CAP as u64 {
+        assert!(
+            inside(mb.tail_block.load(Relaxed)),
+            "message {i} in the mailbox"
+        );
+        let _ = mb.push(i);
+    }
+    // The first block's last slot linked lap 1's block.
+    assert!(!inside(mb.tail_block.load(Relaxed)), "lap 1 on the heap");
+    let _ = mb.push(FIRST_CAP as u64);
+    for i in 0..=FIRST_CAP as u64 {
+        assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
+    }
+    assert_eq!(unsafe { mb.pop() }, Pop::Empty);
 }

@@ -143,12 +143,16 @@ mod tests {
     unsafe fn no_control(_: NonNull<Header>) -> std::sync::Arc<dyn crate::runtime::cell::Control> {
         unreachable!()
     }
+    unsafe fn no_parent(_: NonNull<Header>) -> Option<crate::runtime::id::ActorId> {
+        unreachable!()
+    }
     static TASK_VTABLE: Vtable = Vtable {
         run: no_run,
         shutdown: no_shutdown,
         info: no_info,
         control: no_control,
         state_bytes: 0,
+        parent: no_parent,
     };
 
     unsafe fn discard_string(_: TaskRef, payload: *mut Payload) {

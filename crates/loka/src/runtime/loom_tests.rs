@@ -27,6 +27,7 @@ fn unreferenced_actor_never_stops_with_a_message_queued() {
     builder.preemption_bound = Some(3);
     builder.check(|| {
         let mailbox = Arc::new(Mailbox::new());
+        unsafe { mailbox.settle() };
         // The signal queued by an earlier last drop; then the actor made a new handle.
         let _ = mailbox.push(Env::Unreferenced);
         let handles = Arc::new(Handles::new(1));

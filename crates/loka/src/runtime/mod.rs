@@ -216,18 +216,12 @@ impl Shared {
         }
     }
 
-    /// Registers a new actor (spawned by actor `parent`, if any) and counts the spawn; `false`
-    /// (nothing registered or counted) once shutdown has closed the registry.
+    /// Registers a new actor and counts the spawn; `false` (nothing registered or counted) once
+    /// shutdown has closed the registry. The registry reads the actor's parent from its cell.
     #[must_use = "a refused actor must not run"]
     #[inline]
-    pub(crate) fn register(
-        &self,
-        id: ActorId,
-        task: TaskRef,
-        parent: Option<ActorId>,
-        from: Option<&Exec>,
-    ) -> bool {
-        if !self.registry.insert(id, task, parent) {
+    pub(crate) fn register(&self, id: ActorId, task: TaskRef, from: Option<&Exec>) -> bool {
+        if !self.registry.insert(id, task) {
             return false;
         }
         match from {

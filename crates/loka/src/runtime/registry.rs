@@ -8,24 +8,48 @@ use super::id::ActorId;
 use super::task::TaskRef;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use std::borrow::Borrow;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 /// Registry shards.
 const SHARDS: usize = 64;
 
-/// One registered actor.
+/// One registered actor: its task alone, one word. The table hashes and compares an entry by the
+/// actor's id, read from the cell's header, and takes the parent from the cell when a tree is
+/// needed, so a live actor costs the table one word (and a control byte) instead of three: at a
+/// million actors that was ~33 bytes of each idle actor (docs/results/actor-footprint.md).
+///
+/// Reading the header is sound because an entry's cell is alive while it is in the table: an
+/// actor unregisters before its life reference goes, under its shard's lock, and every read of
+/// an entry happens under that lock.
 #[derive(Clone, Copy)]
-struct Entry {
-    task: TaskRef,
-    /// The raw id of the actor that spawned it, 0 if none did (no actor has id 0): half the
-    /// size of an `Option<ActorId>`, so an entry is two words and the table's buckets three,
-    /// which spawn-and-stop benchmarks notice.
-    parent: u64,
-}
+struct Entry(TaskRef);
 
 impl Entry {
-    fn parent(&self) -> Option<ActorId> {
-        (self.parent != 0).then_some(ActorId::from_raw(self.parent))
+    fn id(&self) -> ActorId {
+        self.0.header().id
+    }
+}
+
+impl Hash for Entry {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // The same hash as the id's, so that lookups by id (`Borrow<ActorId>`) find the entry.
+        self.id().hash(state);
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.id() == other.id()
+    }
+}
+
+impl Eq for Entry {}
+
+impl Borrow<ActorId> for Entry {
+    fn borrow(&self) -> &ActorId {
+        &self.0.header().id
     }
 }
 
@@ -33,7 +57,7 @@ impl Entry {
 /// attacker-chosen keys, and SipHash's flood resistance cost a spawn–stop pair ~15% of its time.
 #[derive(Default)]
 struct Shard {
-    live: HashMap<ActorId, Entry, rustc_hash::FxBuildHasher>,
+    live: HashSet<Entry, rustc_hash::FxBuildHasher>,
     /// Set by the final drain of shutdown: no actor may register any more.
     closed: bool,
 }
@@ -59,18 +83,14 @@ impl Registry {
     /// Registers a new actor; `false` (nothing registered) once shutdown has closed the registry.
     /// The check and the insertion are one step under the shard's lock, so an actor is either
     /// registered before the final drain (and terminated by it) or refused.
-    pub(crate) fn insert(&self, id: ActorId, task: TaskRef, parent: Option<ActorId>) -> bool {
+    /// `task` is the live cell of actor `id`; it stays alive until [`remove`](Self::remove).
+    pub(crate) fn insert(&self, id: ActorId, task: TaskRef) -> bool {
+        debug_assert_eq!(task.header().id, id);
         let mut shard = self.shard(id).lock();
         if shard.closed {
             return false;
         }
-        shard.live.insert(
-            id,
-            Entry {
-                task,
-                parent: parent.map_or(0, ActorId::as_u64),
-            },
-        );
+        shard.live.insert(Entry(task));
         true
     }
 
@@ -84,8 +104,9 @@ impl Registry {
     /// `f` gets each actor's id, task and parent.
     pub(crate) fn for_each(&self, mut f: impl FnMut(ActorId, TaskRef, Option<ActorId>)) {
         for shard in self.shards.iter() {
-            for (&id, entry) in shard.lock().live.iter() {
-                f(id, entry.task, entry.parent());
+            for entry in shard.lock().live.iter() {
+                // SAFETY: registered, under the shard's lock (see `Entry`).
+                f(entry.id(), entry.0, unsafe { entry.0.parent() });
             }
         }
     }
@@ -94,7 +115,7 @@ impl Registry {
     /// unregisters the actor under that lock, so it cannot stop while `f` runs.
     pub(crate) fn with_alive<R>(&self, id: ActorId, f: impl FnOnce(bool) -> R) -> R {
         let shard = self.shard(id).lock();
-        f(shard.live.contains_key(&id))
+        f(shard.live.contains(&id))
     }
 
     /// Takes every registered task out (shutdown) and closes the registry: later registrations
@@ -102,11 +123,20 @@ impl Registry {
     /// in the tree of who spawned whom), so a prompt shutdown stops actors in the order a
     /// graceful one does.
     pub(crate) fn drain_and_close(&self) -> Vec<TaskRef> {
-        let mut live: HashMap<ActorId, Entry, rustc_hash::FxBuildHasher> = HashMap::default();
+        // Each actor's task and parent, read under its shard's lock (see `Entry`); the tasks
+        // handed out stay alive, as the caller's contract with a closed registry says.
+        let mut live: HashMap<ActorId, (TaskRef, Option<ActorId>), rustc_hash::FxBuildHasher> =
+            HashMap::default();
         for shard in self.shards.iter() {
             let mut shard = shard.lock();
             shard.closed = true;
-            live.extend(shard.live.drain());
+            // SAFETY: registered until this drain, under the shard's lock.
+            live.extend(
+                shard
+                    .live
+                    .drain()
+                    .map(|e| (e.id(), (e.0, unsafe { e.0.parent() }))),
+            );
         }
         let mut depth: HashMap<ActorId, usize, rustc_hash::FxBuildHasher> = HashMap::default();
         let mut chain = Vec::new();
@@ -118,7 +148,7 @@ impl Registry {
                     break d;
                 }
                 chain.push(at);
-                match live[&at].parent().filter(|p| live.contains_key(p)) {
+                match live[&at].1.filter(|p| live.contains_key(p)) {
                     Some(parent) => at = parent,
                     None => break 0,
                 }
@@ -130,7 +160,7 @@ impl Registry {
         }
         let mut tasks: Vec<(usize, TaskRef)> = live
             .into_iter()
-            .map(|(id, e)| (depth[&id], e.task))
+            .map(|(id, (task, _))| (depth[&id], task))
             .collect();
         tasks.sort_by_key(|&(d, _)| std::cmp::Reverse(d));
         tasks.into_iter().map(|(_, task)| task).collect()
@@ -145,7 +175,8 @@ impl Registry {
                 shard
                     .live
                     .iter()
-                    .map(|(id, e)| (*id, e.parent()))
+                    // SAFETY: registered, under the shard's lock (see `Entry`).
+                    .map(|e| (e.id(), unsafe { e.0.parent() }))
                     .collect::<Vec<_>>()
             })
             .collect()
@@ -156,6 +187,6 @@ impl Registry {
     /// not register, unregister or run an actor (the lock is not reentrant).
     pub(crate) fn with_live<R>(&self, id: ActorId, f: impl FnOnce(TaskRef) -> R) -> Option<R> {
         let shard = self.shard(id).lock();
-        shard.live.get(&id).map(|e| f(e.task))
+        shard.live.get(&id).map(|e| f(e.0))
     }
 }

@@ -122,6 +122,8 @@ pub(crate) struct Vtable {
     /// `size_of` the actor's state: the simulation's memory model prices it (static data, read by
     /// no real engine).
     pub(crate) state_bytes: usize,
+    /// The actor that spawned this one, if an actor did. Safety: the cell is alive.
+    pub(crate) parent: unsafe fn(NonNull<Header>) -> Option<super::id::ActorId>,
 }
 
 /// A schedulable actor: a pointer to the [`Header`] at the start of an actor cell.
@@ -182,6 +184,15 @@ impl TaskRef {
     pub(crate) unsafe fn info(self) -> super::cell::CellInfo {
         // SAFETY: forwarded contract.
         unsafe { (self.0.as_ref().vtable.info)(self.0) }
+    }
+
+    /// The actor that spawned this one, if an actor did.
+    ///
+    /// # Safety
+    /// The task is alive (registered, looked at under its registry shard's lock).
+    pub(crate) unsafe fn parent(self) -> Option<super::id::ActorId> {
+        // SAFETY: forwarded contract.
+        unsafe { (self.0.as_ref().vtable.parent)(self.0) }
     }
 
     /// Terminates the actor at shutdown.

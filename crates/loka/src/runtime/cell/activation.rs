@@ -24,7 +24,7 @@ impl<B: Behavior> ActorCell<B> {
         let outer = exec.enter(self.id());
         let mut ctx = B::context(CellContext::new(self, Some(exec)));
         let mut failure = None;
-        if !inner.started {
+        if !self.is_started() {
             // Not started yet, or a supervised child between two instances (`supervised/`):
             // tested here, where only those two come, so running actors pay nothing for it.
             if let Life::Suspended = inner.life {

@@ -105,7 +105,7 @@ impl<B: Behavior> ActorCell<B> {
         }
         let mut ctx = B::context(CellContext::new(self, Some(exec)));
         let mut failure = None;
-        if !inner.started {
+        if !self.is_started() {
             // Not started yet, or a supervised child between two instances (`supervised/`).
             if let Life::Suspended = inner.life {
                 self.receive_suspended(inner, &mut ctx, envelope, exec);

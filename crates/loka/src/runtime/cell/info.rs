@@ -23,6 +23,15 @@ pub(crate) struct CellInfo {
 }
 
 impl<B: Behavior> ActorCell<B> {
+    /// The actor that spawned this one (the live-actor registry reads it for the tree of actors).
+    ///
+    /// # Safety
+    /// `ptr` is the header of a live `ActorCell<B>`.
+    pub(super) unsafe fn parent_raw(ptr: NonNull<Header>) -> Option<super::ActorId> {
+        // SAFETY: as `info_raw`; the parent is written at spawn only.
+        unsafe { ptr.cast::<Self>().as_ref() }.parent()
+    }
+
     /// Reads [`CellInfo`].
     ///
     /// # Safety

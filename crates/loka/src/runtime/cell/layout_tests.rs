@@ -24,6 +24,8 @@ fn spawn_time_fields_sit_between_the_header_and_the_mailbox() {
         std::mem::offset_of!(ActorCell<Quiet>, exit),
         std::mem::offset_of!(ActorCell<Quiet>, named),
         std::mem::offset_of!(ActorCell<Quiet>, registered),
+        std::mem::offset_of!(ActorCell<Quiet>, sink),
+        std::mem::offset_of!(ActorCell<Quiet>, started),
     ] {
         assert!(
             field >= header && field < mailbox,

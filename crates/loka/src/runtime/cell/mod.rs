@@ -161,34 +161,34 @@ pub(crate) enum Life<B: Behavior> {
 
 struct Inner<B: Behavior> {
     life: Life<B>,
-    started: bool,
 }
 
 /// Where a child's failure goes.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FailureSink {
     /// To the parent actor's `child_failed` hook. The parent is found by id in the live-actor
     /// registry when the failure happens, which is rare: a child holds no reference to its
     /// parent, so a spawn allocates nothing for it and touches no reference count of the
     /// parent's, a line every spawn and every stop on other workers wrote (docs/decisions.md
     /// §28).
-    Hook(ActorId),
+    Hook,
     /// The parent is a supervisor, which hears of its children through its own sink: the
     /// failure counts as told, so nothing is logged twice.
     Supervisor,
 }
 
-/// A child's parent: its id (kept by the live-actor registry, for introspection and the
-/// children-first shutdown) and where the child's failure goes (kept by the cell).
+/// A child's parent: its id (for introspection and the children-first shutdown, which read it
+/// through the live-actor registry's task) and where the child's failure goes.
 pub(crate) type Parent = (ActorId, FailureSink);
 
 /// One actor. `repr(C)` keeps the header first, so a header pointer is a cell pointer.
 ///
-/// The fields written only at spawn (`bound`, `runtime`, `parent`, `named`, and `extras`, `exit`
-/// and `registered` until the actor uses a feature, stops or is registered) sit between the
-/// 64-byte header and the cache-padded mailbox, in the padding the mailbox's alignment leaves
-/// there anyway: a line no one writes after spawn, so every sender and the actor keep it cached
-/// and the `bound` test of a send costs no miss.
+/// The fields written only at spawn (`bound`, `runtime`, `parent`, `sink`, `named`; `extras`,
+/// `exit`, `registered` and `started` until the actor uses a feature, stops, is registered or
+/// first runs) sit between the 64-byte header and the mailbox, whose leading gap keeps them off
+/// the line senders write: a line no one writes after spawn, so every sender and the actor keep
+/// it cached and the `bound` test of a send costs no miss. Every word here counts: an idle actor
+/// is this cell's `malloc` chunk plus one word of the registry (docs/results/actor-footprint.md).
 #[repr(C)]
 pub(crate) struct ActorCell<B: Behavior> {
     header: Header,
@@ -196,7 +196,8 @@ pub(crate) struct ActorCell<B: Behavior> {
     /// one test of this field.
     bound: Option<Box<bound::Bound>>,
     runtime: Arc<Runtime>,
-    parent: Option<FailureSink>,
+    /// The raw id of the actor that spawned this one, 0 if none did (no actor has id 0).
+    parent: u64,
     /// What the actor keeps only once it uses a feature (its own timers, its piped futures):
     /// null until then (`extras.rs`). Touched only by the activation holding the schedule, and by
     /// `terminate`; not in `inner`, because a handler reaches it through its context while the
@@ -209,6 +210,13 @@ pub(crate) struct ActorCell<B: Behavior> {
     named: bool,
     /// Registered under a name (`System::register`): set under the live registry's lock.
     registered: std::sync::atomic::AtomicBool,
+    /// Where a failure goes, if a parent spawned this actor.
+    sink: Option<FailureSink>,
+    /// The `started` hook has run (or the actor has been built and started by its first
+    /// activation). Written once, by that activation; read at the start of each activation,
+    /// which reads this line anyway. Relaxed: only the holder of the schedule touches it, and
+    /// the mailbox protocol orders activations.
+    started: std::sync::atomic::AtomicBool,
     mailbox: Mailbox<Envelope<B>>,
     handles: Handles,
     /// Touched only by the activation holding the schedule.
@@ -235,7 +243,7 @@ pub(crate) fn spawn<B: Behavior>(
     let from = from.and_then(Exec::as_worker);
     let shared = &runtime.shared;
     let id = shared.next_actor_id(from);
-    let (parent_id, parent) = parent.unzip();
+    let (parent_id, sink) = parent.unzip();
     let cell = Arc::new(ActorCell {
         header: Header::new(&ActorCell::<B>::VTABLE, id),
         bound: options
@@ -249,19 +257,22 @@ pub(crate) fn spawn<B: Behavior>(
             Mailbox::new()
         },
         handles: Handles::new(1),
-        inner: std::cell::UnsafeCell::new(Inner {
-            life,
-            started: false,
-        }),
+        inner: std::cell::UnsafeCell::new(Inner { life }),
         runtime: Arc::clone(runtime),
-        parent,
+        parent: parent_id.map_or(0, ActorId::as_u64),
+        sink,
+        started: std::sync::atomic::AtomicBool::new(false),
         named: options.name.is_some(),
         extras: std::cell::UnsafeCell::new(None),
         exit: Exit::new(),
         registered: std::sync::atomic::AtomicBool::new(false),
     });
-    // SAFETY: the cell was just made; no other thread can see it yet.
-    unsafe { runtime.scheduler().init_task(&cell.header, &options, from) };
+    // SAFETY: the cell was just made; no other thread can see it yet, and it stays in its `Arc`
+    // allocation until dropped there.
+    unsafe {
+        cell.mailbox.settle();
+        runtime.scheduler().init_task(&cell.header, &options, from);
+    }
     let (policy, watched) = runtime.exec_policy_of(
         options.exec.or_else(B::exec_policy),
         B::characteristics().as_ref(),
@@ -271,7 +282,7 @@ pub(crate) fn spawn<B: Behavior>(
         shared.name(id, name);
     }
     let task = cell.task();
-    if !shared.register(id, task, parent_id, from) {
+    if !shared.register(id, task, from) {
         cell.stillborn();
         return Err(cell);
     }
@@ -301,6 +312,7 @@ impl<B: Behavior> ActorCell<B> {
         info: Self::info_raw,
         control: Self::control_raw,
         state_bytes: std::mem::size_of::<B>(),
+        parent: Self::parent_raw,
     };
 
     #[inline]
@@ -310,6 +322,23 @@ impl<B: Behavior> ActorCell<B> {
 
     pub(crate) fn id(&self) -> ActorId {
         self.header.id
+    }
+
+    /// Whether the current instance has been built and started (see the field).
+    #[inline(always)]
+    fn is_started(&self) -> bool {
+        self.started.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Marks the current instance started, or (a supervised restart) not yet.
+    fn set_started(&self, started: bool) {
+        self.started
+            .store(started, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The actor that spawned this one, if an actor did.
+    pub(crate) fn parent(&self) -> Option<ActorId> {
+        (self.parent != 0).then(|| ActorId::from_raw(self.parent))
     }
 
     /// Sets or clears the hub mark (counting a new hub against `from`); `false` if stopped.
@@ -383,7 +412,7 @@ impl<B: Behavior> ActorCell<B> {
 
     /// This actor as the parent of a child it spawns: its failures go to `child_failed`.
     pub(crate) fn failure_sink(&self) -> Parent {
-        (self.id(), FailureSink::Hook(self.id()))
+        (self.id(), FailureSink::Hook)
     }
 
     /// The actor's name, if it was spawned with one.
@@ -417,7 +446,7 @@ impl<B: Behavior> ActorCell<B> {
             self.close_direct();
         }
         if let Life::Ready(actor) = &mut inner.life {
-            if inner.started {
+            if self.is_started() {
                 let mut ctx = B::context(CellContext::new(self, exec));
                 if let Err(panic) = catch_unwind(AssertUnwindSafe(|| actor.stopped(&mut ctx))) {
                     let earlier = match reason {
@@ -478,10 +507,12 @@ impl<B: Behavior> ActorCell<B> {
         self.dead_letters(dropped);
         let shared = &self.runtime.shared;
         if let Some(failure) = self.note_failure(&reason) {
-            let told = match self.parent {
-                Some(FailureSink::Hook(parent)) => shared.tell_parent(parent, failure.clone()),
-                Some(FailureSink::Supervisor) => true,
-                None => false,
+            let told = match (self.parent(), self.sink) {
+                (Some(parent), Some(FailureSink::Hook)) => {
+                    shared.tell_parent(parent, failure.clone())
+                }
+                (Some(_), Some(FailureSink::Supervisor)) => true,
+                _ => false,
             };
             if !told {
                 tracing::warn!(actor = %failure.actor, name = ?failure.name, kind = failure.actor_type, message = %failure.message, "actor failed");
@@ -507,7 +538,7 @@ impl<B: Behavior> ActorCell<B> {
 
 /// Builds the state (deferred initialisation) and runs `started`.
 fn start<B: Behavior>(inner: &mut Inner<B>, ctx: &mut B::Ctx) -> Result<(), String> {
-    inner.started = true;
+    B::inner(ctx).cell().set_started(true);
     if !matches!(inner.life, Life::Ready(_)) {
         let built = match std::mem::replace(&mut inner.life, Life::Gone) {
             Life::Factory(factory) => catch_unwind(AssertUnwindSafe(factory)),

@@ -332,7 +332,7 @@ impl<B: Behavior> ActorCell<B> {
         let stopping = B::inner(ctx).stopping;
         let mut panic = None;
         if let Life::Ready(actor) = &mut inner.life {
-            if inner.started {
+            if self.is_started() {
                 panic = catch_unwind(AssertUnwindSafe(|| actor.stopped(ctx)))
                     .err()
                     .map(panic_message);
@@ -340,7 +340,7 @@ impl<B: Behavior> ActorCell<B> {
         }
         let old = std::mem::replace(&mut inner.life, Life::Suspended);
         // Not started: the next activation (or letter) takes the suspended path.
-        inner.started = false;
+        self.set_started(false);
         // Dropping user state is user code.
         if let Err(dropped) = catch_unwind(AssertUnwindSafe(|| drop(old))) {
             panic.get_or_insert_with(|| panic_message(dropped));
@@ -362,7 +362,7 @@ impl<B: Behavior> ActorCell<B> {
         let actor = catch_unwind(AssertUnwindSafe(|| factory()))
             .map_err(|p| StopReason::Panicked(panic_message(p)))?;
         inner.life = Life::Ready(actor);
-        inner.started = true;
+        self.set_started(true);
         let Life::Ready(actor) = &mut inner.life else {
             unreachable!("built above")
         };

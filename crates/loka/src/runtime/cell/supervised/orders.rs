@@ -31,7 +31,7 @@ impl<B: Behavior> ActorCell<B> {
             if B::inner(ctx).is_stopping() {
                 return RunOutcome::Stopped;
             }
-            if inner.started {
+            if self.is_started() {
                 return RunOutcome::Requeue; // revived
             }
             if processed == budget as u64 {
