@@ -4,7 +4,7 @@
 //! what an Erlang user expects of reductions, and what a latency-sensitive actor needs beside a
 //! batch job (docs/results/latency.md).
 //!
-//! Counted in messages, not time: one worker, three actors that each always have a next message
+//! Counted in messages, not time, under both real engines: one worker, three actors that each always have a next message
 //! (they send themselves one per message), and a probe sent from the test's thread. The busy
 //! actors' messages handled between the probe's send and its handling are at most about three
 //! budgets; a worker that let a busy actor keep the next slot while others waited ran dozens of
@@ -44,9 +44,19 @@ impl Actor for Probe {
 
 #[test]
 fn a_message_to_an_idle_actor_waits_one_budget_per_busy_actor_not_dozens() {
+    for engine in [
+        loka::EngineKind::ActorCentric,
+        loka::EngineKind::MessageCentric,
+    ] {
+        probe_behind_busy_actors(engine);
+    }
+}
+
+fn probe_behind_busy_actors(engine: loka::EngineKind) {
     let system = System::from_config(Config {
         workers: 1,
         throughput: THROUGHPUT,
+        engine,
         ..Config::default()
     })
     .unwrap();
@@ -84,6 +94,6 @@ fn a_message_to_an_idle_actor_waits_one_budget_per_busy_actor_not_dozens() {
     let bound = (2 * BUSY * THROUGHPUT) as u64;
     assert!(
         worst <= bound,
-        "the probe waited behind {worst} busy messages (bound {bound})"
+        "{engine:?}: the probe waited behind {worst} busy messages (bound {bound})"
     );
 }
