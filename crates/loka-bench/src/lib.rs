@@ -2,6 +2,8 @@
 //! result records. Workload definitions shared with the peers: `docs/benchmarks.md`.
 
 pub mod bencherl;
+#[cfg(test)]
+mod calibration;
 mod cforall;
 mod lassi;
 mod matrix_search;
