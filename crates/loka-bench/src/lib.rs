@@ -2,8 +2,11 @@
 //! result records. Workload definitions shared with the peers: `docs/benchmarks.md`.
 
 pub mod bencherl;
+#[cfg(test)]
+mod calibration;
 mod cforall;
 mod lassi;
+mod limit;
 mod matrix_search;
 mod panini;
 pub mod record;
@@ -13,7 +16,7 @@ pub mod runner;
 pub mod savina;
 pub mod verify;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Problem sizes: `quick` for this 2-core machine and CI, `full` as in the research works
 /// (`docs/references.md`).
@@ -122,7 +125,7 @@ pub enum Fault {
 /// * the system became quiescent without answering (nothing runnable, nothing in flight: a
 ///   message was lost, or the workload stopped early), detected within a few milliseconds;
 /// * the request was dropped unanswered;
-/// * `run.timeout` passed.
+/// * `run.timeout` passed (under the simulation: of the process's CPU time, `limit.rs`).
 ///
 /// Call it only once the calling thread has sent everything it will send: from then on only the
 /// actors can produce the result.
@@ -132,7 +135,7 @@ pub fn await_result<R>(
     run: &Run,
     bench: &str,
 ) -> Result<R, String> {
-    let deadline = Instant::now() + run.timeout;
+    let limit = limit::Limit::start(system, run.timeout);
     let slice = Duration::from_millis(20);
     loop {
         if let Some(reply) = pending.wait_for(slice) {
@@ -140,7 +143,7 @@ pub fn await_result<R>(
                 // Under the simulation, let the run's tail finish before this thread acts again
                 // (stop signals, more input): what it sends then lands at a fixed point of the
                 // schedule, not wherever the driver happens to be.
-                system.run_until_idle_timeout(deadline.saturating_duration_since(Instant::now()));
+                system.run_until_idle_timeout(limit.remaining_wall());
             }
             return reply.map_err(|e| format!("{bench}: {e}"));
         }
@@ -153,8 +156,8 @@ pub fn await_result<R>(
                 )),
             };
         }
-        if Instant::now() >= deadline {
-            return Err(format!("{bench}: no result within {:?}", run.timeout));
+        if limit.passed() {
+            return Err(format!("{bench}: no result within {}", limit.describe()));
         }
     }
 }

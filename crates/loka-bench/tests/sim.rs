@@ -38,3 +38,40 @@ fn every_benchmark_verifies_and_repeats_its_trace_under_the_simulation() {
         }
     }
 }
+
+/// The Savina workloads whose handlers compute declare it (`ctx.charge`, constants measured on
+/// this host): their predictions are mostly that compute, so with it priced at nothing
+/// (`compute_scale = 0`) the virtual time falls to a fraction.
+#[test]
+fn compute_heavy_workloads_declare_their_compute() {
+    let dir = std::env::temp_dir().join(format!("loka-bench-charge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let free = dir.join("free-compute.toml");
+    std::fs::write(&free, "compute_scale = 0\n").unwrap();
+    let config = Config {
+        engine: EngineKind::Sim,
+        topology: "preset:opteron6376".to_owned(),
+        workers: 8,
+        policy: "cls".parse::<PolicyKind>().unwrap(),
+        ..Config::default()
+    };
+    let mut uncharged = config.clone();
+    uncharged.sim.cost = Some(free);
+    for name in ["recmatmul", "apsp", "nqueens", "trapezoid"] {
+        let bench = loka_bench::all()
+            .into_iter()
+            .find(|b| b.name == name)
+            .unwrap();
+        let charged = run_once(&bench, Size::Quick, &config, 0).unwrap();
+        let plain = run_once(&bench, Size::Quick, &uncharged, 0).unwrap();
+        let (charged, plain) = (
+            charged.virtual_seconds.unwrap(),
+            plain.virtual_seconds.unwrap(),
+        );
+        assert!(
+            charged > 3.0 * plain,
+            "{name}: {charged} s of virtual time with its compute, {plain} s without"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -449,3 +449,59 @@ fn a_burst_of_wake_ups_wakes_enough_thieves() {
         "32 × 1 ms woken at once took {took} ns of virtual time"
     );
 }
+
+/// Counts what it handles.
+struct Counter;
+
+impl Actor for Counter {
+    type Msg = u32;
+    fn handle(&mut self, _ctx: &mut Context<Self>, _: u32) {}
+}
+
+/// Sends `n` messages, alternating between its two counters, in one activation.
+struct OneSender {
+    to: [ActorRef<u32>; 2],
+    n: u32,
+}
+
+impl Actor for OneSender {
+    type Msg = ();
+    fn started(&mut self, _ctx: &mut Context<Self>) {
+        for k in 0..self.n {
+            let _ = self.to[(k % 2) as usize].send(k);
+        }
+    }
+    fn handle(&mut self, _ctx: &mut Context<Self>, _: ()) {}
+}
+
+/// A message costs its sender too: one actor sending everything is bounded by its sends, whatever
+/// the receivers' workers do in parallel. With 1 µs per send (and nothing for the receiver),
+/// 4,000 sends take at least 4 ms of virtual time on 2 workers; were the sender's share charged
+/// to the receivers, the two workers would share it (about 2 ms).
+#[test]
+fn a_single_sender_is_bounded_by_its_sends() {
+    use loka::{Placement, SpawnOptions};
+    let dir = std::env::temp_dir().join(format!("loka-sim-send-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cost.toml");
+    std::fs::write(&file, "send = 1000\nmessage = 1000\n").unwrap();
+    let mut config = sim("preset:xeon-x7560", 2, "cls", 1);
+    config.sim.cost = Some(file);
+    let system = System::from_config(config).unwrap();
+    let at = |w: usize| SpawnOptions::default().placement(Placement::Worker(w));
+    let to = [
+        system.spawn_with(Counter, at(0)),
+        system.spawn_with(Counter, at(1)),
+    ];
+    system.run_until_idle();
+    let before = system.stats().sim.unwrap().virtual_ns;
+    let _sender = system.spawn_with(OneSender { to, n: 4_000 }, at(0));
+    system.run_until_idle();
+    let took = system.stats().sim.unwrap().virtual_ns - before;
+    system.shutdown();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        took >= 4_000_000,
+        "4,000 sends of 1 µs from one actor took {took} ns of virtual time"
+    );
+}

@@ -354,7 +354,7 @@ fn run_block_rr(system: &System, run: &Run) -> Measured {
 /// the channel (it finished or stopped), or the system goes quiet with no job waiting (a job or a
 /// report was lost: the controller will never finish), or the run's time is up.
 fn dispatch(system: &System, run: &Run, jobs: mpsc::Receiver<Dispatched>, seekers: &Seekers) {
-    let deadline = Instant::now() + run.timeout;
+    let limit = crate::limit::Limit::start(system, run.timeout);
     let send = |(seeker, job, word): Dispatched| {
         let _ = seekers[seeker].send(SeekerMsg::Job { job, word });
     };
@@ -369,7 +369,7 @@ fn dispatch(system: &System, run: &Run, jobs: mpsc::Receiver<Dispatched>, seeker
                         Ok(job) => send(job),
                         Err(_) => return,
                     }
-                } else if Instant::now() >= deadline {
+                } else if limit.passed() {
                     return;
                 }
             }

@@ -6,6 +6,7 @@
 //! - scaling (`loka bench scale`): speed-up per benchmark, median msgs/s on N workers over that
 //!   on 1 worker (horizontal bars, best first, for one N; small multiples for several);
 //! - policies (`loka bench policies`): msgs/s per engine, scheduler policy and execution mode;
+//!   then, for simulated runs, the predicted time per policy per machine (`predicted.rs`);
 //! - execution policies (Panini), when there are Panini runs under `auto` and all-thread or
 //!   all-task: per benchmark the median times and auto's improvement (`suites.rs`);
 //! - places (LASSI), when there are LASSI runs under a `places` policy: per workload each hint
@@ -25,6 +26,7 @@ pub mod charts;
 pub mod input;
 pub mod locality;
 mod machine;
+mod predicted;
 mod speed;
 pub mod stats;
 mod suites;
@@ -419,7 +421,7 @@ fn is_locality_key(key: &str) -> bool {
 }
 
 /// The charts' file names (before `.svg`, or `-N.svg` when split).
-const CHARTS: [&str; 4] = ["runtimes", "scale", "policies", "locality"];
+const CHARTS: [&str; 5] = ["runtimes", "scale", "policies", "predicted", "locality"];
 
 /// The most bar groups one chart shows; more are split over several charts.
 const GROUPS_PER_CHART: usize = 10;
@@ -546,6 +548,7 @@ impl Report {
         self.runtimes(loaded)?;
         self.scaling(loaded)?;
         self.policies(loaded)?;
+        self.predicted(loaded)?;
         self.panini(loaded);
         self.lassi(loaded);
         self.locality(loaded)?;

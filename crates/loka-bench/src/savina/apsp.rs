@@ -37,6 +37,28 @@ fn graph(n: usize, max_weight: u64) -> Vec<u32> {
 }
 
 /// The sequential reference.
+/// One step of a `b`×`b` block (`b = col_k.len()`): `d[i][j] = min(d[i][j], d[i][k] + d[k][j])`.
+fn relax(data: &mut [u32], col_k: &[u32], row_k: &[u32]) {
+    let b = col_k.len();
+    for (i, &dik) in col_k.iter().enumerate() {
+        let row = &mut data[i * b..(i + 1) * b];
+        for (dij, &dkj) in row.iter_mut().zip(row_k) {
+            *dij = (*dij).min(dik + dkj);
+        }
+    }
+}
+
+/// What one cell of [`relax`] takes on this project's host, declared to the simulation engine
+/// with `ctx.charge` (docs/simulation.md): measured with `cargo test --release -p loka-bench --lib
+/// relax_cost -- --ignored --nocapture --test-threads=1`, a 64×64 block (16 KiB, in L1), so the
+/// constant is compute; the least of six runs on 2026-11-24 (210 ps; the others up to 284 ps).
+const RELAX_PS: u64 = 210;
+
+/// The declared compute of one step of a `b`×`b` block.
+fn step_cost(b: usize) -> std::time::Duration {
+    std::time::Duration::from_nanos((b * b) as u64 * RELAX_PS / 1_000)
+}
+
 fn floyd_warshall(n: usize, d: &mut [u32]) {
     for k in 0..n {
         let row_k: Vec<u32> = d[k * n..(k + 1) * n].to_vec();
@@ -143,12 +165,7 @@ impl FloydWarshallBlock {
         if self.fault == Fault::WrongRule {
             return self.wrong_step(&col_k, &row_k);
         }
-        for (i, &dik) in col_k.iter().enumerate() {
-            let row = &mut self.data[i * b..(i + 1) * b];
-            for (dij, &dkj) in row.iter_mut().zip(&row_k) {
-                *dij = (*dij).min(dik + dkj);
-            }
-        }
+        relax(&mut self.data, &col_k, &row_k);
     }
 
     /// Fault injection: one step relaxes with a path one shorter than it is.
@@ -168,6 +185,7 @@ impl FloydWarshallBlock {
     fn advance(&mut self, ctx: &mut Context<Self>) {
         while self.current.count == self.neighbors.len() {
             self.step();
+            ctx.charge(step_cost(self.b));
             self.k += 1;
             self.current = std::mem::replace(&mut self.next, Received::new(self.blocks));
             if self.k == self.n {
@@ -367,4 +385,32 @@ fn run(system: &System, run: &Run) -> Measured {
         ),
     }
     .with_message_count(messages, "N·b²·2·(b − 1) + b² = ")
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    /// The per-cell cost of a block's step, for [`RELAX_PS`].
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn relax_cost_per_cell() {
+        let b = 64;
+        let mut data: Vec<u32> = (0..b * b).map(|i| (i % 977) as u32 + 1000).collect();
+        let col_k: Vec<u32> = (0..b).map(|i| (i % 13) as u32).collect();
+        let row_k: Vec<u32> = (0..b).map(|i| (i % 17) as u32).collect();
+        const ROUNDS: usize = 20_000;
+        for _ in 0..6 {
+            let start = Instant::now();
+            for _ in 0..ROUNDS {
+                relax(
+                    std::hint::black_box(&mut data),
+                    &col_k,
+                    std::hint::black_box(&row_k),
+                );
+            }
+            let ps = start.elapsed().as_nanos() as f64 * 1000.0 / (ROUNDS * b * b) as f64;
+            eprintln!("apsp: {ps:.0} ps per cell");
+        }
+    }
 }

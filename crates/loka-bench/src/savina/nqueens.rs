@@ -64,31 +64,51 @@ struct Worker {
     master: ActorRef<MasterMsg>,
 }
 
+/// Savina's `nqueensKernelSeq` on a `size`×`size` board: calls `solution` for every complete
+/// placement; returns how many boards it checked ([`valid`] calls), the work it declares.
+fn search(board: &mut Vec<u8>, size: usize, solution: &mut impl FnMut()) -> u64 {
+    if board.len() == size {
+        solution();
+        return 0;
+    }
+    let mut checked = 0;
+    for column in 0..size as u8 {
+        board.push(column);
+        checked += 1;
+        if valid(board) {
+            checked += search(board, size, solution);
+        }
+        board.pop();
+    }
+    checked
+}
+
+/// What one [`valid`] check of a worker's sequential search (with its share of the recursion)
+/// takes on this project's host, declared to the simulation engine with `ctx.charge`
+/// (docs/simulation.md): measured with `cargo test --release -p loka-bench --lib valid_cost --
+/// --ignored --nocapture --test-threads=1`, every threshold board of the quick size (N = 12)
+/// searched without sending; the least of six runs on 2026-11-24 (8.3 ns; the others up to 11.7 ns).
+const VALID_PS: u64 = 8_279;
+
 impl Worker {
-    /// Savina's `nqueensKernelSeq`: every complete placement is reported.
-    fn solve(&self, board: &mut Vec<u8>) {
-        if board.len() == self.size {
+    /// Solves `board` in place, reporting every complete placement; returns the declared compute.
+    fn solve(&self, board: &mut Vec<u8>) -> std::time::Duration {
+        let checked = search(board, self.size, &mut || {
             self.master.send(MasterMsg::Solution).expect("master alive");
-            return;
-        }
-        for column in 0..self.size as u8 {
-            board.push(column);
-            if valid(board) {
-                self.solve(board);
-            }
-            board.pop();
-        }
+        });
+        std::time::Duration::from_nanos(checked * VALID_PS / 1_000)
     }
 }
 
 impl Actor for Worker {
     type Msg = WorkerMsg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: WorkerMsg) {
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: WorkerMsg) {
         let WorkerMsg::Work(mut board) = msg;
         if board.len() == self.size {
             self.master.send(MasterMsg::Solution).expect("master alive");
         } else if board.len() >= THRESHOLD {
-            self.solve(&mut board);
+            let compute = self.solve(&mut board);
+            ctx.charge(compute);
         } else {
             for column in 0..self.size as u8 {
                 let mut next = Vec::with_capacity(board.len() + 1);
@@ -241,4 +261,42 @@ fn run(system: &System, run: &Run) -> Measured {
         3 * items - 1 + expected,
         &format!("3·items − 1 + solutions, {items} items counted sequentially, = "),
     )
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    /// The cost of one check of the sequential search, for [`VALID_PS`].
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn valid_cost_per_check() {
+        let n = 12;
+        // Every valid board of THRESHOLD queens: what the workers search.
+        fn boards(board: &mut Vec<u8>, n: usize, out: &mut Vec<Vec<u8>>) {
+            if board.len() == THRESHOLD {
+                out.push(board.clone());
+                return;
+            }
+            for column in 0..n as u8 {
+                board.push(column);
+                if valid(board) {
+                    boards(board, n, out);
+                }
+                board.pop();
+            }
+        }
+        let mut starts = Vec::new();
+        boards(&mut Vec::new(), n, &mut starts);
+        for _ in 0..6 {
+            let (mut checked, mut solutions) = (0, 0u64);
+            let start = Instant::now();
+            for board in &starts {
+                let mut board = board.clone();
+                checked += search(&mut board, n, &mut || solutions += 1);
+            }
+            let ps = start.elapsed().as_nanos() as f64 * 1000.0 / checked as f64;
+            eprintln!("nqueens: {ps:.0} ps per check ({checked} checks, {solutions} solutions)");
+        }
+    }
 }

@@ -34,7 +34,8 @@ impl Matrices {
         &self.c[(row / self.leaf) * per_row + col / self.leaf]
     }
 
-    /// C[srC.., scC..] += A[srA.., scA..] · B[srB.., scB..] for `dim`×`dim` blocks.
+    /// C[srC.., scC..] += A[srA.., scA..] · B[srB.., scB..] for `dim`×`dim` blocks: `dim³`
+    /// multiply-adds, declared to the simulation as [`leaf_cost`].
     fn multiply(&self, w: &Work) {
         let n = self.n;
         let dim = w.dim;
@@ -226,7 +227,7 @@ impl Worker {
 
 impl Actor for Worker {
     type Msg = WorkerMsg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: WorkerMsg) {
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: WorkerMsg) {
         let WorkerMsg::Work(work) = msg;
         if work.num_blocks > self.threshold {
             for sub in work.split() {
@@ -236,6 +237,7 @@ impl Actor for Worker {
             }
         } else if self.fault == Fault::None {
             self.matrices.multiply(&work);
+            ctx.charge(leaf_cost(work.dim));
         } else {
             self.faulty_leaf(&work);
         }
@@ -243,6 +245,19 @@ impl Actor for Worker {
         // it stopped.
         let _ = self.master.send(MasterMsg::Done);
     }
+}
+
+/// What one multiply-add of [`Matrices::multiply`] takes on this project's host, declared to the
+/// simulation engine with `ctx.charge` (docs/simulation.md): measured with `cargo test --release
+/// -p loka-bench --lib mac_cost -- --ignored --nocapture --test-threads=1`, a 128×128 leaf (the
+/// quick size's) of a 256×256 matrix, whose three blocks (384 KiB) fit this host's 1 MiB L2, so
+/// the constant is compute; the least of six runs on 2026-11-24 (148 ps; the others up to 246 ps).
+const MAC_PS: u64 = 148;
+
+/// The declared compute of one leaf product of `dim`×`dim` blocks.
+fn leaf_cost(dim: usize) -> std::time::Duration {
+    let macs = (dim as u64).pow(3);
+    std::time::Duration::from_nanos(macs * MAC_PS / 1_000)
 }
 
 /// Work items in the recursion: 1 + 8 + 8² + … down to the leaf level.
@@ -347,5 +362,51 @@ fn run(system: &System, run: &Run) -> Measured {
             if product_ok { "holds" } else { "FAILS" },
             report.sent
         ),
+    }
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    /// The per-multiply-add cost of a leaf product, for [`MAC_PS`].
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn mac_cost_per_multiply_add() {
+        let (n, leaf) = (256, 128);
+        let matrix = |seed: u64| {
+            (0..n * n)
+                .map(|i| ((i as u64 * seed) % 1024) as f64)
+                .collect()
+        };
+        let m = Matrices {
+            n,
+            leaf,
+            a: matrix(7),
+            b: matrix(13),
+            c: (0..(n / leaf) * (n / leaf))
+                .map(|_| Mutex::new(vec![0.0; leaf * leaf]))
+                .collect(),
+        };
+        let work = Work {
+            sr_a: 0,
+            sc_a: leaf,
+            sr_b: leaf,
+            sc_b: 0,
+            sr_c: 0,
+            sc_c: 0,
+            num_blocks: leaf * leaf,
+            dim: leaf,
+        };
+        const ROUNDS: u64 = 20;
+        for _ in 0..6 {
+            let start = Instant::now();
+            for _ in 0..ROUNDS {
+                m.multiply(std::hint::black_box(&work));
+            }
+            let ps =
+                start.elapsed().as_nanos() as f64 * 1000.0 / (ROUNDS * (leaf as u64).pow(3)) as f64;
+            eprintln!("recmatmul: {ps:.0} ps per multiply-add");
+        }
     }
 }

@@ -36,6 +36,9 @@ pub(crate) struct CostModel {
     /// Fixed cost of one message on the same PU: the send (slot claim, write) and the receive
     /// (read, dispatch) without any cache miss.
     pub(crate) message: f64,
+    /// The sender's share of `message` (claiming the slot and writing it), charged to the
+    /// activation that sends; the receiver pays `message − send`.
+    pub(crate) send: f64,
     /// Cost of spawning an actor (allocation, registration) and, later, of its stop and release.
     pub(crate) spawn: f64,
     /// Cache lines a message brings from its sender's PU (slot and payload).
@@ -80,6 +83,7 @@ pub(crate) struct CostModel {
 pub(crate) const KEYS: &[&str] = &[
     "activation",
     "message",
+    "send",
     "spawn",
     "message_lines",
     "state_lines",
@@ -153,7 +157,8 @@ impl CostModel {
         CostModel {
             activation: 5.0,
             message: 40.0,
-            spawn: 1_400.0,
+            send: 7.5,
+            spawn: 370.0,
             message_lines: 1.0,
             state_lines: 2.0,
             line_l2: 6.0,
@@ -221,6 +226,7 @@ impl CostModel {
             let slot = match key.as_str() {
                 "activation" => &mut self.activation,
                 "message" => &mut self.message,
+                "send" => &mut self.send,
                 "spawn" => &mut self.spawn,
                 "message_lines" => &mut self.message_lines,
                 "state_lines" => &mut self.state_lines,
@@ -369,9 +375,13 @@ mod tests {
         let base = CostModel::default_for(&topo);
         let m = base
             .clone()
-            .with_overrides("wake = 1000\nline_l3 = 30.5\n", Path::new("c.toml"))
+            .with_overrides(
+                "wake = 1000\nline_l3 = 30.5\nsend = 5\n",
+                Path::new("c.toml"),
+            )
             .unwrap();
         assert_eq!(m.wake, 1000.0);
+        assert_eq!(m.send, 5.0);
         assert_eq!(m.line_l3, 30.5);
         assert_eq!(m.message, base.message);
         let err = base

@@ -336,7 +336,9 @@ impl Engine {
         let c = &self.cost;
         let fixed = c.activation;
         let message_distance = waker.map_or(Distance::SamePu, |from| self.distances.get(w, from));
-        let per_message = c.message + c.message_lines * c.line(message_distance);
+        // The receiver's share; the sender's (`send`) is charged below.
+        let per_message =
+            (c.message - c.send).max(0.0) + c.message_lines * c.line(message_distance);
         // The actor's state, priced by where its bytes lie (`memory.rs`).
         let footprint = |declared: u64| {
             (c.state_lines * super::memory::LINE as f64) as u64
@@ -370,8 +372,23 @@ impl Engine {
         }
         let messages = (counters.messages.get() - messages_before) as f64;
         let spawned = (counters.spawned.get() - spawned_before) as f64;
+        // The senders' share of the messages handled. The runtime counts no sends (a counter on
+        // every engine's hottest path), so, as for the line a batch brings, the worker whose send
+        // last woke the actor is taken as the sender of all of them: on this worker the share is
+        // part of this activation; on another, that worker was busy sending them, and its clock
+        // takes the share plus the slot's line, fetched from this worker's cache (the receiver
+        // read it last). A plain thread's sends (no sender worker) are charged here.
+        let mut sending = messages * c.send;
+        if let Some(&s) = st.sender_of.get(&actor) {
+            if s != w {
+                let line = c.message_lines * c.line(self.distances.get(s, w));
+                st.workers[s].clock += (messages * (c.send + line)) as u64;
+                sending = 0.0;
+            }
+        }
         let cost = fixed
             + messages * per_message
+            + sending
             + state
             + spawned * c.spawn
             // Measured host time includes the declared compute: only one of the two counts.
@@ -398,6 +415,7 @@ impl Engine {
             // reference), so nothing may read it any more.
             RunOutcome::Stopped => {
                 st.busy_until.remove(&actor);
+                st.sender_of.remove(&actor);
             }
             RunOutcome::Requeue | RunOutcome::Waiting => self.requeue(st, w, task),
         }

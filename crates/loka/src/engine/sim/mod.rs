@@ -92,6 +92,10 @@ struct State {
     running: Option<(usize, u64)>,
     /// The worker that woke each queued actor (by actor id), to price its messages.
     woken_by: rustc_hash::FxHashMap<u64, usize>,
+    /// The worker whose send last woke each actor (by actor id; kept across its activations,
+    /// removed when it stops): taken as the sender of every message the actor handles, which
+    /// pays the sender's share of them (`driver.rs`).
+    sender_of: rustc_hash::FxHashMap<u64, usize>,
     /// When each actor's latest activation ends in virtual time (by actor id; removed when
     /// it stops): a send before then finds it still running.
     busy_until: rustc_hash::FxHashMap<u64, u64>,
@@ -192,6 +196,7 @@ impl Engine {
                 idle: true,
                 running: None,
                 woken_by: Default::default(),
+                sender_of: Default::default(),
                 busy_until: Default::default(),
                 priority,
                 round_robin: 0,

@@ -22,6 +22,7 @@ impl Engine {
                 let place = placement::of(&task);
                 if let Some(last) = place.last() {
                     st.woken_by.insert(key(task), w);
+                    st.sender_of.insert(key(task), w);
                     // Where its own worker re-queues it: a hub stays pinned there.
                     let route =
                         if place.is_hub() && matches!(self.routing, Routing::Hierarchical { .. }) {
@@ -79,6 +80,7 @@ impl Engine {
             }
         };
         st.woken_by.insert(key(task), w);
+        st.sender_of.insert(key(task), w);
         self.push(st, route, task, Some(w), now);
     }
 
