@@ -162,16 +162,15 @@ struct Advance<'a, T> {
     mailbox: &'a Mailbox<T>,
     /// The consumer's block pointer ([`ConsumerSide::block`]).
     block: &'a mut *mut Block<T>,
-    /// The position of the slot just taken, and its offset in its block.
+    /// The position of the slot just taken.
     position: usize,
-    offset: usize,
 }
 
 impl<T> Drop for Advance<'_, T> {
     #[inline(always)]
     fn drop(&mut self) {
         let capacity = capacity_at(self.position);
-        if self.offset + 1 == capacity {
+        if self.position % LAP + 1 == capacity {
             // Last slot read: every producer of this block is done with it (each one's last
             // access is its `ready` store; one that read a stale tail block pointer failed its
             // claim and never dereferenced it), so the block is ours to reuse.
@@ -525,7 +524,6 @@ impl<T> Mailbox<T> {
                 mailbox: self,
                 block,
                 position,
-                offset,
             };
             // SAFETY: ready, and we are its only reader; `take` moves the value out.
             Pop::Item(slot.value.with(|p| take(p.cast::<T>())))

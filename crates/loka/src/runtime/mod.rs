@@ -220,8 +220,8 @@ impl Shared {
     /// shutdown has closed the registry. The registry reads the actor's parent from its cell.
     #[must_use = "a refused actor must not run"]
     #[inline]
-    pub(crate) fn register(&self, id: ActorId, task: TaskRef, from: Option<&Exec>) -> bool {
-        if !self.registry.insert(id, task) {
+    pub(crate) fn register(&self, task: TaskRef, from: Option<&Exec>) -> bool {
+        if !self.registry.insert(task) {
             return false;
         }
         match from {

@@ -80,17 +80,17 @@ impl Registry {
         &self.shards[(id.shard_hash() as usize) % SHARDS]
     }
 
-    /// Registers a new actor; `false` (nothing registered) once shutdown has closed the registry.
-    /// The check and the insertion are one step under the shard's lock, so an actor is either
-    /// registered before the final drain (and terminated by it) or refused.
-    /// `task` is the live cell of actor `id`; it stays alive until [`remove`](Self::remove).
-    pub(crate) fn insert(&self, id: ActorId, task: TaskRef) -> bool {
-        debug_assert_eq!(task.header().id, id);
-        let mut shard = self.shard(id).lock();
+    /// Registers a new actor, `task`, which stays alive until [`remove`](Self::remove); `false`
+    /// (nothing registered) once shutdown has closed the registry. The check and the insertion
+    /// are one step under the shard's lock, so an actor is either registered before the final
+    /// drain (and terminated by it) or refused.
+    pub(crate) fn insert(&self, task: TaskRef) -> bool {
+        let entry = Entry(task);
+        let mut shard = self.shard(entry.id()).lock();
         if shard.closed {
             return false;
         }
-        shard.live.insert(Entry(task));
+        shard.live.insert(entry);
         true
     }
 

@@ -282,7 +282,7 @@ pub(crate) fn spawn<B: Behavior>(
         shared.name(id, name);
     }
     let task = cell.task();
-    if !shared.register(id, task, from) {
+    if !shared.register(task, from) {
         cell.stillborn();
         return Err(cell);
     }
@@ -507,11 +507,12 @@ impl<B: Behavior> ActorCell<B> {
         self.dead_letters(dropped);
         let shared = &self.runtime.shared;
         if let Some(failure) = self.note_failure(&reason) {
-            let told = match (self.parent(), self.sink) {
-                (Some(parent), Some(FailureSink::Hook)) => {
+            // A sink is set exactly when a parent spawned the actor.
+            let told = match (self.sink, self.parent()) {
+                (Some(FailureSink::Hook), Some(parent)) => {
                     shared.tell_parent(parent, failure.clone())
                 }
-                (Some(_), Some(FailureSink::Supervisor)) => true,
+                (Some(FailureSink::Supervisor), _) => true,
                 _ => false,
             };
             if !told {
