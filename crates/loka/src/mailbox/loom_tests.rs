@@ -112,6 +112,45 @@ fn recycled_block_is_reused_without_stale_slots() {
     });
 }
 
+/// A backlog of two laps makes the sender link a big block (BIG_LAPS = 2 and BLOCK_CAP = 2
+/// under loom: laps 2 and 3), then it streams through the big block's inner lap, past its end and
+/// into the next block while the consumer reads: the inner lap's step over its marker, the big
+/// block's free by the consumer and the link after it must keep FIFO, and loom checks that no
+/// slot is read before it is written nor touched after the free.
+#[test]
+fn a_big_block_is_crossed_and_freed_in_order() {
+    model_bounded(2, || {
+        let mb = Arc::new(Mailbox::new());
+        unsafe { mb.settle() };
+        // Lap 0 and lap 1, unread: the link after lap 1 is big.
+        for i in 0..3u32 {
+            let _ = mb.push(i);
+        }
+        assert!(
+            mb.tail_word.load(SeqCst) & BIG != 0,
+            "a backlog links a big block"
+        );
+        let sender = {
+            let mb = mb.clone();
+            loom::thread::spawn(move || {
+                for i in 3..8u32 {
+                    let _ = mb.push(i);
+                }
+            })
+        };
+        let mut got = Vec::new();
+        while got.len() < 8 {
+            match unsafe { mb.pop() } {
+                Pop::Item(v) => got.push(v),
+                Pop::Empty | Pop::NotReady => loom::thread::yield_now(),
+            }
+        }
+        sender.join().unwrap();
+        assert_eq!(got, (0..8).collect::<Vec<_>>());
+        assert!(unsafe { mb.try_idle() });
+    });
+}
+
 /// A send racing with the close: either it claimed a slot before the close (and the message is
 /// in the mailbox) or it gets the message back. Never both, never neither.
 #[test]

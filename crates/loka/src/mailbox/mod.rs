@@ -13,19 +13,36 @@
 //! short-lived actors (fork-join, request handlers) would otherwise each carry a kilobyte of empty
 //! slots, or pay an allocation and a free for a block of three.
 //!
+//! ## Blocks sized by backlog
+//! A backlog that grows (a driver flooding hundreds of actors faster than they run) outruns the
+//! spare: every block is then allocated by the sender's thread and freed by the consumer's, and
+//! with glibc that cross-thread free takes the allocating arena's lock, which drew ~23% of
+//! fjthrput's time (docs/results/comparison.md). So the producer that links the next block makes it
+//! a *big* one ([`BIG_CAP`] = [`BIG_LAPS`] × [`BLOCK_CAP`] slots, a quarter of the allocations)
+//! when no spare is waiting and the consumer is [`BIG_LAG_LAPS`] or more blocks behind. A big
+//! block is freed once consumed, never kept: an actor holds one only while its backlog lasts, so
+//! an idle actor costs what it did.
+//!
 //! ## The tail word
-//! `position << 3 | DIRECT | CLOSED | IDLE`. Positions advance by one per slot; a block covers [`LAP`]
-//! positions: its slots, then a marker (`offset == capacity`) meaning "the producer that took this
-//! block's last slot is linking the next block"; others wait for it (a few instructions). The small
-//! first block leaves the rest of lap 0 unused: its linker steps the position from the marker
-//! straight to `LAP`, so `position % LAP` is the slot offset in every block.
+//! `position << 4 | BIG | DIRECT | CLOSED | IDLE`. Positions advance by one per slot, in laps of
+//! [`LAP`] positions: [`BLOCK_CAP`] slots, then a marker (`offset == capacity`) meaning "the
+//! producer that took this lap's last slot is linking the next block"; others wait for it (a few
+//! instructions). A small block covers one lap; a big one covers [`BIG_LAPS`] laps, starting at a
+//! lap that is a multiple of [`BIG_LAPS`], and a claim of the last slot of one of its laps other
+//! than the last steps over that lap's marker in the same compare-and-swap, since no block needs
+//! linking there. `BIG` says the block of the tail's lap is big, so senders know where a lap's slot
+//! is without touching the block. The small first block leaves the rest of lap 0 unused: its
+//! linker steps the position from the marker straight to `LAP`. So `position % LAP` is the slot
+//! offset within its lap in every block, and every lap after the first holds exactly
+//! [`BLOCK_CAP`] slots, which keeps the length a subtraction ([`Mailbox::len_estimate`]).
 //!
 //! ## The protocol
 //! * **Send**: CAS the tail from `(p, flags)` to `(p + 1, flags without IDLE)`. If `IDLE` was set,
 //!   the actor was idle and this sender, and only this sender, schedules it ([`Push::Wake`]), after
 //!   writing its slot. If `CLOSED` is set, nothing is claimed and the message is handed back.
 //! * **Consume** (the single activation holding the schedule): read slots in order. When the next
-//!   slot is unclaimed (`Empty`), try to go idle: CAS the tail from `(head, 0)` to `(head, IDLE)`.
+//!   slot is unclaimed (`Empty`), try to go idle: CAS the tail from the consumer's word (its
+//!   position and its block's `BIG`) to the same word with `IDLE`.
 //!   That fails exactly when a sender claimed a slot meanwhile, and then the consumer keeps going.
 //!   When the next slot is claimed but not yet written (`NotReady`), or the throughput budget is
 //!   spent, the actor stays scheduled and is re-queued without any atomic operation.
@@ -39,18 +56,24 @@
 //!   back; slots claimed before the close are drained by the closing activation or the cell's drop.
 //!
 //! ## Length
-//! [`Mailbox::len_estimate`] subtracts the consumer's position from the tail's. Only the consumer
-//! writes its position, with `Relaxed` stores (a plain store on x86 and ARM, no read-modify-write),
+//! [`Mailbox::len_estimate`] subtracts the consumer's position from the tail's (counting slots,
+//! not markers). Only the consumer writes its position, with `Relaxed` stores (a plain store on x86 and ARM, no read-modify-write),
 //! so any thread may read it. It is no part of the protocol: nothing synchronises through it
 //! (successive activations are ordered by the tail word), which is why it is a `std` atomic even
 //! under loom: the model checks the protocol, not a statistic.
 
-use crate::sync::{spin_hint, AtomicBool, AtomicPtr, AtomicUsize, UnsafeCell};
+mod block;
+
+use crate::sync::{spin_hint, AtomicPtr, AtomicUsize, UnsafeCell};
+use block::{
+    block_of, capacity_at, ends_block, slot_index, span_base, tagged, untagged, Block, FirstBlock,
+};
 use std::mem::MaybeUninit;
 use std::ptr;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
-/// Slots per block. Under loom the block is tiny so block hand-over is explored exhaustively.
+/// Slots per lap, and per small block. Under loom the block is tiny so block hand-over is
+/// explored exhaustively.
 #[cfg(not(loom))]
 pub(crate) const BLOCK_CAP: usize = 31;
 #[cfg(loom)]
@@ -61,7 +84,18 @@ pub(crate) const BLOCK_CAP: usize = 2;
 pub(crate) const FIRST_CAP: usize = 3;
 #[cfg(loom)]
 pub(crate) const FIRST_CAP: usize = 1;
-/// Positions per block: the slots plus the "next block being linked" marker.
+/// Laps per big block (module docs, *Blocks sized by backlog*): 124 slots, about 3 KB for small
+/// messages, which the 127-slot experiment in docs/results/comparison.md showed enough to take
+/// fjthrput's allocator cost off the profile.
+pub(crate) const BIG_LAPS: usize = if cfg!(loom) { 2 } else { 4 };
+/// Messages a big block holds.
+pub(crate) const BIG_CAP: usize = BIG_LAPS * BLOCK_CAP;
+/// How many blocks the consumer must be behind the block being closed before its successor is
+/// big. Two: a consumer that keeps within a block of its senders finds a block to recycle before
+/// they need one, whatever the distance; only a backlog that grows gets past that. One under
+/// loom, so that a model of a few messages reaches a big block.
+const BIG_LAG_LAPS: usize = if cfg!(loom) { 1 } else { 2 };
+/// Positions per lap: the slots plus the "next block being linked" marker.
 const LAP: usize = BLOCK_CAP + 1;
 
 const IDLE: usize = 1;
@@ -70,91 +104,9 @@ const CLOSED: usize = 2;
 /// queues (see [`Push::Direct`]). Tested with `CLOSED` in one instruction, so the actor-centric
 /// send path pays nothing for it.
 const DIRECT: usize = 4;
-const SHIFT: usize = 3;
-
-struct Slot<T> {
-    value: UnsafeCell<MaybeUninit<T>>,
-    /// Set (Release) by the producer after writing `value`; read (Acquire) by the consumer.
-    ready: AtomicBool,
-}
-
-/// A block of `N` slots. Blocks are handled as `*mut Block<T>` (the full size) whatever their
-/// capacity: `repr(C)` gives every `N` the same `next` and slot offsets, and slots are reached by
-/// raw pointer arithmetic within the capacity the position implies ([`capacity_at`]), never through
-/// a reference to the whole array.
-#[repr(C)]
-struct Block<T, const N: usize = BLOCK_CAP> {
-    /// Written once, by the producer that claims this block's last slot, before it marks that slot
-    /// ready; so a consumer that has read the last slot always sees it non-null.
-    next: AtomicPtr<Block<T>>,
-    slots: [Slot<T>; N],
-}
-
-/// The capacity of the block holding `position`: the small first block in lap 0, full blocks after.
-#[inline]
-fn capacity_at(position: usize) -> usize {
-    if position < LAP {
-        FIRST_CAP
-    } else {
-        BLOCK_CAP
-    }
-}
-
-impl<T, const N: usize> Block<T, N> {
-    fn new() -> Self {
-        Block::<T, N> {
-            next: AtomicPtr::new(ptr::null_mut()),
-            slots: std::array::from_fn(|_| Slot {
-                value: UnsafeCell::new(MaybeUninit::uninit()),
-                ready: AtomicBool::new(false),
-            }),
-        }
-    }
-}
-
-impl<T> Block<T> {
-    /// Slot `offset` of `block`.
-    ///
-    /// # Safety
-    /// `block` is live and `offset` is below its capacity.
-    #[inline]
-    unsafe fn slot<'a>(block: *mut Block<T>, offset: usize) -> &'a Slot<T> {
-        // SAFETY: the caller's contract; `addr_of!` makes no reference to the (maybe shorter)
-        // array, it only computes the in-bounds address of its first element.
-        unsafe { &*ptr::addr_of!((*block).slots).cast::<Slot<T>>().add(offset) }
-    }
-
-    /// A new full-size block on the heap.
-    fn new_boxed() -> *mut Block<T> {
-        Box::into_raw(Box::new(Block::<T>::new()))
-    }
-
-    /// Frees a full-size block that no one else can reach.
-    ///
-    /// # Safety
-    /// `block` was made by [`Block::new_boxed`], is exclusively owned, and its values were
-    /// already moved out or never written.
-    unsafe fn free(block: *mut Block<T>) {
-        // SAFETY: the caller's contract.
-        drop(unsafe { Box::from_raw(block) });
-    }
-
-    /// Makes a consumed full-size block look fresh: no slot ready, no successor.
-    ///
-    /// # Safety
-    /// `block` is a full-size block, exclusively owned (consumed or never published).
-    unsafe fn reset(block: *mut Block<T>) {
-        // Relaxed: the block is handed over with a Release/Acquire pair on `Mailbox::spare`, and
-        // republished to senders with the tail's Release, so these stores precede every later use.
-        // SAFETY: exclusive ownership of a full block (caller's contract).
-        unsafe {
-            (*block).next.store(ptr::null_mut(), Relaxed);
-            for offset in 0..BLOCK_CAP {
-                Block::slot(block, offset).ready.store(false, Relaxed);
-            }
-        }
-    }
-}
+/// The tail's block is big ([`BIG_CAP`] slots over [`BIG_LAPS`] laps).
+const BIG: usize = 8;
+const SHIFT: usize = 4;
 
 /// Moves the consumer past the slot just taken (`Mailbox::pop_with`), freeing or recycling its
 /// block after the block's last slot.
@@ -162,37 +114,59 @@ struct Advance<'a, T> {
     mailbox: &'a Mailbox<T>,
     /// The consumer's block pointer ([`ConsumerSide::block`]).
     block: &'a mut *mut Block<T>,
-    /// The position of the slot just taken.
-    position: usize,
+    /// The consumer's word ([`ConsumerSide::word`]) at the slot just taken.
+    word: usize,
 }
 
 impl<T> Drop for Advance<'_, T> {
     #[inline(always)]
     fn drop(&mut self) {
-        let capacity = capacity_at(self.position);
-        if self.position % LAP + 1 == capacity {
-            // Last slot read: every producer of this block is done with it (each one's last
-            // access is its `ready` store; one that read a stale tail block pointer failed its
-            // claim and never dereferenced it), so the block is ours to reuse.
-            let block = *self.block;
-            // SAFETY: see above; `next` was published before this slot became ready.
-            unsafe {
-                let next = (*block).next.load(Acquire);
-                debug_assert!(!next.is_null());
-                if capacity == BLOCK_CAP {
-                    Block::reset(block);
-                    self.mailbox.recycle(block);
-                }
-                // The small first block is part of the mailbox and is never reused: spares must
-                // be full-size, and its bytes go back to being the gap between the two groups.
-                *self.block = next;
+        let position = self.word >> SHIFT;
+        if position % LAP + 1 != capacity_at(position) {
+            // Within a lap `pop_with` already stored the next word.
+            return;
+        }
+        self.past_lap_end();
+    }
+}
+
+impl<T> Advance<'_, T> {
+    /// After a lap's last slot: on to the next lap, of this big block or of the next block.
+    /// Out of line, so that the per-message drop stays one comparison.
+    #[inline(never)]
+    fn past_lap_end(&mut self) {
+        let position = self.word >> SHIFT;
+        let capacity = capacity_at(position);
+        let big = self.word & BIG != 0;
+        // Past the marker (and the rest of lap 0) to the next lap's first slot.
+        let next_position = position + 1 + LAP - capacity;
+        let next_lap = next_position << SHIFT;
+        if !ends_block(position, big) {
+            // A big block's inner lap: the block goes on.
+            self.mailbox.head.word.store(next_lap | BIG, Relaxed);
+            return;
+        }
+        // Last slot read: every producer of this block is done with it (each one's last access
+        // is its `ready` store; one that read a stale tail block pointer failed its claim and
+        // never dereferenced it), so the block is ours to reuse.
+        let block = block_of(*self.block, position, big);
+        // SAFETY: see above; `next` was published before this slot became ready.
+        unsafe {
+            let (next, next_big) = untagged((*block).next.load(Acquire));
+            debug_assert!(!next.is_null());
+            if big {
+                Block::free(block, true);
+            } else if capacity == BLOCK_CAP {
+                Block::reset(block);
+                self.mailbox.recycle(block);
             }
-            // Past the marker (and the rest of lap 0) to the next block's first slot. Within a
-            // block, `pop_with` already stored the next position.
+            // The small first block is part of the mailbox and is never reused: spares must
+            // be full-size, and its bytes go back to being the gap between the two groups.
+            *self.block = span_base(next, next_position, next_big);
             self.mailbox
                 .head
-                .position
-                .store(self.position + 1 + LAP - capacity, Relaxed);
+                .word
+                .store(next_lap | if next_big { BIG } else { 0 }, Relaxed);
         }
     }
 }
@@ -225,13 +199,16 @@ pub(crate) enum Pop<T> {
 
 /// The consumer's side: its position and block, written only by the single consumer.
 struct ConsumerSide<T> {
-    /// The next position to read. Only the consumer writes it, with `Relaxed` stores (a plain
-    /// store on x86 and ARM, no read-modify-write); [`Mailbox::len_estimate`] reads it from any
-    /// thread (module docs, *Length*). A `std` atomic even under loom: the model checks the
-    /// protocol, which never synchronises through it (activations are ordered by the tail word),
-    /// and the block pointer beside it stays a checked cell.
-    position: std::sync::atomic::AtomicUsize,
-    /// The block holding `position`: in lap 0 the mailbox's own [`FirstBlock`] (from
+    /// The next position to read, shifted and flagged as the tail word would be once every
+    /// claimed slot is read: `position << SHIFT`, with `BIG` when the consumer's block is big. So
+    /// going idle is one compare-and-swap from this word. Only the consumer writes it, with
+    /// `Relaxed` stores (a plain store on x86 and ARM, no read-modify-write);
+    /// [`Mailbox::len_estimate`] reads it from any thread (module docs, *Length*). A `std` atomic
+    /// even under loom: the model checks the protocol, which never synchronises through it
+    /// (activations are ordered by the tail word), and the block pointer beside it stays a
+    /// checked cell.
+    word: std::sync::atomic::AtomicUsize,
+    /// The block holding the position: in lap 0 the mailbox's own [`FirstBlock`] (from
     /// [`Mailbox::settle`] on), then heap blocks.
     block: UnsafeCell<*mut Block<T>>,
 }
@@ -254,23 +231,6 @@ impl Gap {
     pub(crate) const fn new() -> Self {
         Gap(MaybeUninit::uninit())
     }
-}
-
-/// The mailbox's first block, stored in the gap between the producers' group and the consumer's.
-///
-/// The gap exists so that a stream between two workers does not bounce one line between the
-/// producers' tail word and the consumer's position; a block of [`FIRST_CAP`] slots for small
-/// messages (two lines) fits in it. While the mailbox is in its first block (lap 0) the two
-/// groups are apart by fewer bytes, but the block's own slots are what producers and the consumer
-/// share then anyway; from lap 1 on the block is never touched again and the full gap separates
-/// them. An idle actor so pays neither an allocation of its own for a first block nor its
-/// `malloc` header (docs/results/actor-footprint.md). For a message type large enough that the
-/// block exceeds [`GAP`] bytes, the union is the block's size, which keeps the groups further
-/// apart still.
-#[repr(C)]
-union FirstBlock<T> {
-    block: std::mem::ManuallyDrop<Block<T, FIRST_CAP>>,
-    _gap: std::mem::ManuallyDrop<Gap>,
 }
 
 /// An actor's mailbox; see the module documentation.
@@ -318,7 +278,7 @@ impl<T> Mailbox<T> {
                 block: std::mem::ManuallyDrop::new(Block::new()),
             },
             head: ConsumerSide {
-                position: std::sync::atomic::AtomicUsize::new(0),
+                word: std::sync::atomic::AtomicUsize::new(0),
                 block: UnsafeCell::new(ptr::null_mut()),
             },
         }
@@ -363,26 +323,38 @@ impl<T> Mailbox<T> {
         self.head.block.with_mut(|block| unsafe { *block = first });
     }
 
-    /// A block for the next lap: the spare if there is one, else a new allocation.
-    fn fresh_block(&self) -> *mut Block<T> {
+    /// A block to link after the block holding `position` (whose last slot the caller is about
+    /// to claim), and whether it is big: the spare if there is one; else a big block if the next
+    /// lap may start one and the consumer lags (module docs, *Blocks sized by backlog*); else a
+    /// new small block.
+    fn fresh_block(&self, position: usize) -> (*mut Block<T>, bool) {
         // Relaxed peek first: most boundaries of a mailbox whose consumer keeps up find the spare,
         // and an empty one costs no read-modify-write. Acquire on the swap pairs with `recycle`'s
         // Release, so the reset slots are seen.
         if !self.spare.load(Relaxed).is_null() {
             let block = self.spare.swap(ptr::null_mut(), Acquire);
             if !block.is_null() {
-                return block;
+                return (block, false);
             }
         }
-        Block::<T>::new_boxed()
+        let lap = position / LAP;
+        if (lap + 1) % BIG_LAPS == 0 {
+            // Relaxed: a hint, read once per block that finds no spare. Saturating: `position`
+            // may be stale (its claim will then fail) and the consumer past it.
+            let consumer = self.head.word.load(Relaxed) >> SHIFT;
+            if lap.saturating_sub(consumer / LAP) >= BIG_LAG_LAPS {
+                return (Block::new_big(), true);
+            }
+        }
+        (Block::<T>::new_boxed(), false)
     }
 
-    /// Keeps an exclusively owned, reset, full-size block as the spare, or frees it when a spare
-    /// is already kept. The swap in `fresh_block` hands a spare to exactly one taker, and putting
+    /// Keeps an exclusively owned, reset, small block as the spare, or frees it when a spare is
+    /// already kept. The swap in `fresh_block` hands a spare to exactly one taker, and putting
     /// one back only ever replaces null, so no pointer can be taken twice (no ABA).
     ///
     /// # Safety
-    /// `block` is a full-size block, exclusively owned and reset.
+    /// `block` is a small block, exclusively owned and reset.
     unsafe fn recycle(&self, block: *mut Block<T>) {
         if self
             .spare
@@ -390,23 +362,98 @@ impl<T> Mailbox<T> {
             .is_err()
         {
             // SAFETY: exclusively owned (caller's contract), and not kept as the spare.
-            unsafe { Block::free(block) };
+            unsafe { Block::free(block, false) };
+        }
+    }
+
+    /// Puts back a fresh block that was never published: kept as the spare if small.
+    ///
+    /// # Safety
+    /// `block` came from [`Self::fresh_block`] with `big`, and was never published.
+    unsafe fn discard(&self, block: *mut Block<T>, big: bool) {
+        // SAFETY: never published, so we own it, and it is fresh (the caller's contract).
+        unsafe {
+            if big {
+                Block::free(block, true);
+            } else {
+                self.recycle(block);
+            }
         }
     }
 
     /// Sends `value`; see [`Push`] for what the caller must do next.
     #[inline]
     pub(crate) fn push(&self, value: T) -> Push<T> {
-        let mut next_block: *mut Block<T> = ptr::null_mut();
         // Acquire: seeing a position implies seeing the block installed before it (the installer
         // publishes the block, then moves the position with a Release RMW; later claims extend that
         // release sequence).
         let mut word = self.tail_word.load(Acquire);
         loop {
+            let position = word >> SHIFT;
+            if word & (CLOSED | DIRECT) != 0 || position % LAP + 1 >= capacity_at(position) {
+                // Closed, direct, or the end of a lap: the general path.
+                return self.push_slow(value, word);
+            }
+            let block = self.tail_block.load(Acquire);
+            debug_assert!(!block.is_null(), "a mailbox used before `settle`");
+            // Within a lap: claim the slot, keeping `BIG`, and take the schedule if the actor was
+            // idle. Orderings as in `push_slow`.
+            match self.tail_word.compare_exchange_weak(
+                word,
+                (word & !IDLE) + (1 << SHIFT),
+                AcqRel,
+                Acquire,
+            ) {
+                Ok(_) => {
+                    // SAFETY: as in `push_slow`: the CAS made the slot ours alone, and the block
+                    // lives until all its slots are read.
+                    unsafe { Self::write(block, slot_index(position), value) };
+                    return Self::woken(word);
+                }
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// Writes `value` into slot `index` of `block` and publishes it.
+    ///
+    /// # Safety
+    /// The caller's claim made the slot its own, and the block is live.
+    #[inline(always)]
+    unsafe fn write(block: *mut Block<T>, index: usize, value: T) {
+        // SAFETY: the caller's contract.
+        let slot = unsafe { Block::slot(block, index) };
+        slot.value.with_mut(|p| {
+            // SAFETY: the slot is ours alone (the caller's contract).
+            unsafe { p.write(MaybeUninit::new(value)) }
+        });
+        // Release publishes the value (and, for a block's last slot, `next`).
+        slot.ready.store(true, Release);
+    }
+
+    /// What a sender whose claim succeeded over `word` must do.
+    #[inline(always)]
+    fn woken(word: usize) -> Push<T> {
+        if word & IDLE != 0 {
+            Push::Wake
+        } else {
+            Push::Queued
+        }
+    }
+
+    /// [`Self::push`] from `word` onward when it is closed, direct, or at the end of a lap: the
+    /// claim of a lap's last slot, which steps over the marker or links the next block, and any
+    /// claim after a retry.
+    #[inline(never)]
+    fn push_slow(&self, value: T, mut word: usize) -> Push<T> {
+        // The block this sender made ready to link, if it found its claim at a block's last slot.
+        let mut next_block: *mut Block<T> = ptr::null_mut();
+        let mut next_big = false;
+        loop {
             if word & (CLOSED | DIRECT) != 0 {
                 if !next_block.is_null() {
-                    // SAFETY: never published, so we own it, and it is fresh.
-                    unsafe { self.recycle(next_block) };
+                    // SAFETY: from `fresh_block`, never published.
+                    unsafe { self.discard(next_block, next_big) };
                 }
                 return if word & CLOSED != 0 {
                     Push::Rejected(value)
@@ -417,56 +464,78 @@ impl<T> Mailbox<T> {
             let position = word >> SHIFT;
             let offset = position % LAP;
             let capacity = capacity_at(position);
-            if offset == capacity {
-                // The next block is being linked (right after its installer's claim).
-                spin_hint();
-                word = self.tail_word.load(Acquire);
-                continue;
-            }
-            // Allocate before claiming a block's last slot, so others wait only a few instructions.
-            if offset + 1 == capacity && next_block.is_null() {
-                next_block = self.fresh_block();
+            let big = word & BIG != 0;
+            // Within a lap (the common case) the claim steps one position and links nothing.
+            let mut step = 1;
+            let mut links = false;
+            if offset + 1 >= capacity {
+                if offset == capacity {
+                    // The next block is being linked (right after its installer's claim).
+                    spin_hint();
+                    word = self.tail_word.load(Acquire);
+                    continue;
+                }
+                links = ends_block(position, big);
+                if !links {
+                    // The last slot of a big block's inner lap also steps over its marker.
+                    step = 2;
+                } else if next_block.is_null() || (next_big && (position / LAP + 1) % BIG_LAPS != 0)
+                {
+                    // Allocate before claiming a block's last slot, so others wait only a few
+                    // instructions. A big block kept from a failed claim fits only where big
+                    // blocks may start.
+                    if !next_block.is_null() {
+                        // SAFETY: from `fresh_block`, never published.
+                        unsafe { self.discard(next_block, true) };
+                    }
+                    (next_block, next_big) = self.fresh_block(position);
+                }
             }
             let block = self.tail_block.load(Acquire);
             debug_assert!(!block.is_null(), "a mailbox used before `settle`");
-            // Claim the slot and take the schedule if the actor was idle. AcqRel: Acquire pairs with
-            // the consumer's Release when it went idle (its reads are done before we wake it);
-            // Release keeps the chain of claims a release sequence for the block pointer.
+            // Claim the slot and take the schedule if the actor was idle (keeping `BIG`; CLOSED and
+            // DIRECT are clear). AcqRel: Acquire pairs with the consumer's Release when it went
+            // idle (its reads are done before we wake it); Release keeps the chain of claims a
+            // release sequence for the block pointer.
             match self.tail_word.compare_exchange_weak(
                 word,
-                (position + 1) << SHIFT,
+                (word & !IDLE) + (step << SHIFT),
                 AcqRel,
                 Acquire,
             ) {
                 Ok(_) => {
-                    // SAFETY: the CAS made slot `offset` of `block` ours alone (a stale `block`
-                    // would have failed the CAS, since the position moves past a marker only after
-                    // the block pointer changed); the block lives until all its slots are read.
+                    // SAFETY: the CAS made slot `offset` of `block`'s lap ours alone (a stale
+                    // `block` would have failed the CAS, since the position moves past a marker
+                    // only after the block pointer changed); the block lives until all its slots
+                    // are read.
                     unsafe {
-                        if offset + 1 == capacity {
+                        if links {
                             let next = next_block;
                             next_block = ptr::null_mut();
-                            self.tail_block.store(next, Release);
+                            let next_position = position + 1 + LAP - capacity;
+                            self.tail_block
+                                .store(span_base(next, next_position, next_big), Release);
                             // Step over the marker (and the rest of lap 0 after the small first
-                            // block) to the next block's first slot, keeping any CLOSED bit.
-                            self.tail_word.fetch_add((LAP - capacity) << SHIFT, Release);
-                            (*block).next.store(next, Release);
+                            // block) to the next block's first slot, keeping any CLOSED bit and
+                            // setting BIG as the next block is (wrapping: one bit flips, no
+                            // carry).
+                            let flag = |big: bool| if big { BIG } else { 0 };
+                            let delta = ((LAP - capacity) << SHIFT)
+                                .wrapping_add(flag(next_big))
+                                .wrapping_sub(flag(big));
+                            self.tail_word.fetch_add(delta, Release);
+                            (*block_of(block, position, big))
+                                .next
+                                .store(tagged(next, next_big), Release);
                         }
-                        let slot = Block::slot(block, offset);
-                        slot.value.with_mut(|p| p.write(MaybeUninit::new(value)));
-                        // Release publishes the value (and, for a last slot, `next`).
-                        slot.ready.store(true, Release);
+                        Self::write(block, slot_index(position), value);
                     }
                     if !next_block.is_null() {
-                        // SAFETY: taken for a last slot someone else claimed; never published, so
-                        // we own it, and it is fresh.
-                        unsafe { self.recycle(next_block) };
+                        // SAFETY: from `fresh_block` for a last slot someone else claimed; never
+                        // published.
+                        unsafe { self.discard(next_block, next_big) };
                     }
-                    return if word & IDLE != 0 {
-                        Push::Wake
-                    } else {
-                        Push::Queued
-                    };
+                    return Self::woken(word);
                 }
                 Err(current) => word = current,
             }
@@ -496,15 +565,16 @@ impl<T> Mailbox<T> {
     /// points at the block of the slot being taken, which may be its last.
     #[inline(always)]
     pub(crate) unsafe fn pop_with<R>(&self, take: impl FnOnce(*const T) -> R) -> Pop<R> {
-        let position = self.head.position.load(Relaxed);
+        let word = self.head.word.load(Relaxed);
         self.head.block.with_mut(|block| {
             // SAFETY: the caller guarantees a single consumer.
             let block = unsafe { &mut *block };
-            let offset = position % LAP;
+            let position = word >> SHIFT;
+            let index = slot_index(position);
             let current = *block;
             // SAFETY: a heap block is freed only by `Advance::drop`, by this consumer, after its
-            // last slot, and `offset` is below the capacity of the block at this position.
-            let slot = unsafe { Block::slot(current, offset) };
+            // last slot, and `index` is below the capacity of the block at this position.
+            let slot = unsafe { Block::slot(current, index) };
             // Acquire pairs with the producer's Release: the value (and `next`) are visible.
             if !slot.ready.load(Acquire) {
                 return if self.tail_word.load(Acquire) >> SHIFT == position {
@@ -514,16 +584,16 @@ impl<T> Mailbox<T> {
                 };
             }
             // Published before `take` runs, so the handler taking the message reads a length
-            // (`len_estimate`) that no longer counts it. Past a block's last slot the position
+            // (`len_estimate`) that no longer counts it. Past a lap's last slot the position
             // jumps further than this (`Advance` stores it), but `index_of` maps both to the
             // same count of slots.
-            self.head.position.store(position + 1, Relaxed);
+            self.head.word.store(word + (1 << SHIFT), Relaxed);
             // Advances past the slot when dropped: after `take`, also when it unwinds (the value
             // was moved out first, so it is never taken twice).
             let _advance = Advance {
                 mailbox: self,
                 block,
-                position,
+                word,
             };
             // SAFETY: ready, and we are its only reader; `take` moves the value out.
             Pop::Item(slot.value.with(|p| take(p.cast::<T>())))
@@ -538,16 +608,11 @@ impl<T> Mailbox<T> {
     #[must_use = "on `false` a send raced in and the consumer must keep going"]
     pub(crate) unsafe fn try_idle(&self) -> bool {
         // Written only by the consumer, which we are (caller's contract).
-        let position = self.head.position.load(Relaxed);
+        let word = self.head.word.load(Relaxed);
         // Release: our reads of the slots happen before the next activation, which starts after a
         // sender's Acquire claim sees IDLE. Fails if the tail moved (or is CLOSED).
         self.tail_word
-            .compare_exchange(
-                position << SHIFT,
-                (position << SHIFT) | IDLE,
-                AcqRel,
-                Relaxed,
-            )
+            .compare_exchange(word, word | IDLE, AcqRel, Relaxed)
             .is_ok()
     }
 
@@ -557,7 +622,7 @@ impl<T> Mailbox<T> {
     /// Only the activation holding the schedule may call this.
     pub(crate) unsafe fn has_more(&self) -> bool {
         // Written only by the consumer, which we are (caller's contract).
-        let position = self.head.position.load(Relaxed);
+        let position = self.head.word.load(Relaxed) >> SHIFT;
         self.tail_word.load(Acquire) >> SHIFT != position
     }
 
@@ -583,7 +648,7 @@ impl<T> Mailbox<T> {
     /// written, may lag the consumer by the messages it is taking out right now, and is 0 for a
     /// direct mailbox (which queues nothing).
     pub(crate) fn len_estimate(&self) -> usize {
-        let consumed = self.head.position.load(Relaxed);
+        let consumed = self.head.word.load(Relaxed) >> SHIFT;
         let claimed = self.tail_word.load(Relaxed) >> SHIFT;
         index_of(claimed).saturating_sub(index_of(consumed))
     }
@@ -605,7 +670,7 @@ impl<T> Drop for Mailbox<T> {
         // In lap 0 the consumer's pointer is the first block's address, taken through a shared
         // reference at `settle`; re-derive it from `&mut self`, which is what may access the
         // mailbox now (and covers a mailbox never settled).
-        if self.head.position.load(Relaxed) < LAP {
+        if self.head.word.load(Relaxed) >> SHIFT < LAP {
             let first = self.first_block();
             // SAFETY: exclusive access.
             self.head.block.with_mut(|block| unsafe { *block = first });
@@ -614,20 +679,21 @@ impl<T> Drop for Mailbox<T> {
         while let Pop::Item(value) = unsafe { self.pop() } {
             drop(value);
         }
-        let position = self.head.position.load(Relaxed);
+        let word = self.head.word.load(Relaxed);
         self.head.block.with_mut(|block| {
             // SAFETY: exclusive access; the head block is the only heap block still in the
             // chain (in lap 0 it is the first block, part of the mailbox, and there is none).
             unsafe {
+                let (position, big) = (word >> SHIFT, word & BIG != 0);
                 if position >= LAP {
-                    Block::free(*block);
+                    Block::free(block_of(*block, position, big), big);
                 }
             }
         });
         let spare = self.spare.load(Acquire);
         if !spare.is_null() {
-            // SAFETY: exclusive access; the spare is a full block owned by the mailbox alone.
-            unsafe { Block::free(spare) };
+            // SAFETY: exclusive access; the spare is a small block owned by the mailbox alone.
+            unsafe { Block::free(spare, false) };
         }
     }
 }

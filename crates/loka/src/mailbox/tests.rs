@@ -94,7 +94,7 @@ fn a_consumed_block_becomes_the_next_tail_block() {
         }
     };
     fill(0, FIRST_CAP);
-    let second = mb.tail_block.load(Relaxed);
+    let second = tail_block(&mb);
     fill(FIRST_CAP, BLOCK_CAP);
     for i in 0..FIRST_CAP {
         assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
@@ -113,7 +113,7 @@ fn a_consumed_block_becomes_the_next_tail_block() {
     );
     fill(100, BLOCK_CAP);
     assert_eq!(
-        mb.tail_block.load(Relaxed),
+        tail_block(&mb),
         second,
         "the spare is linked instead of a new allocation"
     );
@@ -133,7 +133,8 @@ fn drop_frees_remaining_values() {
     let marker = Arc::new(());
     let mb = Mailbox::new();
     unsafe { mb.settle() };
-    for _ in 0..(BLOCK_CAP * 2 + 1) {
+    // Into a big block (Miri checks that each block is freed with its own layout).
+    for _ in 0..(FIRST_CAP + 3 * BLOCK_CAP + BIG_CAP / 2) {
         let _ = mb.push(Arc::clone(&marker));
     }
     assert_eq!(unsafe { mb.pop() }, Pop::Item(Arc::clone(&marker)));
@@ -198,8 +199,9 @@ fn len_estimate_counts_queued_messages_across_blocks() {
     let mb = Mailbox::new();
     unsafe { mb.settle() };
     assert_eq!(mb.len_estimate(), 0);
-    // Across the small first block, the lap-0 gap, and several full blocks.
-    let n = FIRST_CAP + 3 * BLOCK_CAP + 5;
+    // Across the small first block, the lap-0 gap, several small blocks and, the backlog having
+    // grown, big ones with their inner laps.
+    let n = FIRST_CAP + 3 * BLOCK_CAP + 2 * BIG_CAP + 5;
     for i in 0..n {
         let _ = mb.push(i);
         assert_eq!(mb.len_estimate(), i + 1);
@@ -220,7 +222,8 @@ fn len_estimate_counts_queued_messages_across_blocks() {
 fn pop_with_advances_when_the_taker_unwinds() {
     let mb = Mailbox::new();
     unsafe { mb.settle() };
-    let total = BLOCK_CAP + 3;
+    // Across small blocks, and the inner laps and the end of a big one.
+    let total = FIRST_CAP + 3 * BLOCK_CAP + BIG_CAP + 3;
     for i in 0..total {
         let _ = mb.push(Box::new(i));
     }
@@ -276,17 +279,72 @@ fn the_first_block_is_part_of_the_mailbox() {
     let inside =
         |p: *mut Block<u64>| (start..start + std::mem::size_of_val(&mb)).contains(&(p as usize));
     for i in 0..FIRST_CAP as u64 {
-        assert!(
-            inside(mb.tail_block.load(Relaxed)),
-            "message {i} in the mailbox"
-        );
+        assert!(inside(tail_block(&mb)), "message {i} in the mailbox");
         let _ = mb.push(i);
     }
     // The first block's last slot linked lap 1's block.
-    assert!(!inside(mb.tail_block.load(Relaxed)), "lap 1 on the heap");
+    assert!(!inside(tail_block(&mb)), "lap 1 on the heap");
     let _ = mb.push(FIRST_CAP as u64);
     for i in 0..=FIRST_CAP as u64 {
         assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
     }
     assert_eq!(unsafe { mb.pop() }, Pop::Empty);
+}
+
+/// The tail's block (the tail holds its span base).
+fn tail_block<T>(mb: &Mailbox<T>) -> *mut Block<T> {
+    let word = mb.tail_word.load(Relaxed);
+    block::block_of(mb.tail_block.load(Relaxed), word >> SHIFT, word & BIG != 0)
+}
+
+/// Whether the tail's block is big.
+fn tail_is_big<T>(mb: &Mailbox<T>) -> bool {
+    mb.tail_word.load(Relaxed) & BIG != 0
+}
+
+/// A backlog that grows past two blocks while the consumer does not run is linked in big blocks
+/// (a quarter of the allocations), FIFO holds through their inner laps, the big blocks go with the
+/// backlog, and the mailbox then goes idle and wakes as before.
+#[test]
+fn a_growing_backlog_is_linked_in_big_blocks() {
+    let mb = Mailbox::new();
+    unsafe { mb.settle() };
+    let n = FIRST_CAP + 3 * BLOCK_CAP + 3 * BIG_CAP + 7;
+    let mut big_seen = 0;
+    for i in 0..n {
+        let _ = mb.push(i);
+        big_seen += usize::from(tail_is_big(&mb));
+    }
+    assert!(
+        big_seen >= 2 * BIG_CAP,
+        "a growing backlog links big blocks ({big_seen} sends into one)"
+    );
+    for i in 0..n {
+        assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
+    }
+    assert_eq!(unsafe { mb.pop() }, Pop::Empty);
+    assert!(unsafe { mb.try_idle() }, "goes idle inside a big block");
+    assert_eq!(mb.push(n), Push::Wake);
+    assert_eq!(unsafe { mb.pop() }, Pop::Item(n));
+}
+
+/// A consumer that keeps up (here within one message, and within one block) never makes its
+/// senders link a big block: the spare comes back before it is needed.
+#[test]
+fn a_stream_that_keeps_up_stays_in_small_blocks() {
+    let mb = Mailbox::new();
+    unsafe { mb.settle() };
+    for lag in [1, BLOCK_CAP - 1] {
+        for i in 0..lag {
+            let _ = mb.push(i);
+        }
+        for i in lag..lag + 20 * BIG_CAP {
+            let _ = mb.push(i);
+            assert!(!tail_is_big(&mb), "a big block with a backlog of {lag}");
+            assert_eq!(unsafe { mb.pop() }, Pop::Item(i - lag));
+        }
+        for i in 20 * BIG_CAP..lag + 20 * BIG_CAP {
+            assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
+        }
+    }
 }
