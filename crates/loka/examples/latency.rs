@@ -16,6 +16,9 @@
 //! cargo run --release -p loka --example latency -- --workers 2 --samples 5000
 //! ```
 //!
+//! `LOKA_*` environment variables apply (e.g. `LOKA_PIN=false`: workers not pinned to CPUs);
+//! the flags override them.
+//!
 //! Prints one JSON object per mode: exact percentiles of the samples (`p50_ns`, `p90_ns`,
 //! `p99_ns`, `p999_ns`, `max_ns`), `hist` (log2 buckets: entry `b` counts samples in
 //! `[2^b, 2^(b+1))` ns, the buckets of loka's telemetry queue-wait histogram), and under load the
@@ -178,14 +181,19 @@ fn report(mode: &str, o: &Options, s: &[u64], extra: &str) {
 
 fn main() {
     let o = parse();
-    let mut builder = System::builder().workers(o.workers);
+    let exit = |e: loka::ConfigError| -> ! {
+        eprintln!("error: {e}");
+        std::process::exit(1)
+    };
+    // `LOKA_*` variables apply first (e.g. `LOKA_PIN=false`); the flags override them.
+    let mut builder = System::builder()
+        .env()
+        .unwrap_or_else(|e| exit(e))
+        .workers(o.workers);
     if let Some(throughput) = o.throughput {
         builder = builder.throughput(throughput);
     }
-    let system = builder.build().unwrap_or_else(|e| {
-        eprintln!("error: {e}");
-        std::process::exit(1)
-    });
+    let system = builder.build().unwrap_or_else(|e| exit(e));
     let probe = system.spawn(Probe {
         samples: Vec::with_capacity(o.samples),
     });
