@@ -79,7 +79,8 @@ loom:
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(TARGET_DIR)/loom $(CARGO) test -p loka --lib loom
 
 # Every benchmark once at its smallest size, on 2 workers, verified; the report written from a
-# tiny fixture (no peers); plus the criterion bench compiled and run once.
+# tiny fixture (no peers); plus the criterion bench compiled and run once, and the latency
+# example on a few probes (it exits 1 unless every probe comes back and every load actor ran).
 # Panini's set runs under every execution mode, LASSI's under `places:a` (two places needed).
 PANINI = panini-bang panini-serialmsg panini-mbrot panini-fasta panini-knucleotide panini-histogram panini-polynomial panini-raytracer
 LASSI = $(foreach w,cachestress mergesort matmul,$(foreach v,best worst ignorant random,lassi-$(w)-$(v)))
@@ -93,6 +94,7 @@ smoke: build
 	$(LOKA) bench run $(LASSI) --size quick --workers 8 --policy places:a --engine sim --topology preset:nehalem-2x4
 	$(LOKA) report --input crates/loka-cli/tests/fixtures/tiny.jsonl --out $(TARGET_DIR)/smoke-report
 	$(CARGO) bench -p loka --bench send_latency -- --test
+	$(CARGO) run --release -p loka --example latency -- --samples 200 >/dev/null
 
 # The lock-free pieces' unit tests under Miri (needs: rustup component add miri rust-src --toolchain
 # nightly). Topology and policy tests call hwloc through FFI, which Miri cannot run.

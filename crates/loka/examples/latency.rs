@@ -16,10 +16,16 @@
 //! cargo run --release -p loka --example latency -- --workers 2 --samples 5000
 //! ```
 //!
+//! `LOKA_*` environment variables apply (e.g. `LOKA_PIN=false`: workers not pinned to CPUs);
+//! the flags override them.
+//!
 //! Prints one JSON object per mode: exact percentiles of the samples (`p50_ns`, `p90_ns`,
 //! `p99_ns`, `p999_ns`, `max_ns`), `hist` (log2 buckets: entry `b` counts samples in
 //! `[2^b, 2^(b+1))` ns, the buckets of loka's telemetry queue-wait histogram), and under load the
-//! load's own msgs/s.
+//! load's own msgs/s. Exits 1 if a check fails: every probe sent must come back as a sample, and
+//! under load every load actor must have handled messages during the measurement.
+//!
+//! `peers/rust/tokio/src/bin/latency.rs` (`peer-tokio-latency`) is the same probe on tokio.
 
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -116,7 +122,8 @@ fn parse() -> Options {
     o
 }
 
-/// Sends `n` probes `gap` apart and returns their latencies, sorted.
+/// Sends `n` probes `gap` apart and returns their latencies, sorted; exits 1 unless every probe
+/// came back as a sample.
 fn measure(probe: &ActorRef<ProbeMsg>, n: usize, gap: Duration) -> Vec<u64> {
     for _ in 0..n {
         std::thread::sleep(gap);
@@ -127,6 +134,13 @@ fn measure(probe: &ActorRef<ProbeMsg>, n: usize, gap: Duration) -> Vec<u64> {
         .expect("alive")
         .wait()
         .expect("reply");
+    if samples.len() != n {
+        eprintln!(
+            "error: sent {n} probes but got {} samples back",
+            samples.len()
+        );
+        std::process::exit(1);
+    }
     samples.sort_unstable();
     samples
 }
@@ -167,14 +181,19 @@ fn report(mode: &str, o: &Options, s: &[u64], extra: &str) {
 
 fn main() {
     let o = parse();
-    let mut builder = System::builder().workers(o.workers);
+    let exit = |e: loka::ConfigError| -> ! {
+        eprintln!("error: {e}");
+        std::process::exit(1)
+    };
+    // `LOKA_*` variables apply first (e.g. `LOKA_PIN=false`); the flags override them.
+    let mut builder = System::builder()
+        .env()
+        .unwrap_or_else(|e| exit(e))
+        .workers(o.workers);
     if let Some(throughput) = o.throughput {
         builder = builder.throughput(throughput);
     }
-    let system = builder.build().unwrap_or_else(|e| {
-        eprintln!("error: {e}");
-        std::process::exit(1)
-    });
+    let system = builder.build().unwrap_or_else(|e| exit(e));
     let probe = system.spawn(Probe {
         samples: Vec::with_capacity(o.samples),
     });
@@ -185,8 +204,8 @@ fn main() {
     report("idle", &o, &idle, "");
 
     let stop = Arc::new(AtomicBool::new(false));
-    let handled = Arc::new(AtomicU64::new(0));
-    for _ in 0..o.load_actors {
+    let counts: Vec<Arc<AtomicU64>> = (0..o.load_actors).map(|_| Arc::default()).collect();
+    for handled in &counts {
         let load = system.spawn(Load {
             work: o.work,
             stop: stop.clone(),
@@ -194,12 +213,24 @@ fn main() {
         });
         load.send(()).expect("alive");
     }
+    let each = || -> Vec<u64> { counts.iter().map(|c| c.load(Ordering::Relaxed)).collect() };
     // Let the load spread over the workers before measuring.
     std::thread::sleep(Duration::from_millis(100));
-    let (start, before) = (Instant::now(), handled.load(Ordering::Relaxed));
+    let (start, before) = (Instant::now(), each());
     let loaded = measure(&probe, o.samples, o.gap);
-    let rate = (handled.load(Ordering::Relaxed) - before) as f64 / start.elapsed().as_secs_f64();
+    let after = each();
+    let rate = (after.iter().sum::<u64>() - before.iter().sum::<u64>()) as f64
+        / start.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
+    // Each load actor must have handled messages during the measurement, or it was no load.
+    let still = before.iter().zip(&after).filter(|(b, a)| a == b).count();
+    if still > 0 {
+        eprintln!(
+            "error: {still} of {} load actors handled nothing while measured",
+            o.load_actors
+        );
+        std::process::exit(1);
+    }
     report(
         "load",
         &o,
