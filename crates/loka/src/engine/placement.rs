@@ -102,6 +102,17 @@ impl ActorPlacement {
         (l != NO_HOME).then_some(l as usize)
     }
 
+    /// Whether `worker` is both the actor's home and the worker of its latest activation (so it
+    /// has run before, and running it there again moves nothing).
+    #[inline]
+    pub(crate) fn stays_home(&self, worker: usize) -> bool {
+        // Relaxed: `last` and `home` are written before the actor is queued (spawn) or by the
+        // holder of its schedule, which the caller is; the queue hand-over that gave it the
+        // schedule orders those writes before these loads.
+        let w = worker as u32;
+        self.last.load(Relaxed) == w && self.home.load(Relaxed) == w
+    }
+
     /// Records the worker of this activation; returns the previous one.
     #[inline]
     pub(crate) fn swap_last(&self, worker: usize) -> Option<usize> {

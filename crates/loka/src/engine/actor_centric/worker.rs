@@ -30,6 +30,9 @@ thread_local! {
 pub(super) struct Worker {
     exec: Exec,
     engine: Arc<Engine>,
+    /// This worker's queues in `engine.workers`, found once (the index arithmetic and bounds
+    /// check cost every activation ~10 instructions).
+    own: *const super::queues::WorkerQueues,
     deque: crossbeam_deque::Worker<TaskRef>,
     /// The actor woken last by this worker's actors: runs next, cannot be stolen meanwhile.
     next_slot: Cell<Option<TaskRef>>,
@@ -39,6 +42,9 @@ pub(super) struct Worker {
     policy: Cls,
     /// How runnable actors are routed (the engine's decision, kept at hand).
     routing: Routing,
+    /// `routing` is `Local` and the policy has the next slot: a wake-up from here always goes
+    /// to the next slot (one test instead of the routing decision).
+    wake_next: bool,
     /// Group level of each other worker as seen from this one (for steals-by-level).
     level_of: Vec<u8>,
     /// Activations since this worker last tried a load-balancing round (hierarchical).
@@ -65,8 +71,10 @@ impl Worker {
                 level_of[w] = level.min(MAX_LEVELS - 1) as u8;
             }
         }
+        let own: *const super::queues::WorkerQueues = &engine.workers[index].queues;
         Worker {
             exec,
+            own,
             deque,
             next_slot: Cell::new(None),
             next_streak: Cell::new(0),
@@ -74,6 +82,7 @@ impl Worker {
             sample_tick: Cell::new(0),
             policy,
             routing: engine.routing,
+            wake_next: engine.routing == Routing::Local && config.lifo_slot,
             level_of,
             since_balance: Cell::new(0),
             watch_blocking: config.exec == crate::exec_policy::ExecMode::Auto,
@@ -131,6 +140,12 @@ impl Worker {
         tick
     }
 
+    /// Whether every wake-up from this worker goes to its next slot (see `wake_next`).
+    #[inline]
+    pub(super) fn wakes_to_next_slot(&self) -> bool {
+        self.wake_next
+    }
+
     fn is_hierarchical(&self) -> bool {
         matches!(self.routing, Routing::Hierarchical { .. })
     }
@@ -143,7 +158,10 @@ impl Worker {
         }
     }
 
-    /// The head of this worker's deque (stealable), then wake an idle worker to steal.
+    /// The head of this worker's deque (stealable), then wake an idle worker to steal. Out of
+    /// line: the wake-up path that inlines `push_next` keeps fewer registers live (a ping-pong
+    /// pair never displaces anyone).
+    #[inline(never)]
     pub(super) fn push_head(&self, task: TaskRef) {
         self.deque.push(task);
         self.engine.notify(None);
@@ -318,8 +336,26 @@ impl Worker {
     #[inline]
     fn account_locality(&self, task: TaskRef) {
         let placement = placement::of(&task);
-        let layout = &self.engine.shared.machine.layout;
         let me = self.index();
+        if placement.stays_home(me) {
+            // Ran here last time and lives here: no first activation, no migration, no other
+            // node to look up, only the home-PU count (the branches and loads below cost a
+            // ping-pong pair ~10 instructions an activation).
+            self.counters().exec_home_pu.bump(1);
+        } else {
+            self.account_moved(placement, me);
+        }
+        let stamped = placement.enqueued_at.load(Relaxed);
+        if stamped != 0 {
+            self.record_queue_wait(placement, stamped);
+        }
+    }
+
+    /// [`Self::account_locality`] for an actor that runs for the first time, away from where it
+    /// last ran, or away from its home.
+    #[inline(never)]
+    fn account_moved(&self, placement: &placement::ActorPlacement, me: usize) {
+        let layout = &self.engine.shared.machine.layout;
         // Under `places` the home was chosen in the actor's place at spawn and stays there.
         if placement.first_run() && !matches!(self.routing, Routing::Places(_)) {
             let home =
@@ -338,16 +374,23 @@ impl Worker {
             Some(_) => counters.exec_remote_node.bump(1),
             None => {}
         }
-        let stamped = placement.enqueued_at.load(Relaxed);
-        if stamped != 0 {
-            placement.enqueued_at.store(0, Relaxed);
-            counters.queue_wait_samples.bump(1);
-            counters.record_queue_wait(self.engine.now_ns().saturating_sub(stamped));
-        }
     }
 
+    /// A sampled wake-up's queue wait (one activation in 16 under `cls`), out of line.
+    #[cold]
+    #[inline(never)]
+    fn record_queue_wait(&self, placement: &placement::ActorPlacement, stamped: u64) {
+        placement.enqueued_at.store(0, Relaxed);
+        let counters = self.counters();
+        counters.queue_wait_samples.bump(1);
+        counters.record_queue_wait(self.engine.now_ns().saturating_sub(stamped));
+    }
+
+    #[inline]
     pub(super) fn own_queues(&self) -> &super::queues::WorkerQueues {
-        &self.engine.workers[self.index()].queues
+        // SAFETY: `own` points into `self.engine.workers`, a boxed slice that is never resized
+        // or replaced and lives as long as the engine, which `self.engine` keeps alive.
+        unsafe { &*self.own }
     }
 
     /// Local work: pinned hubs and migration pulls (hierarchical), urgent head pushes (LGS-DFS),
@@ -383,8 +426,17 @@ impl Worker {
         }
         if let Some(task) = self.next_slot.take() {
             let streak = self.next_streak.get();
-            if streak < NEXT_SLOT_STREAK_LIMIT || !self.has_local_work() {
+            if streak < NEXT_SLOT_STREAK_LIMIT {
                 self.next_streak.set(streak + 1);
+                self.counters().lifo_runs.bump(1);
+                return Some(task);
+            }
+            if !self.has_local_work() {
+                // Nothing else waits here: a new streak, so the next look comes after another
+                // `NEXT_SLOT_STREAK_LIMIT` activations, not at every one of a long chain (a
+                // ping-pong pair paid the two queue tests on every message). The bound on what
+                // arrives meanwhile is the streak's, as for the chain's first activations.
+                self.next_streak.set(1);
                 self.counters().lifo_runs.bump(1);
                 return Some(task);
             }
