@@ -102,6 +102,106 @@ fn calibration_send_cost() {
     eprintln!("least: send {best_send:.1} ns, receive {best_receive:.1} ns");
 }
 
+/// Answers every `k`-th message with one message to the driver.
+struct Echo {
+    got: u64,
+    k: u64,
+    driver: Option<ActorRef<u64>>,
+}
+
+enum EchoMsg {
+    Driver(ActorRef<u64>),
+    Item(u64),
+}
+
+impl Actor for Echo {
+    type Msg = EchoMsg;
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: EchoMsg) {
+        match msg {
+            EchoMsg::Driver(driver) => self.driver = Some(driver),
+            EchoMsg::Item(v) => {
+                self.got += std::hint::black_box(v) & 1 | 1;
+                if self.got == self.k {
+                    self.got = 0;
+                    let driver = self.driver.as_ref().expect("driver set");
+                    driver.send(0).expect("driver alive");
+                }
+            }
+        }
+    }
+}
+
+/// On each message: sends the next batch of `k` to the echo, until `rounds` batches went out.
+struct Driver {
+    echo: ActorRef<EchoMsg>,
+    k: u64,
+    rounds: u64,
+    done: mpsc::Sender<Instant>,
+}
+
+impl Actor for Driver {
+    type Msg = u64;
+    fn handle(&mut self, _ctx: &mut Context<Self>, _msg: u64) {
+        if self.rounds == 0 {
+            self.done.send(Instant::now()).expect("the test waits");
+            return;
+        }
+        self.rounds -= 1;
+        for i in 0..self.k {
+            self.echo.send(EchoMsg::Item(i)).expect("echo alive");
+        }
+    }
+}
+
+/// Time per round of a driver sending `k` messages to an echo that answers the `k`-th, one
+/// worker: two activations and `k + 1` messages.
+fn round_ns(k: u64, rounds: u64) -> f64 {
+    let system = one_worker();
+    let (done_tx, done) = mpsc::channel();
+    let echo = system.spawn(Echo {
+        got: 0,
+        k,
+        driver: None,
+    });
+    let driver = system.spawn(Driver {
+        echo: echo.clone(),
+        k,
+        rounds,
+        done: done_tx,
+    });
+    echo.send(EchoMsg::Driver(driver.clone())).unwrap();
+    system.run_until_idle();
+    let start = Instant::now();
+    driver.send(0).unwrap();
+    let end = done.recv().unwrap();
+    system.shutdown();
+    (end - start).as_nanos() as f64 / rounds as f64
+}
+
+/// `activation` and `message`: a round of a driver sending a batch of `k` messages to an echo that
+/// answers the last one costs two activations and `k + 1` messages on one worker, so rounds of
+/// `k = 1` and of `k = 64` (within one activation's budget of 128) separate the two:
+/// `message = (T(64) − T(1)) / 63`, `activation = (T(1) − 2·message) / 2`. Neither is a benchmark
+/// the model is compared with (pingpong runs at two workers, its two actors on both).
+#[test]
+#[ignore = "a measurement, not a test"]
+fn calibration_activation_cost() {
+    const K: u64 = 64;
+    let (mut best_one, mut best_k) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..6 {
+        let one = round_ns(1, 1_000_000);
+        let batch = round_ns(K, 50_000);
+        let message = (batch - one) / (K - 1) as f64;
+        let activation = (one - 2.0 * message) / 2.0;
+        eprintln!("T(1) {one:.1} ns, T({K}) {batch:.1} ns: message {message:.1} ns, activation {activation:.1} ns");
+        best_one = best_one.min(one);
+        best_k = best_k.min(batch);
+    }
+    let message = (best_k - best_one) / (K - 1) as f64;
+    let activation = (best_one - 2.0 * message) / 2.0;
+    eprintln!("least: T(1) {best_one:.1} ns, T({K}) {best_k:.1} ns: message {message:.1} ns, activation {activation:.1} ns");
+}
+
 /// Stops at its first activation (the start envelope).
 struct Child {
     stopped: Arc<AtomicU64>,

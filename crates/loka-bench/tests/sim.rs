@@ -57,7 +57,15 @@ fn compute_heavy_workloads_declare_their_compute() {
     };
     let mut uncharged = config.clone();
     uncharged.sim.cost = Some(free);
-    for name in ["recmatmul", "apsp", "nqueens", "trapezoid"] {
+    for name in [
+        "recmatmul",
+        "apsp",
+        "nqueens",
+        "trapezoid",
+        "quicksort",
+        "sieve",
+        "concsll",
+    ] {
         let bench = loka_bench::all()
             .into_iter()
             .find(|b| b.name == name)

@@ -505,3 +505,68 @@ fn a_single_sender_is_bounded_by_its_sends() {
         "4,000 sends of 1 µs from one actor took {took} ns of virtual time"
     );
 }
+
+/// Handles `left` messages, each sending itself the next, counting every one in `handled`.
+struct Busy {
+    left: u64,
+    handled: Arc<AtomicU64>,
+}
+
+impl Actor for Busy {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
+        self.handled.fetch_add(1, Ordering::SeqCst);
+        self.left -= 1;
+        if self.left > 0 {
+            ctx.myself().send(()).unwrap();
+        }
+    }
+}
+
+/// Records how many busy messages were handled before it ran.
+struct Probe {
+    handled: Arc<AtomicU64>,
+    seen: Arc<AtomicU64>,
+}
+
+impl Actor for Probe {
+    type Msg = ();
+    fn handle(&mut self, _ctx: &mut Context<Self>, (): ()) {
+        self.seen
+            .store(self.handled.load(Ordering::SeqCst), Ordering::SeqCst);
+    }
+}
+
+/// The real worker's fairness rule (docs/decisions.md §30) holds in the simulation: an actor that
+/// used its budget goes behind everything waiting on its worker, the inbox included. Three busy
+/// actors and a probe are woken together on one worker; the probe runs after at most one budget of
+/// each. (With the rule the simulation kept until 2026-11-24, a requeued actor took the next slot
+/// whenever the deque was empty and ran up to 32 budgets in a row ahead of the inbox.)
+#[test]
+fn a_requeued_actor_goes_behind_the_inbox() {
+    const THROUGHPUT: usize = 64;
+    let mut config = sim("host", 1, "cls", 0);
+    config.throughput = THROUGHPUT;
+    let system = System::from_config(config).unwrap();
+    let handled = Arc::new(AtomicU64::new(0));
+    let seen = Arc::new(AtomicU64::new(u64::MAX));
+    for _ in 0..3 {
+        let busy = system.spawn(Busy {
+            left: 100 * THROUGHPUT as u64,
+            handled: Arc::clone(&handled),
+        });
+        busy.send(()).unwrap();
+    }
+    let probe = system.spawn(Probe {
+        handled: Arc::clone(&handled),
+        seen: Arc::clone(&seen),
+    });
+    probe.send(()).unwrap();
+    system.run_until_idle();
+    system.shutdown();
+    let before = seen.load(Ordering::SeqCst);
+    assert!(
+        before <= 3 * THROUGHPUT as u64,
+        "the probe ran after {before} busy messages (at most one budget of each busy actor expected)"
+    );
+}

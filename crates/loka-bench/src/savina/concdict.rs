@@ -18,6 +18,13 @@ pub(super) const BENCH: Bench = Bench {
 /// Percentage of requests that are writes (Savina's W = 10).
 const WRITE_PERCENT: u64 = 10;
 
+/// What one request's lookup or insert into the dictionary's `HashMap` takes on this project's
+/// host, declared to the simulation engine with `ctx.charge` (docs/simulation.md): measured with
+/// `cargo test --release -p loka-bench --lib concdict_cost -- --ignored --nocapture
+/// --test-threads=1`, the quick size's mix (10 % inserts) of random keys on a map holding all
+/// 65,536 keys; the least of six runs on 2026-11-24.
+const MAP_OP_PS: u64 = 21_960;
+
 /// The value every write stores under `key`: a function of the key only, so the final dictionary
 /// does not depend on the order in which the workers' writes arrive.
 fn written_value(key: u32) -> u32 {
@@ -154,12 +161,14 @@ impl Actor for Dictionary {
                 } else {
                     value
                 };
+                ctx.charge(std::time::Duration::from_nanos(MAP_OP_PS / 1_000));
                 self.map.insert(key, value);
                 // The answer is the value now stored under the key.
                 self.reply(&from, Some(value));
             }
             DictMsg::Read { key, from } => {
                 self.handled += 1;
+                ctx.charge(std::time::Duration::from_nanos(MAP_OP_PS / 1_000));
                 let value = self.map.get(&key).copied();
                 self.reply(&from, value);
             }
@@ -385,4 +394,32 @@ fn run(system: &System, run: &Run) -> Measured {
         ),
     }
     .with_message_count(2 * requests, "2·E·M = ")
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    /// The cost of one request's map operation, for [`MAP_OP_PS`].
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn concdict_cost_per_request() {
+        let keys = 65_536;
+        let mut map: HashMap<u32, u32> = (0..keys).map(|k| (k, written_value(k))).collect();
+        let mut rng = Rng::new(5);
+        let requests: Vec<(bool, u32)> = (0..1_000_000).map(|_| request(&mut rng, keys)).collect();
+        for _ in 0..6 {
+            let mut found = 0u64;
+            let start = Instant::now();
+            for &(write, key) in &requests {
+                if write {
+                    map.insert(std::hint::black_box(key), written_value(key));
+                } else {
+                    found += u64::from(map.get(&std::hint::black_box(key)).copied().is_some());
+                }
+            }
+            let ps = start.elapsed().as_nanos() as f64 * 1e3 / requests.len() as f64;
+            eprintln!("concdict: {ps:.0} ps per request ({found} found)");
+        }
+    }
 }

@@ -43,6 +43,13 @@ fn request(rng: &mut Rng) -> Op {
 
 const NIL: u32 = u32::MAX;
 
+/// What looking at one node of the list takes on this project's host, declared to the simulation
+/// engine with `ctx.charge` (docs/simulation.md): measured with `cargo test --release -p
+/// loka-bench --lib concsll_cost -- --ignored --nocapture --test-threads=1`, `contains` of absent
+/// values in a list of 4,000 (the quick size's final length, 32 KB); the least of six runs on
+/// 2026-11-24.
+const NODE_PS: u64 = 1_656;
+
 /// A sorted singly linked list whose nodes live in a vector (links are indices), walked node by
 /// node exactly like Savina's `SortedLinkedList`: insertion after equal items, `contains` and
 /// `size` walk the whole list.
@@ -52,33 +59,40 @@ struct SortedList {
 }
 
 impl SortedList {
-    fn insert(&mut self, item: u32) {
+    /// Inserts `item`; returns the nodes it walked past (the declared compute).
+    fn insert(&mut self, item: u32) -> u64 {
         let new = self.nodes.len() as u32;
         if self.head == NIL || item < self.nodes[self.head as usize].0 {
             self.nodes.push((item, self.head));
             self.head = new;
-            return;
+            return 1;
         }
+        let mut walked = 1;
         let mut before = self.head;
         let mut after = self.nodes[before as usize].1;
         while after != NIL && item >= self.nodes[after as usize].0 {
             before = after;
             after = self.nodes[after as usize].1;
+            walked += 1;
         }
         self.nodes.push((item, after));
         self.nodes[before as usize].1 = new;
+        walked
     }
 
-    fn contains(&self, item: u32) -> bool {
+    /// Whether `item` is in the list, and the nodes looked at.
+    fn contains(&self, item: u32) -> (bool, u64) {
         let mut n = self.head;
+        let mut walked = 0;
         while n != NIL {
             let (value, next) = self.nodes[n as usize];
+            walked += 1;
             if value == item {
-                return true;
+                return (true, walked);
             }
             n = next;
         }
-        false
+        (false, walked)
     }
 
     fn walk(&self) -> Vec<u32> {
@@ -217,6 +231,7 @@ impl Actor for ListActor {
         match msg {
             ListMsg::Request { op, from } => {
                 self.handled += 1;
+                let mut walked = self.list.nodes.len() as u64;
                 let answer = match op {
                     Op::Size => self.list.size() as u64,
                     Op::Insert(value) => {
@@ -225,12 +240,17 @@ impl Actor for ListActor {
                         } else {
                             value
                         };
-                        self.list.insert(value);
+                        walked = self.list.insert(value);
                         // The answer is the value inserted.
                         u64::from(value)
                     }
-                    Op::Contains(value) => u64::from(self.list.contains(value)),
+                    Op::Contains(value) => {
+                        let (found, looked_at) = self.list.contains(value);
+                        walked = looked_at;
+                        u64::from(found)
+                    }
                 };
+                ctx.charge(std::time::Duration::from_nanos(walked * NODE_PS / 1_000));
                 self.reply(&from, answer);
             }
             ListMsg::Finish(reply) => {
@@ -464,4 +484,33 @@ fn run(system: &System, run: &Run) -> Measured {
         ),
     }
     .with_message_count(2 * requests, "2·E·M = ")
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    /// The cost of one node of a walk, for [`NODE_PS`].
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn concsll_cost_per_node() {
+        let mut rng = Rng::new(3);
+        let mut list = SortedList {
+            nodes: Vec::new(),
+            head: NIL,
+        };
+        for _ in 0..4_000 {
+            list.insert((rng.next() >> 33) as u32 | 1);
+        }
+        for _ in 0..6 {
+            let mut walked = 0;
+            let start = Instant::now();
+            for k in 0..2_000u32 {
+                // Even values are absent: every lookup walks the whole list.
+                walked += list.contains(std::hint::black_box(k * 2)).1;
+            }
+            let ps = start.elapsed().as_nanos() as f64 * 1e3 / walked as f64;
+            eprintln!("concsll: {ps:.0} ps per node ({walked} nodes)");
+        }
+    }
 }

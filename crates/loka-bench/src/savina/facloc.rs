@@ -241,7 +241,18 @@ struct Quadrant {
     /// misrouted customer at the root, a wrong point passed up by the root's first child.
     fault: Fault,
     exit: Option<ReplyTo<Outcome>>,
+    /// Declared compute not yet charged: below a nanosecond (`ctx.charge` counts whole ns).
+    owed_ps: u64,
 }
+
+/// What the quadrants compute, declared to the simulation engine with `ctx.charge`
+/// (docs/simulation.md), measured on this project's host with `cargo test --release -p
+/// loka-bench --lib facloc_cost -- --ignored --nocapture --test-threads=1` (the least of six runs,
+/// 2026-11-24): one distance to a facility in [`Quadrant::cost`], with its share of the minimum,
+/// for 100,000 customers against 16 facilities;
+const DISTANCE_PS: u64 = 920;
+/// and one customer routed to a child quadrant ([`Area::route`]).
+const ROUTE_PS: u64 = 8_489;
 
 impl Quadrant {
     fn new(
@@ -273,6 +284,7 @@ impl Quadrant {
             sent: 0,
             fault: Fault::None,
             exit: None,
+            owed_ps: 0,
         }
     }
 
@@ -282,6 +294,18 @@ impl Quadrant {
             .iter()
             .map(|f| f.distance(p))
             .fold(f64::MAX, f64::min)
+    }
+
+    /// Declares `ps` picoseconds of compute (whole nanoseconds now, the rest later).
+    fn charge(&mut self, ctx: &mut Context<Self>, ps: u64) {
+        self.owed_ps += ps;
+        ctx.charge(std::time::Duration::from_nanos(self.owed_ps / 1_000));
+        self.owed_ps %= 1_000;
+    }
+
+    /// The declared compute of `customers` distances to every known facility.
+    fn distances_ps(&self, customers: usize) -> u64 {
+        (customers * self.local_facilities.len()) as u64 * DISTANCE_PS
     }
 
     fn split_if_over(&mut self, ctx: &mut Context<Self>) {
@@ -300,6 +324,7 @@ impl Quadrant {
             };
             tell(&mut self.sent, parent, msg);
         }
+        self.charge(ctx, self.customers.len() as u64 * ROUTE_PS);
         let mut shares: [Vec<Point>; 4] = Default::default();
         for p in self.customers.drain(..) {
             shares[Area::route(&self.child_areas, &p)].push(p);
@@ -392,6 +417,7 @@ impl Actor for Quadrant {
         // re-checks the threshold only when the next customer arrives; checking here as well
         // keeps every leaf within the threshold.
         self.total_cost = self.customers.iter().map(|p| self.cost(p)).sum();
+        self.charge(ctx, self.distances_ps(self.customers.len()));
         self.split_if_over(ctx);
     }
 
@@ -399,10 +425,12 @@ impl Actor for Quadrant {
         match msg {
             QuadrantMsg::Customer(point) => {
                 if self.children.is_empty() {
+                    self.charge(ctx, self.distances_ps(1));
                     self.total_cost += self.cost(&point);
                     self.customers.push(point);
                     self.split_if_over(ctx);
                 } else if self.fault == Fault::None {
+                    self.charge(ctx, ROUTE_PS);
                     let child = &self.children[Area::route(&self.child_areas, &point)];
                     tell(&mut self.sent, child, QuadrantMsg::Customer(point));
                 } else {
@@ -563,5 +591,57 @@ fn run(system: &System, run: &Run) -> Measured {
             s.deepest,
             s.over_threshold
         ),
+    }
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    /// The costs of one facility distance and one routed customer, for [`DISTANCE_PS`] and
+    /// [`ROUTE_PS`].
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn facloc_cost_per_distance_and_route() {
+        let grid = 1_000.0;
+        let mut rng = XorShift(7);
+        let mut point = || Point {
+            x: rng.unit() * grid,
+            y: rng.unit() * grid,
+        };
+        let points: Vec<Point> = (0..100_000).map(|_| point()).collect();
+        let facilities: Vec<Point> = (0..16).map(|_| point()).collect();
+        let mut quadrant = Quadrant::new(
+            None,
+            Area {
+                x1: 0.0,
+                y1: 0.0,
+                x2: grid,
+                y2: grid,
+            },
+            1.0,
+            0,
+            facilities,
+            Vec::new(),
+        );
+        quadrant.local_facilities.truncate(16);
+        let areas = quadrant.child_areas;
+        for _ in 0..6 {
+            let start = Instant::now();
+            let total: f64 = points
+                .iter()
+                .map(|p| quadrant.cost(std::hint::black_box(p)))
+                .sum();
+            let distances = (points.len() * quadrant.local_facilities.len()) as f64;
+            let distance_ps = start.elapsed().as_nanos() as f64 * 1e3 / distances;
+            let start = Instant::now();
+            let routed: usize = points
+                .iter()
+                .map(|p| Area::route(std::hint::black_box(&areas), p))
+                .sum();
+            let route_ps = start.elapsed().as_nanos() as f64 * 1e3 / points.len() as f64;
+            std::hint::black_box((total, routed));
+            eprintln!("facloc: {distance_ps:.0} ps per distance, {route_ps:.0} ps per route");
+        }
     }
 }

@@ -75,15 +75,14 @@ impl QuickSort {
 
     fn sort(&mut self, ctx: &mut Context<Self>, mut data: Vec<u64>) {
         if data.len() < self.threshold {
+            ctx.charge(leaf_cost(data.len()));
             data.sort_unstable();
             self.result = data;
             self.reply(ctx);
             return;
         }
-        let pivot = data[data.len() / 2];
-        let left: Vec<u64> = data.iter().copied().filter(|&v| v < pivot).collect();
-        let right: Vec<u64> = data.iter().copied().filter(|&v| v > pivot).collect();
-        data.retain(|&v| v == pivot);
+        ctx.charge(split_cost(data.len()));
+        let (left, right) = split(&mut data);
         self.result = data;
         let me = ctx.myself();
         // Lazy: a child's first activation is the one that handles its request.
@@ -158,6 +157,10 @@ impl Actor for QuickSort {
                     side
                 };
                 if !data.is_empty() {
+                    ctx.charge(copy_cost(match side {
+                        Side::Left => data.len() + self.result.len(),
+                        Side::Right => data.len(),
+                    }));
                     match side {
                         Side::Left => {
                             let mut merged = data;
@@ -181,15 +184,54 @@ impl Actor for QuickSort {
     }
 }
 
+/// Splits `data` around its middle element: returns the smaller and the greater values and keeps
+/// the equal ones in `data` (three passes over it).
+fn split(data: &mut Vec<u64>) -> (Vec<u64>, Vec<u64>) {
+    let pivot = data[data.len() / 2];
+    let left: Vec<u64> = data.iter().copied().filter(|&v| v < pivot).collect();
+    let right: Vec<u64> = data.iter().copied().filter(|&v| v > pivot).collect();
+    data.retain(|&v| v == pivot);
+    (left, right)
+}
+
+/// What the handlers compute, declared to the simulation engine with `ctx.charge`
+/// (docs/simulation.md), each per element and measured on this project's host with `cargo test
+/// --release -p loka-bench --lib quicksort_cost -- --ignored --nocapture --test-threads=1` (the
+/// least of six runs, 2026-11-24): [`split`] of a 65,536-value vector (512 KiB, in this host's
+/// L2, so the constant is compute), per value;
+const SPLIT_PS: u64 = 4_731;
+/// a leaf's `sort_unstable` of 2,047 values (T − 1), per value and binary digit of the length
+/// (`n·log₂ n`);
+const SORT_PS: u64 = 1_083;
+/// and a merge's copy of a sorted part, per value copied.
+const COPY_PS: u64 = 306;
+
+/// Picoseconds as a [`Duration`](std::time::Duration).
+fn ps(ps: u64) -> std::time::Duration {
+    std::time::Duration::from_nanos(ps / 1_000)
+}
+
+fn split_cost(n: usize) -> std::time::Duration {
+    ps(n as u64 * SPLIT_PS)
+}
+
+fn leaf_cost(n: usize) -> std::time::Duration {
+    let digits = u64::from(usize::BITS - n.leading_zeros());
+    ps(n as u64 * digits * SORT_PS)
+}
+
+fn copy_cost(n: usize) -> std::time::Duration {
+    ps(n as u64 * COPY_PS)
+}
+
 /// The actors of the sorting tree for `data`, counted sequentially with the same rule (the middle
 /// element as pivot, the smaller and the greater values to two children, below T sorted in place).
 fn tree_actors(data: &[u64], threshold: usize) -> u64 {
     if data.len() < threshold {
         return 1;
     }
-    let pivot = data[data.len() / 2];
-    let left: Vec<u64> = data.iter().copied().filter(|&v| v < pivot).collect();
-    let right: Vec<u64> = data.iter().copied().filter(|&v| v > pivot).collect();
+    let mut data = data.to_vec();
+    let (left, right) = split(&mut data);
     1 + tree_actors(&left, threshold) + tree_actors(&right, threshold)
 }
 
@@ -229,4 +271,54 @@ fn run(system: &System, run: &Run) -> Measured {
         2 * (actors - 1),
         &format!("2·(actors − 1), {actors} actors counted sequentially, = "),
     )
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    fn values(n: usize, seed: u64) -> Vec<u64> {
+        let mut rng = XorShift(seed);
+        (0..n).map(|_| rng.next() >> 4).collect()
+    }
+
+    /// The per-value costs of a split, a leaf's sort and a merge's copy, for [`SPLIT_PS`],
+    /// [`SORT_PS`] and [`COPY_PS`].
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn quicksort_cost_per_value() {
+        const ROUNDS: usize = 200;
+        let (big, leaf) = (65_536, 2_047);
+        let inputs: Vec<Vec<u64>> = (0..ROUNDS as u64).map(|s| values(big, s + 1)).collect();
+        let leaves: Vec<Vec<u64>> = (0..ROUNDS as u64 * 32)
+            .map(|s| values(leaf, s + 1))
+            .collect();
+        let digits = (usize::BITS - leaf.leading_zeros()) as f64;
+        for _ in 0..6 {
+            let mut work = inputs.clone();
+            let start = Instant::now();
+            for data in &mut work {
+                std::hint::black_box(split(data));
+            }
+            let split_ps = start.elapsed().as_nanos() as f64 * 1e3 / (ROUNDS * big) as f64;
+            let mut work = leaves.clone();
+            let start = Instant::now();
+            for data in &mut work {
+                data.sort_unstable();
+                std::hint::black_box(&data);
+            }
+            let n = (work.len() * leaf) as f64;
+            let sort_ps = start.elapsed().as_nanos() as f64 * 1e3 / (n * digits);
+            let mut into = Vec::with_capacity(big);
+            let start = Instant::now();
+            for data in &inputs {
+                into.clear();
+                into.extend_from_slice(std::hint::black_box(data));
+            }
+            let copy_ps = start.elapsed().as_nanos() as f64 * 1e3 / (ROUNDS * big) as f64;
+            eprintln!(
+                "quicksort: split {split_ps:.0} ps, sort {sort_ps:.0} ps per value and digit, copy {copy_ps:.0} ps per value"
+            );
+        }
+    }
 }

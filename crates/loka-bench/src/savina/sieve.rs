@@ -78,6 +78,24 @@ struct Filter {
     handled: u64,
     /// The defect to inject once ([`Fault::None`] in a real run, and once injected).
     fault: Fault,
+    /// Declared compute not yet charged: below a nanosecond (`ctx.charge` counts whole ns).
+    owed_ps: u64,
+}
+
+/// What one divisibility check of [`Filter::candidate`] takes on this project's host, declared to
+/// the simulation engine with `ctx.charge` (docs/simulation.md): measured with `cargo test
+/// --release -p loka-bench --lib sieve_cost -- --ignored --nocapture --test-threads=1`, the first
+/// filter of the quick size (the first 1,000 primes) checking every odd number below 150,000;
+/// the least of six runs on 2026-11-24.
+const CHECK_PS: u64 = 2_562;
+
+/// The checks of `candidate` against `primes` until the first that divides it (Savina checks
+/// every stored prime, no √n cut-off): how many were made, and whether one divides it.
+fn checks(primes: &[u64], candidate: u64) -> (u64, bool) {
+    match primes.iter().position(|&p| candidate % p == 0) {
+        Some(i) => (i as u64 + 1, true),
+        None => (primes.len() as u64, false),
+    }
 }
 
 impl Filter {
@@ -90,12 +108,16 @@ impl Filter {
             next: None,
             handled: 0,
             fault: Fault::None,
+            owed_ps: 0,
         }
     }
 
     fn candidate(&mut self, ctx: &mut Context<Self>, candidate: u64) {
-        // Savina checks every stored prime (no √n cut-off).
-        if self.primes.iter().any(|&p| candidate % p == 0) {
+        let (made, divided) = checks(&self.primes, candidate);
+        self.owed_ps += made * CHECK_PS;
+        ctx.charge(std::time::Duration::from_nanos(self.owed_ps / 1_000));
+        self.owed_ps %= 1_000;
+        if divided {
             return;
         }
         if let Some(next) = &self.next {
@@ -233,4 +255,28 @@ fn run(system: &System, run: &Run) -> Measured {
         ),
     }
     .with_message_count(messages, "from the sequential sieve, ")
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    /// The cost of one divisibility check, for [`CHECK_PS`].
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn sieve_cost_per_check() {
+        let (primes, _) = expected(150_000, 1_000);
+        let first: Vec<u64> = primes[..1_000].to_vec();
+        for _ in 0..6 {
+            let (mut made, mut divided) = (0, 0);
+            let start = Instant::now();
+            for candidate in (3..150_000).step_by(2) {
+                let (m, d) = checks(std::hint::black_box(&first), candidate);
+                made += m;
+                divided += u64::from(d);
+            }
+            let ps = start.elapsed().as_nanos() as f64 * 1e3 / made as f64;
+            eprintln!("sieve: {ps:.0} ps per check ({made} checks, {divided} divided)");
+        }
+    }
 }

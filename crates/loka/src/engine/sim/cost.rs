@@ -155,8 +155,8 @@ impl CostModel {
     /// The model of a topology that is none of the seeds' machines.
     fn generic() -> CostModel {
         CostModel {
-            activation: 5.0,
-            message: 40.0,
+            activation: 19.0,
+            message: 18.0,
             send: 7.5,
             spawn: 370.0,
             message_lines: 1.0,

@@ -455,10 +455,16 @@ impl Engine {
             }
         }
         let me = &mut st.workers[w];
-        if me.next.is_none() && me.deque.is_empty() {
+        if me.next.is_none() && me.deque.is_empty() && me.inbox.is_empty() {
+            // Nothing else to run here: keep going with this actor.
             me.next = Some(task);
         } else {
+            // Fairness, as the real worker does: behind everything else, the inbox included
+            // (until 2026-11-24 the real engine, and this model, kept the next slot whenever the
+            // deque was empty). The inbox is stealable, so a parked worker is told.
             me.inbox.push_back(task);
+            let now = me.clock;
+            self.wake_any(st, now);
         }
     }
 }

@@ -276,7 +276,7 @@ impl Engine {
     /// Stealable work appeared at `now`: wake one parked worker, the lowest-numbered, as the real
     /// engine's `Sleepers::notify(None)` does after every push, whether or not another worker is
     /// already searching (a burst of pushes wakes as many thieves).
-    fn wake_any(&self, st: &mut State, now: u64) {
+    pub(super) fn wake_any(&self, st: &mut State, now: u64) {
         if let Some(w) = st.workers.iter().position(|w| w.parked) {
             self.unpark(st, w, now);
         }
