@@ -30,12 +30,12 @@ pub(super) struct Block<T, const N: usize = BLOCK_CAP> {
 /// at least 8 bytes (their `next` pointer), so the bit is free.
 const BIG_TAG: usize = 1;
 
-/// `block` with the tag saying whether it is big.
+/// `block` with the tag saying whether it is big (in `next`, and in the mailbox's spare).
 pub(super) fn tagged<T>(block: *mut Block<T>, big: bool) -> *mut Block<T> {
     block.map_addr(|addr| addr | (usize::from(big) * BIG_TAG))
 }
 
-/// A `next` pointer split into the block and whether it is big.
+/// A tagged pointer (`next`, or the mailbox's spare) split into the block and whether it is big.
 pub(super) fn untagged<T>(next: *mut Block<T>) -> (*mut Block<T>, bool) {
     (
         next.map_addr(|addr| addr & !BIG_TAG),
@@ -54,7 +54,7 @@ pub(super) fn capacity_at(position: usize) -> usize {
 }
 
 /// The slots a big block is made of: [`BIG_LAPS`] laps of [`LAP`] positions, less the last
-/// marker. Each inner lap's marker position has a slot that is never used (3 of 127), so that a
+/// marker. Each inner lap's marker position has a slot that is never used (7 of 255), so that a
 /// position's slot is a remainder ([`slot_index`]), not a sum over laps.
 pub(super) const BIG_SLOTS: usize = BIG_LAPS * LAP - 1;
 const _: () = assert!(
@@ -163,13 +163,32 @@ impl<T> Block<T> {
     /// # Safety
     /// `block` is a [`BLOCK_CAP`] block, exclusively owned (consumed or never published).
     pub(super) unsafe fn reset(block: *mut Block<T>) {
-        // Relaxed: the block is handed over with a Release/Acquire pair on `Mailbox::spare`, and
-        // republished to senders with the tail's Release, so these stores precede every later use.
-        // SAFETY: exclusive ownership of a small block (caller's contract).
+        // SAFETY: the caller's contract.
+        unsafe { Self::reset_slots(block, BLOCK_CAP) }
+    }
+
+    /// Makes a consumed big block look fresh. The sender that takes it as the spare does this,
+    /// not the consumer that kept it: a kept big block may be freed unused (`Mailbox::keep_spare`),
+    /// and the sender writes those lines next anyway.
+    ///
+    /// # Safety
+    /// `block` is a big block, exclusively owned (consumed or never published).
+    pub(super) unsafe fn reset_big(block: *mut Block<T>) {
+        // SAFETY: the caller's contract.
+        unsafe { Self::reset_slots(block, BIG_SLOTS) }
+    }
+
+    /// # Safety
+    /// `block` holds `slots` slots and is exclusively owned.
+    unsafe fn reset_slots(block: *mut Block<T>, slots: usize) {
+        // Relaxed: the block is handed over with a Release/Acquire pair on `Mailbox::spare` (or
+        // stays with the sender that resets it), and republished to senders with the tail's
+        // Release, so these stores precede every later use.
+        // SAFETY: exclusive ownership of a block of `slots` slots (caller's contract).
         unsafe {
             (*block).next.store(ptr::null_mut(), Relaxed);
-            for index in 0..BLOCK_CAP {
-                // A small block at lap 0 of its span is its own base.
+            for index in 0..slots {
+                // A heap block starts at lap 0 of its span, so it is its own base.
                 Block::slot(block, index).ready.store(false, Relaxed);
             }
         }

@@ -151,6 +151,51 @@ fn a_big_block_is_crossed_and_freed_in_order() {
     });
 }
 
+/// A lasting backlog recycles a big block while its sender races to the next block end (under
+/// loom: lap 0 one slot, lap 1 two, big blocks of four slots over laps 2–3 and 4–5): the consumer
+/// reads the first big block and keeps it as the spare, since its successor is big, while the
+/// sender claims the second big block's last slot and links whatever it finds (the kept block,
+/// reset, or a new one). Loom checks that the sender's reset and writes come after the
+/// consumer's reads of that block, FIFO holds across the reuse, and the idle actor frees the
+/// spare.
+#[test]
+fn a_kept_big_block_is_handed_to_the_sender_in_order() {
+    model_bounded(2, || {
+        let mb = Arc::new(Mailbox::new());
+        unsafe { mb.settle() };
+        // Laps 0 and 1, the first big block and the second but for its last slot, unread.
+        for i in 0..10u32 {
+            let _ = mb.push(i);
+        }
+        assert!(
+            mb.tail_word.load(SeqCst) & BIG != 0,
+            "the backlog is in big blocks"
+        );
+        let sender = {
+            let mb = mb.clone();
+            loom::thread::spawn(move || {
+                for i in 10..13u32 {
+                    let _ = mb.push(i);
+                }
+            })
+        };
+        let mut got = Vec::new();
+        while got.len() < 13 {
+            match unsafe { mb.pop() } {
+                Pop::Item(v) => got.push(v),
+                Pop::Empty | Pop::NotReady => loom::thread::yield_now(),
+            }
+        }
+        sender.join().unwrap();
+        assert_eq!(got, (0..13).collect::<Vec<_>>());
+        assert!(unsafe { mb.try_idle() });
+        assert!(
+            !super::block::untagged(mb.spare.load(SeqCst)).1,
+            "an idle actor keeps no big spare"
+        );
+    });
+}
+
 /// A send racing with the close: either it claimed a slot before the close (and the message is
 /// in the mailbox) or it gets the message back. Never both, never neither.
 #[test]

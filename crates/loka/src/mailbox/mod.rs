@@ -7,7 +7,7 @@
 //! actor; the consumer does no atomic read-modify-write at all except one compare-and-swap when it
 //! goes idle. Messages are stored inline in blocks of [`BLOCK_CAP`] slots (one allocation per block,
 //! not per message), and a consumed block is kept as the mailbox's spare for the next one, so a
-//! steady stream allocates nothing (see [`Mailbox::recycle`]). The first block is small
+//! steady stream allocates nothing (see [`Mailbox::keep_spare`]). The first block is small
 //! ([`FIRST_CAP`] slots) and lives inside the mailbox, in the bytes that keep the producers and the
 //! consumer apart ([`FirstBlock`]): most actors only ever hold a few messages at a time, and many
 //! short-lived actors (fork-join, request handlers) would otherwise each carry a kilobyte of empty
@@ -18,10 +18,14 @@
 //! spare: every block is then allocated by the sender's thread and freed by the consumer's, and
 //! with glibc that cross-thread free takes the allocating arena's lock, which drew ~23% of
 //! fjthrput's time (docs/results/comparison.md). So the producer that links the next block makes it
-//! a *big* one ([`BIG_CAP`] = [`BIG_LAPS`] × [`BLOCK_CAP`] slots, a quarter of the allocations)
-//! when no spare is waiting and the consumer is [`BIG_LAG_LAPS`] or more blocks behind. A big
-//! block is freed once consumed, never kept: an actor holds one only while its backlog lasts, so
-//! an idle actor costs what it did.
+//! a *big* one ([`BIG_CAP`] = [`BIG_LAPS`] × [`BLOCK_CAP`] slots, an eighth of the allocations)
+//! when no spare is waiting and the consumer is [`BIG_LAG_LAPS`] or more blocks behind. While the
+//! backlog lasts (the consumed big block's successor is big too) the consumer keeps the consumed
+//! big block as the spare, and the sender takes it at its next block end where a big block may
+//! start: a stream that stays behind then allocates nothing either, and no block crosses threads
+//! through `free` (the arena lock drew a third of fjthrput's time even with big blocks,
+//! docs/decisions.md §33). A big block whose successor is small is freed, and so is a big spare
+//! when the actor goes idle: an idle actor holds at most its current block, as before.
 //!
 //! ## The tail word
 //! `position << 4 | BIG | DIRECT | CLOSED | IDLE`. Positions advance by one per slot, in laps of
@@ -85,10 +89,10 @@ pub(crate) const BLOCK_CAP: usize = 2;
 pub(crate) const FIRST_CAP: usize = 3;
 #[cfg(loom)]
 pub(crate) const FIRST_CAP: usize = 1;
-/// Laps per big block (module docs, *Blocks sized by backlog*): 124 slots, about 3 KB for small
-/// messages, which the 127-slot experiment in docs/results/comparison.md showed enough to take
-/// fjthrput's allocator cost off the profile.
-pub(crate) const BIG_LAPS: usize = if cfg!(loom) { 2 } else { 4 };
+/// Laps per big block (module docs, *Blocks sized by backlog*): 248 slots (4–8 KB for messages
+/// of a word or two). With the big spare, eight laps ran fjthrput fastest; sixteen and more made
+/// glibc return and re-fault a single long backlog's pages (counting, docs/decisions.md §33).
+pub(crate) const BIG_LAPS: usize = if cfg!(loom) { 2 } else { 8 };
 /// Messages a big block holds.
 pub(crate) const BIG_CAP: usize = BIG_LAPS * BLOCK_CAP;
 /// How many blocks the consumer must be behind the block being closed before its successor is
@@ -155,11 +159,14 @@ impl<T> Advance<'_, T> {
         unsafe {
             let (next, next_big) = untagged((*block).next.load(Acquire));
             debug_assert!(!next.is_null());
-            if big {
+            if big && next_big {
+                // The backlog goes on: its sender will want a big block again (`fresh_block`).
+                self.mailbox.keep_spare(block, true);
+            } else if big {
                 Block::free(block, true);
             } else if capacity == BLOCK_CAP {
                 Block::reset(block);
-                self.mailbox.recycle(block);
+                self.mailbox.keep_spare(block, false);
             }
             // The small first block is part of the mailbox and is never reused: spares must
             // be full-size, and its bytes go back to being the gap between the two groups.
@@ -249,7 +256,8 @@ pub(crate) struct Mailbox<T> {
     _before: Gap,
     tail_word: AtomicUsize,
     tail_block: AtomicPtr<Block<T>>,
-    /// A consumed block waiting to become the next tail block (null when none). Without it every
+    /// A consumed block waiting to become the next tail block (null when none), tagged when big
+    /// (`block::tagged`). Without it every
     /// block is allocated by a sender's thread and freed by the consumer's, and a stream between
     /// two workers pays a cross-thread `free`: with glibc that takes the allocating arena's lock,
     /// and it cost counting and fjthrput half their throughput at 2 workers.
@@ -393,9 +401,35 @@ impl<T> Mailbox<T> {
         let word = self.head.word.load(Relaxed);
         // Release: our reads of the slots happen before the next activation, which starts after a
         // sender's Acquire claim sees IDLE. Fails if the tail moved (or is CLOSED).
-        self.tail_word
+        let idle = self
+            .tail_word
             .compare_exchange(word, word | IDLE, AcqRel, Relaxed)
-            .is_ok()
+            .is_ok();
+        // A big spare outlives its backlog only while the actor works: an idle actor keeps
+        // at most its current block. Relaxed: a hint (the line is ours after the CAS).
+        if idle && untagged(self.spare.load(Relaxed)).1 {
+            self.free_big_spare();
+        }
+        idle
+    }
+
+    /// Frees the spare if it is big (a small one, kept meanwhile, is put back). Out of line: only
+    /// an actor going idle after a backlog comes here.
+    #[cold]
+    #[inline(never)]
+    fn free_big_spare(&self) {
+        let (block, big) = untagged(self.spare.swap(ptr::null_mut(), Acquire));
+        if block.is_null() {
+            return;
+        }
+        // SAFETY: the swap made it ours alone; a small spare is reset, a big one consumed.
+        unsafe {
+            if big {
+                Block::free(block, true);
+            } else {
+                self.keep_spare(block, false);
+            }
+        }
     }
 
     /// Whether slots are claimed past the consumer (messages queued behind the current one).
@@ -472,10 +506,10 @@ impl<T> Drop for Mailbox<T> {
                 }
             }
         });
-        let spare = self.spare.load(Acquire);
+        let (spare, big) = untagged(self.spare.load(Acquire));
         if !spare.is_null() {
-            // SAFETY: exclusive access; the spare is a small block owned by the mailbox alone.
-            unsafe { Block::free(spare, false) };
+            // SAFETY: exclusive access; the spare is owned by the mailbox alone.
+            unsafe { Block::free(spare, big) };
         }
     }
 }

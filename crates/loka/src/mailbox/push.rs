@@ -2,7 +2,9 @@
 //! (a recycled spare, a new small block, or a big one for a growing backlog). See the module
 //! documentation of [`super`] for the protocol.
 
-use super::block::{block_of, capacity_at, ends_block, slot_index, span_base, tagged, Block};
+use super::block::{
+    block_of, capacity_at, ends_block, slot_index, span_base, tagged, untagged, Block,
+};
 use super::{Mailbox, Push, BIG, BIG_LAG_LAPS, BIG_LAPS, CLOSED, DIRECT, IDLE, LAP, SHIFT};
 use crate::sync::spin_hint;
 use std::mem::MaybeUninit;
@@ -11,45 +13,57 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 impl<T> Mailbox<T> {
     /// A block to link after the block holding `position` (whose last slot the caller is about
-    /// to claim), and whether it is big: the spare if there is one; else a big block if the next
-    /// lap may start one and the consumer lags (module docs, *Blocks sized by backlog*); else a
-    /// new small block.
+    /// to claim), and whether it is big: the spare if there is one that fits (a big spare only
+    /// where a big block may start); else a big block if the next lap may start one and the
+    /// consumer lags (module docs, *Blocks sized by backlog*); else a new small block.
     fn fresh_block(&self, position: usize) -> (*mut Block<T>, bool) {
+        let may_start_big = (position / LAP + 1) % BIG_LAPS == 0;
         // Relaxed peek first: most boundaries of a mailbox whose consumer keeps up find the spare,
-        // and an empty one costs no read-modify-write. Acquire on the swap pairs with `recycle`'s
-        // Release, so the reset slots are seen.
-        if !self.spare.load(Relaxed).is_null() {
-            let block = self.spare.swap(ptr::null_mut(), Acquire);
+        // and an empty one costs no read-modify-write. Acquire on the swap pairs with
+        // `keep_spare`'s Release, so the consumer's reads of the block (and a small block's reset)
+        // come before our writes.
+        let peek = self.spare.load(Relaxed);
+        if !peek.is_null() && (may_start_big || !untagged(peek).1) {
+            let (block, big) = untagged(self.spare.swap(ptr::null_mut(), Acquire));
             if !block.is_null() {
-                return (block, false);
+                if !big {
+                    return (block, false);
+                }
+                if may_start_big {
+                    // SAFETY: the swap made the consumed big block ours alone.
+                    unsafe { Block::reset_big(block) };
+                    return (block, true);
+                }
+                // A big block was kept between the peek and the swap, where none may start.
+                // SAFETY: ours alone (the swap), consumed.
+                unsafe { Block::free(block, true) };
             }
         }
-        let lap = position / LAP;
-        if (lap + 1) % BIG_LAPS == 0 {
+        if may_start_big {
             // Relaxed: a hint, read once per block that finds no spare. Saturating: `position`
             // may be stale (its claim will then fail) and the consumer past it.
             let consumer = self.head.word.load(Relaxed) >> SHIFT;
-            if lap.saturating_sub(consumer / LAP) >= BIG_LAG_LAPS {
+            if (position / LAP).saturating_sub(consumer / LAP) >= BIG_LAG_LAPS {
                 return (Block::new_big(), true);
             }
         }
         (Block::<T>::new_boxed(), false)
     }
 
-    /// Keeps an exclusively owned, reset, small block as the spare, or frees it when a spare is
-    /// already kept. The swap in `fresh_block` hands a spare to exactly one taker, and putting
-    /// one back only ever replaces null, so no pointer can be taken twice (no ABA).
+    /// Keeps an exclusively owned block as the spare (a small one reset, a big one as consumed),
+    /// freeing the spare it replaces. Every pointer enters the spare by this swap and leaves it
+    /// by exactly one swap (here or in `fresh_block`), so none can be taken twice; nothing is
+    /// compared, so there is no ABA. A mailbox so holds at most one spare, of either size.
     ///
     /// # Safety
-    /// `block` is a small block, exclusively owned and reset.
-    pub(super) unsafe fn recycle(&self, block: *mut Block<T>) {
-        if self
-            .spare
-            .compare_exchange(ptr::null_mut(), block, Release, Relaxed)
-            .is_err()
-        {
-            // SAFETY: exclusively owned (caller's contract), and not kept as the spare.
-            unsafe { Block::free(block, false) };
+    /// `block` is exclusively owned; big as `big` says; if small, reset.
+    pub(super) unsafe fn keep_spare(&self, block: *mut Block<T>, big: bool) {
+        // Release publishes the consumer's reads and resets to the taker; Acquire, the replaced
+        // spare's to us before we free it.
+        let (old, old_big) = untagged(self.spare.swap(tagged(block, big), AcqRel));
+        if !old.is_null() {
+            // SAFETY: the swap made it ours alone; a spare is never published in the chain.
+            unsafe { Block::free(old, old_big) };
         }
     }
 
@@ -63,7 +77,7 @@ impl<T> Mailbox<T> {
             if big {
                 Block::free(block, true);
             } else {
-                self.recycle(block);
+                self.keep_spare(block, false);
             }
         }
     }

@@ -134,7 +134,7 @@ fn drop_frees_remaining_values() {
     let mb = Mailbox::new();
     unsafe { mb.settle() };
     // Into a big block (Miri checks that each block is freed with its own layout).
-    for _ in 0..(FIRST_CAP + 3 * BLOCK_CAP + BIG_CAP / 2) {
+    for _ in 0..(FIRST_CAP + (BIG_LAPS - 1) * BLOCK_CAP + BIG_CAP / 2) {
         let _ = mb.push(Arc::clone(&marker));
     }
     assert_eq!(unsafe { mb.pop() }, Pop::Item(Arc::clone(&marker)));
@@ -201,7 +201,7 @@ fn len_estimate_counts_queued_messages_across_blocks() {
     assert_eq!(mb.len_estimate(), 0);
     // Across the small first block, the lap-0 gap, several small blocks and, the backlog having
     // grown, big ones with their inner laps.
-    let n = FIRST_CAP + 3 * BLOCK_CAP + 2 * BIG_CAP + 5;
+    let n = FIRST_CAP + (BIG_LAPS - 1) * BLOCK_CAP + 2 * BIG_CAP + 5;
     for i in 0..n {
         let _ = mb.push(i);
         assert_eq!(mb.len_estimate(), i + 1);
@@ -223,7 +223,7 @@ fn pop_with_advances_when_the_taker_unwinds() {
     let mb = Mailbox::new();
     unsafe { mb.settle() };
     // Across small blocks, and the inner laps and the end of a big one.
-    let total = FIRST_CAP + 3 * BLOCK_CAP + BIG_CAP + 3;
+    let total = FIRST_CAP + (BIG_LAPS - 1) * BLOCK_CAP + BIG_CAP + 3;
     for i in 0..total {
         let _ = mb.push(Box::new(i));
     }
@@ -303,13 +303,13 @@ fn tail_is_big<T>(mb: &Mailbox<T>) -> bool {
 }
 
 /// A backlog that grows past two blocks while the consumer does not run is linked in big blocks
-/// (a quarter of the allocations), FIFO holds through their inner laps, the big blocks go with the
+/// (an eighth of the allocations), FIFO holds through their inner laps, the big blocks go with the
 /// backlog, and the mailbox then goes idle and wakes as before.
 #[test]
 fn a_growing_backlog_is_linked_in_big_blocks() {
     let mb = Mailbox::new();
     unsafe { mb.settle() };
-    let n = FIRST_CAP + 3 * BLOCK_CAP + 3 * BIG_CAP + 7;
+    let n = FIRST_CAP + (BIG_LAPS - 1) * BLOCK_CAP + 3 * BIG_CAP + 7;
     let mut big_seen = 0;
     for i in 0..n {
         let _ = mb.push(i);
@@ -347,4 +347,58 @@ fn a_stream_that_keeps_up_stays_in_small_blocks() {
             assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
         }
     }
+}
+
+/// A backlog that stays behind recycles its big blocks: the consumer keeps a consumed big block
+/// whose successor is big as the spare, the sender links that very block at its next block end,
+/// FIFO holds through it, and the actor going idle frees the big spare it no longer needs.
+#[test]
+fn a_lasting_backlog_recycles_its_big_blocks() {
+    let mb = Mailbox::new();
+    unsafe { mb.settle() };
+    let before_big = FIRST_CAP + (BIG_LAPS - 1) * BLOCK_CAP;
+    // Small blocks, a first big block, and a second one but for its last slot.
+    let mut sent = 0;
+    while sent < before_big + 2 * BIG_CAP - 1 {
+        let _ = mb.push(sent);
+        sent += 1;
+    }
+    for i in 0..before_big + BIG_CAP {
+        assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
+    }
+    let (kept, big) = block::untagged(mb.spare.load(Relaxed));
+    assert!(
+        big && !kept.is_null(),
+        "the first big block, consumed, is kept while the backlog lasts"
+    );
+    // The second big block's last slot: its sender links the next block.
+    let _ = mb.push(sent);
+    sent += 1;
+    assert!(
+        mb.spare.load(Relaxed).is_null(),
+        "the sender took the spare"
+    );
+    assert_eq!(
+        mb.tail_block.load(Relaxed),
+        kept,
+        "the kept big block is linked again instead of a new allocation"
+    );
+    assert!(tail_is_big(&mb));
+    for _ in 0..5 {
+        let _ = mb.push(sent);
+        sent += 1;
+    }
+    for i in before_big + BIG_CAP..sent {
+        assert_eq!(unsafe { mb.pop() }, Pop::Item(i));
+    }
+    assert_eq!(unsafe { mb.pop() }, Pop::Empty);
+    assert!(
+        block::untagged(mb.spare.load(Relaxed)).1,
+        "the second big block is kept (its successor is big)"
+    );
+    assert!(unsafe { mb.try_idle() });
+    assert!(
+        mb.spare.load(Relaxed).is_null(),
+        "an idle actor keeps no big spare"
+    );
 }
