@@ -77,6 +77,18 @@ pub(crate) struct CostModel {
     pub(crate) bw_memory: f64,
     /// Peak bandwidth of one interconnect link in one direction, GB/s: a cap on remote streams.
     pub(crate) bw_link: f64,
+    /// Sustained bandwidth of one node's memory with all its cores streaming (STREAM), GB/s:
+    /// the capacity that every transfer from that node's memory shares (`contention.rs`).
+    pub(crate) stream_node: f64,
+    /// Sustained bandwidth of the link from one node to another, one direction, GB/s: the
+    /// capacity that every transfer between the two nodes shares (`contention.rs`).
+    pub(crate) stream_link: f64,
+    /// Cache lines of a mailbox's tail (the claim word) that a sender takes from the previous
+    /// sender when several senders write to one mailbox in turn.
+    pub(crate) tail_lines: f64,
+    /// Virtual ns: senders whose last send to a mailbox lies within this window before the
+    /// receiver's activation count as writing to it in turn (0: the mailbox term is off).
+    pub(crate) mailbox_window: f64,
 }
 
 /// The keys of a cost file, in the order of the documentation.
@@ -100,6 +112,10 @@ pub(crate) const KEYS: &[&str] = &[
     "mlp",
     "bw_memory",
     "bw_link",
+    "stream_node",
+    "stream_link",
+    "tail_lines",
+    "mailbox_window",
 ];
 
 impl CostModel {
@@ -124,6 +140,10 @@ impl CostModel {
                 line_remote: 100.0,
                 bw_memory: 25.6,
                 bw_link: 12.8,
+                // AMD: ~100 GB/s STREAM on four Opteron 6100 (8 nodes, DDR3-1333), 12.5 a node;
+                // × 1600/1333 for the 6376's DDR3-1600.
+                stream_node: 15.0,
+                stream_link: 12.8,
                 ..generic
             },
             // Nehalem-EX at 2.26 GHz: L2 10 cycles, L3 21 ns; 135 ns local memory (buffered
@@ -135,6 +155,9 @@ impl CostModel {
                 line_remote: 135.0,
                 bw_memory: 25.6,
                 bw_link: 12.8,
+                // Intel's expected STREAM for a four-socket Xeon 7500 server, 36 GB/s, a quarter.
+                stream_node: 9.0,
+                stream_link: 12.8,
                 ..generic
             },
             // Sandy Bridge-EP at 2.4 GHz: L2 12 cycles, L3 30 cycles; DDR3-1600 × 4 channels;
@@ -146,6 +169,10 @@ impl CostModel {
                 line_remote: 81.0,
                 bw_memory: 51.2,
                 bw_link: 6.7,
+                // Two thirds of the peak (what multi-threaded streams reach on Nehalem/Westmere
+                // Xeons; no E5-4640 figure found).
+                stream_node: 34.1,
+                stream_link: 6.7,
                 ..generic
             },
             _ => generic,
@@ -174,6 +201,10 @@ impl CostModel {
             mlp: 10.0,
             bw_memory: 25.6,
             bw_link: 12.8,
+            stream_node: 17.1,
+            stream_link: 12.8,
+            tail_lines: 1.0,
+            mailbox_window: 5_000.0,
         }
     }
 
@@ -218,7 +249,12 @@ impl CostModel {
                     "sim cost file {name}: `{key}` must be a non-negative number, not {v}"
                 ));
             }
-            if v == 0.0 && matches!(key.as_str(), "mlp" | "bw_memory" | "bw_link") {
+            if v == 0.0
+                && matches!(
+                    key.as_str(),
+                    "mlp" | "bw_memory" | "bw_link" | "stream_node" | "stream_link"
+                )
+            {
                 return Err(format!(
                     "sim cost file {name}: `{key}` must be positive (it divides), not 0"
                 ));
@@ -243,6 +279,10 @@ impl CostModel {
                 "mlp" => &mut self.mlp,
                 "bw_memory" => &mut self.bw_memory,
                 "bw_link" => &mut self.bw_link,
+                "stream_node" => &mut self.stream_node,
+                "stream_link" => &mut self.stream_link,
+                "tail_lines" => &mut self.tail_lines,
+                "mailbox_window" => &mut self.mailbox_window,
                 _ => {
                     return Err(format!(
                         "sim cost file {name}: unknown key `{key}` (known: {})",

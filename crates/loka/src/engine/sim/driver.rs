@@ -347,7 +347,16 @@ impl Engine {
         };
         let source = st.memory.locate(w, actor);
         let bytes = footprint(st.memory.declared(actor));
-        let state = st.memory.cost(c, &self.distances, w, source, bytes);
+        // Priced with the other workers' transfers in progress on the same controller and link.
+        let state = match st.memory.path(c, &self.distances, w, source) {
+            None => 0.0,
+            Some(path) => {
+                let lines = bytes.div_ceil(super::memory::LINE).max(1);
+                let fetch = st.contention.fetch(c, &path, lines, start);
+                st.stats.memory_queue_ns += fetch.queued as u64;
+                fetch.ns
+            }
+        };
         let inner = &mut **st;
         inner.memory.count(&mut inner.stats, w, source, state);
         // What this activation sends becomes visible once its first message is handled (the
@@ -379,7 +388,20 @@ impl Engine {
         // takes the share plus the slot's line, fetched from this worker's cache (the receiver
         // read it last). A plain thread's sends (no sender worker) are charged here.
         let mut sending = messages * c.send;
-        if let Some(&s) = st.sender_of.get(&actor) {
+        let line = |a: usize, b: usize| c.line(self.distances.get(a, b));
+        if let Some(charges) = st.tails.batch(c, actor, w, start, messages, line) {
+            // Several workers wrote this mailbox in turn: each pays its share of the sends and
+            // the tail line's hand-offs and waits (`contention.rs`), on its own clock.
+            sending = 0.0;
+            st.stats.mailbox_tail_ns += charges.tail_ns as u64;
+            for (s, ns) in charges.writers {
+                if s == w {
+                    sending += ns;
+                } else {
+                    st.workers[s].clock += ns as u64;
+                }
+            }
+        } else if let Some(&s) = st.sender_of.get(&actor) {
             if s != w {
                 let line = c.message_lines * c.line(self.distances.get(s, w));
                 st.workers[s].clock += (messages * (c.send + line)) as u64;
@@ -416,6 +438,7 @@ impl Engine {
             RunOutcome::Stopped => {
                 st.busy_until.remove(&actor);
                 st.sender_of.remove(&actor);
+                st.tails.forget(actor);
             }
             RunOutcome::Requeue | RunOutcome::Waiting => self.requeue(st, w, task),
         }

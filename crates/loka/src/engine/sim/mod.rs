@@ -21,6 +21,7 @@
 //! | `balance.rs` | `hierarchical`'s periodic load balancing (migration limits and paths) |
 //! | `cost.rs` | the cost model and the distance classes |
 //! | `memory.rs` | actor footprints in LRU caches and on their home node's memory |
+//! | `contention.rs` | shared memory controllers, links and mailbox tails under load |
 //!
 //! **Plain threads.** A wake-up or spawn from a thread that is not the driver (a test's main
 //! thread, a benchmark's driver) is buffered and folded into the simulation only when it is
@@ -31,14 +32,19 @@
 //! scheduled are taken as they come (they are in the mailbox at once); a program that keeps
 //! sending from a plain thread while the simulation runs is correct but not reproducible.
 //!
+//! **Contention** ([`contention`]): a fetch waits behind the other workers' transfers on the
+//! memory controller and link it uses, and senders that write one mailbox in turn hand its tail
+//! line to one another.
+//!
 //! **Not modelled yet**: per-message sender distances (sends to a scheduled actor never reach the
-//! engine), a sender's share of a message's cost, contention (docs/simulation.md).
+//! engine), contention in shared caches and on the on-chip network (docs/simulation.md).
 //!
 //! **Timers** run on virtual time (`driver.rs`): one due before the next step fires first; with
 //! nothing runnable, a pending one-shot timer fires at once (virtual time jumps to it), and a
 //! periodic one after its delay in real time, as in the real engines (docs/timers.md).
 
 mod balance;
+mod contention;
 mod cost;
 mod driver;
 mod memory;
@@ -107,6 +113,10 @@ struct State {
     place_queues: Vec<VecDeque<TaskRef>>,
     /// Where every actor's state lies in the caches and memory (`memory.rs`).
     memory: memory::Memory,
+    /// The transfers in progress on memory controllers and links (`contention.rs`).
+    contention: contention::Contention,
+    /// Who wrote each mailbox's tail lately (`contention.rs`).
+    tails: contention::Tails,
     /// `hierarchical`'s balancing rounds: the workers' recent activations (`balance.rs`).
     balance: crate::engine::balance_round::BalanceHistory,
     stats: SimStats,
@@ -203,6 +213,8 @@ impl Engine {
                 tickets: [0; 2],
                 place_queues: (0..layout.place_count()).map(|_| VecDeque::new()).collect(),
                 memory,
+                contention: contention::Contention::new(shared.machine.topology.numa_node_count()),
+                tails: Default::default(),
                 balance: crate::engine::balance_round::BalanceHistory::new(n),
                 stats: SimStats::default(),
             }),

@@ -23,6 +23,7 @@ impl Engine {
                 if let Some(last) = place.last() {
                     st.woken_by.insert(key(task), w);
                     st.sender_of.insert(key(task), w);
+                    st.tails.wrote(key(task), w, now);
                     // Where its own worker re-queues it: a hub stays pinned there.
                     let route =
                         if place.is_hub() && matches!(self.routing, Routing::Hierarchical { .. }) {
@@ -81,6 +82,7 @@ impl Engine {
         };
         st.woken_by.insert(key(task), w);
         st.sender_of.insert(key(task), w);
+        st.tails.wrote(key(task), w, now);
         self.push(st, route, task, Some(w), now);
     }
 
