@@ -21,6 +21,7 @@
 
 use super::cost::CostModel;
 use super::memory::{transfer, Path, LINE};
+use crate::runtime::TaskRef;
 use rustc_hash::FxHashMap;
 
 /// Mean wait in a queue whose server takes `service` ns per item at utilisation `rho`, at most
@@ -157,25 +158,77 @@ impl Contention {
     }
 }
 
+/// Mailboxes watched at once (the most recently requeued): a bound on what each activation
+/// checks.
+const MAX_WATCHED: usize = 8;
+
+/// The mailboxes of actors that used their budget with mail left and wait in a queue for their
+/// next activation: the mailboxes many senders hammer. Sends to them never reach the engine (the
+/// actor is scheduled already), so the driver reads their length before and after every other
+/// activation: on the host activations run one at a time, so the growth across one activation
+/// is what that activation sent there.
+#[derive(Default)]
+pub(crate) struct Watch {
+    /// (actor id, its task, its mailbox's length before the running activation).
+    queued: Vec<(u64, TaskRef, usize)>,
+}
+
+impl Watch {
+    /// `task` (actor `actor`) was requeued with mail left: watch its mailbox until it runs.
+    pub(crate) fn requeued(&mut self, actor: u64, task: TaskRef) {
+        self.queued.retain(|&(a, _, _)| a != actor);
+        if self.queued.len() == MAX_WATCHED {
+            self.queued.remove(0);
+        }
+        self.queued.push((actor, task, 0));
+    }
+
+    /// Actor `actor` is about to run: its own activation consumes its mailbox, and when it stops
+    /// its task may be freed, so it is no longer watched. Then reads the watched lengths.
+    pub(crate) fn before(&mut self, actor: u64) {
+        self.queued.retain(|&(a, _, _)| a != actor);
+        for (_, task, len) in &mut self.queued {
+            // SAFETY: a watched task waits in a virtual worker's queue (it leaves the watch when
+            // it is next activated, above), and a queued actor is alive: it stops only in an
+            // activation of its own.
+            *len = unsafe { task.info() }.mailbox_len;
+        }
+    }
+
+    /// The activation on worker `w` ended: every watched mailbox that grew had a writer on `w`,
+    /// sending at virtual time `at`.
+    pub(crate) fn after(&mut self, tails: &mut Tails, w: usize, at: u64) {
+        for &(actor, task, before) in &self.queued {
+            // SAFETY: as in `before`; the activation that just ran was another actor's.
+            if unsafe { task.info() }.mailbox_len > before {
+                tails.wrote(actor, w, at);
+            }
+        }
+    }
+}
+
 /// Writers kept per mailbox: the most recent distinct ones (more cannot matter much, and the
 /// list stays cheap to scan).
 const MAX_WRITERS: usize = 16;
 
 /// One receiver's recent writers: distinct workers with the virtual time of their last send the
-/// engine saw, oldest first, and when its previous batch started.
+/// engine saw, oldest first, and when its latest batches started (oldest first).
 #[derive(Debug, Default)]
 struct Tail {
     writers: Vec<(usize, u64)>,
-    last_batch: Option<u64>,
+    batches: std::collections::VecDeque<u64>,
 }
 
 /// The writers of every receiver's mailbox tail, as far as the engine sees them.
 ///
-/// The engine sees a send when it wakes its receiver or reaches it while it runs (`routing.rs`);
-/// sends to an actor that is already queued go straight into its mailbox, unseen (a hook on
-/// every send would cost the real engines). So the writers of a batch are taken to be the
-/// distinct workers seen sending to the receiver within `mailbox_window` before the batch's
-/// activation, each sending an equal share of it.
+/// The engine sees a send when it wakes its receiver or reaches it while it runs (`routing.rs`),
+/// and, for a receiver that used its budget and waits in a queue, through its mailbox's length
+/// ([`Watch`]); other sends to an actor that is already queued go straight into its mailbox,
+/// unseen (a hook on every send would cost the real engines). So the writers of a batch are
+/// taken to be the distinct workers seen sending to the receiver since the start of its latest
+/// `mailbox_batches` batches, each sending an equal share of it. The window is counted in the
+/// receiver's own batches, not in nanoseconds, so that it spans the same number of wake-ups for
+/// a fast receiver and a slow one.
 #[derive(Default)]
 pub(crate) struct Tails {
     tails: FxHashMap<u64, Tail>,
@@ -188,6 +241,9 @@ pub(crate) struct TailCharges {
     pub(crate) writers: Vec<(usize, f64)>,
     /// ns of those spent moving the tail and waiting for it.
     pub(crate) tail_ns: f64,
+    /// ns the receiver pays per message for the slot's lines: their mean distance over the
+    /// writers (each wrote its share of the slots in its own cache).
+    pub(crate) slot_ns: f64,
 }
 
 impl Tails {
@@ -231,13 +287,22 @@ impl Tails {
         messages: f64,
         line: impl Fn(usize, usize) -> f64,
     ) -> Option<TailCharges> {
-        let window = model.mailbox_window;
         let tail = self.tails.get_mut(&actor)?;
-        let previous = tail.last_batch.replace(start);
-        if !(window > 0.0) || messages <= 0.0 {
+        let previous = tail.batches.back().copied();
+        let n = model.mailbox_batches as usize;
+        tail.batches.push_back(start);
+        while tail.batches.len() > n.max(1) {
+            tail.batches.pop_front();
+        }
+        if n == 0 || messages <= 0.0 {
             return None;
         }
-        let since = start.saturating_sub(window as u64);
+        // With fewer than `n` batches so far, every writer seen counts.
+        let since = if tail.batches.len() == n {
+            tail.batches[0]
+        } else {
+            0
+        };
         tail.writers.retain(|&(_, t)| t >= since);
         let k = tail.writers.len();
         if k < 2 {
@@ -249,13 +314,15 @@ impl Tails {
         };
         let hops: Vec<f64> = (0..k).map(hop).collect();
         let service = hops.iter().sum::<f64>() / k as f64;
+        // Without a previous batch, the messages came at most as fast as the tail moved.
         let interval = previous
-            .map_or(window, |p| start.saturating_sub(p) as f64)
+            .map_or(messages * service, |p| start.saturating_sub(p) as f64)
             .max(1.0);
         let rho = messages * service / interval;
         let wait = queue_wait(rho, service, (k - 1) as f64 * service);
         let share = messages / k as f64;
         let mut tail_ns = 0.0;
+        let mut slot_ns = 0.0;
         let writers = tail
             .writers
             .iter()
@@ -263,10 +330,15 @@ impl Tails {
             .map(|(&(w, _), &hop)| {
                 tail_ns += share * (hop + wait);
                 let slot = model.message_lines * line(w, receiver);
+                slot_ns += slot / k as f64;
                 (w, share * (model.send + slot + hop + wait))
             })
             .collect();
-        Some(TailCharges { writers, tail_ns })
+        Some(TailCharges {
+            writers,
+            tail_ns,
+            slot_ns,
+        })
     }
 }
 
@@ -368,6 +440,8 @@ mod tests {
         // Each writer's share: half the batch's sends, with the slot's line from the receiver.
         let w1 = 1.0 * (model.send + model.message_lines * 25.0 + 25.0 + wait);
         assert!((c.writers[0].1 - w1).abs() < 1e-9);
+        // The receiver reads half the slots from worker 1's cache, half from its own.
+        assert!((c.slot_ns - model.message_lines * 12.5).abs() < 1e-9);
         let near = c.tail_ns;
         // A writer on another node: two of the three hand-offs cross nodes.
         t.wrote(9, 40, 500);
@@ -380,16 +454,32 @@ mod tests {
         let c = t.batch(&model, 9, 0, 700, 100.0, line).unwrap();
         let round = 25.0 + 160.0 + 160.0;
         assert!((c.tail_ns - 100.0 * round).abs() < 1e-6, "{}", c.tail_ns);
-        // Writers older than the window no longer count.
-        assert!(t.batch(&model, 9, 0, 100_000, 5.0, line).is_none());
-        // Window 0: the term is off.
+        // Writers not seen since the receiver's 8th-latest batch no longer count: 4 batches
+        // so far; after 4 more without a send, the oldest batch is 400 (writer 0 at 300 drops),
+        // after 5 it is 600 (writer 40 at 500 drops), and writer 1 is alone.
+        for at in [1_000, 2_000, 3_000, 4_000] {
+            assert_eq!(
+                t.batch(&model, 9, 0, at, 1.0, line).unwrap().writers.len(),
+                3
+            );
+        }
+        assert_eq!(
+            t.batch(&model, 9, 0, 5_000, 1.0, line)
+                .unwrap()
+                .writers
+                .len(),
+            2
+        );
+        assert!(t.batch(&model, 9, 0, 6_000, 1.0, line).is_none());
+        // No batches to look back on: the term is off.
         let off = CostModel {
-            mailbox_window: 0.0,
+            mailbox_batches: 0.0,
             ..model
         };
         t.wrote(9, 0, 200_000);
         t.wrote(9, 40, 200_010);
         assert!(t.batch(&off, 9, 0, 200_100, 5.0, line).is_none());
+        assert!(t.batch(&model, 9, 0, 200_200, 5.0, line).is_some());
         t.forget(9);
         assert!(t.batch(&model, 9, 0, 200_200, 5.0, line).is_none());
     }

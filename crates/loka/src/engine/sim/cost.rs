@@ -86,9 +86,9 @@ pub(crate) struct CostModel {
     /// Cache lines of a mailbox's tail (the claim word) that a sender takes from the previous
     /// sender when several senders write to one mailbox in turn.
     pub(crate) tail_lines: f64,
-    /// Virtual ns: senders whose last send to a mailbox lies within this window before the
-    /// receiver's activation count as writing to it in turn (0: the mailbox term is off).
-    pub(crate) mailbox_window: f64,
+    /// Senders seen sending to a mailbox since the start of the receiver's latest this-many
+    /// batches (activations) count as writing to it in turn (0: the mailbox term is off).
+    pub(crate) mailbox_batches: f64,
 }
 
 /// The keys of a cost file, in the order of the documentation.
@@ -115,7 +115,7 @@ pub(crate) const KEYS: &[&str] = &[
     "stream_node",
     "stream_link",
     "tail_lines",
-    "mailbox_window",
+    "mailbox_batches",
 ];
 
 impl CostModel {
@@ -204,7 +204,7 @@ impl CostModel {
             stream_node: 17.1,
             stream_link: 12.8,
             tail_lines: 1.0,
-            mailbox_window: 5_000.0,
+            mailbox_batches: 8.0,
         }
     }
 
@@ -282,7 +282,7 @@ impl CostModel {
                 "stream_node" => &mut self.stream_node,
                 "stream_link" => &mut self.stream_link,
                 "tail_lines" => &mut self.tail_lines,
-                "mailbox_window" => &mut self.mailbox_window,
+                "mailbox_batches" => &mut self.mailbox_batches,
                 _ => {
                     return Err(format!(
                         "sim cost file {name}: unknown key `{key}` (known: {})",
@@ -451,7 +451,29 @@ mod tests {
             (m.memory, m.mlp, m.bw_memory, m.bw_link),
             (90.0, 8.0, 20.0, 6.4)
         );
+        // The contention term's keys (`contention.rs`).
+        let m = base
+            .clone()
+            .with_overrides(
+                "stream_node = 12.5\nstream_link = 6.4\ntail_lines = 2\nmailbox_batches = 0\n",
+                Path::new("c.toml"),
+            )
+            .unwrap();
+        assert_eq!(
+            (
+                m.stream_node,
+                m.stream_link,
+                m.tail_lines,
+                m.mailbox_batches
+            ),
+            (12.5, 6.4, 2.0, 0.0)
+        );
         for bad in [
+            "stream_node = 0",
+            "stream_link = -1",
+            "tail_lines = \"one\"",
+            "mailbox_batches = inf",
+            "stream_nodes = 3",
             "memory = -5",
             "mlp = \"many\"",
             "bw_link = nan",

@@ -366,6 +366,7 @@ impl Engine {
         st.running = Some((w, sends_at));
         let messages_before = counters.messages.get();
         let spawned_before = counters.spawned.get();
+        st.watch.before(actor);
         let measured = MutexGuard::unlocked(st, || {
             let t0 = self.measured.then(Instant::now);
             // SAFETY: the task came out of a virtual worker's queue of this system, so the driver
@@ -375,6 +376,8 @@ impl Engine {
         });
         let (outcome, compute) = measured;
         st.running = None;
+        let inner = &mut **st;
+        inner.watch.after(&mut inner.tails, w, sends_at);
         let (charged, declared) = execs[w].take_declared();
         if let Some(declared) = declared {
             st.memory.set_declared(actor, declared);
@@ -388,8 +391,11 @@ impl Engine {
         // takes the share plus the slot's line, fetched from this worker's cache (the receiver
         // read it last). A plain thread's sends (no sender worker) are charged here.
         let mut sending = messages * c.send;
+        let mut receiving = messages * per_message;
         let line = |a: usize, b: usize| c.line(self.distances.get(a, b));
         if let Some(charges) = st.tails.batch(c, actor, w, start, messages, line) {
+            // The slots came from all the writers' caches, not only the waker's.
+            receiving = messages * ((c.message - c.send).max(0.0) + charges.slot_ns);
             // Several workers wrote this mailbox in turn: each pays its share of the sends and
             // the tail line's hand-offs and waits (`contention.rs`), on its own clock.
             sending = 0.0;
@@ -409,7 +415,7 @@ impl Engine {
             }
         }
         let cost = fixed
-            + messages * per_message
+            + receiving
             + sending
             + state
             + spawned * c.spawn
@@ -440,7 +446,10 @@ impl Engine {
                 st.sender_of.remove(&actor);
                 st.tails.forget(actor);
             }
-            RunOutcome::Requeue | RunOutcome::Waiting => self.requeue(st, w, task),
+            RunOutcome::Requeue | RunOutcome::Waiting => {
+                st.watch.requeued(actor, task);
+                self.requeue(st, w, task)
+            }
         }
     }
 

@@ -117,6 +117,8 @@ struct State {
     contention: contention::Contention,
     /// Who wrote each mailbox's tail lately (`contention.rs`).
     tails: contention::Tails,
+    /// The mailboxes of requeued actors, whose senders the engine does not see (`contention.rs`).
+    watch: contention::Watch,
     /// `hierarchical`'s balancing rounds: the workers' recent activations (`balance.rs`).
     balance: crate::engine::balance_round::BalanceHistory,
     stats: SimStats,
@@ -215,6 +217,7 @@ impl Engine {
                 memory,
                 contention: contention::Contention::new(shared.machine.topology.numa_node_count()),
                 tails: Default::default(),
+                watch: Default::default(),
                 balance: crate::engine::balance_round::BalanceHistory::new(n),
                 stats: SimStats::default(),
             }),
@@ -311,6 +314,8 @@ impl Engine {
         let _ = thread.join();
         let mut st = self.state.lock();
         st.workers.iter_mut().for_each(VirtualWorker::clear);
+        // Its tasks were queued, and are no longer: the runtime stops and frees them now.
+        st.watch = Default::default();
         st.place_queues.iter_mut().for_each(VecDeque::clear);
         st.external.clear();
         st.idle = true;
