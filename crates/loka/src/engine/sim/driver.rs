@@ -376,8 +376,8 @@ impl Engine {
         });
         let (outcome, compute) = measured;
         st.running = None;
-        let inner = &mut **st;
-        inner.watch.after(&mut inner.tails, w, sends_at);
+        // Hammered mailboxes this activation sent to (`mailbox_tail.rs`).
+        let hot = st.watch.after();
         let (charged, declared) = execs[w].take_declared();
         if let Some(declared) = declared {
             st.memory.set_declared(actor, declared);
@@ -393,14 +393,12 @@ impl Engine {
         let mut sending = messages * c.send;
         let mut receiving = messages * per_message;
         let line = |a: usize, b: usize| c.line(self.distances.get(a, b));
-        if let Some(charges) = st.tails.batch(c, actor, w, start, messages, line) {
-            // The slots came from all the writers' caches, not only the waker's.
-            receiving = messages * ((c.message - c.send).max(0.0) + charges.slot_ns);
-            // Several workers wrote this mailbox in turn: each pays its share of the sends and
-            // the tail line's hand-offs and waits (`contention.rs`), on its own clock.
+        if let Some(shares) = st.tails.batch(c, actor, w, start, messages, line) {
+            // Several workers wrote this mailbox lately: each pays its share of the sends on its
+            // own clock, and the slots came from all their caches, not only the waker's.
+            receiving = messages * ((c.message - c.send).max(0.0) + shares.slot_ns);
             sending = 0.0;
-            st.stats.mailbox_tail_ns += charges.tail_ns as u64;
-            for (s, ns) in charges.writers {
+            for (s, ns) in shares.writers {
                 if s == w {
                     sending += ns;
                 } else {
@@ -414,14 +412,25 @@ impl Engine {
                 sending = 0.0;
             }
         }
-        let cost = fixed
+        let mut cost = fixed
             + receiving
             + sending
             + state
             + spawned * c.spawn
             // Measured host time includes the declared compute: only one of the two counts.
             + compute.unwrap_or(charged as f64) * c.compute_scale;
+        // This activation's sends into hammered mailboxes take their claim word's line from the
+        // other writers (`mailbox_tail.rs`).
+        let mut tail = 0.0;
+        for &(receiver, count) in &hot {
+            tail += st.tails.sent(c, receiver, w, sends_at, count, line);
+        }
+        cost += tail;
+        st.stats.mailbox_tail_ns += tail as u64;
         let end = start + cost.max(1.0) as u64;
+        for &(receiver, count) in &hot {
+            st.tails.record(receiver, w, sends_at, end, count);
+        }
         st.workers[w].clock = end;
         st.stats.events += 1;
         st.stats.trace_hash = mix(

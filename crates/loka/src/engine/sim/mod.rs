@@ -21,7 +21,8 @@
 //! | `balance.rs` | `hierarchical`'s periodic load balancing (migration limits and paths) |
 //! | `cost.rs` | the cost model and the distance classes |
 //! | `memory.rs` | actor footprints in LRU caches and on their home node's memory |
-//! | `contention.rs` | shared memory controllers, links and mailbox tails under load |
+//! | `contention.rs` | shared memory controllers and links under load |
+//! | `mailbox_tail.rs` | a mailbox's claim word written by several senders in turn |
 //!
 //! **Plain threads.** A wake-up or spawn from a thread that is not the driver (a test's main
 //! thread, a benchmark's driver) is buffered and folded into the simulation only when it is
@@ -32,9 +33,9 @@
 //! scheduled are taken as they come (they are in the mailbox at once); a program that keeps
 //! sending from a plain thread while the simulation runs is correct but not reproducible.
 //!
-//! **Contention** ([`contention`]): a fetch waits behind the other workers' transfers on the
-//! memory controller and link it uses, and senders that write one mailbox in turn hand its tail
-//! line to one another.
+//! **Contention** ([`contention`], [`mailbox_tail`]): a fetch waits behind the other workers'
+//! transfers on the memory controller and link it uses, and senders that write one mailbox at
+//! the same time hand its claim word's line to one another.
 //!
 //! **Not modelled yet**: per-message sender distances (sends to a scheduled actor never reach the
 //! engine), contention in shared caches and on the on-chip network (docs/simulation.md).
@@ -47,6 +48,7 @@ mod balance;
 mod contention;
 mod cost;
 mod driver;
+mod mailbox_tail;
 mod memory;
 mod routing;
 mod worker;
@@ -115,10 +117,10 @@ struct State {
     memory: memory::Memory,
     /// The transfers in progress on memory controllers and links (`contention.rs`).
     contention: contention::Contention,
-    /// Who wrote each mailbox's tail lately (`contention.rs`).
-    tails: contention::Tails,
-    /// The mailboxes of requeued actors, whose senders the engine does not see (`contention.rs`).
-    watch: contention::Watch,
+    /// Who wrote each mailbox's tail lately (`mailbox_tail.rs`).
+    tails: mailbox_tail::Tails,
+    /// The mailboxes of requeued actors, whose senders the engine does not see (`mailbox_tail.rs`).
+    watch: mailbox_tail::Watch,
     /// `hierarchical`'s balancing rounds: the workers' recent activations (`balance.rs`).
     balance: crate::engine::balance_round::BalanceHistory,
     stats: SimStats,
