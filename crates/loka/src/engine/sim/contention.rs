@@ -32,7 +32,7 @@ use super::memory::{transfer, Path, LINE};
 /// system cannot do: the items ahead of one in the queue are at most those in flight, so the
 /// caller passes what those take as `cap`. At or beyond saturation the wait is `cap`.
 pub(crate) fn queue_wait(rho: f64, service: f64, cap: f64) -> f64 {
-    if !(rho > 0.0) {
+    if rho.is_nan() || rho <= 0.0 {
         return 0.0;
     }
     if rho >= 1.0 {

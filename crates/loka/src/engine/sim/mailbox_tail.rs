@@ -152,7 +152,7 @@ impl Tails {
         count: f64,
         line: impl Fn(usize, usize) -> f64,
     ) -> f64 {
-        if !(model.mailbox_batches > 0.0) {
+        if model.mailbox_batches <= 0.0 {
             return 0.0;
         }
         let tail = self.tails.entry(actor).or_default();
