@@ -9,12 +9,13 @@
 //!
 //! The engine does not see most sends: a send to an actor that is already scheduled goes straight
 //! into its mailbox (a hook on every send would cost the real engines). It sees a send that wakes
-//! its receiver (`routing.rs`), and, for the receivers that used their budget with mail left and
-//! wait in a queue for their next activation, the hammered ones, it reads their mailboxes' lengths
-//! before and after every other activation ([`Watch`]): activations run one at a time on the
-//! host, so the growth is exactly what that activation sent there. Those sends are priced where
-//! they happen, on the sending activation ([`Tails::sent`]); the receiver's batches then split
-//! the senders' share among the writers seen ([`Tails::batch`]).
+//! its receiver (`routing.rs`), and, for the receivers that wait in a queue after using their
+//! budget with mail left, or that a send woke while several workers write them (the hammered
+//! ones), it reads their mailboxes' lengths before and after every other activation ([`Watch`]):
+//! activations run one at a time on the host, so the growth is exactly what that activation sent
+//! there. Those sends are priced where they happen, on the sending activation ([`Tails::sent`]);
+//! the receiver's batches then split the senders' share among the writers seen
+//! ([`Tails::batch`]).
 
 use super::contention::queue_wait;
 use super::cost::CostModel;
@@ -27,7 +28,7 @@ use std::collections::VecDeque;
 const MAX_WATCHED: usize = 8;
 
 /// The mailboxes of actors that used their budget with mail left and wait in a queue for their
-/// next activation.
+/// next activation, and of actors several workers write that a send just woke.
 #[derive(Default)]
 pub(crate) struct Watch {
     /// (actor id, its task, its mailbox's length before the running activation).
@@ -42,6 +43,19 @@ impl Watch {
             self.queued.remove(0);
         }
         self.queued.push((actor, task, 0));
+    }
+
+    /// `task` (actor `actor`), a mailbox several workers write, was just woken by a send from the
+    /// running activation: watch it until it runs, so that the activation's further sends into
+    /// it are counted too (the waking message is in its mailbox already).
+    pub(crate) fn woken(&mut self, actor: u64, task: TaskRef) {
+        self.requeued(actor, task);
+        // SAFETY: this wake-up schedules the task (the engine queues it right after), so it is
+        // alive, and stays so while queued (see `before`).
+        let len = unsafe { task.info() }.mailbox_len;
+        if let Some(entry) = self.queued.last_mut() {
+            entry.2 = len.saturating_sub(1);
+        }
     }
 
     /// Actor `actor` is about to run: its own activation consumes its mailbox, and when it stops
@@ -124,6 +138,12 @@ impl Tails {
         // Kept in order of their last send (a late-charged clock may write out of order).
         let i = tail.writers.partition_point(|&(_, t)| t <= at);
         tail.writers.insert(i, (w, at));
+    }
+
+    /// Whether several workers wrote `actor`'s mailbox (among its latest 16 distinct writers,
+    /// however long ago): one worth watching whenever it is woken.
+    pub(crate) fn shared(&self, actor: u64) -> bool {
+        self.tails.get(&actor).is_some_and(|t| t.writers.len() >= 2)
     }
 
     /// The actor stopped.
@@ -219,17 +239,22 @@ impl Tails {
         } else {
             0
         };
-        tail.writers.retain(|&(_, t)| t >= since);
-        let k = tail.writers.len();
+        // (Kept in the list: a mailbox once written by several workers stays watched.)
+        let writers: Vec<usize> = tail
+            .writers
+            .iter()
+            .filter(|&&(_, t)| t >= since)
+            .map(|&(w, _)| w)
+            .collect();
+        let k = writers.len();
         if k < 2 {
             return None;
         }
         let share = messages / k as f64;
         let mut slot_ns = 0.0;
-        let writers = tail
-            .writers
-            .iter()
-            .map(|&(w, _)| {
+        let writers = writers
+            .into_iter()
+            .map(|w| {
                 let slot = model.message_lines * line(w, receiver);
                 slot_ns += slot / k as f64;
                 (w, share * (model.send + slot))
