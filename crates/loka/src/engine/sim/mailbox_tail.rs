@@ -239,22 +239,17 @@ impl Tails {
         } else {
             0
         };
-        // (Kept in the list: a mailbox once written by several workers stays watched.)
-        let writers: Vec<usize> = tail
-            .writers
-            .iter()
-            .filter(|&&(_, t)| t >= since)
-            .map(|&(w, _)| w)
-            .collect();
-        let k = writers.len();
+        // (Kept in the list: a mailbox once written by several workers stays watched.) Counted
+        // before anything is allocated: most batches have one writer.
+        let recent = || tail.writers.iter().filter(move |&&(_, t)| t >= since);
+        let k = recent().count();
         if k < 2 {
             return None;
         }
         let share = messages / k as f64;
         let mut slot_ns = 0.0;
-        let writers = writers
-            .into_iter()
-            .map(|w| {
+        let writers = recent()
+            .map(|&(w, _)| {
                 let slot = model.message_lines * line(w, receiver);
                 slot_ns += slot / k as f64;
                 (w, share * (model.send + slot))
