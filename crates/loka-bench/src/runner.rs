@@ -80,6 +80,8 @@ pub fn run_once(
                     "sim_footprint_in_remote_memory",
                     sim.footprint_in_remote_memory,
                 ),
+                ("sim_memory_queue_ns", sim.memory_queue_ns),
+                ("sim_mailbox_tail_ns", sim.mailbox_tail_ns),
             ] {
                 map.insert(key.to_owned(), value.into());
             }

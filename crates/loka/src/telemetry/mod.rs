@@ -355,6 +355,12 @@ pub struct SimStats {
     pub footprint_in_local_memory: u64,
     /// … in memory on another node.
     pub footprint_in_remote_memory: u64,
+    /// Virtual nanoseconds that other workers' demand on memory controllers and links added to
+    /// footprint fetches (part of `footprint_ns`; docs/simulation.md, *Contention*).
+    pub memory_queue_ns: u64,
+    /// Virtual nanoseconds senders spent taking a mailbox's tail line from the previous writer
+    /// and waiting for it, when several workers wrote to one mailbox in turn.
+    pub mailbox_tail_ns: u64,
 }
 
 impl Stats {

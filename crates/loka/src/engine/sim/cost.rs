@@ -77,6 +77,18 @@ pub(crate) struct CostModel {
     pub(crate) bw_memory: f64,
     /// Peak bandwidth of one interconnect link in one direction, GB/s: a cap on remote streams.
     pub(crate) bw_link: f64,
+    /// Sustained bandwidth of one node's memory with all its cores streaming (STREAM), GB/s:
+    /// the capacity that every transfer from that node's memory shares (`contention.rs`).
+    pub(crate) stream_node: f64,
+    /// Sustained bandwidth of the link from one node to another, one direction, GB/s: the
+    /// capacity that every transfer between the two nodes shares (`contention.rs`).
+    pub(crate) stream_link: f64,
+    /// Cache lines of a mailbox's tail (the claim word) that a sender takes from the previous
+    /// sender when several senders write to one mailbox in turn.
+    pub(crate) tail_lines: f64,
+    /// Senders seen sending to a mailbox since the start of the receiver's latest this-many
+    /// batches (activations) count as writing to it in turn (0: the mailbox term is off).
+    pub(crate) mailbox_batches: f64,
 }
 
 /// The keys of a cost file, in the order of the documentation.
@@ -100,6 +112,10 @@ pub(crate) const KEYS: &[&str] = &[
     "mlp",
     "bw_memory",
     "bw_link",
+    "stream_node",
+    "stream_link",
+    "tail_lines",
+    "mailbox_batches",
 ];
 
 impl CostModel {
@@ -124,6 +140,10 @@ impl CostModel {
                 line_remote: 100.0,
                 bw_memory: 25.6,
                 bw_link: 12.8,
+                // AMD: ~100 GB/s STREAM on four Opteron 6100 (8 nodes, DDR3-1333), 12.5 a node;
+                // × 1600/1333 for the 6376's DDR3-1600.
+                stream_node: 15.0,
+                stream_link: 12.8,
                 ..generic
             },
             // Nehalem-EX at 2.26 GHz: L2 10 cycles, L3 21 ns; 135 ns local memory (buffered
@@ -135,6 +155,9 @@ impl CostModel {
                 line_remote: 135.0,
                 bw_memory: 25.6,
                 bw_link: 12.8,
+                // Intel's expected STREAM for a four-socket Xeon 7500 server, 36 GB/s, a quarter.
+                stream_node: 9.0,
+                stream_link: 12.8,
                 ..generic
             },
             // Sandy Bridge-EP at 2.4 GHz: L2 12 cycles, L3 30 cycles; DDR3-1600 × 4 channels;
@@ -146,6 +169,10 @@ impl CostModel {
                 line_remote: 81.0,
                 bw_memory: 51.2,
                 bw_link: 6.7,
+                // Two thirds of the peak (what multi-threaded streams reach on Nehalem/Westmere
+                // Xeons; no E5-4640 figure found).
+                stream_node: 34.1,
+                stream_link: 6.7,
                 ..generic
             },
             _ => generic,
@@ -174,6 +201,10 @@ impl CostModel {
             mlp: 10.0,
             bw_memory: 25.6,
             bw_link: 12.8,
+            stream_node: 17.1,
+            stream_link: 12.8,
+            tail_lines: 1.0,
+            mailbox_batches: 8.0,
         }
     }
 
@@ -218,7 +249,12 @@ impl CostModel {
                     "sim cost file {name}: `{key}` must be a non-negative number, not {v}"
                 ));
             }
-            if v == 0.0 && matches!(key.as_str(), "mlp" | "bw_memory" | "bw_link") {
+            if v == 0.0
+                && matches!(
+                    key.as_str(),
+                    "mlp" | "bw_memory" | "bw_link" | "stream_node" | "stream_link"
+                )
+            {
                 return Err(format!(
                     "sim cost file {name}: `{key}` must be positive (it divides), not 0"
                 ));
@@ -243,6 +279,10 @@ impl CostModel {
                 "mlp" => &mut self.mlp,
                 "bw_memory" => &mut self.bw_memory,
                 "bw_link" => &mut self.bw_link,
+                "stream_node" => &mut self.stream_node,
+                "stream_link" => &mut self.stream_link,
+                "tail_lines" => &mut self.tail_lines,
+                "mailbox_batches" => &mut self.mailbox_batches,
                 _ => {
                     return Err(format!(
                         "sim cost file {name}: unknown key `{key}` (known: {})",
@@ -411,7 +451,29 @@ mod tests {
             (m.memory, m.mlp, m.bw_memory, m.bw_link),
             (90.0, 8.0, 20.0, 6.4)
         );
+        // The contention term's keys (`contention.rs`).
+        let m = base
+            .clone()
+            .with_overrides(
+                "stream_node = 12.5\nstream_link = 6.4\ntail_lines = 2\nmailbox_batches = 0\n",
+                Path::new("c.toml"),
+            )
+            .unwrap();
+        assert_eq!(
+            (
+                m.stream_node,
+                m.stream_link,
+                m.tail_lines,
+                m.mailbox_batches
+            ),
+            (12.5, 6.4, 2.0, 0.0)
+        );
         for bad in [
+            "stream_node = 0",
+            "stream_link = -1",
+            "tail_lines = \"one\"",
+            "mailbox_batches = inf",
+            "stream_nodes = 3",
             "memory = -5",
             "mlp = \"many\"",
             "bw_link = nan",

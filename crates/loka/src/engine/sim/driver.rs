@@ -347,7 +347,16 @@ impl Engine {
         };
         let source = st.memory.locate(w, actor);
         let bytes = footprint(st.memory.declared(actor));
-        let state = st.memory.cost(c, &self.distances, w, source, bytes);
+        // Priced with the other workers' transfers in progress on the same controller and link.
+        let state = match st.memory.path(c, &self.distances, w, source) {
+            None => 0.0,
+            Some(path) => {
+                let lines = bytes.div_ceil(super::memory::LINE).max(1);
+                let fetch = st.contention.fetch(c, &path, lines, start);
+                st.stats.memory_queue_ns += fetch.queued as u64;
+                fetch.ns
+            }
+        };
         let inner = &mut **st;
         inner.memory.count(&mut inner.stats, w, source, state);
         // What this activation sends becomes visible once its first message is handled (the
@@ -357,6 +366,7 @@ impl Engine {
         st.running = Some((w, sends_at));
         let messages_before = counters.messages.get();
         let spawned_before = counters.spawned.get();
+        st.watch.before(actor);
         let measured = MutexGuard::unlocked(st, || {
             let t0 = self.measured.then(Instant::now);
             // SAFETY: the task came out of a virtual worker's queue of this system, so the driver
@@ -366,6 +376,8 @@ impl Engine {
         });
         let (outcome, compute) = measured;
         st.running = None;
+        // Hammered mailboxes this activation sent to (`mailbox_tail.rs`).
+        let hot = st.watch.after();
         let (charged, declared) = execs[w].take_declared();
         if let Some(declared) = declared {
             st.memory.set_declared(actor, declared);
@@ -379,21 +391,46 @@ impl Engine {
         // takes the share plus the slot's line, fetched from this worker's cache (the receiver
         // read it last). A plain thread's sends (no sender worker) are charged here.
         let mut sending = messages * c.send;
-        if let Some(&s) = st.sender_of.get(&actor) {
+        let mut receiving = messages * per_message;
+        let line = |a: usize, b: usize| c.line(self.distances.get(a, b));
+        if let Some(shares) = st.tails.batch(c, actor, w, start, messages, line) {
+            // Several workers wrote this mailbox lately: each pays its share of the sends on its
+            // own clock, and the slots came from all their caches, not only the waker's.
+            receiving = messages * ((c.message - c.send).max(0.0) + shares.slot_ns);
+            sending = 0.0;
+            for (s, ns) in shares.writers {
+                if s == w {
+                    sending += ns;
+                } else {
+                    st.workers[s].clock += ns as u64;
+                }
+            }
+        } else if let Some(&s) = st.sender_of.get(&actor) {
             if s != w {
                 let line = c.message_lines * c.line(self.distances.get(s, w));
                 st.workers[s].clock += (messages * (c.send + line)) as u64;
                 sending = 0.0;
             }
         }
-        let cost = fixed
-            + messages * per_message
+        let mut cost = fixed
+            + receiving
             + sending
             + state
             + spawned * c.spawn
             // Measured host time includes the declared compute: only one of the two counts.
             + compute.unwrap_or(charged as f64) * c.compute_scale;
+        // This activation's sends into hammered mailboxes take their claim word's line from the
+        // other writers (`mailbox_tail.rs`).
+        let mut tail = 0.0;
+        for &(receiver, count) in &hot {
+            tail += st.tails.sent(c, receiver, w, sends_at, count, line);
+        }
+        cost += tail;
+        st.stats.mailbox_tail_ns += tail as u64;
         let end = start + cost.max(1.0) as u64;
+        for &(receiver, count) in &hot {
+            st.tails.record(receiver, w, sends_at, end, count);
+        }
         st.workers[w].clock = end;
         st.stats.events += 1;
         st.stats.trace_hash = mix(
@@ -416,8 +453,12 @@ impl Engine {
             RunOutcome::Stopped => {
                 st.busy_until.remove(&actor);
                 st.sender_of.remove(&actor);
+                st.tails.forget(actor);
             }
-            RunOutcome::Requeue | RunOutcome::Waiting => self.requeue(st, w, task),
+            RunOutcome::Requeue | RunOutcome::Waiting => {
+                st.watch.requeued(actor, task);
+                self.requeue(st, w, task)
+            }
         }
     }
 

@@ -255,7 +255,9 @@ impl Memory {
         } += 1;
     }
 
-    /// What fetching `bytes` from `source` costs worker `w`, in ns.
+    /// What fetching `bytes` from `source` costs worker `w`, in ns, with nothing else loading
+    /// the path (`contention.rs` adds what others' transfers cost it).
+    #[cfg(test)]
     pub(crate) fn cost(
         &self,
         model: &CostModel,
@@ -265,26 +267,67 @@ impl Memory {
         bytes: u64,
     ) -> f64 {
         let lines = bytes.div_ceil(LINE).max(1);
-        let (latency, peak) = match source {
-            Source::Cache(Level::L1) => return 0.0,
-            Source::Cache(Level::L2) => (model.line_l2, f64::INFINITY),
-            Source::Cache(_) => (model.line_l3, f64::INFINITY),
-            Source::Peer(h) => match distances.get(w, h) {
-                Distance::Remote(_) => (model.line(distances.get(w, h)), model.bw_link),
-                d => (model.line(d), f64::INFINITY),
-            },
-            Source::Memory(home) => {
-                let here = self.node[w];
-                let relative = self.relative[here * self.nodes + home];
-                if here == home {
-                    (model.memory, model.bw_memory)
-                } else {
-                    (model.memory * relative, model.bw_memory.min(model.bw_link))
-                }
-            }
-        };
-        transfer(lines, latency, peak, model.mlp)
+        self.path(model, distances, w, source)
+            .map_or(0.0, |p| transfer(lines, p.latency, p.peak, model.mlp))
     }
+
+    /// The path a fetch by worker `w` from `source` takes: its first line's latency, its peak,
+    /// and the shared resources it loads. `None`: the bytes are in `w`'s L1 (free).
+    pub(crate) fn path(
+        &self,
+        model: &CostModel,
+        distances: &Distances,
+        w: usize,
+        source: Source,
+    ) -> Option<Path> {
+        let here = self.node[w];
+        let local = |latency, peak| Path {
+            latency,
+            peak,
+            controller: None,
+            link: None,
+        };
+        Some(match source {
+            Source::Cache(Level::L1) => return None,
+            Source::Cache(Level::L2) => local(model.line_l2, f64::INFINITY),
+            Source::Cache(_) => local(model.line_l3, f64::INFINITY),
+            Source::Peer(h) => match distances.get(w, h) {
+                // Cache to cache across nodes: over the link from the holder's node, not through
+                // any memory controller.
+                d @ Distance::Remote(_) => Path {
+                    link: Some((self.node[h], here)),
+                    ..local(model.line(d), model.bw_link)
+                },
+                d => local(model.line(d), f64::INFINITY),
+            },
+            Source::Memory(home) if home == here => Path {
+                controller: Some(home),
+                ..local(model.memory, model.bw_memory)
+            },
+            Source::Memory(home) => Path {
+                controller: Some(home),
+                link: Some((home, here)),
+                ..local(
+                    model.memory * self.relative[here * self.nodes + home],
+                    model.bw_memory.min(model.bw_link),
+                )
+            },
+        })
+    }
+}
+
+/// Where a fetch goes: what its first line costs, the fastest it can stream, and the shared
+/// resources its bytes pass (a node's memory controller, the link between two nodes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Path {
+    /// ns until the first line arrives, nothing else loading the path.
+    pub(crate) latency: f64,
+    /// The path's peak, GB/s (bytes per ns).
+    pub(crate) peak: f64,
+    /// The node whose memory serves the bytes.
+    pub(crate) controller: Option<usize>,
+    /// The link the bytes cross: (from node, to node).
+    pub(crate) link: Option<(usize, usize)>,
 }
 
 /// `lines` cache lines at `latency` ns: the first pays it, the others stream at what `mlp` lines

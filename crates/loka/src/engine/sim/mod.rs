@@ -21,6 +21,8 @@
 //! | `balance.rs` | `hierarchical`'s periodic load balancing (migration limits and paths) |
 //! | `cost.rs` | the cost model and the distance classes |
 //! | `memory.rs` | actor footprints in LRU caches and on their home node's memory |
+//! | `contention.rs` | shared memory controllers and links under load |
+//! | `mailbox_tail.rs` | a mailbox's claim word written by several senders in turn |
 //!
 //! **Plain threads.** A wake-up or spawn from a thread that is not the driver (a test's main
 //! thread, a benchmark's driver) is buffered and folded into the simulation only when it is
@@ -31,16 +33,22 @@
 //! scheduled are taken as they come (they are in the mailbox at once); a program that keeps
 //! sending from a plain thread while the simulation runs is correct but not reproducible.
 //!
+//! **Contention** ([`contention`], [`mailbox_tail`]): a fetch waits behind the other workers'
+//! transfers on the memory controller and link it uses, and senders that write one mailbox at
+//! the same time hand its claim word's line to one another.
+//!
 //! **Not modelled yet**: per-message sender distances (sends to a scheduled actor never reach the
-//! engine), a sender's share of a message's cost, contention (docs/simulation.md).
+//! engine), contention in shared caches and on the on-chip network (docs/simulation.md).
 //!
 //! **Timers** run on virtual time (`driver.rs`): one due before the next step fires first; with
 //! nothing runnable, a pending one-shot timer fires at once (virtual time jumps to it), and a
 //! periodic one after its delay in real time, as in the real engines (docs/timers.md).
 
 mod balance;
+mod contention;
 mod cost;
 mod driver;
+mod mailbox_tail;
 mod memory;
 mod routing;
 mod worker;
@@ -107,6 +115,12 @@ struct State {
     place_queues: Vec<VecDeque<TaskRef>>,
     /// Where every actor's state lies in the caches and memory (`memory.rs`).
     memory: memory::Memory,
+    /// The transfers in progress on memory controllers and links (`contention.rs`).
+    contention: contention::Contention,
+    /// Who wrote each mailbox's tail lately (`mailbox_tail.rs`).
+    tails: mailbox_tail::Tails,
+    /// The mailboxes of requeued actors, whose senders the engine does not see (`mailbox_tail.rs`).
+    watch: mailbox_tail::Watch,
     /// `hierarchical`'s balancing rounds: the workers' recent activations (`balance.rs`).
     balance: crate::engine::balance_round::BalanceHistory,
     stats: SimStats,
@@ -203,6 +217,9 @@ impl Engine {
                 tickets: [0; 2],
                 place_queues: (0..layout.place_count()).map(|_| VecDeque::new()).collect(),
                 memory,
+                contention: contention::Contention::new(shared.machine.topology.numa_node_count()),
+                tails: Default::default(),
+                watch: Default::default(),
                 balance: crate::engine::balance_round::BalanceHistory::new(n),
                 stats: SimStats::default(),
             }),
@@ -299,6 +316,8 @@ impl Engine {
         let _ = thread.join();
         let mut st = self.state.lock();
         st.workers.iter_mut().for_each(VirtualWorker::clear);
+        // Its tasks were queued, and are no longer: the runtime stops and frees them now.
+        st.watch = Default::default();
         st.place_queues.iter_mut().for_each(VecDeque::clear);
         st.external.clear();
         st.idle = true;

@@ -23,6 +23,7 @@ impl Engine {
                 if let Some(last) = place.last() {
                     st.woken_by.insert(key(task), w);
                     st.sender_of.insert(key(task), w);
+                    self.note_writer(st, w, now, task);
                     // Where its own worker re-queues it: a hub stays pinned there.
                     let route =
                         if place.is_hub() && matches!(self.routing, Routing::Hierarchical { .. }) {
@@ -81,7 +82,19 @@ impl Engine {
         };
         st.woken_by.insert(key(task), w);
         st.sender_of.insert(key(task), w);
+        self.note_writer(st, w, now, task);
         self.push(st, route, task, Some(w), now);
+    }
+
+    /// Worker `w` sent to `task` at `now`, a send the engine sees (a wake-up, or a message to a
+    /// running actor): a writer of its mailbox (`mailbox_tail.rs`). A mailbox several workers
+    /// write is watched from now on, so that the rest of the running activation's sends into it
+    /// are counted.
+    fn note_writer(&self, st: &mut State, w: usize, now: u64, task: TaskRef) {
+        st.tails.wrote(key(task), w, now);
+        if st.tails.shared(key(task)) {
+            st.watch.woken(key(task), task);
+        }
     }
 
     /// `hierarchical`'s wake-up target ([`choices::hierarchical_route`]).
