@@ -16,6 +16,18 @@ pub fn run_once(
     config: &Config,
     repeat: usize,
 ) -> Result<Record, crate::BenchError> {
+    run_once_as(bench, crate::Run::new(size), config, repeat)
+}
+
+/// [`run_once`] with the run spelled out: a timeout other than the size's default (a
+/// simulation of a full size can need more than 600 s of CPU).
+pub fn run_once_as(
+    bench: &Bench,
+    run: crate::Run,
+    config: &Config,
+    repeat: usize,
+) -> Result<Record, crate::BenchError> {
+    let size = run.size;
     let mut config = config.clone();
     if !config.engine.is_real() {
         // Every benchmark waits on the system (`await_result`, `run_until_idle`): only those
@@ -24,7 +36,7 @@ pub fn run_once(
     }
     let config = &config;
     let system = System::from_config(config.clone())?;
-    let measured = (bench.run)(&system, &crate::Run::new(size));
+    let measured = (bench.run)(&system, &run);
     if !config.engine.is_real() {
         // The simulation's figures are those of the whole run: let it reach quiescence (actors
         // stopping after the result was sent) so that virtual time and trace hash do not depend

@@ -30,6 +30,10 @@ pub struct RunArgs {
     /// Runs per benchmark.
     #[arg(long, default_value_t = 1)]
     pub repeat: usize,
+    /// Seconds a run may take before it counts as failed (default 60 quick, 600 full; under
+    /// `--engine sim`, seconds of the process's CPU time).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
     #[command(flatten)]
     pub system: SystemArgs,
 }
@@ -56,6 +60,12 @@ fn run_benches(args: &RunArgs) -> Result<()> {
     // Validate everything before running anything.
     let (benches, size) = args.common.resolve()?;
     check_repeat(args.repeat)?;
+    if let Some(timeout) = args.timeout {
+        anyhow::ensure!(
+            timeout >= 1,
+            "--timeout must be at least 1 second, got {timeout}"
+        );
+    }
     let config = args.system.resolve()?;
     let mut out = Output::open(&args.common, true)?;
     out.start((benches.len() * args.repeat) as u64, "run");
@@ -63,7 +73,11 @@ fn run_benches(args: &RunArgs) -> Result<()> {
     for bench in &benches {
         for repeat in 0..args.repeat {
             out.progress_message(bench.name);
-            let record = runner::run_once(bench, size, &config, repeat)?;
+            let mut run = loka_bench::Run::new(size);
+            if let Some(timeout) = args.timeout {
+                run = run.with_timeout(std::time::Duration::from_secs(timeout));
+            }
+            let record = runner::run_once_as(bench, run, &config, repeat)?;
             out.record(&record)?;
             if !record.verified {
                 failed.push(format!("{} (run {repeat})", bench.name));

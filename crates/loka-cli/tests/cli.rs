@@ -138,6 +138,10 @@ fn bad_arguments_are_refused_before_anything_runs() {
             "unknown size `huge`",
         ),
         (
+            vec!["bench", "run", "pingpong", "--timeout", "0", "--out", r],
+            "--timeout must be at least 1 second",
+        ),
+        (
             vec!["bench", "scale", "pingpong", "--workers", "2", "--out", r],
             "--max-workers",
         ),
