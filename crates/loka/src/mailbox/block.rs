@@ -95,11 +95,18 @@ pub(super) fn block_of<T>(base: *mut Block<T>, position: usize, big: bool) -> *m
     base.wrapping_byte_add(span_offset::<T>(position, big))
 }
 
+/// Whether `position` lies in the last lap of its span, so that a big block may start after
+/// it (big blocks start at a lap that is a multiple of [`BIG_LAPS`]).
+#[inline]
+pub(super) fn ends_span(position: usize) -> bool {
+    (position / LAP) % BIG_LAPS == BIG_LAPS - 1
+}
+
 /// Whether the slot at `position` (with `offset = position % LAP`) is the last of its block, and
 /// not only of its lap.
 #[inline]
 pub(super) fn ends_block(position: usize, big: bool) -> bool {
-    !big || (position / LAP) % BIG_LAPS == BIG_LAPS - 1
+    !big || ends_span(position)
 }
 
 impl<T, const N: usize> Block<T, N> {

@@ -3,9 +3,9 @@
 //! documentation of [`super`] for the protocol.
 
 use super::block::{
-    block_of, capacity_at, ends_block, slot_index, span_base, tagged, untagged, Block,
+    block_of, capacity_at, ends_block, ends_span, slot_index, span_base, tagged, untagged, Block,
 };
-use super::{Mailbox, Push, BIG, BIG_LAG_LAPS, BIG_LAPS, CLOSED, DIRECT, IDLE, LAP, SHIFT};
+use super::{Mailbox, Push, BIG, BIG_LAG_LAPS, CLOSED, DIRECT, IDLE, LAP, SHIFT};
 use crate::sync::spin_hint;
 use std::mem::MaybeUninit;
 use std::ptr;
@@ -17,7 +17,7 @@ impl<T> Mailbox<T> {
     /// where a big block may start); else a big block if the next lap may start one and the
     /// consumer lags (module docs, *Blocks sized by backlog*); else a new small block.
     fn fresh_block(&self, position: usize) -> (*mut Block<T>, bool) {
-        let may_start_big = (position / LAP + 1) % BIG_LAPS == 0;
+        let may_start_big = ends_span(position);
         // Relaxed peek first: most boundaries of a mailbox whose consumer keeps up find the spare,
         // and an empty one costs no read-modify-write. Acquire on the swap pairs with
         // `keep_spare`'s Release, so the consumer's reads of the block (and a small block's reset)
@@ -50,7 +50,8 @@ impl<T> Mailbox<T> {
         (Block::<T>::new_boxed(), false)
     }
 
-    /// Keeps an exclusively owned block as the spare (a small one reset, a big one as consumed),
+    /// Keeps an exclusively owned block as the spare (a small one reset, a big one consumed or
+    /// never published),
     /// freeing the spare it replaces. Every pointer enters the spare by this swap and leaves it
     /// by exactly one swap (here or in `fresh_block`), so none can be taken twice; nothing is
     /// compared, so there is no ABA. A mailbox so holds at most one spare, of either size.
@@ -64,21 +65,6 @@ impl<T> Mailbox<T> {
         if !old.is_null() {
             // SAFETY: the swap made it ours alone; a spare is never published in the chain.
             unsafe { Block::free(old, old_big) };
-        }
-    }
-
-    /// Puts back a fresh block that was never published: kept as the spare if small.
-    ///
-    /// # Safety
-    /// `block` came from [`Self::fresh_block`] with `big`, and was never published.
-    unsafe fn discard(&self, block: *mut Block<T>, big: bool) {
-        // SAFETY: never published, so we own it, and it is fresh (the caller's contract).
-        unsafe {
-            if big {
-                Block::free(block, true);
-            } else {
-                self.keep_spare(block, false);
-            }
         }
     }
 
@@ -153,8 +139,8 @@ impl<T> Mailbox<T> {
         loop {
             if word & (CLOSED | DIRECT) != 0 {
                 if !next_block.is_null() {
-                    // SAFETY: from `fresh_block`, never published.
-                    unsafe { self.discard(next_block, next_big) };
+                    // SAFETY: from `fresh_block`, never published: ours, and fresh.
+                    unsafe { self.keep_spare(next_block, next_big) };
                 }
                 return if word & CLOSED != 0 {
                     Push::Rejected(value)
@@ -180,14 +166,13 @@ impl<T> Mailbox<T> {
                 if !links {
                     // The last slot of a big block's inner lap also steps over its marker.
                     step = 2;
-                } else if next_block.is_null() || (next_big && (position / LAP + 1) % BIG_LAPS != 0)
-                {
+                } else if next_block.is_null() || (next_big && !ends_span(position)) {
                     // Allocate before claiming a block's last slot, so others wait only a few
                     // instructions. A big block kept from a failed claim fits only where big
-                    // blocks may start.
+                    // blocks may start; elsewhere it waits as the spare for a place that fits.
                     if !next_block.is_null() {
-                        // SAFETY: from `fresh_block`, never published.
-                        unsafe { self.discard(next_block, true) };
+                        // SAFETY: from `fresh_block`, never published: ours, and fresh.
+                        unsafe { self.keep_spare(next_block, true) };
                     }
                     (next_block, next_big) = self.fresh_block(position);
                 }
@@ -233,8 +218,8 @@ impl<T> Mailbox<T> {
                     }
                     if !next_block.is_null() {
                         // SAFETY: from `fresh_block` for a last slot someone else claimed; never
-                        // published.
-                        unsafe { self.discard(next_block, next_big) };
+                        // published: ours, and fresh.
+                        unsafe { self.keep_spare(next_block, next_big) };
                     }
                     return Self::woken(word);
                 }
