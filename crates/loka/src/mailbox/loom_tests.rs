@@ -21,6 +21,31 @@ fn model_bounded(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
+/// Pushes `values` to `mb` in order from a new thread.
+fn send_from_thread(
+    mb: &Arc<Mailbox<u32>>,
+    values: std::ops::Range<u32>,
+) -> loom::thread::JoinHandle<()> {
+    let mb = mb.clone();
+    loom::thread::spawn(move || {
+        for i in values {
+            let _ = mb.push(i);
+        }
+    })
+}
+
+/// Pops `n` values from `mb` as its consumer, yielding while the next is not there yet.
+fn receive(mb: &Mailbox<u32>, n: usize) -> Vec<u32> {
+    let mut got = Vec::new();
+    while got.len() < n {
+        match unsafe { mb.pop() } {
+            Pop::Item(v) => got.push(v),
+            Pop::Empty | Pop::NotReady => loom::thread::yield_now(),
+        }
+    }
+    got
+}
+
 /// One activation run inline by the sender that woke the actor.
 fn activation(mb: &Mailbox<u32>, running: &AtomicBool, seen: &loom::sync::Mutex<Vec<u32>>) {
     assert!(!running.swap(true, SeqCst), "two activations overlap");
@@ -92,21 +117,8 @@ fn recycled_block_is_reused_without_stale_slots() {
     model_bounded(2, || {
         let mb = Arc::new(Mailbox::new());
         unsafe { mb.settle() };
-        let sender = {
-            let mb = mb.clone();
-            loom::thread::spawn(move || {
-                for i in 0..6u32 {
-                    let _ = mb.push(i);
-                }
-            })
-        };
-        let mut got = Vec::new();
-        while got.len() < 6 {
-            match unsafe { mb.pop() } {
-                Pop::Item(v) => got.push(v),
-                Pop::Empty | Pop::NotReady => loom::thread::yield_now(),
-            }
-        }
+        let sender = send_from_thread(&mb, 0..6);
+        let got = receive(&mb, 6);
         sender.join().unwrap();
         assert_eq!(got, (0..6).collect::<Vec<_>>());
     });
@@ -130,21 +142,8 @@ fn a_big_block_is_crossed_and_freed_in_order() {
             mb.tail_word.load(SeqCst) & BIG != 0,
             "a backlog links a big block"
         );
-        let sender = {
-            let mb = mb.clone();
-            loom::thread::spawn(move || {
-                for i in 3..8u32 {
-                    let _ = mb.push(i);
-                }
-            })
-        };
-        let mut got = Vec::new();
-        while got.len() < 8 {
-            match unsafe { mb.pop() } {
-                Pop::Item(v) => got.push(v),
-                Pop::Empty | Pop::NotReady => loom::thread::yield_now(),
-            }
-        }
+        let sender = send_from_thread(&mb, 3..8);
+        let got = receive(&mb, 8);
         sender.join().unwrap();
         assert_eq!(got, (0..8).collect::<Vec<_>>());
         assert!(unsafe { mb.try_idle() });
@@ -171,21 +170,8 @@ fn a_kept_big_block_is_handed_to_the_sender_in_order() {
             mb.tail_word.load(SeqCst) & BIG != 0,
             "the backlog is in big blocks"
         );
-        let sender = {
-            let mb = mb.clone();
-            loom::thread::spawn(move || {
-                for i in 10..13u32 {
-                    let _ = mb.push(i);
-                }
-            })
-        };
-        let mut got = Vec::new();
-        while got.len() < 13 {
-            match unsafe { mb.pop() } {
-                Pop::Item(v) => got.push(v),
-                Pop::Empty | Pop::NotReady => loom::thread::yield_now(),
-            }
-        }
+        let sender = send_from_thread(&mb, 10..13);
+        let got = receive(&mb, 13);
         sender.join().unwrap();
         assert_eq!(got, (0..13).collect::<Vec<_>>());
         assert!(unsafe { mb.try_idle() });
