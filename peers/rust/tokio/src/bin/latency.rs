@@ -33,6 +33,10 @@ use std::time::{Duration, Instant};
 use tokio::runtime::{Builder, Handle, Runtime};
 use tokio::sync::{mpsc, oneshot};
 
+// The statistics and output line are loka's own, so both runtimes are reported alike.
+#[path = "../../../../../crates/loka/examples/support/latency_stats.rs"]
+mod stats;
+
 enum ProbeMsg {
     /// When the driver called `send`.
     Probe(Instant),
@@ -164,43 +168,16 @@ fn measure(probe: &mpsc::UnboundedSender<ProbeMsg>, n: usize, gap: Duration) -> 
     samples
 }
 
-/// The sample at quantile `q` of sorted `s` (nearest rank).
-fn quantile(s: &[u64], q: f64) -> u64 {
-    let rank = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len());
-    s[rank - 1]
-}
-
-/// Log2 bucket counts (entry `b`: samples in `[2^b, 2^(b+1))` ns), up to the highest non-empty.
-fn histogram(s: &[u64]) -> Vec<u64> {
-    let mut hist = vec![0u64; 64];
-    for &v in s {
-        hist[63 - v.max(1).leading_zeros() as usize] += 1;
-    }
-    let top = hist.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
-    hist.truncate(top);
-    hist
-}
-
 fn report(mode: &str, o: &Options, s: &[u64], extra: &str) {
-    let hist: Vec<String> = histogram(s).iter().map(u64::to_string).collect();
     let runtime = if o.current_thread {
         "tokio-current-thread"
     } else {
         "tokio-multi-thread"
     };
+    let head = format!("\"runtime\":\"{runtime}\",");
     println!(
-        "{{\"runtime\":\"{runtime}\",\"mode\":\"{mode}\",\"workers\":{},\"samples\":{},\
-         \"gap_us\":{},\"p50_ns\":{},\"p90_ns\":{},\"p99_ns\":{},\"p999_ns\":{},\"max_ns\":{}\
-         {extra},\"hist\":[{}]}}",
-        o.workers,
-        s.len(),
-        o.gap.as_micros(),
-        quantile(s, 0.50),
-        quantile(s, 0.90),
-        quantile(s, 0.99),
-        quantile(s, 0.999),
-        s.last().copied().unwrap_or(0),
-        hist.join(",")
+        "{}",
+        stats::json_line(&head, mode, o.workers, o.gap, s, extra)
     );
 }
 
