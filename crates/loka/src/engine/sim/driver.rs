@@ -351,8 +351,9 @@ impl Engine {
         let state = match st.memory.path(c, &self.distances, w, source) {
             None => 0.0,
             Some(path) => {
-                let lines = bytes.div_ceil(super::memory::LINE).max(1);
-                let fetch = st.contention.fetch(c, &path, lines, start);
+                let fetch = st
+                    .contention
+                    .fetch(c, &path, super::memory::lines(bytes), start);
                 st.stats.memory_queue_ns += fetch.queued as u64;
                 fetch.ns
             }

@@ -266,7 +266,7 @@ impl Memory {
         source: Source,
         bytes: u64,
     ) -> f64 {
-        let lines = bytes.div_ceil(LINE).max(1);
+        let lines = lines(bytes);
         self.path(model, distances, w, source)
             .map_or(0.0, |p| transfer(lines, p.latency, p.peak, model.mlp))
     }
@@ -314,6 +314,11 @@ impl Memory {
             },
         })
     }
+}
+
+/// The cache lines a fetch of `bytes` moves (at least one: an actor is never empty).
+pub(crate) fn lines(bytes: u64) -> u64 {
+    bytes.div_ceil(LINE).max(1)
 }
 
 /// Where a fetch goes: what its first line costs, the fastest it can stream, and the shared
