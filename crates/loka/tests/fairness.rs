@@ -4,19 +4,23 @@
 //! what an Erlang user expects of reductions, and what a latency-sensitive actor needs beside a
 //! batch job (docs/results/latency.md).
 //!
-//! Counted in messages, not time, under both real engines: one worker, three actors that each always have a next message
-//! (they send themselves one per message), and a probe sent from the test's thread. The busy
-//! actors' messages handled between the probe's send and its handling are at most about three
-//! budgets; a worker that let a busy actor keep the next slot while others waited ran dozens of
-//! budgets first.
+//! Counted in messages, not time, under both real engines: one worker, six actors that each always
+//! have a next message (they send themselves one per message), and a probe sent from the test's
+//! thread. Under the message-centric engine the busy actors' messages handled between the probe's
+//! send and its handling are at most about one budget each; a worker that let a busy actor keep
+//! the next slot while others waited ran dozens of budgets first. The actor-centric engine does
+//! better: an actor that used its budget waits behind wake-ups from outside (its own queue,
+//! docs/decisions.md §35), so the probe waits for the activation that is running and at most one
+//! more.
 
-use loka::{Actor, Config, Context, System};
+use loka::{Actor, Config, Context, Placement, SpawnOptions, System};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 const THROUGHPUT: usize = 64;
-const BUSY: usize = 3;
+const BUSY: usize = 6;
 
 struct Busy {
     handled: Arc<AtomicU64>,
@@ -43,7 +47,7 @@ impl Actor for Probe {
 }
 
 #[test]
-fn a_message_to_an_idle_actor_waits_one_budget_per_busy_actor_not_dozens() {
+fn a_message_from_outside_does_not_queue_behind_busy_actors() {
     for engine in [
         loka::EngineKind::ActorCentric,
         loka::EngineKind::MessageCentric,
@@ -72,8 +76,8 @@ fn probe_behind_busy_actors(engine: loka::EngineKind) {
         });
         busy.send(()).unwrap();
     }
-    let mut worst = 0;
-    for _ in 0..20 {
+    let mut waited = Vec::new();
+    for _ in 0..21 {
         // Let the busy actors settle into their rotation, then probe.
         let start = handled.load(Relaxed);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -82,18 +86,119 @@ fn probe_behind_busy_actors(engine: loka::EngineKind) {
             std::thread::yield_now();
         }
         probe.send(handled.load(Relaxed)).unwrap();
-        let waited = waits
-            .recv_timeout(Duration::from_secs(10))
-            .expect("the probe never ran: starved behind the busy actors");
-        worst = worst.max(waited);
+        waited.push(
+            waits
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the probe never ran: starved behind the busy actors"),
+        );
     }
     system.shutdown();
-    // Each busy actor ahead of the probe finishes at most its current budget and runs at most
-    // once more before the probe's turn: 2 budgets each is generous. Dozens of budgets (the
-    // next-slot streak limit is 32) mean an actor jumped the queue.
-    let bound = (2 * BUSY * THROUGHPUT) as u64;
-    assert!(
-        worst <= bound,
-        "{engine:?}: the probe waited behind {worst} busy messages (bound {bound})"
+    waited.sort_unstable();
+    let (median, worst) = (waited[waited.len() / 2], waited[waited.len() - 1]);
+    match engine {
+        // The running activation finishes its budget; a periodic look may take one yielded actor
+        // before the inbox (they take turns going first). The median is checked, not the worst:
+        // a test thread preempted between reading the count and pushing the probe (a loaded CI
+        // machine) lets the worker run budgets that have nothing to do with the queue order.
+        // Measured: medians ~20 messages; ~185 when the yielded actors shared the inbox (§35).
+        loka::EngineKind::ActorCentric => assert!(
+            median <= THROUGHPUT as u64,
+            "{engine:?}: the probe waited behind a median {median} busy messages (bound \
+             {THROUGHPUT}): it queued behind busy actors ({waited:?})"
+        ),
+        // Each busy actor ahead of the probe finishes at most its current budget and runs at
+        // most once more before the probe's turn: 2 budgets each is generous. Dozens of budgets
+        // (the next-slot streak limit is 32) mean an actor jumped the queue.
+        _ => {
+            let bound = (2 * BUSY * THROUGHPUT) as u64;
+            assert!(
+                worst <= bound,
+                "{engine:?}: the probe waited behind {worst} busy messages (bound {bound})"
+            );
+        }
+    }
+}
+
+/// Stands for a worker thread the OS has descheduled: its handler holds the worker until told.
+struct Blocker {
+    entered: mpsc::Sender<Option<usize>>,
+    release: Mutex<mpsc::Receiver<()>>,
+}
+
+impl Actor for Blocker {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
+        let _ = self.entered.send(ctx.worker_index());
+        let _ = self.release.lock().unwrap().recv_timeout(Duration::from_secs(30));
+    }
+}
+
+struct Ping(mpsc::Sender<Option<usize>>);
+
+impl Actor for Ping {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
+        let _ = self.0.send(ctx.worker_index());
+    }
+}
+
+/// A worker whose only work is actors that used their budget takes a wake-up waiting in a
+/// neighbour's inbox: a message sent from outside to a worker that cannot run (here, held by a
+/// handler; on a machine with more threads than cores, descheduled by the OS) does not wait for
+/// it. Before docs/decisions.md §35 it waited: a busy worker never stole, and the probe sat in the
+/// held worker's inbox until the hold ended (p99.9 of milliseconds on 2 vCPUs,
+/// docs/results/latency.md).
+#[test]
+fn a_busy_worker_takes_a_wake_up_from_the_inbox_of_a_held_neighbour() {
+    let system = System::from_config(Config {
+        workers: 2,
+        throughput: THROUGHPUT,
+        engine: loka::EngineKind::ActorCentric,
+        ..Config::default()
+    })
+    .unwrap();
+    let on = |w| SpawnOptions::new().placement(Placement::Worker(w));
+    let (entered, held) = mpsc::channel();
+    let (release, hold) = mpsc::channel();
+    let blocker = system.spawn_with(
+        Blocker {
+            entered,
+            release: Mutex::new(hold),
+        },
+        on(0),
     );
+    blocker.send(()).unwrap();
+    // An idle worker may have stolen it: whichever runs it is the held one.
+    let held_worker = held
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the blocker never ran")
+        .expect("a handler runs on a worker");
+    let free_worker = 1 - held_worker;
+    // The other worker gets busy actors, so it never runs out of work and never steals.
+    let handled = Arc::new(AtomicU64::new(0));
+    for _ in 0..BUSY {
+        let busy = system.spawn_with(
+            Busy {
+                handled: Arc::clone(&handled),
+            },
+            on(free_worker),
+        );
+        busy.send(()).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while handled.load(Relaxed) < 20 * THROUGHPUT as u64 {
+        assert!(Instant::now() < deadline, "the busy actors never ran");
+        std::thread::yield_now();
+    }
+    // The probe is woken into the held worker's inbox (its placement).
+    let (seen, ran) = mpsc::channel();
+    let probe = system.spawn_with(Ping(seen), on(held_worker));
+    probe.send(()).unwrap();
+    let outcome = ran.recv_timeout(Duration::from_secs(5));
+    release.send(()).unwrap();
+    let helps = system.stats().total.inbox_helps;
+    system.shutdown();
+    let ran_on = outcome.expect("the probe waited for the held worker: no busy neighbour took it");
+    assert_eq!(ran_on, Some(free_worker), "the probe ran on the held worker");
+    assert!(helps >= 1, "the probe was taken, but not counted as a help");
 }

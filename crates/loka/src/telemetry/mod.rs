@@ -171,6 +171,9 @@ worker_counters! {
     /// (that sender was preempted mid-send); the worker yields its core before running the actor
     /// again.
     requeues_waiting,
+    /// Wake-ups this worker took from a neighbour's inbox before re-running an actor that had
+    /// used its budget (a neighbour descheduled by the OS would otherwise hold them).
+    inbox_helps,
     /// Activations on the actor's home PU (its HPU; under `cls` the worker that first ran it).
     exec_home_pu,
     /// Activations elsewhere on the home PU's NUMA node.

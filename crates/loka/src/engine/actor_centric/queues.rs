@@ -3,8 +3,11 @@
 //! * the *deque* (crossbeam Chase-Lev): the owner pushes and pops at the head (CAF's internal
 //!   enqueue); thieves take one actor from the other end through its [`Stealer`]. The owner's end
 //!   lives in the worker itself (`worker.rs`), with the non-stealable *next slot*;
-//! * the *inbox*: the tail where other threads push (CAF's external enqueue), and where the owner
-//!   re-queues actors that used up their throughput budget;
+//! * the *inbox*: the tail where other threads push (CAF's external enqueue): actors woken from
+//!   plain threads or routed here by other workers;
+//! * *yielded*: actors that used up their throughput budget while others waited here. They run
+//!   after the deque and the inbox, so a wake-up from outside waits for the activation that is
+//!   running, not for one budget of every busy actor ahead of it (docs/decisions.md §35);
 //! * *urgent*: wake-ups other workers push at this worker's head (LGS-DFS); taken first;
 //! * *pinned*: actors only this worker may run (hubs under `hierarchical`); thieves never look;
 //! * *foreign*, one per home NUMA node: actors runnable here that live away from home
@@ -16,6 +19,7 @@ use crossbeam_deque::{Injector, Steal, Stealer};
 /// The queues of one worker that other threads push to or steal from.
 pub(crate) struct WorkerQueues {
     pub(crate) inbox: Injector<TaskRef>,
+    pub(crate) yielded: Injector<TaskRef>,
     pub(crate) urgent: Injector<TaskRef>,
     pub(crate) pinned: Injector<TaskRef>,
     pub(crate) foreign: Box<[Injector<TaskRef>]>,
@@ -27,6 +31,7 @@ impl WorkerQueues {
     pub(crate) fn new(stealer: Stealer<TaskRef>, nodes: usize) -> Self {
         WorkerQueues {
             inbox: Injector::new(),
+            yielded: Injector::new(),
             urgent: Injector::new(),
             pinned: Injector::new(),
             foreign: (0..nodes).map(|_| Injector::new()).collect(),
@@ -36,7 +41,7 @@ impl WorkerQueues {
 
     /// Every injector queue of this worker (all but the deque).
     pub(crate) fn injectors(&self) -> impl Iterator<Item = &Injector<TaskRef>> {
-        [&self.inbox, &self.urgent, &self.pinned]
+        [&self.inbox, &self.yielded, &self.urgent, &self.pinned]
             .into_iter()
             .chain(self.foreign.iter())
     }
@@ -46,17 +51,19 @@ impl WorkerQueues {
         !self.stealer.is_empty() || self.injectors().any(|q| !q.is_empty())
     }
 
-    /// Actors a thief could take (deque and inbox): the queue length load balancing and the
-    /// longest-queue victim choice compare.
+    /// Actors a thief could take (deque, inbox, yielded): the queue length load balancing and
+    /// the longest-queue victim choice compare.
     pub(crate) fn stealable_len(&self) -> usize {
-        self.stealer.len() + self.inbox.len()
+        self.stealer.len() + self.inbox.len() + self.yielded.len()
     }
 
-    /// One actor for a thief: urgent wake-ups first, then the inbox (oldest, external work), then
-    /// the deque's tail. Pinned and foreign queues are taken only by their own rules.
+    /// One actor for a thief: urgent wake-ups first, then the inbox (oldest, external work), the
+    /// yielded actors (busy ones: worth moving to an idle worker), then the deque's tail. Pinned
+    /// and foreign queues are taken only by their own rules.
     pub(crate) fn steal(&self) -> Option<TaskRef> {
         steal_one(|| self.urgent.steal())
             .or_else(|| steal_one(|| self.inbox.steal()))
+            .or_else(|| pop_rare(&self.yielded))
             .or_else(|| steal_one(|| self.stealer.steal()))
     }
 

@@ -45,6 +45,7 @@ impl Worker {
             // Work may have arrived in our own queues meanwhile.
             let own = self.own_queues();
             if let Some(task) = pop(&own.inbox)
+                .or_else(|| pop(&own.yielded))
                 .or_else(|| pop(&own.urgent))
                 .or_else(|| pop(&own.pinned))
                 .or_else(|| own.pop_foreign())

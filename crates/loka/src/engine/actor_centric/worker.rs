@@ -47,6 +47,12 @@ pub(super) struct Worker {
     wake_next: bool,
     /// Group level of each other worker as seen from this one (for steals-by-level).
     level_of: Vec<u8>,
+    /// The workers whose inboxes this one looks at before re-running an actor that used its
+    /// budget: its innermost victim group under `cls` and `lgs`, nobody under the policies with
+    /// their own rules for what may move (`hierarchical`, `places`). See [`Self::peer_inbox`].
+    helped: Box<[usize]>,
+    /// Which of `helped` to look at next (they take turns).
+    help_turn: Cell<usize>,
     /// Activations since this worker last tried a load-balancing round (hierarchical).
     since_balance: Cell<u64>,
     /// `exec = "auto"`: time activations to catch actors that block (runtime/exec_policy/blocking.rs).
@@ -72,6 +78,11 @@ impl Worker {
             }
         }
         let own: *const super::queues::WorkerQueues = &engine.workers[index].queues;
+        let helped = match engine.routing {
+            Routing::Local | Routing::Lgs(_) => groups.first().cloned().unwrap_or_default(),
+            Routing::Hierarchical { .. } | Routing::Places(_) => Vec::new(),
+        }
+        .into_boxed_slice();
         Worker {
             exec,
             own,
@@ -84,6 +95,8 @@ impl Worker {
             routing: engine.routing,
             wake_next: engine.routing == Routing::Local && config.lifo_slot,
             level_of,
+            helped,
+            help_turn: Cell::new(0),
             since_balance: Cell::new(0),
             watch_blocking: config.exec == crate::exec_policy::ExecMode::Auto,
             online: Default::default(),
@@ -325,8 +338,9 @@ impl Worker {
             // whenever the deque was empty, and ran up to `NEXT_SLOT_STREAK_LIMIT` budgets in a
             // row (or 61 activations, until the periodic inbox check) ahead of them: a message
             // from a plain thread waited a median 3 ms behind 8 busy actors on 2 workers
-            // (docs/results/latency.md).
-            self.own_queues().inbox.push(task);
+            // (docs/results/latency.md). Its own queue, not the inbox: a wake-up that arrives
+            // there meanwhile runs before it instead of behind every busy actor (§35).
+            self.own_queues().yielded.push(task);
             self.engine.notify(Some(self.index()));
         }
     }
@@ -394,7 +408,8 @@ impl Worker {
     }
 
     /// Local work: pinned hubs and migration pulls (hierarchical), urgent head pushes (LGS-DFS),
-    /// the inbox now and then, the next slot, the deque's head, the inbox, foreign actors.
+    /// the inbox and the yielded actors now and then, the next slot, the deque's head, the inbox,
+    /// the yielded actors, foreign actors.
     fn next_local(&self) -> Option<TaskRef> {
         let queues = self.own_queues();
         if self.is_hierarchical() {
@@ -414,10 +429,7 @@ impl Worker {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         if tick % INBOX_CHECK_INTERVAL == 0 {
-            // Due timers first (one relaxed load while none is armed here): what they wake is
-            // queued before we look (docs/timers.md).
-            self.fire_due_timers();
-            if let Some(task) = pop(&queues.inbox) {
+            if let Some(task) = self.periodic_look(tick) {
                 return Some(task);
             }
             if self.engine.is_shutdown() {
@@ -440,16 +452,19 @@ impl Worker {
                 self.counters().lifo_runs.bump(1);
                 return Some(task);
             }
-            // Queued actors wait behind a long chain: let them run; the chain continues from the
-            // tail. No wake-up: an idle thief would only tear the chain across cores.
+            // Queued actors wait behind a long chain: let them run; the chain continues behind
+            // them, as an actor that used its budget does. No wake-up: an idle thief would only
+            // tear the chain across cores.
             self.next_streak.set(0);
-            queues.inbox.push(task);
+            queues.yielded.push(task);
         } else {
             self.next_streak.set(0);
         }
         self.deque
             .pop()
             .or_else(|| pop(&queues.inbox))
+            .or_else(|| self.peer_inbox(queues))
+            .or_else(|| pop_rare(&queues.yielded))
             .or_else(|| match self.routing {
                 Routing::Hierarchical { .. } => queues.pop_foreign(),
                 Routing::Places(mode) if mode.shared_queues() => self.pop_own_place(),
@@ -457,11 +472,46 @@ impl Worker {
             })
     }
 
-    /// Fires this worker's due timers. Out of line: the activation loop keeps its shape (inlined,
-    /// the check cost every activation instructions, not just every 61st; callgrind).
+    /// Every `INBOX_CHECK_INTERVAL` activations: due timers, then the inbox and the yielded
+    /// actors, so that neither waits for the deque to run dry. The two take turns at going first:
+    /// wake-ups from outside cannot starve actors that used their budget, nor the reverse. Out of
+    /// line, as the timers (the activation loop keeps its shape).
     #[inline(never)]
-    fn fire_due_timers(&self) {
+    fn periodic_look(&self, tick: u32) -> Option<TaskRef> {
+        // Due timers first (one relaxed load while none is armed here): what they wake is queued
+        // before we look (docs/timers.md).
         self.engine.shared.fire_timers(self.index());
+        let queues = self.own_queues();
+        if (tick / INBOX_CHECK_INTERVAL) % 2 == 0 {
+            pop(&queues.inbox).or_else(|| pop_rare(&queues.yielded))
+        } else {
+            pop_rare(&queues.yielded).or_else(|| pop(&queues.inbox))
+        }
+    }
+
+    /// Before this worker re-runs an actor that used its budget: a wake-up waiting in the inbox
+    /// of a worker near it, one neighbour per look, in turn. A worker whose own work is only busy
+    /// actors never steals, so without this a message sent from outside to a worker that the OS
+    /// has descheduled (a machine with more threads than cores) waited until that worker ran
+    /// again: milliseconds, where a global injection queue (tokio) lets any worker take it
+    /// (docs/results/latency.md). Only while yielded actors wait here: one emptiness test of one
+    /// neighbour's inbox then, nothing otherwise.
+    #[inline]
+    fn peer_inbox(&self, queues: &super::queues::WorkerQueues) -> Option<TaskRef> {
+        if self.helped.is_empty() || queues.yielded.is_empty() {
+            return None;
+        }
+        self.peer_inbox_turn()
+    }
+
+    #[inline(never)]
+    fn peer_inbox_turn(&self) -> Option<TaskRef> {
+        let turn = self.help_turn.get();
+        let peer = self.helped[turn];
+        self.help_turn.set(if turn + 1 == self.helped.len() { 0 } else { turn + 1 });
+        let task = pop_rare(&self.engine.workers[peer].queues.inbox)?;
+        self.counters().inbox_helps.bump(1);
+        Some(task)
     }
 
     /// `places:a`: an actor from the shared queue of this worker's place.
@@ -472,6 +522,7 @@ impl Worker {
 
     /// Whether anything besides the next slot waits on this worker.
     fn has_local_work(&self) -> bool {
-        !self.deque.is_empty() || !self.own_queues().inbox.is_empty()
+        let queues = self.own_queues();
+        !self.deque.is_empty() || !queues.inbox.is_empty() || !queues.yielded.is_empty()
     }
 }

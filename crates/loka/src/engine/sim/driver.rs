@@ -4,6 +4,7 @@
 
 use super::cost::Distance;
 use super::routing::key;
+use super::worker::Picked;
 use super::{Engine, State};
 use crate::engine::choices::{Routing, Victims};
 use crate::engine::placement;
@@ -173,9 +174,19 @@ impl Engine {
                 }
             }
         }
-        if let Some((task, lifo)) = st.workers[w].pop_local() {
-            if lifo {
-                self.shared.counters.worker(w).lifo_runs.bump(1);
+        let picked = match st.workers[w].helped_next() {
+            Some(peer) => {
+                let (me, peer) = two_mut(&mut st.workers, w, peer);
+                me.pop_local(Some(&mut peer.inbox))
+            }
+            None => st.workers[w].pop_local(None),
+        };
+        if let Some((task, picked)) = picked {
+            let counters = self.shared.counters.worker(w);
+            match picked {
+                Picked::NextSlot => counters.lifo_runs.bump(1),
+                Picked::PeerInbox => counters.inbox_helps.bump(1),
+                Picked::Queue => {}
             }
             return self.activate(st, w, task, execs);
         }
@@ -497,17 +508,30 @@ impl Engine {
             }
         }
         let me = &mut st.workers[w];
-        if me.next.is_none() && me.deque.is_empty() && me.inbox.is_empty() {
+        if me.next.is_none() && !me.others_wait() {
             // Nothing else to run here: keep going with this actor.
             me.next = Some(task);
         } else {
             // Fairness, as the real worker does: behind everything else, the inbox included
             // (until 2026-11-24 the real engine, and this model, kept the next slot whenever the
-            // deque was empty). The inbox is stealable, so a parked worker is told.
-            me.inbox.push_back(task);
+            // deque was empty), in the yielded queue (docs/decisions.md §35). It is stealable, so
+            // a parked worker is told.
+            me.yielded.push_back(task);
             let now = me.clock;
             self.wake_any(st, now);
         }
+    }
+}
+
+/// Worker `a` and worker `b` (`a != b`) of `workers`, both mutable.
+fn two_mut<T>(workers: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
+    assert_ne!(a, b, "a worker does not help itself");
+    if a < b {
+        let (left, right) = workers.split_at_mut(b);
+        (&mut left[a], &mut right[0])
+    } else {
+        let (left, right) = workers.split_at_mut(a);
+        (&mut right[0], &mut left[b])
     }
 }
 

@@ -1,5 +1,5 @@
-//! A virtual worker: the queues of a real worker (next slot, deque, inbox, urgent, pinned,
-//! foreign), a virtual clock, and the policy's victim choice and random source. Only the driver
+//! A virtual worker: the queues of a real worker (next slot, deque, inbox, yielded, urgent,
+//! pinned, foreign), a virtual clock, and the policy's victim choice and random source. Only the driver
 //! thread touches them, under the engine's state lock.
 
 use crate::engine::choices::Victims;
@@ -11,6 +11,17 @@ use std::collections::VecDeque;
 pub(super) const NEXT_SLOT_STREAK_LIMIT: u32 = 32;
 /// Every this-many activations a worker looks at its inbox first (as in the real engine).
 pub(super) const INBOX_CHECK_INTERVAL: u32 = 61;
+
+/// Where [`VirtualWorker::pop_local`] found an actor.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Picked {
+    /// The next slot (a `lifo_runs` activation).
+    NextSlot,
+    /// A neighbour's inbox (an `inbox_helps` activation).
+    PeerInbox,
+    /// One of the worker's own queues.
+    Queue,
+}
 
 pub(super) struct VirtualWorker {
     /// Virtual nanoseconds: when this worker is next free.
@@ -26,6 +37,8 @@ pub(super) struct VirtualWorker {
     /// The owner's end is the back (LIFO, as crossbeam's `new_lifo`); thieves take the front.
     pub(super) deque: VecDeque<TaskRef>,
     pub(super) inbox: VecDeque<TaskRef>,
+    /// Actors that used their budget while others waited (the real worker's `yielded`).
+    pub(super) yielded: VecDeque<TaskRef>,
     pub(super) urgent: VecDeque<TaskRef>,
     pub(super) pinned: VecDeque<TaskRef>,
     pub(super) foreign: Vec<VecDeque<TaskRef>>,
@@ -35,6 +48,11 @@ pub(super) struct VirtualWorker {
     pub(super) rng: fastrand::Rng,
     /// Group level of each other worker as seen from this one (for steals-by-level).
     pub(super) level_of: Vec<u8>,
+    /// The workers whose inboxes this one looks at before re-running a yielded actor (the real
+    /// worker's `helped`: its innermost victim group under `cls` and `lgs`, nobody otherwise).
+    pub(super) helped: Vec<usize>,
+    /// Which of `helped` is looked at next.
+    pub(super) help_turn: usize,
     /// `hierarchical`: activations since this worker's last balancing round.
     pub(super) since_balance: u32,
     /// `hierarchical`: this worker looked for work elsewhere since the last round.
@@ -49,62 +67,94 @@ impl VirtualWorker {
         self.next.is_some()
             || !self.deque.is_empty()
             || !self.inbox.is_empty()
+            || !self.yielded.is_empty()
             || !self.urgent.is_empty()
             || !self.pinned.is_empty()
             || self.foreign.iter().any(|q| !q.is_empty())
             || self.migration.is_some()
     }
 
-    /// What a thief could take (the real engine's `WorkerQueues::steal`: urgent, inbox, deque).
+    /// What a thief could take (the real engine's `WorkerQueues::steal`: urgent, inbox, yielded,
+    /// deque).
     pub(super) fn stealable(&self) -> usize {
-        self.urgent.len() + self.inbox.len() + self.deque.len()
+        self.urgent.len() + self.inbox.len() + self.yielded.len() + self.deque.len()
     }
 
     /// The real engine's `WorkerQueues::stealable_len` (longest-queue victim choice).
     pub(super) fn stealable_len(&self) -> usize {
-        self.deque.len() + self.inbox.len()
+        self.deque.len() + self.inbox.len() + self.yielded.len()
     }
 
-    /// One actor for a thief: urgent first, then the inbox (oldest), then the deque's far end.
+    /// Whether anything besides the next slot waits in the queues the real worker tests before
+    /// keeping an actor in its next slot (deque, inbox, yielded).
+    pub(super) fn others_wait(&self) -> bool {
+        !self.deque.is_empty() || !self.inbox.is_empty() || !self.yielded.is_empty()
+    }
+
+    /// One actor for a thief: urgent first, then the inbox (oldest), the yielded actors, then the
+    /// deque's far end.
     pub(super) fn steal(&mut self) -> Option<TaskRef> {
         self.urgent
             .pop_front()
             .or_else(|| self.inbox.pop_front())
+            .or_else(|| self.yielded.pop_front())
             .or_else(|| self.deque.pop_front())
     }
 
+    /// The neighbour whose inbox [`Self::pop_local`] would look at (the driver lends it).
+    pub(super) fn helped_next(&self) -> Option<usize> {
+        self.helped.get(self.help_turn).copied()
+    }
+
     /// Local work in the real worker's order: pinned hubs (hierarchical), urgent head pushes
-    /// (LGS-DFS), the inbox now and then, the next slot (with its streak limit), the deque's
-    /// head, the inbox, foreign actors.
-    pub(super) fn pop_local(&mut self) -> Option<(TaskRef, bool)> {
+    /// (LGS-DFS), the inbox and the yielded actors now and then (taking turns at going first), the
+    /// next slot (with its streak limit), the deque's head, the inbox, the yielded actors, foreign
+    /// actors. `peer_inbox`: the inbox of [`Self::helped_next`], looked at before a yielded actor
+    /// runs again, as the real worker's `peer_inbox` does.
+    pub(super) fn pop_local(
+        &mut self,
+        peer_inbox: Option<&mut VecDeque<TaskRef>>,
+    ) -> Option<(TaskRef, Picked)> {
         if let Some(t) = self.pinned.pop_front() {
-            return Some((t, false));
+            return Some((t, Picked::Queue));
         }
         if let Some(t) = self.urgent.pop_front() {
-            return Some((t, false));
+            return Some((t, Picked::Queue));
         }
         self.tick = self.tick.wrapping_add(1);
         if self.tick % INBOX_CHECK_INTERVAL == 0 {
-            if let Some(t) = self.inbox.pop_front() {
-                return Some((t, false));
+            let found = if (self.tick / INBOX_CHECK_INTERVAL) % 2 == 0 {
+                self.inbox.pop_front().or_else(|| self.yielded.pop_front())
+            } else {
+                self.yielded.pop_front().or_else(|| self.inbox.pop_front())
+            };
+            if let Some(t) = found {
+                return Some((t, Picked::Queue));
             }
         }
         if let Some(t) = self.next.take() {
-            let others = !self.deque.is_empty() || !self.inbox.is_empty();
-            if self.next_streak < NEXT_SLOT_STREAK_LIMIT || !others {
+            if self.next_streak < NEXT_SLOT_STREAK_LIMIT || !self.others_wait() {
                 self.next_streak += 1;
-                return Some((t, true));
+                return Some((t, Picked::NextSlot));
             }
             self.next_streak = 0;
-            self.inbox.push_back(t);
+            self.yielded.push_back(t);
         } else {
             self.next_streak = 0;
         }
-        self.deque
-            .pop_back()
-            .or_else(|| self.inbox.pop_front())
+        if let Some(t) = self.deque.pop_back().or_else(|| self.inbox.pop_front()) {
+            return Some((t, Picked::Queue));
+        }
+        if !self.yielded.is_empty() && !self.helped.is_empty() {
+            self.help_turn = (self.help_turn + 1) % self.helped.len();
+            if let Some(t) = peer_inbox.and_then(VecDeque::pop_front) {
+                return Some((t, Picked::PeerInbox));
+            }
+        }
+        self.yielded
+            .pop_front()
             .or_else(|| self.foreign.iter_mut().find_map(|q| q.pop_front()))
-            .map(|t| (t, false))
+            .map(|t| (t, Picked::Queue))
     }
 
     /// Drops every queued pointer (shutdown: the runtime stops the actors afterwards).
@@ -112,6 +162,7 @@ impl VirtualWorker {
         self.next = None;
         self.deque.clear();
         self.inbox.clear();
+        self.yielded.clear();
         self.urgent.clear();
         self.pinned.clear();
         self.foreign.iter_mut().for_each(VecDeque::clear);
