@@ -149,20 +149,22 @@ pub(crate) fn hierarchical_route(
     })
 }
 
-/// The online hub detection of `hierarchical:auto`, for a wake-up from worker `me`: an actor
-/// woken again and again from other workers than its own talks with many partners spread over
-/// the machine, so it becomes a hub (counted in `counters`) and stays put.
+/// The online hub detection of `hierarchical:auto`, for a wake-up by actor `waker` (a
+/// [`crate::engine::placement::waker_id`]) from worker `me`: an actor woken again and again from other workers
+/// than its own, by changing partners, talks with many partners spread over the machine, so it
+/// becomes a hub (counted in `counters`) and stays put.
 #[inline]
 pub(crate) fn note_hierarchical_wake(
     placement: &ActorPlacement,
     me: usize,
+    waker: u32,
     counters: &WorkerCounters,
 ) {
     if placement.is_hub() {
         return;
     }
     match placement.last() {
-        Some(last) if last != me && placement.note_foreign_sender() => counters.hubs.bump(1),
+        Some(last) if last != me && placement.note_foreign_sender(waker) => counters.hubs.bump(1),
         Some(last) if last != me => {}
         Some(_) => placement.note_local_wake(),
         None => {}

@@ -12,7 +12,7 @@
 //! | `home`, `last`, `RAN` | every policy: first-activation home (LGS Listing 5.2), locality telemetry, `hierarchical` routing |
 //! | `UNPINNED` | `lgs` (spawn option, `lgs:auto` release) |
 //! | `HUB` | `hierarchical` (spawn option, `set_hub`, `hierarchical:auto` detection) |
-//! | `remote_wakes`, `local_wakes` | `lgs:auto` and `hierarchical:auto` ([`crate::policy::lgs::should_release_hub`]) |
+//! | `remote_wakes`, `local_wakes`, `last_waker` | `lgs:auto` and `hierarchical:auto` ([`crate::policy::lgs::should_release_hub`]) |
 //! | `enqueued_at` | the sampled queue-wait telemetry |
 
 use crate::actor::options::SpawnOptions;
@@ -28,8 +28,11 @@ pub(crate) struct ActorPlacement {
     last: AtomicU32,
     /// Sampled enqueue time (ns since the engine started, 0 = none), for the queue-wait telemetry.
     pub(crate) enqueued_at: AtomicU64,
+    /// Remote wake-ups, each from another actor than the one before (see [`Self::note_remote_wake`]).
     remote_wakes: AtomicU32,
     local_wakes: AtomicU32,
+    /// The actor behind the latest remote wake-up ([`waker_id`]; [`NO_WAKER`] before the first).
+    last_waker: AtomicU32,
     flags: AtomicU8,
 }
 
@@ -43,6 +46,21 @@ const _: () = assert!(
 unsafe impl SchedState for ActorPlacement {}
 
 const NO_HOME: u32 = u32::MAX;
+/// The waker of a wake-up that no actor sent: a plain thread's send, a timer firing.
+pub(crate) const NO_WAKER: u32 = u32::MAX;
+
+/// The identity of an actor as a waker: the low 32 bits of its id. Two actors whose ids agree
+/// there (one in 2^32 pairs, or an id reused after 2^32 spawns) read as one partner, which only
+/// delays a release: the rule is a heuristic.
+#[inline]
+pub(crate) fn waker_id(task: &TaskRef) -> u32 {
+    let id = task.header().id.as_u64() as u32;
+    if id == NO_WAKER {
+        NO_WAKER - 1
+    } else {
+        id
+    }
+}
 const RAN: u8 = 1;
 const UNPINNED: u8 = 2;
 const HUB: u8 = 4;
@@ -71,6 +89,7 @@ impl ActorPlacement {
             enqueued_at: AtomicU64::new(0),
             remote_wakes: AtomicU32::new(0),
             local_wakes: AtomicU32::new(0),
+            last_waker: AtomicU32::new(NO_WAKER),
         }
     }
 
@@ -145,21 +164,32 @@ impl ActorPlacement {
         self.flags.load(Relaxed) & RAN == 0 && self.flags.fetch_or(RAN, Relaxed) & RAN == 0
     }
 
-    /// Counts a wake-up routed to a distant home; returns true when the hub rule says to unpin
-    /// (and unpins). Racy increments on purpose: a heuristic, not worth a locked instruction.
-    pub(crate) fn note_remote_wake(&self) -> bool {
-        self.count_remote_wake_and_set(UNPINNED)
+    /// Counts a wake-up by actor `waker` routed to a distant home; returns true when the hub rule
+    /// says to unpin (and unpins). Racy increments on purpose: a heuristic, not worth a locked
+    /// instruction.
+    pub(crate) fn note_remote_wake(&self, waker: u32) -> bool {
+        self.count_remote_wake_and_set(waker, UNPINNED)
     }
 
-    /// Counts a wake-up from another worker than the actor's; returns true when the online hub
-    /// detection marks it a hub (and marks it). Same counters and rule as the LGS release.
-    pub(crate) fn note_foreign_sender(&self) -> bool {
-        self.count_remote_wake_and_set(HUB)
+    /// Counts a wake-up by actor `waker` from another worker than the actor's; returns true when
+    /// the online hub detection marks it a hub (and marks it). Same counters and rule as the LGS
+    /// release.
+    pub(crate) fn note_foreign_sender(&self, waker: u32) -> bool {
+        self.count_remote_wake_and_set(waker, HUB)
     }
 
-    /// One more remote wake-up; when [`crate::policy::lgs::should_release_hub`] holds, sets `flag`
+    /// One more remote wake-up, counted only if another actor than the latest remote waker sent
+    /// it: a hub is an actor that many partners wake (Francesquini's definition), not one that a
+    /// single distant partner wakes again and again. Matrix Search's seekers are the second kind:
+    /// the controller wakes each of them from its own PU, remote for almost all; counted, they
+    /// were released and then ran wherever their job came from, away from the matrix they hold
+    /// (docs/decisions.md §37). When [`crate::policy::lgs::should_release_hub`] holds, sets `flag`
     /// and returns whether this call set it.
-    fn count_remote_wake_and_set(&self, flag: u8) -> bool {
+    fn count_remote_wake_and_set(&self, waker: u32, flag: u8) -> bool {
+        if self.last_waker.load(Relaxed) == waker {
+            return false;
+        }
+        self.last_waker.store(waker, Relaxed);
         let remote = self.remote_wakes.load(Relaxed).saturating_add(1);
         self.remote_wakes.store(remote, Relaxed);
         crate::policy::lgs::should_release_hub(remote, self.local_wakes.load(Relaxed))
@@ -178,5 +208,42 @@ impl ActorPlacement {
     pub(crate) fn note_local_wake(&self) {
         let local = self.local_wakes.load(Relaxed).saturating_add(1);
         self.local_wakes.store(local, Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::lgs::HUB_MIN_WAKES;
+
+    #[test]
+    fn one_distant_partner_waking_again_and_again_is_no_hub() {
+        let p = ActorPlacement::new(&SpawnOptions::default());
+        for _ in 0..10 * HUB_MIN_WAKES {
+            assert!(!p.note_remote_wake(7), "one partner released it");
+        }
+        assert_eq!(p.flags.load(Relaxed) & UNPINNED, 0);
+    }
+
+    #[test]
+    fn changing_partners_make_a_hub() {
+        let p = ActorPlacement::new(&SpawnOptions::default());
+        // Two partners in turn: each wake-up is from another actor than the one before.
+        let released = (0..HUB_MIN_WAKES)
+            .filter(|&i| p.note_remote_wake(i % 2))
+            .count();
+        assert_eq!(released, 1, "released once, at the threshold");
+        assert_ne!(p.flags.load(Relaxed) & UNPINNED, 0);
+        let q = ActorPlacement::new(&SpawnOptions::default());
+        for i in 0..HUB_MIN_WAKES {
+            assert!(!q.note_foreign_sender(i), "a hub before the threshold");
+            q.note_local_wake();
+        }
+        // Local wake-ups weigh against: 16 local need more than 64 changing remote ones.
+        let marked = (0..4 * HUB_MIN_WAKES + 1)
+            .filter(|&i| q.note_foreign_sender(100 + i))
+            .count();
+        assert_eq!(marked, 1);
+        assert!(q.is_hub());
     }
 }

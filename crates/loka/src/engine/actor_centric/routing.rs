@@ -217,7 +217,7 @@ impl Worker {
         match route {
             Route::Tail(_) | Route::Head(_) => {
                 self.counters().hpu_pushes.bump(1);
-                if variants.auto && placement.note_remote_wake() {
+                if variants.auto && placement.note_remote_wake(self.waker()) {
                     self.counters().hubs_released.bump(1);
                     // Released: from now on it runs where its partners are.
                     return local;
@@ -240,7 +240,12 @@ impl Worker {
     /// machine, so it becomes a hub and stays put.
     fn hierarchical_route(&self, auto_hubs: bool, task: TaskRef) -> Route {
         if auto_hubs {
-            choices::note_hierarchical_wake(placement::of(&task), self.index(), self.counters());
+            choices::note_hierarchical_wake(
+                placement::of(&task),
+                self.index(),
+                self.waker(),
+                self.counters(),
+            );
         }
         self.engine()
             .hierarchical_route(task, Some(self.index()))

@@ -49,6 +49,9 @@ pub(super) struct Worker {
     help_turn: Cell<usize>,
     /// Activations since this worker last tried a load-balancing round (hierarchical).
     since_balance: Cell<u64>,
+    /// The actor of the latest activation here, as a waker ([`placement::waker_id`]): the
+    /// partner the hub rules of `lgs:auto` and `hierarchical:auto` count (one store an activation).
+    running: Cell<u32>,
     /// `exec = "auto"`: time activations to catch actors that block (runtime/exec_policy/blocking.rs).
     watch_blocking: bool,
     /// `exec = "auto"`: figures of the undeclared actors run here (runtime/exec_policy/online.rs).
@@ -90,10 +93,17 @@ impl Worker {
                 .into_boxed_slice(),
             help_turn: Cell::new(0),
             since_balance: Cell::new(0),
+            running: Cell::new(placement::NO_WAKER),
             watch_blocking: config.exec == crate::exec_policy::ExecMode::Auto,
             online: Default::default(),
             engine,
         }
+    }
+
+    /// The actor of the latest activation here, as a waker ([`placement::waker_id`]).
+    #[inline]
+    pub(super) fn waker(&self) -> u32 {
+        self.running.get()
     }
 
     /// The worker of `engine` running on this thread, if any.
@@ -220,6 +230,7 @@ impl Worker {
             }
         }
         self.account_locality(task);
+        self.running.set(placement::waker_id(&task));
         let outcome = if self.watch_blocking {
             match self.run_auto(task) {
                 Some(outcome) => outcome,

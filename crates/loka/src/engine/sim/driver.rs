@@ -109,6 +109,7 @@ impl Engine {
             self.unpark(st, w, at);
         }
         st.running = Some((w, at));
+        st.waker = placement::NO_WAKER;
         let tick = crate::runtime::clock::VIRTUAL_TICK_NS;
         MutexGuard::unlocked(st, || self.shared.timers.fire_due(0, at / tick));
         st.running = None;
@@ -376,6 +377,7 @@ impl Engine {
         // transfers. Later messages of a batch send at that time too (an approximation).
         let sends_at = start + (fixed + state + per_message) as u64;
         st.running = Some((w, sends_at));
+        st.waker = placement::waker_id(&task);
         let messages_before = counters.messages.get();
         let spawned_before = counters.spawned.get();
         st.watch.before(actor);

@@ -98,6 +98,9 @@ struct State {
     idle: bool,
     /// The worker running an activation, and the virtual time its pushes happen at.
     running: Option<(usize, u64)>,
+    /// The actor of that activation, as a waker (`placement::waker_id`; `NO_WAKER` while timers
+    /// fire): the partner the hub rules count.
+    waker: u32,
     /// The worker that woke each queued actor (by actor id), to price its messages.
     woken_by: rustc_hash::FxHashMap<u64, usize>,
     /// The worker whose send last woke each actor (by actor id; kept across its activations,
@@ -212,6 +215,7 @@ impl Engine {
                 shutdown: false,
                 idle: true,
                 running: None,
+                waker: placement::NO_WAKER,
                 woken_by: Default::default(),
                 sender_of: Default::default(),
                 busy_until: Default::default(),

@@ -53,7 +53,7 @@ impl Engine {
                 match route {
                     Route::Tail(_) | Route::Head(_) => {
                         counters.hpu_pushes.bump(1);
-                        if variants.auto && place.note_remote_wake() {
+                        if variants.auto && place.note_remote_wake(st.waker) {
                             counters.hubs_released.bump(1);
                             local
                         } else {
@@ -70,7 +70,7 @@ impl Engine {
             }
             Routing::Hierarchical { auto_hubs } => {
                 if auto_hubs {
-                    choices::note_hierarchical_wake(place, w, counters);
+                    choices::note_hierarchical_wake(place, w, st.waker, counters);
                 }
                 self.hierarchical_route(task, Some(w))
                     .unwrap_or(Route::LocalNext)
