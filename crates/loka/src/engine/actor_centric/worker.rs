@@ -20,9 +20,6 @@ const INBOX_CHECK_INTERVAL: u32 = 61;
 /// Bounds of a worker's hold score (`Worker::hold_score`): how many holds in a row that found a
 /// message outweigh the same number of fruitless ones.
 const HOLD_SCORE_RANGE: i32 = 16;
-/// While holding is off, one activation in this many is held anyway, to see whether it pays
-/// again.
-const HOLD_PROBE_INTERVAL: u32 = 64;
 
 /// Consecutive activations from the next slot before queued actors get a turn: a ping-pong pair
 /// keeps its locality without starving everyone else on a single worker.
@@ -53,6 +50,11 @@ pub(super) struct Worker {
     /// (a partner answered), down by one when it had none; holding is on while it is ≥ 0. See
     /// [`Self::run_plain`].
     hold_score: Cell<i32>,
+    /// Activations run holding now: `holds` and a score ≥ 0, recomputed at each release, so the
+    /// activation loop tests one flag (a test of the score and the tick cost threadring 13
+    /// instructions an activation, docs/decisions.md §36). While it is off, every periodic look
+    /// (61 activations) turns it on for a probe: the next release scores it again.
+    hold_now: Cell<bool>,
     next_streak: Cell<u32>,
     tick: Cell<u32>,
     sample_tick: Cell<u32>,
@@ -107,6 +109,7 @@ impl Worker {
             next_slot: Cell::new(None),
             held: Cell::new(None),
             hold_score: Cell::new(0),
+            hold_now: Cell::new(false),
             holds: engine.routing == Routing::Local
                 && config.lifo_slot
                 && config.exec != crate::exec_policy::ExecMode::Auto,
@@ -256,7 +259,7 @@ impl Worker {
                 // Promoted to `thread` with work left: its own thread goes on with it.
                 None => return dedicated::hand_over(self.exec.runtime(), task),
             }
-        } else if !self.run_plain() {
+        } else if self.hold_now.get() {
             // SAFETY: the task came out of a run queue (or the next slot, or the hold) of this
             // system, so this worker now holds its schedule.
             unsafe { task.run_holding(&self.exec) }
@@ -355,28 +358,14 @@ impl Worker {
         // SAFETY: a held actor is drained and its schedule is this worker's.
         let idle = unsafe { task.release() };
         let score = self.hold_score.get();
-        self.hold_score.set(if idle {
+        let score = if idle {
             (score - 1).max(-HOLD_SCORE_RANGE)
         } else {
             (score + 1).min(HOLD_SCORE_RANGE)
-        });
+        };
+        self.hold_score.set(score);
+        self.hold_now.set(score >= 0);
         (!idle).then_some(task)
-    }
-
-    /// Whether this activation goes idle when its mailbox empties, as it always did, instead of
-    /// being held: when holding is off here (no drain of a held actor found a message lately: a
-    /// ring or a stream, where the hold's release would only add an indirect call to each
-    /// message), except one activation in `HOLD_PROBE_INTERVAL`, which tests whether it pays
-    /// again.
-    #[inline]
-    fn run_plain(&self) -> bool {
-        if !self.holds {
-            return true;
-        }
-        if self.hold_score.get() >= 0 {
-            return false;
-        }
-        self.tick.get() % HOLD_PROBE_INTERVAL != 0
     }
 
     /// An actor that used its budget (or stopped at a half-written message: `waiting`) and is
@@ -579,6 +568,10 @@ impl Worker {
     /// line, as the timers (the activation loop keeps its shape).
     #[inline(never)]
     fn periodic_look(&self, tick: u32) -> Option<TaskRef> {
+        // A probe of holding while it is off (see `hold_now`).
+        if self.holds {
+            self.hold_now.set(true);
+        }
         // Due timers first (one relaxed load while none is armed here): what they wake is queued
         // before we look (docs/timers.md).
         self.engine.shared.fire_timers(self.index());
