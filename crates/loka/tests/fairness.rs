@@ -14,8 +14,8 @@
 //! more.
 
 use loka::{Actor, Config, Context, Placement, SpawnOptions, System};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -129,7 +129,11 @@ impl Actor for Blocker {
     type Msg = ();
     fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
         let _ = self.entered.send(ctx.worker_index());
-        let _ = self.release.lock().unwrap().recv_timeout(Duration::from_secs(30));
+        let _ = self
+            .release
+            .lock()
+            .unwrap()
+            .recv_timeout(Duration::from_secs(30));
     }
 }
 
@@ -199,6 +203,10 @@ fn a_busy_worker_takes_a_wake_up_from_the_inbox_of_a_held_neighbour() {
     let helps = system.stats().total.inbox_helps;
     system.shutdown();
     let ran_on = outcome.expect("the probe waited for the held worker: no busy neighbour took it");
-    assert_eq!(ran_on, Some(free_worker), "the probe ran on the held worker");
+    assert_eq!(
+        ran_on,
+        Some(free_worker),
+        "the probe ran on the held worker"
+    );
     assert!(helps >= 1, "the probe was taken, but not counted as a help");
 }

@@ -602,7 +602,7 @@ impl Worker {
     fn peer_inbox_turn(&self) -> Option<TaskRef> {
         let turn = self.help_turn.get();
         let peer = self.helped[turn];
-        self.help_turn.set(if turn + 1 == self.helped.len() { 0 } else { turn + 1 });
+        self.help_turn.set((turn + 1) % self.helped.len());
         let task = pop_rare(&self.engine.workers[peer].queues.inbox)?;
         self.counters().inbox_helps.bump(1);
         Some(task)
