@@ -229,11 +229,23 @@ fn a_held_actor_released_while_a_message_comes() {
         let released = unsafe { !mb.has_claims() && mb.try_idle() };
         let pushed = sender.join().unwrap();
         if released {
-            assert_eq!(pushed, Push::Wake, "idle: the sender must schedule the actor");
+            assert_eq!(
+                pushed,
+                Push::Wake,
+                "idle: the sender must schedule the actor"
+            );
             // The activation the sender started takes the message.
         } else {
-            assert_eq!(pushed, Push::Queued, "still held: the sender must not schedule it");
+            assert_eq!(
+                pushed,
+                Push::Queued,
+                "still held: the sender must not schedule it"
+            );
         }
-        assert_eq!(receive(&mb, 1), vec![2], "the message is taken exactly once");
+        assert_eq!(
+            receive(&mb, 1),
+            vec![2],
+            "the message is taken exactly once"
+        );
     });
 }
