@@ -26,11 +26,12 @@ impl<B: Behavior> ActorCell<B> {
     /// [`crate::runtime::TaskRef::release`]: idle unless a message came since the drained
     /// activation ended.
     pub(super) unsafe fn release_raw(ptr: NonNull<Header>) -> bool {
-        // SAFETY: as `run_raw`; the caller holds the drained actor's schedule, so it is the
-        // mailbox's single consumer.
+        // SAFETY: as `run_raw`.
         let cell = unsafe { ptr.cast::<Self>().as_ref() };
         // A plain load first: when a message came (a ping-pong partner answered), the
         // compare-and-swap would fail anyway, and a failed one costs as much as a successful one.
+        // SAFETY: the caller holds the drained actor's schedule, so it is the mailbox's single
+        // consumer.
         unsafe { !cell.mailbox.has_claims() && cell.mailbox.try_idle() }
     }
 
