@@ -29,7 +29,33 @@ pub(crate) enum Routing {
     Places(crate::policy::PlacesMode),
 }
 
+/// Every this-many activations a worker looks at its inbox and its yielded actors before anything
+/// else, so actors pushed there cannot be starved by a busy deque or next-slot chain.
+pub(crate) const INBOX_CHECK_INTERVAL: u32 = 61;
+/// Consecutive activations from the next slot before queued actors get a turn: a ping-pong pair
+/// keeps its locality without starving everyone else on a single worker.
+pub(crate) const NEXT_SLOT_STREAK_LIMIT: u32 = 32;
+
+/// At the periodic look of activation `tick` (a multiple of [`INBOX_CHECK_INTERVAL`]): whether
+/// the inbox goes before the yielded actors. They take turns, so neither wake-ups from outside nor
+/// actors that used their budget can starve the other (docs/decisions.md §35).
+pub(crate) fn inbox_first(tick: u32) -> bool {
+    (tick / INBOX_CHECK_INTERVAL) % 2 == 0
+}
+
 impl Routing {
+    /// The workers whose inboxes worker `me` looks at before re-running an actor that used its
+    /// budget (docs/decisions.md §35): its innermost victim group under `cls` and `lgs`, nobody
+    /// under the policies with their own rules for what may move (`hierarchical`, `places`).
+    pub(crate) fn helped(self, me: usize, layout: &WorkerLayout) -> Vec<usize> {
+        match self {
+            Routing::Local | Routing::Lgs(_) => {
+                layout.groups(me).first().cloned().unwrap_or_default()
+            }
+            Routing::Hierarchical { .. } | Routing::Places(_) => Vec::new(),
+        }
+    }
+
     pub(crate) fn of(policy: PolicyKind) -> Routing {
         match policy {
             PolicyKind::Auto => unreachable!("`auto` is resolved before the engine starts"),

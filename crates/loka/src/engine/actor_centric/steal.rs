@@ -4,7 +4,7 @@
 //! `lgs` weighted over nested victim groups (Wölke §4.2), `hierarchical` the fixed plan of
 //! Francesquini's Alg. 4.4 (bring home, then nearest first; docs/references.md).
 
-use super::queues::pop;
+use super::queues::{pop, pop_rare};
 use super::worker::Worker;
 use crate::engine::choices::Victims;
 use crate::policy::hierarchical::StealStep;
@@ -45,7 +45,7 @@ impl Worker {
             // Work may have arrived in our own queues meanwhile.
             let own = self.own_queues();
             if let Some(task) = pop(&own.inbox)
-                .or_else(|| pop(&own.yielded))
+                .or_else(|| pop_rare(&own.yielded))
                 .or_else(|| pop(&own.urgent))
                 .or_else(|| pop(&own.pinned))
                 .or_else(|| own.pop_foreign())

@@ -2,7 +2,9 @@
 
 use super::queues::{pop, pop_rare};
 use super::Engine;
-use crate::engine::choices::{Routing, Victims};
+use crate::engine::choices::{
+    inbox_first, Routing, Victims, INBOX_CHECK_INTERVAL, NEXT_SLOT_STREAK_LIMIT,
+};
 use crate::engine::placement;
 use crate::policy::cls::Cls;
 use crate::policy::{lgs, Route};
@@ -14,16 +16,9 @@ use std::ptr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-/// Every this-many activations the worker looks at its inbox first, so actors pushed there by
-/// other threads cannot be starved by a busy local deque.
-const INBOX_CHECK_INTERVAL: u32 = 61;
 /// Bounds of a worker's hold score (`Worker::hold_score`): how many holds in a row that found a
 /// message outweigh the same number of fruitless ones.
 const HOLD_SCORE_RANGE: i32 = 16;
-
-/// Consecutive activations from the next slot before queued actors get a turn: a ping-pong pair
-/// keeps its locality without starving everyone else on a single worker.
-const NEXT_SLOT_STREAK_LIMIT: u32 = 32;
 
 thread_local! {
     /// The worker running on this thread, if any (set for the whole life of a worker thread).
@@ -67,8 +62,7 @@ pub(super) struct Worker {
     /// Group level of each other worker as seen from this one (for steals-by-level).
     level_of: Vec<u8>,
     /// The workers whose inboxes this one looks at before re-running an actor that used its
-    /// budget: its innermost victim group under `cls` and `lgs`, nobody under the policies with
-    /// their own rules for what may move (`hierarchical`, `places`). See [`Self::peer_inbox`].
+    /// budget ([`Routing::helped`], [`Self::peer_inbox`]).
     helped: Box<[usize]>,
     /// Which of `helped` to look at next (they take turns).
     help_turn: Cell<usize>,
@@ -97,11 +91,6 @@ impl Worker {
             }
         }
         let own: *const super::queues::WorkerQueues = &engine.workers[index].queues;
-        let helped = match engine.routing {
-            Routing::Local | Routing::Lgs(_) => groups.first().cloned().unwrap_or_default(),
-            Routing::Hierarchical { .. } | Routing::Places(_) => Vec::new(),
-        }
-        .into_boxed_slice();
         Worker {
             exec,
             own,
@@ -120,7 +109,10 @@ impl Worker {
             routing: engine.routing,
             wake_next: engine.routing == Routing::Local && config.lifo_slot,
             level_of,
-            helped,
+            helped: engine
+                .routing
+                .helped(index, &engine.shared.machine.layout)
+                .into_boxed_slice(),
             help_turn: Cell::new(0),
             since_balance: Cell::new(0),
             watch_blocking: config.exec == crate::exec_policy::ExecMode::Auto,
@@ -553,8 +545,7 @@ impl Worker {
         self.deque
             .pop()
             .or_else(|| pop(&queues.inbox))
-            .or_else(|| self.peer_inbox(queues))
-            .or_else(|| pop_rare(&queues.yielded))
+            .or_else(|| self.yielded_turn(queues))
             .or_else(|| match self.routing {
                 Routing::Hierarchical { .. } => queues.pop_foreign(),
                 Routing::Places(mode) if mode.shared_queues() => self.pop_own_place(),
@@ -576,11 +567,21 @@ impl Worker {
         // before we look (docs/timers.md).
         self.engine.shared.fire_timers(self.index());
         let queues = self.own_queues();
-        if (tick / INBOX_CHECK_INTERVAL) % 2 == 0 {
+        if inbox_first(tick) {
             pop(&queues.inbox).or_else(|| pop_rare(&queues.yielded))
         } else {
             pop_rare(&queues.yielded).or_else(|| pop(&queues.inbox))
         }
+    }
+
+    /// With the deque and the inbox empty: a yielded actor, unless a neighbour's inbox holds a
+    /// wake-up ([`Self::peer_inbox`]), which goes first. One emptiness test when none waits.
+    #[inline]
+    fn yielded_turn(&self, queues: &super::queues::WorkerQueues) -> Option<TaskRef> {
+        if queues.yielded.is_empty() {
+            return None;
+        }
+        self.peer_inbox().or_else(|| pop(&queues.yielded))
     }
 
     /// Before this worker re-runs an actor that used its budget: a wake-up waiting in the inbox
@@ -588,18 +589,12 @@ impl Worker {
     /// actors never steals, so without this a message sent from outside to a worker that the OS
     /// has descheduled (a machine with more threads than cores) waited until that worker ran
     /// again: milliseconds, where a global injection queue (tokio) lets any worker take it
-    /// (docs/results/latency.md). Only while yielded actors wait here: one emptiness test of one
-    /// neighbour's inbox then, nothing otherwise.
-    #[inline]
-    fn peer_inbox(&self, queues: &super::queues::WorkerQueues) -> Option<TaskRef> {
-        if self.helped.is_empty() || queues.yielded.is_empty() {
+    /// (docs/results/latency.md). Out of line: only workers with yielded actors come here.
+    #[inline(never)]
+    fn peer_inbox(&self) -> Option<TaskRef> {
+        if self.helped.is_empty() {
             return None;
         }
-        self.peer_inbox_turn()
-    }
-
-    #[inline(never)]
-    fn peer_inbox_turn(&self) -> Option<TaskRef> {
         let turn = self.help_turn.get();
         let peer = self.helped[turn];
         self.help_turn.set((turn + 1) % self.helped.len());

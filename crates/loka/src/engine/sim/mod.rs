@@ -188,12 +188,7 @@ impl Engine {
                             .wrapping_add((index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
                     ),
                     level_of,
-                    helped: match Routing::of(config.policy) {
-                        Routing::Local | Routing::Lgs(_) => {
-                            layout.groups(index).first().cloned().unwrap_or_default()
-                        }
-                        Routing::Hierarchical { .. } | Routing::Places(_) => Vec::new(),
-                    },
+                    helped: Routing::of(config.policy).helped(index, layout),
                     help_turn: 0,
                     since_balance: 0,
                     out_of_work: false,

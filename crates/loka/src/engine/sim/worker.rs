@@ -2,15 +2,10 @@
 //! pinned, foreign), a virtual clock, and the policy's victim choice and random source. Only the driver
 //! thread touches them, under the engine's state lock.
 
-use crate::engine::choices::Victims;
+use crate::engine::choices::{inbox_first, Victims, INBOX_CHECK_INTERVAL, NEXT_SLOT_STREAK_LIMIT};
 use crate::policy::cls::Cls;
 use crate::runtime::TaskRef;
 use std::collections::VecDeque;
-
-/// Activations from the next slot before queued actors get a turn (as in the real engine).
-pub(super) const NEXT_SLOT_STREAK_LIMIT: u32 = 32;
-/// Every this-many activations a worker looks at its inbox first (as in the real engine).
-pub(super) const INBOX_CHECK_INTERVAL: u32 = 61;
 
 /// Where [`VirtualWorker::pop_local`] found an actor.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -123,7 +118,7 @@ impl VirtualWorker {
         }
         self.tick = self.tick.wrapping_add(1);
         if self.tick % INBOX_CHECK_INTERVAL == 0 {
-            let found = if (self.tick / INBOX_CHECK_INTERVAL) % 2 == 0 {
+            let found = if inbox_first(self.tick) {
                 self.inbox.pop_front().or_else(|| self.yielded.pop_front())
             } else {
                 self.yielded.pop_front().or_else(|| self.inbox.pop_front())
