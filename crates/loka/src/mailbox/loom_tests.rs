@@ -207,3 +207,45 @@ fn close_races_with_send() {
         }
     });
 }
+
+/// A drained actor held by its worker (docs/decisions.md §36): its consumer does not go idle when
+/// the mailbox empties, and later ends the hold with `has_claims` (a plain load) and, if that saw
+/// nothing, `try_idle`. A send racing with the release is never lost: either the release fails
+/// and the consumer takes the message, or the actor went idle and the sender schedules it; never
+/// both (no second activation), never neither (no stranded message).
+#[test]
+fn a_held_actor_released_while_a_message_comes() {
+    model(|| {
+        let mb = Arc::new(Mailbox::new());
+        unsafe { mb.settle() };
+        // Scheduled, one message handled, mailbox empty: drained and held.
+        assert_eq!(mb.push(1), Push::Wake);
+        assert_eq!(unsafe { mb.pop() }, Pop::Item(1));
+        assert_eq!(unsafe { mb.pop() }, Pop::Empty);
+        let sender = {
+            let mb = mb.clone();
+            loom::thread::spawn(move || mb.push(2))
+        };
+        let released = unsafe { !mb.has_claims() && mb.try_idle() };
+        let pushed = sender.join().unwrap();
+        if released {
+            assert_eq!(
+                pushed,
+                Push::Wake,
+                "idle: the sender must schedule the actor"
+            );
+            // The activation the sender started takes the message.
+        } else {
+            assert_eq!(
+                pushed,
+                Push::Queued,
+                "still held: the sender must not schedule it"
+            );
+        }
+        assert_eq!(
+            receive(&mb, 1),
+            vec![2],
+            "the message is taken exactly once"
+        );
+    });
+}

@@ -460,6 +460,19 @@ impl<T> Mailbox<T> {
         self.tail_word.load(Acquire) & CLOSED != 0
     }
 
+    /// Whether a sender claimed a slot the consumer has not taken: the consumer's test, before it
+    /// tries to go idle, of whether a message came (a plain load, where the compare-and-swap of
+    /// [`Self::try_idle`] would fail at the same cost as it succeeds). A claim that lands just
+    /// after the load makes `try_idle` fail instead: nothing is missed either way.
+    ///
+    /// # Safety
+    /// Only the consumer may call this (it reads the consumer's own word).
+    #[inline]
+    pub(crate) unsafe fn has_claims(&self) -> bool {
+        // Relaxed: a hint; `try_idle`'s compare-and-swap is what decides.
+        (self.tail_word.load(Relaxed) >> SHIFT) != (self.head.word.load(Relaxed) >> SHIFT)
+    }
+
     /// Messages claimed and not yet consumed, from any thread: best effort. It counts slots being
     /// written, may lag the consumer by the messages it is taking out right now, and is 0 for a
     /// direct mailbox (which queues nothing).

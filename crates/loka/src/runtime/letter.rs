@@ -137,6 +137,9 @@ mod tests {
         unreachable!()
     }
     unsafe fn no_shutdown(_: NonNull<Header>) {}
+    unsafe fn no_release(_: NonNull<Header>) -> bool {
+        unreachable!()
+    }
     unsafe fn no_info(_: NonNull<Header>) -> crate::runtime::cell::CellInfo {
         unreachable!()
     }
@@ -148,6 +151,8 @@ mod tests {
     }
     static TASK_VTABLE: Vtable = Vtable {
         run: no_run,
+        run_holding: no_run,
+        release: no_release,
         shutdown: no_shutdown,
         info: no_info,
         control: no_control,

@@ -27,6 +27,12 @@ pub(crate) enum RunOutcome {
     Waiting,
     /// The actor terminated; the task must not be touched again.
     Stopped,
+    /// Only from [`TaskRef::run_holding`]: the mailbox was empty, and the actor did *not* go idle.
+    /// It is still scheduled, in no queue: the engine holds it and must later either run it again
+    /// (a message came) or release it ([`TaskRef::release`]). A sender meanwhile only claims a slot
+    /// and schedules nothing, so a ping-pong pair saves the idle compare-and-swap and the wake-up
+    /// on every message (docs/decisions.md §36).
+    Drained,
 }
 
 /// Words of per-actor state that belong to the engine (and its policy), not to the runtime: where
@@ -112,6 +118,11 @@ impl Header {
 pub(crate) struct Vtable {
     /// Runs one activation. Safety: the caller holds the schedule (see the mailbox protocol).
     pub(crate) run: unsafe fn(NonNull<Header>, &Exec) -> RunOutcome,
+    /// As `run`, but an emptied mailbox answers [`RunOutcome::Drained`] instead of going idle.
+    pub(crate) run_holding: unsafe fn(NonNull<Header>, &Exec) -> RunOutcome,
+    /// Ends a drained actor's hold: goes idle unless a message came (then `false`: the actor is
+    /// still scheduled and must run). Safety: the caller holds the schedule of a drained actor.
+    pub(crate) release: unsafe fn(NonNull<Header>) -> bool,
     /// Terminates the actor at shutdown. Safety: no activation runs any more.
     pub(crate) shutdown: unsafe fn(NonNull<Header>),
     /// Reads what introspection shows of the actor. Safety: the cell is alive.
@@ -151,6 +162,27 @@ impl TaskRef {
     pub(crate) unsafe fn run(self, exec: &Exec) -> RunOutcome {
         // SAFETY: queued tasks are alive (module docs); the caller holds the schedule.
         unsafe { (self.0.as_ref().vtable.run)(self.0, exec) }
+    }
+
+    /// [`Self::run`] for an engine that holds drained actors ([`RunOutcome::Drained`]).
+    ///
+    /// # Safety
+    /// As [`Self::run`].
+    #[inline]
+    pub(crate) unsafe fn run_holding(self, exec: &Exec) -> RunOutcome {
+        // SAFETY: as `run`.
+        unsafe { (self.0.as_ref().vtable.run_holding)(self.0, exec) }
+    }
+
+    /// Ends the hold of an actor whose activation answered [`RunOutcome::Drained`]: `true` if it
+    /// went idle, `false` if a message came meanwhile (it is still scheduled: run it).
+    ///
+    /// # Safety
+    /// The caller holds this drained actor's schedule.
+    #[inline]
+    pub(crate) unsafe fn release(self) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { (self.0.as_ref().vtable.release)(self.0) }
     }
 
     /// The pointer to the header (the cell's first field).

@@ -16,6 +16,10 @@ use std::ptr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
+/// Bounds of a worker's hold score (`Worker::hold_score`): how many holds in a row that found a
+/// message outweigh the same number of fruitless ones.
+const HOLD_SCORE_RANGE: i32 = 16;
+
 thread_local! {
     /// The worker running on this thread, if any (set for the whole life of a worker thread).
     static CURRENT: Cell<*const Worker> = const { Cell::new(ptr::null()) };
@@ -31,6 +35,21 @@ pub(super) struct Worker {
     deque: crossbeam_deque::Worker<TaskRef>,
     /// The actor woken last by this worker's actors: runs next, cannot be stolen meanwhile.
     next_slot: Cell<Option<TaskRef>>,
+    /// An actor whose activation emptied its mailbox and did not go idle ([`RunOutcome::Drained`]):
+    /// still scheduled, in no queue. See [`Self::hold`].
+    held: Cell<Option<TaskRef>>,
+    /// Activations may end drained instead of idle: `wake_next` (every wake-up from here goes to
+    /// the next slot anyway) and no blocking watch.
+    holds: bool,
+    /// Whether holds have been paying off here: up by one when a released actor had a message
+    /// (a partner answered), down by one when it had none; holding is on while it is ≥ 0. See
+    /// [`Self::run_plain`].
+    hold_score: Cell<i32>,
+    /// Activations run holding now: `holds` and a score ≥ 0, recomputed at each release, so the
+    /// activation loop tests one flag (a test of the score and the tick cost threadring 13
+    /// instructions an activation, docs/decisions.md §36). While it is off, every periodic look
+    /// (61 activations) turns it on for a probe: the next release scores it again.
+    hold_now: Cell<bool>,
     next_streak: Cell<u32>,
     tick: Cell<u32>,
     sample_tick: Cell<u32>,
@@ -80,6 +99,12 @@ impl Worker {
             own,
             deque,
             next_slot: Cell::new(None),
+            held: Cell::new(None),
+            hold_score: Cell::new(0),
+            hold_now: Cell::new(false),
+            holds: engine.routing == Routing::Local
+                && config.lifo_slot
+                && config.exec != crate::exec_policy::ExecMode::Auto,
             next_streak: Cell::new(0),
             tick: Cell::new(0),
             sample_tick: Cell::new(0),
@@ -237,12 +262,16 @@ impl Worker {
                 // Promoted to `thread` with work left: its own thread goes on with it.
                 None => return dedicated::hand_over(self.exec.runtime(), task),
             }
+        } else if self.hold_now.get() {
+            // SAFETY: the task came out of a run queue (or the next slot, or the hold) of this
+            // system, so this worker now holds its schedule.
+            unsafe { task.run_holding(&self.exec) }
         } else {
-            // SAFETY: the task came out of a run queue (or the next slot) of this system, so this
-            // worker now holds its schedule.
+            // SAFETY: as above.
             unsafe { task.run(&self.exec) }
         };
         match outcome {
+            RunOutcome::Drained => self.hold(task),
             RunOutcome::Idle | RunOutcome::Stopped => {}
             RunOutcome::Requeue => self.requeue(task, false),
             RunOutcome::Waiting => self.requeue(task, true),
@@ -298,10 +327,60 @@ impl Worker {
         u64::from(self.sample_tick.get()) + self.counters().inline_runs.get()
     }
 
+    /// Holds an actor that emptied its mailbox, instead of letting it go idle, and ends the hold
+    /// of the one held before: idle if no message came meanwhile, otherwise it runs next, as a
+    /// woken actor would.
+    ///
+    /// Why: in a ping-pong pair each actor empties its mailbox just after sending to the other,
+    /// which then answers. Going idle is a compare-and-swap on the mailbox's tail word, and the
+    /// answer's send then finds the actor idle and must schedule it (a second routing decision).
+    /// Held, the actor stays scheduled: the answer only claims its slot, and the worker finds
+    /// the message with a plain load when the next activation drains. One compare-and-swap a
+    /// message instead of two (docs/decisions.md §36). A held actor is not stealable, as the
+    /// next slot is not; a message for it from elsewhere waits for this worker's next pick at the
+    /// latest, and the hold ends as soon as the next-slot chain breaks (`release_held`).
+    #[inline]
+    fn hold(&self, task: TaskRef) {
+        if let Some(previous) = self.held.replace(Some(task)) {
+            if let Some(answered) = self.release(previous) {
+                self.push_next(answered);
+            }
+        }
+    }
+
+    /// Ends the hold, if any: `Some` if a message came for the held actor (run it now).
+    #[inline]
+    fn release_held(&self) -> Option<TaskRef> {
+        let task = self.held.take()?;
+        self.release(task)
+    }
+
+    /// Releases a held actor, scoring the hold: `Some` if a message came (run it).
+    #[inline]
+    fn release(&self, task: TaskRef) -> Option<TaskRef> {
+        // SAFETY: a held actor is drained and its schedule is this worker's.
+        let idle = unsafe { task.release() };
+        let score = self.hold_score.get();
+        let score = if idle {
+            (score - 1).max(-HOLD_SCORE_RANGE)
+        } else {
+            (score + 1).min(HOLD_SCORE_RANGE)
+        };
+        self.hold_score.set(score);
+        self.hold_now.set(score >= 0);
+        (!idle).then_some(task)
+    }
+
     /// An actor that used its budget (or stopped at a half-written message: `waiting`) and is
     /// still scheduled.
     fn requeue(&self, task: TaskRef, waiting: bool) {
         self.counters().requeues.bump(1);
+        // A busy actor is no ping-pong partner: end the hold now, since a chain of budgets through
+        // the next slot never breaks it otherwise. An answered held actor runs next, the busy one
+        // behind it.
+        if let Some(held) = self.release_held() {
+            self.push_next(held);
+        }
         if waiting {
             // The sender of the next message was preempted between claiming its slot and writing
             // it. Re-running the actor at once spins on that slot, and on a machine with more
@@ -446,6 +525,12 @@ impl Worker {
                 self.counters().lifo_runs.bump(1);
                 return Some(task);
             }
+            // Every `NEXT_SLOT_STREAK_LIMIT` activations of a chain the hold ends too, whatever
+            // the chain's activations answer (one of actors that stop keeps it otherwise).
+            if let Some(held) = self.release_held() {
+                self.next_slot.set(Some(task));
+                return Some(held);
+            }
             if !self.has_local_work() {
                 // Nothing else waits here: a new streak, so the next look comes after another
                 // `NEXT_SLOT_STREAK_LIMIT` activations, not at every one of a long chain (a
@@ -462,6 +547,11 @@ impl Worker {
             queues.yielded.push(task);
         } else {
             self.next_streak.set(0);
+            // The chain of next-slot activations broke: no partner will answer the held actor
+            // from here before other work runs, so it goes idle now (or runs, if a message came).
+            if let Some(task) = self.release_held() {
+                return Some(task);
+            }
         }
         self.deque
             .pop()
@@ -480,6 +570,10 @@ impl Worker {
     /// line, as the timers (the activation loop keeps its shape).
     #[inline(never)]
     fn periodic_look(&self, tick: u32) -> Option<TaskRef> {
+        // A probe of holding while it is off (see `hold_now`).
+        if self.holds {
+            self.hold_now.set(true);
+        }
         // Due timers first (one relaxed load while none is armed here): what they wake is queued
         // before we look (docs/timers.md).
         self.engine.shared.fire_timers(self.index());

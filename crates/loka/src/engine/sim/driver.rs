@@ -462,6 +462,7 @@ impl Engine {
             RunOutcome::Idle => {
                 st.busy_until.insert(actor, end);
             }
+            RunOutcome::Drained => unreachable!("the simulation runs `run`, not `run_holding`"),
             // Not `key(task)`: the cell may be freed (the activation released its life
             // reference), so nothing may read it any more.
             RunOutcome::Stopped => {

@@ -14,11 +14,30 @@ impl<B: Behavior> ActorCell<B> {
     pub(super) unsafe fn run_raw(ptr: NonNull<Header>, exec: &Exec) -> RunOutcome {
         // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)).
         let cell = unsafe { ptr.cast::<Self>().as_ref() };
-        cell.activate(exec)
+        cell.activate::<false>(exec)
     }
 
-    /// One activation: up to the throughput budget of envelopes.
-    fn activate(&self, exec: &Exec) -> RunOutcome {
+    pub(super) unsafe fn run_holding_raw(ptr: NonNull<Header>, exec: &Exec) -> RunOutcome {
+        // SAFETY: as `run_raw`.
+        let cell = unsafe { ptr.cast::<Self>().as_ref() };
+        cell.activate::<true>(exec)
+    }
+
+    /// [`crate::runtime::TaskRef::release`]: idle unless a message came since the drained
+    /// activation ended.
+    pub(super) unsafe fn release_raw(ptr: NonNull<Header>) -> bool {
+        // SAFETY: as `run_raw`.
+        let cell = unsafe { ptr.cast::<Self>().as_ref() };
+        // A plain load first: when a message came (a ping-pong partner answered), the
+        // compare-and-swap would fail anyway, and a failed one costs as much as a successful one.
+        // SAFETY: the caller holds the drained actor's schedule, so it is the mailbox's single
+        // consumer.
+        unsafe { !cell.mailbox.has_claims() && cell.mailbox.try_idle() }
+    }
+
+    /// One activation: up to the throughput budget of envelopes. `HOLD`: an emptied mailbox
+    /// answers `Drained` (the engine holds the actor) instead of going idle.
+    fn activate<const HOLD: bool>(&self, exec: &Exec) -> RunOutcome {
         // SAFETY: we hold the schedule, so we are the only activation (mailbox protocol).
         let inner = unsafe { &mut *self.inner.get() };
         let outer = exec.enter(self.id());
@@ -42,7 +61,7 @@ impl<B: Behavior> ActorCell<B> {
             // activation anyway, and the message then goes from its slot to the handler without
             // passing through a closure's environment (docs/decisions.md §26).
             None => match catch_unwind(AssertUnwindSafe(|| {
-                self.run_envelopes(inner, &mut ctx, budget, &mut processed)
+                self.run_envelopes::<HOLD>(inner, &mut ctx, budget, &mut processed)
             })) {
                 Ok(outcome) => outcome,
                 Err(panic) => {
@@ -67,7 +86,7 @@ impl<B: Behavior> ActorCell<B> {
     /// stops. A handler's panic unwinds out of it to the activation's one `catch_unwind`; the
     /// envelopes handled so far are counted in `processed` either way.
     #[inline(always)]
-    fn run_envelopes(
+    fn run_envelopes<const HOLD: bool>(
         &self,
         inner: &mut Inner<B>,
         ctx: &mut B::Ctx,
@@ -105,6 +124,14 @@ impl<B: Behavior> ActorCell<B> {
                 Pop::Item(Some(signal)) => self.handle_signal(inner, ctx, signal),
                 // A sender is writing the next slot: stay scheduled, come back soon.
                 Pop::NotReady => return RunOutcome::Waiting,
+                // SAFETY: as above.
+                // A message claimed since the pop (a plain load): go on, as a failed `try_idle`
+                // does, rather than end the activation for a hold that would end at once.
+                // SAFETY: as above.
+                Pop::Empty if HOLD => match unsafe { self.mailbox.has_claims() } {
+                    true => continue,
+                    false => return RunOutcome::Drained,
+                },
                 // SAFETY: as above.
                 Pop::Empty => match unsafe { self.mailbox.try_idle() } {
                     true => return RunOutcome::Idle,

@@ -308,6 +308,8 @@ pub(crate) fn spawn<B: Behavior>(
 impl<B: Behavior> ActorCell<B> {
     const VTABLE: Vtable = Vtable {
         run: Self::run_raw,
+        run_holding: Self::run_holding_raw,
+        release: Self::release_raw,
         shutdown: Self::shutdown_raw,
         info: Self::info_raw,
         control: Self::control_raw,

@@ -230,6 +230,7 @@ fn run(runtime: &Arc<Runtime>, task: TaskRef, me: &Dedicated) {
                 RunOutcome::Requeue => {}
                 // A sender was preempted mid-send: let it finish.
                 RunOutcome::Waiting => std::thread::yield_now(),
+                RunOutcome::Drained => unreachable!("`run` never answers `Drained`"),
             }
         };
         threads.done_one();

@@ -143,5 +143,6 @@ pub(crate) fn run_or_queue(runtime: &Arc<Runtime>, task: TaskRef, policy: ExecPo
         RunOutcome::Idle | RunOutcome::Stopped => {}
         // Still scheduled, with messages left: a worker goes on with it.
         RunOutcome::Requeue | RunOutcome::Waiting => runtime.scheduler().schedule_woken(task),
+        RunOutcome::Drained => unreachable!("`run` never answers `Drained`"),
     }
 }
