@@ -39,9 +39,13 @@ impl Actor for Member {
 
 /// Several rings at once, so stealing and routing have choices to make; returns the stats.
 fn rings(config: Config) -> loka::Stats {
+    some_rings(config, 6)
+}
+
+/// `rings` rings of 8 members, each passing its token 2,000 times; returns the stats.
+fn some_rings(config: Config, rings: u64) -> loka::Stats {
     let system = System::from_config(config).unwrap();
     let done = Arc::new(AtomicU64::new(0));
-    let rings = 6;
     for _ in 0..rings {
         let members: Vec<_> = (0..8)
             .map(|_| {
@@ -87,6 +91,24 @@ fn same_program_same_seed_same_trace_and_virtual_time() {
         assert!(a.virtual_ns > 0);
         assert_eq!(a, b, "{policy}: two runs of the same program differ");
     }
+}
+
+/// `busy_ns / virtual_ns` is the schedule's parallelism: one token ring is sequential (one
+/// activation at a time, whatever the workers), six rings can keep several workers busy.
+#[test]
+fn busy_time_over_virtual_time_is_the_parallelism() {
+    let parallelism = |rings| {
+        let s = some_rings(sim("preset:opteron6376", 16, "lgs", 1), rings)
+            .sim
+            .unwrap();
+        s.busy_ns as f64 / s.virtual_ns as f64
+    };
+    let one = parallelism(1);
+    let six = parallelism(6);
+    // A little over 1: a message is visible to its receiver once the sender handled its own first
+    // message (`driver.rs`), before the sender's activation ends.
+    assert!(one > 0.5 && one <= 1.1, "one ring: {one}");
+    assert!(six > 2.0 && six <= 16.0, "six rings: {six}");
 }
 
 #[test]

@@ -417,12 +417,15 @@ impl Engine {
                     sending += ns;
                 } else {
                     st.workers[s].clock += ns as u64;
+                    st.stats.busy_ns += ns as u64;
                 }
             }
         } else if let Some(&s) = st.sender_of.get(&actor) {
             if s != w {
                 let line = c.message_lines * c.line(self.distances.get(s, w));
-                st.workers[s].clock += (messages * (c.send + line)) as u64;
+                let share = (messages * (c.send + line)) as u64;
+                st.workers[s].clock += share;
+                st.stats.busy_ns += share;
                 sending = 0.0;
             }
         }
@@ -442,6 +445,7 @@ impl Engine {
         cost += tail;
         st.stats.mailbox_tail_ns += tail as u64;
         let end = start + cost.max(1.0) as u64;
+        st.stats.busy_ns += end - start;
         for &(receiver, count) in &hot {
             st.tails.record(receiver, w, sends_at, end, count);
         }
