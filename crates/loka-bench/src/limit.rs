@@ -81,40 +81,5 @@ impl Limit {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use crate::{await_result, Run, Size};
-    use loka::{Actor, Config, Context, ReplyTo, System};
-    use std::time::Duration;
-
-    /// Answers after holding the driver for a while without using CPU, as a starved process does.
-    struct Slow;
-
-    impl Actor for Slow {
-        type Msg = ReplyTo<u32>;
-        fn handle(&mut self, _ctx: &mut Context<Self>, reply: ReplyTo<u32>) {
-            std::thread::sleep(Duration::from_millis(400));
-            reply.send(7);
-        }
-    }
-
-    // The simulated counterpart, a starved simulation that still gets its result, is
-    // `tests/starved_simulation.rs`: its own process, since the limit counts the CPU time of the
-    // whole process, and the other tests of this one use CPU while it waits.
-
-    /// Under a real engine the limit stays wall time: the same wait fails, naming the benchmark.
-    #[test]
-    fn a_real_run_past_its_wall_time_fails() {
-        let config = Config {
-            workers: 1,
-            ..Config::default()
-        };
-        let system = System::from_config(config).unwrap();
-        let slow = system.spawn(Slow);
-        let pending = slow.ask(|reply| reply).unwrap();
-        let run = Run::new(Size::Quick).with_timeout(Duration::from_millis(100));
-        let err = await_result(&system, pending, &run, "slow").unwrap_err();
-        assert!(err.contains("slow: no result within 100ms"), "{err}");
-        system.shutdown();
-    }
-}
+// Tests: `tests/run_limits.rs`, a test binary of its own: the simulation's limit counts the CPU
+// time of the whole process, and other tests running beside it in one process use CPU.
