@@ -150,9 +150,9 @@ pub(crate) fn hierarchical_route(
 }
 
 /// The online hub detection of `hierarchical:auto`, for a wake-up by actor `waker` (a
-/// [`crate::engine::placement::waker_id`]) from worker `me`: an actor woken again and again from other workers
-/// than its own, by changing partners, talks with many partners spread over the machine, so it
-/// becomes a hub (counted in `counters`) and stays put.
+/// [`crate::engine::placement::waker_id`]) from worker `me`: an actor woken again and again from
+/// other workers than its own, by changing partners, talks with many partners spread over the
+/// machine, so it becomes a hub (counted in `counters`) and stays put.
 #[inline]
 pub(crate) fn note_hierarchical_wake(
     placement: &ActorPlacement,

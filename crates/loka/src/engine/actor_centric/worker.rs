@@ -43,7 +43,7 @@ pub(super) struct Worker {
     holds: bool,
     /// Whether holds have been paying off here: up by one when a released actor had a message
     /// (a partner answered), down by one when it had none; holding is on while it is ≥ 0. See
-    /// [`Self::run_plain`].
+    /// [`Self::release`].
     hold_score: Cell<i32>,
     /// Activations run holding now: `holds` and a score ≥ 0, recomputed at each release, so the
     /// activation loop tests one flag (a test of the score and the tick cost threadring 13
@@ -94,6 +94,8 @@ impl Worker {
             }
         }
         let own: *const super::queues::WorkerQueues = &engine.workers[index].queues;
+        let wake_next = engine.routing == Routing::Local && config.lifo_slot;
+        let watch_blocking = config.exec == crate::exec_policy::ExecMode::Auto;
         Worker {
             exec,
             own,
@@ -102,15 +104,13 @@ impl Worker {
             held: Cell::new(None),
             hold_score: Cell::new(0),
             hold_now: Cell::new(false),
-            holds: engine.routing == Routing::Local
-                && config.lifo_slot
-                && config.exec != crate::exec_policy::ExecMode::Auto,
+            holds: wake_next && !watch_blocking,
             next_streak: Cell::new(0),
             tick: Cell::new(0),
             sample_tick: Cell::new(0),
             policy,
             routing: engine.routing,
-            wake_next: engine.routing == Routing::Local && config.lifo_slot,
+            wake_next,
             level_of,
             helped: engine
                 .routing
@@ -119,7 +119,7 @@ impl Worker {
             help_turn: Cell::new(0),
             since_balance: Cell::new(0),
             running: Cell::new(placement::NO_WAKER),
-            watch_blocking: config.exec == crate::exec_policy::ExecMode::Auto,
+            watch_blocking,
             online: Default::default(),
             engine,
         }

@@ -124,7 +124,6 @@ impl<B: Behavior> ActorCell<B> {
                 Pop::Item(Some(signal)) => self.handle_signal(inner, ctx, signal),
                 // A sender is writing the next slot: stay scheduled, come back soon.
                 Pop::NotReady => return RunOutcome::Waiting,
-                // SAFETY: as above.
                 // A message claimed since the pop (a plain load): go on, as a failed `try_idle`
                 // does, rather than end the activation for a hold that would end at once.
                 // SAFETY: as above.
