@@ -24,16 +24,28 @@ pub(crate) type Payload = [MaybeUninit<usize>; INLINE / size_of::<usize>()];
 
 /// What a letter's actor type does with it.
 pub(crate) struct LetterVtable {
-    /// Hands the envelope to the actor (running its handler). Returns whether it was a user
-    /// message (for the message counter).
+    /// Hands the envelope to the actor (running its handler), then goes on with the letters
+    /// [`Rest::next_for`] gives it (the next ones of the gulp, while they are addressed to the
+    /// same actor): a *run*, one activation for consecutive letters. Returns how many user
+    /// messages it handled (for the message counter).
     ///
     /// Safety: the payload holds this vtable's envelope type, unconsumed; the caller is the only
     /// thread that may run the actor now (the letter's queue is being processed by it alone).
-    pub(crate) deliver: unsafe fn(TaskRef, *mut Payload, &Exec) -> bool,
+    pub(crate) deliver: unsafe fn(TaskRef, *mut Payload, &Exec, &dyn Rest) -> u32,
+    /// Whether the letter carries one of its actor's envelopes (a run may take it), rather than
+    /// ending the actor's life (the release letter).
+    pub(crate) envelope: bool,
     /// Drops the envelope without delivering it (a dead letter, counted).
     ///
     /// Safety: as for `deliver`, minus the exclusivity.
     pub(crate) discard: unsafe fn(TaskRef, *mut Payload),
+}
+
+/// The rest of the gulp a letter is delivered from, as the delivery may continue it.
+pub(crate) trait Rest {
+    /// Takes the next letter of the gulp if it is addressed to `task` and carries an envelope
+    /// (`LetterVtable::envelope`); otherwise leaves the gulp as it is.
+    fn next_for(&self, task: TaskRef) -> Option<Letter>;
 }
 
 /// A type-erased envelope addressed to one actor.
@@ -78,16 +90,23 @@ impl Letter {
         self.task
     }
 
-    /// Hands the envelope to its actor. Returns whether it was a user message.
+    /// Whether the letter carries an envelope (not a release letter).
+    #[inline]
+    pub(crate) fn is_envelope(&self) -> bool {
+        self.vtable.envelope
+    }
+
+    /// Hands the envelope to its actor, and the following letters of the gulp to the same actor
+    /// that `rest` gives. Returns how many user messages were handled.
     ///
     /// # Safety
     /// The caller is the only thread running the letter's actor now.
     #[inline]
-    pub(crate) unsafe fn deliver(self, exec: &Exec) -> bool {
+    pub(crate) unsafe fn deliver(self, exec: &Exec, rest: &dyn Rest) -> u32 {
         let mut letter = ManuallyDrop::new(self);
         // SAFETY: the payload holds the vtable's type, unconsumed (it leaves only here or in
         // `drop`, and `ManuallyDrop` keeps `drop` from running); exclusivity is the caller's.
-        unsafe { (letter.vtable.deliver)(letter.task, &mut letter.payload, exec) }
+        unsafe { (letter.vtable.deliver)(letter.task, &mut letter.payload, exec, rest) }
     }
 
     /// Takes the envelope back out (a send the engine refused).
@@ -165,11 +184,12 @@ mod tests {
         drop(unsafe { take::<String>(payload) });
         DISCARDED.fetch_add(1, Relaxed);
     }
-    unsafe fn deliver_never(_: TaskRef, _: *mut Payload, _: &Exec) -> bool {
+    unsafe fn deliver_never(_: TaskRef, _: *mut Payload, _: &Exec, _: &dyn Rest) -> u32 {
         unreachable!()
     }
     static STRING_LETTER: LetterVtable = LetterVtable {
         deliver: deliver_never,
+        envelope: true,
         discard: discard_string,
     };
 
@@ -181,6 +201,7 @@ mod tests {
     }
     static BIG_LETTER: LetterVtable = LetterVtable {
         deliver: deliver_never,
+        envelope: true,
         discard: discard_big,
     };
 

@@ -51,6 +51,12 @@ impl<T> CopyQueue<T> {
         Some(item)
     }
 
+    /// The oldest item, not taken.
+    #[inline]
+    pub(crate) fn front(&self) -> Option<&T> {
+        self.items.get(self.head)
+    }
+
     /// Items not yet popped.
     #[inline]
     pub(crate) fn len(&self) -> usize {

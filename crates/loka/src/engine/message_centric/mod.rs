@@ -26,6 +26,7 @@ mod copy_queue;
 #[cfg(all(test, loom))]
 mod loom_tests;
 mod queue;
+mod running;
 mod spin;
 mod swap;
 mod worker;
@@ -345,12 +346,36 @@ impl Engine {
         }
     }
 
+    /// Pushes a letter on its actor's queue under the queue's lock (every post but a handler's
+    /// to its own gulp). Out of line: the append path stays a few instructions.
+    #[inline(never)]
+    fn post_locked(&self, q: &MessageQueue, b: &Binding, letter: Letter) -> Result<(), Letter> {
+        let posted = q.locked.with(|locked| {
+            if b.closed.load(Relaxed) {
+                return Err(letter);
+            }
+            locked.buffer.push(letter);
+            locked.posted += 1;
+            q.set_len(locked.buffer.len());
+            // Under the lock: a worker parking re-checks this queue under the same lock, so
+            // either we see it asleep here or it sees our letter (module docs). Only the owner
+            // is woken.
+            let owner = q.owner.load(Relaxed);
+            Ok((owner, self.sleepers.is_asleep_locked(owner)))
+        });
+        let (owner, wake) = posted?;
+        if wake {
+            self.notify_owner(owner);
+        }
+        Ok(())
+    }
+
     /// Cforall's statistics.
     pub(crate) fn stats(&self) -> MessageCentricStats {
         let posted = self
             .queues
             .iter()
-            .map(|q| q.locked.with(|locked| locked.posted))
+            .map(|q| q.locked.with(|locked| locked.posted) + q.appended())
             .sum();
         let total = self.shared.counters.stats().total;
         MessageCentricStats::from_counters(&total, self.queues.len() as u64, posted)
@@ -403,24 +428,13 @@ impl Scheduler for Engine {
         let task = letter.task();
         let b = binding(&task);
         let q = &self.queues[b.queue.load(Relaxed) as usize];
-        let posted = q.locked.with(|locked| {
-            if b.closed.load(Relaxed) {
-                return Err(letter);
-            }
-            locked.buffer.push(letter);
-            locked.posted += 1;
-            q.set_len(locked.buffer.len());
-            // Under the lock: a worker parking re-checks this queue under the same lock, so
-            // either we see it asleep here or it sees our letter (module docs). Only the owner
-            // is woken.
-            let owner = q.owner.load(Relaxed);
-            Ok((owner, self.sleepers.is_asleep_locked(owner)))
-        });
-        let (owner, wake) = posted?;
-        if wake {
-            self.notify_owner(owner);
-        }
-        Ok(())
+        // A handler's letter to an actor of the gulp its worker is processing joins that gulp
+        // (`running.rs`): no lock.
+        let letter = match running::append(q, letter, || b.closed.load(Relaxed)) {
+            Ok(appended) => return appended,
+            Err(letter) => letter,
+        };
+        self.post_locked(q, b, letter)
     }
 
     fn close(&self, task: TaskRef, release: Letter) {
@@ -457,7 +471,7 @@ impl Scheduler for Engine {
     }
 
     fn has_queued(&self, task: TaskRef) -> bool {
-        if worker::current_holds(task) {
+        if running::current_holds(task) {
             return true;
         }
         let q = &self.queues[binding(&task).queue.load(Acquire) as usize];

@@ -48,6 +48,20 @@ impl Buffer {
         }
     }
 
+    /// Takes the oldest letter if `take` says so.
+    #[inline]
+    pub(crate) fn pop_if(&mut self, take: impl FnOnce(&Letter) -> bool) -> Option<Letter> {
+        let front = match self {
+            Buffer::Copy(q) => q.front(),
+            Buffer::List(l) => l.front(),
+        };
+        if front.is_some_and(take) {
+            self.pop()
+        } else {
+            None
+        }
+    }
+
     #[inline]
     pub(crate) fn len(&self) -> usize {
         match self {
@@ -126,6 +140,9 @@ pub(crate) struct MessageQueue {
     /// Gulps taken so far (written under the lock, read as a hint): a thief steals a queue only
     /// if it saw it non-empty twice with the same count in between, i.e. its letters waited.
     generation: AtomicU64,
+    /// Letters handlers appended to this queue's gulps instead of posting them (statistics;
+    /// written only by the holder of `processing`, so a load and a store).
+    appended: AtomicU64,
 }
 
 /// What a gulp attempt found.
@@ -149,7 +166,23 @@ impl MessageQueue {
             processing: ProcessingFlag::default(),
             owner: AtomicUsize::new(owner),
             generation: AtomicU64::new(0),
+            appended: AtomicU64::new(0),
         }
+    }
+
+    /// Counts `n` letters appended to the gulp just processed; only by the holder of
+    /// `processing` (one writer at a time, ordered by the flag: a load and a store suffice).
+    #[inline]
+    pub(crate) fn note_appended(&self, n: usize) {
+        if n != 0 {
+            self.appended
+                .store(self.appended.load(Relaxed) + n as u64, Relaxed);
+        }
+    }
+
+    /// Letters appended to this queue's gulps so far (statistics).
+    pub(crate) fn appended(&self) -> u64 {
+        self.appended.load(Relaxed)
     }
 
     /// The length hint (no lock, Relaxed).

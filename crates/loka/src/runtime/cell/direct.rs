@@ -10,7 +10,7 @@
 use super::failure::panic_message;
 use super::{start, ActorCell, Behavior, CellContext, Envelope, Life};
 use crate::runtime::exec::Exec;
-use crate::runtime::letter::{self, Letter, LetterVtable};
+use crate::runtime::letter::{self, Letter, LetterVtable, Rest};
 use crate::runtime::task::TaskRef;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -19,12 +19,14 @@ impl<B: Behavior> ActorCell<B> {
     /// Letters carrying this actor's envelopes (message-centric engine).
     const LETTER: LetterVtable = LetterVtable {
         deliver: Self::deliver_letter,
+        envelope: true,
         discard: Self::discard_letter,
     };
 
     /// The letter that releases the life reference once every letter queued before it is gone.
     const RELEASE: LetterVtable = LetterVtable {
         deliver: Self::deliver_release,
+        envelope: false,
         discard: Self::release_letter,
     };
 
@@ -48,12 +50,17 @@ impl<B: Behavior> ActorCell<B> {
         unsafe { task.as_ptr().cast::<Self>().as_ref() }
     }
 
-    unsafe fn deliver_letter(task: TaskRef, payload: *mut letter::Payload, exec: &Exec) -> bool {
+    unsafe fn deliver_letter(
+        task: TaskRef,
+        payload: *mut letter::Payload,
+        exec: &Exec,
+        rest: &dyn Rest,
+    ) -> u32 {
         // SAFETY: `LETTER` letters are addressed to live `ActorCell<B>`s and carry an
         // `Envelope<B>`, consumed once (the vtable's contract).
         let (cell, envelope) =
             unsafe { (Self::of_letter(task), letter::take::<Envelope<B>>(payload)) };
-        cell.receive(envelope, exec)
+        cell.receive_run(envelope, exec, rest)
     }
 
     unsafe fn discard_letter(task: TaskRef, payload: *mut letter::Payload) {
@@ -69,10 +76,15 @@ impl<B: Behavior> ActorCell<B> {
         drop(envelope);
     }
 
-    unsafe fn deliver_release(task: TaskRef, payload: *mut letter::Payload, _: &Exec) -> bool {
+    unsafe fn deliver_release(
+        task: TaskRef,
+        payload: *mut letter::Payload,
+        _: &Exec,
+        _: &dyn Rest,
+    ) -> u32 {
         // SAFETY: forwarded.
         unsafe { Self::release_letter(task, payload) };
-        false
+        0
     }
 
     unsafe fn release_letter(task: TaskRef, _: *mut letter::Payload) {
@@ -83,6 +95,59 @@ impl<B: Behavior> ActorCell<B> {
                 task.as_ptr().cast::<Self>().as_ptr() as *const Self
             ))
         };
+    }
+
+    /// Receives a letter's envelope and then those of the letters `rest` gives (the next ones of
+    /// the gulp, while they are addressed to this actor): a *run*, handled as an activation is,
+    /// with one context and one unwinding boundary for all of them. Returns how many user
+    /// messages it handled. A run needs a started actor: anything else (a first letter, a stopped
+    /// or suspended actor) is [`receive`](Self::receive)d alone, and the letters after it come
+    /// one by one.
+    pub(super) fn receive_run(&self, first: Envelope<B>, exec: &Exec, rest: &dyn Rest) -> u32 {
+        // SAFETY: the engine hands this actor's letters to one worker at a time, in order (its
+        // queue is processed by one worker at a time), so we are the only activation.
+        let inner = unsafe { &mut *self.inner.get() };
+        if !matches!(inner.life, Life::Ready(_)) || !self.is_started() {
+            return u32::from(self.receive(first, exec));
+        }
+        let mut ctx = B::context(CellContext::new(self, Some(exec)));
+        if B::inner(&mut ctx).is_stopping() {
+            return u32::from(self.receive(first, exec));
+        }
+        let task = self.task();
+        let bound = self.bound.as_deref();
+        let mut messages = 0;
+        // One unwinding boundary per run (as per activation in the other engine); a panic ends
+        // the run, and the letters after it stay in the gulp.
+        let failure = catch_unwind(AssertUnwindSafe(|| {
+            let mut envelope = first;
+            loop {
+                messages += u32::from(matches!(envelope, Envelope::Msg(_)));
+                self.handle(inner, &mut ctx, envelope, bound);
+                // A stop, or a supervised child's order (a restart: `supervised/`), ends the run.
+                if B::inner(&mut ctx).is_stopping()
+                    || !matches!(inner.life, Life::Ready(_))
+                    || !self.is_started()
+                {
+                    break;
+                }
+                let Some(next) = rest.next_for(task) else {
+                    break;
+                };
+                // SAFETY: `next_for` gives only envelope letters to this task: a `LETTER` of this
+                // cell, made with an `Envelope<B>`.
+                envelope = unsafe { next.open::<Envelope<B>>() };
+            }
+        }))
+        .err()
+        .map(panic_message);
+        if failure.is_some() || B::inner(&mut ctx).is_stopping() {
+            // Every envelope of the run was taken (a panicking handler's is lost); a supervised
+            // child may be suspended instead (`supervised/`), and then takes the next letters
+            // one by one.
+            let _ = self.stop_or_suspend(inner, &mut ctx, failure, 1, Some(exec));
+        }
+        messages
     }
 
     /// Receives one letter's envelope (message-centric engine): starts the actor if needed, runs
