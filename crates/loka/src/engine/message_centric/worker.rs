@@ -212,19 +212,23 @@ impl Worker {
         let batch = self.engine.shared.config.throughput;
         let mut messages = 0;
         self.running.begin(q, batch);
-        let cut_short = 'gulp: loop {
-            for _ in 0..batch {
-                let letter = self.running.local.borrow_mut().pop();
-                let Some(letter) = letter else {
-                    break 'gulp false;
-                };
-                // SAFETY: we hold the queue's `being_processed` flag, and every letter to an
-                // actor is in its one queue, so no other worker runs this actor now. The
-                // delivery may take the next letters to the same actor (a run).
-                messages += u64::from(unsafe { letter.deliver(&self.exec, &self.running) });
-            }
-            if self.engine.is_shutdown() {
-                break true;
+        // Letters since the shutdown flag was last looked at (a run takes several).
+        let mut since_check = 0;
+        let cut_short = loop {
+            let letter = self.running.local.borrow_mut().pop();
+            let Some(letter) = letter else {
+                break false;
+            };
+            // SAFETY: we hold the queue's `being_processed` flag, and every letter to an actor
+            // is in its one queue, so no other worker runs this actor now. The delivery may take
+            // the next letters to the same actor (a run, at most `throughput` letters).
+            messages += u64::from(unsafe { letter.deliver(&self.exec, &self.running) });
+            since_check += 1 + self.running.taken();
+            if since_check >= batch {
+                since_check = 0;
+                if self.engine.is_shutdown() {
+                    break true;
+                }
             }
         };
         let appended = self.running.end();

@@ -116,6 +116,11 @@ impl<B: Behavior> ActorCell<B> {
         }
         let task = self.task();
         let bound = self.bound.as_deref();
+        // At most an activation's worth (`throughput`): the worker looks at the shutdown flag
+        // between batches of letters, and other actors of the gulp wait no longer than behind
+        // an activation.
+        let budget = self.runtime.throughput();
+        let mut taken = 0;
         let mut messages = 0;
         // One unwinding boundary per run (as per activation in the other engine); a panic ends
         // the run, and the letters after it stay in the gulp.
@@ -123,9 +128,11 @@ impl<B: Behavior> ActorCell<B> {
             let mut envelope = first;
             loop {
                 messages += u32::from(matches!(envelope, Envelope::Msg(_)));
+                taken += 1;
                 self.handle(inner, &mut ctx, envelope, bound);
                 // A stop, or a supervised child's order (a restart: `supervised/`), ends the run.
-                if B::inner(&mut ctx).is_stopping()
+                if taken == budget
+                    || B::inner(&mut ctx).is_stopping()
                     || !matches!(inner.life, Life::Ready(_))
                     || !self.is_started()
                 {
