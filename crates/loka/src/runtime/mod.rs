@@ -37,7 +37,7 @@ pub(crate) use cell::{Behavior, CellContext, Deliver, MAX_CAPACITY};
 pub use dead_letters::{DeadLetter, DeadLetterReason, DEAD_LETTER_WINDOW};
 pub(crate) use exec::Exec;
 pub use id::ActorId;
-pub(crate) use letter::Letter;
+pub(crate) use letter::{Letter, Slot};
 pub(crate) use task::{Header, RunOutcome, SchedState, TaskRef};
 
 use crate::actor::options::SpawnOptions;
@@ -100,6 +100,14 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
     fn post(&self, letter: Letter) -> Result<(), Letter> {
         drop(letter);
         unreachable!("letters are only posted to engines with direct mailboxes");
+    }
+
+    /// Where a letter to `task` sent from the calling thread goes: a place at the end of the
+    /// gulp this thread's worker is processing, if `task` is one of its actors (written in place
+    /// by the caller), or [`Slot::Elsewhere`] for [`post`](Self::post).
+    fn append_slot(&self, task: TaskRef) -> Slot {
+        let _ = task;
+        Slot::Elsewhere
     }
 
     /// The actor `task` has stopped: refuse its later letters and queue `release` (which frees

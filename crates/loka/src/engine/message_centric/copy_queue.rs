@@ -51,6 +51,43 @@ impl<T> CopyQueue<T> {
         Some(item)
     }
 
+    /// Reserves a place for one more item at the end and gives it, uninitialised; the caller
+    /// must write it before anything else uses the queue (an item is written where it will wait,
+    /// not moved there).
+    ///
+    /// # Safety
+    /// The caller writes a valid `T` at the returned place before the next call on this queue
+    /// (until then the queue counts an uninitialised item, which a pop or a drop would read).
+    #[inline]
+    pub(crate) unsafe fn reserve_slot(&mut self) -> *mut T {
+        self.items.reserve(1);
+        let len = self.items.len();
+        // SAFETY: `reserve` made room for `len + 1` items; the caller initialises the new one
+        // before it is read (its contract).
+        unsafe {
+            self.items.set_len(len + 1);
+            self.items.as_mut_ptr().add(len)
+        }
+    }
+
+    /// Takes the oldest item where it lies: the caller must read it (`ptr::read`) before the
+    /// next push, which may reuse or move its place, and must not read it twice.
+    #[inline]
+    pub(crate) fn pop_in_place(&mut self) -> Option<*mut T> {
+        if self.head == self.items.len() {
+            return None;
+        }
+        // SAFETY: `head < len`: in bounds and live. It becomes logically uninitialised for the
+        // queue (the caller moves it out), as in `pop`.
+        let item = unsafe { self.items.as_mut_ptr().add(self.head) };
+        self.head += 1;
+        if self.head == self.items.len() {
+            // The memory stays as it is until the next push.
+            self.reset();
+        }
+        Some(item)
+    }
+
     /// The oldest item, not taken.
     #[inline]
     pub(crate) fn front(&self) -> Option<&T> {

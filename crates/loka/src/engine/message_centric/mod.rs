@@ -36,7 +36,7 @@ use crate::actor::options::{Placement, SpawnOptions};
 use crate::config::{QueueKind, VictimSelection};
 use crate::policy::placement::PlacementStrategy;
 use crate::runtime::task::SchedState;
-use crate::runtime::{Exec, Header, Letter, Runtime, Scheduler, Shared, TaskRef};
+use crate::runtime::{Exec, Header, Letter, Runtime, Scheduler, Shared, Slot, TaskRef};
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize};
 use crate::telemetry::MessageCentricStats;
 use crossbeam_utils::CachePadded;
@@ -439,6 +439,20 @@ impl Scheduler for Engine {
             return Ok(());
         }
         self.post_locked(q, b, letter)
+    }
+
+    #[inline]
+    fn append_slot(&self, task: TaskRef) -> Slot {
+        let b = binding(&task);
+        let q = &self.queues[b.queue.load(Relaxed) as usize];
+        let Some(gulp) = running::appendable(q) else {
+            return Slot::Elsewhere;
+        };
+        // Relaxed: see `Appender::push`.
+        if b.closed.load(Relaxed) {
+            return Slot::Closed;
+        }
+        gulp.reserve().map_or(Slot::Elsewhere, Slot::At)
     }
 
     fn close(&self, task: TaskRef, release: Letter) {

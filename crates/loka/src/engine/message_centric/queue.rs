@@ -14,6 +14,8 @@ use crate::config::QueueKind;
 use crate::runtime::{Letter, TaskRef};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize};
 use std::collections::LinkedList;
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 /// The letters of a queue (or of a worker's gulp).
@@ -48,17 +50,49 @@ impl Buffer {
         }
     }
 
-    /// Takes the oldest letter if `take` says so.
+    /// Takes the oldest letter where it lies (a copy queue's slot; a list's node is moved into
+    /// `spare`). The caller must consume it before the next push to this buffer or `spare`.
     #[inline]
-    pub(crate) fn pop_if(&mut self, take: impl FnOnce(&Letter) -> bool) -> Option<Letter> {
+    pub(crate) fn pop_at(&mut self, spare: *mut MaybeUninit<Letter>) -> Option<NonNull<Letter>> {
+        match self {
+            Buffer::Copy(q) => q.pop_in_place().and_then(NonNull::new),
+            Buffer::List(l) => {
+                let letter = l.pop_front()?;
+                // SAFETY: `spare` is the caller's, valid for writes, and holds nothing live.
+                Some(NonNull::from(unsafe { (*spare).write(letter) }))
+            }
+        }
+    }
+
+    /// [`pop_at`](Self::pop_at) if `take` says so of the oldest letter.
+    #[inline]
+    pub(crate) fn pop_at_if(
+        &mut self,
+        take: impl FnOnce(&Letter) -> bool,
+        spare: *mut MaybeUninit<Letter>,
+    ) -> Option<NonNull<Letter>> {
         let front = match self {
             Buffer::Copy(q) => q.front(),
             Buffer::List(l) => l.front(),
         };
         if front.is_some_and(take) {
-            self.pop()
+            self.pop_at(spare)
         } else {
             None
+        }
+    }
+
+    /// A place for one more letter at the end, to be written at once ([`Letter::write_at`]);
+    /// `None` for a list (its letters are moved into nodes).
+    ///
+    /// # Safety
+    /// As for [`CopyQueue::reserve_slot`]: the caller writes a letter there before the next call.
+    #[inline]
+    pub(crate) unsafe fn reserve_slot(&mut self) -> Option<NonNull<Letter>> {
+        match self {
+            // SAFETY: forwarded.
+            Buffer::Copy(q) => NonNull::new(unsafe { q.reserve_slot() }),
+            Buffer::List(_) => None,
         }
     }
 

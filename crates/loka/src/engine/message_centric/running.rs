@@ -15,9 +15,11 @@
 //! queue's lock as before.
 
 use super::queue::{Buffer, MessageQueue};
-use crate::runtime::letter::Rest;
+use crate::runtime::letter::{Payload, Rest};
 use crate::runtime::{Letter, TaskRef};
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
 use std::ptr;
 
 /// The worker's gulp and which queue it came from.
@@ -28,11 +30,12 @@ pub(super) struct Running {
     room: Cell<usize>,
     /// Letters appended to the current gulp so far.
     appended: Cell<usize>,
-    /// Letters runs took from the gulp since [`Running::taken`] last read it.
-    taken: Cell<usize>,
     /// The current gulp. Borrowed only briefly (one pop or push at a time, never across user
     /// code), so a handler's append or [`current_holds`] can reach it.
     pub(super) local: RefCell<Buffer>,
+    /// Where a list queue's letter waits while it is delivered (a copy queue's letters are
+    /// delivered in their slots).
+    spare: UnsafeCell<MaybeUninit<Letter>>,
 }
 
 thread_local! {
@@ -47,8 +50,8 @@ impl Running {
             queue: Cell::new(ptr::null()),
             room: Cell::new(0),
             appended: Cell::new(0),
-            taken: Cell::new(0),
             local: RefCell::new(local),
+            spare: UnsafeCell::new(MaybeUninit::uninit()),
         }
     }
 
@@ -67,11 +70,11 @@ impl Running {
         self.appended.set(0);
     }
 
-    /// Letters runs took from the gulp since the last call (each run's first letter is the
-    /// caller's own pop, not counted here).
+    /// Takes the next letter of the gulp where it lies (`Buffer::pop_at`); the caller delivers
+    /// it at once ([`Letter::deliver_at`]).
     #[inline]
-    pub(super) fn taken(&self) -> usize {
-        self.taken.replace(0)
+    pub(super) fn pop_at(&self) -> Option<NonNull<Letter>> {
+        self.local.borrow_mut().pop_at(self.spare.get())
     }
 
     /// The gulp ends (or is being dropped at shutdown): nothing is appended any more. Returns
@@ -88,14 +91,14 @@ impl Running {
 /// (a run: `ActorCell::receive_run`).
 impl Rest for Running {
     #[inline]
-    fn next_for(&self, task: TaskRef) -> Option<Letter> {
-        let next = self
-            .local
+    fn next_for(&self, task: TaskRef) -> Option<NonNull<Payload>> {
+        self.local
             .borrow_mut()
-            .pop_if(|next| next.task() == task && next.is_envelope());
-        self.taken
-            .set(self.taken.get() + usize::from(next.is_some()));
-        next
+            .pop_at_if(
+                |next| next.task() == task && next.is_envelope(),
+                self.spare.get(),
+            )
+            .map(Letter::payload_of)
     }
 }
 
@@ -135,6 +138,20 @@ impl Appender {
         let running = self.running();
         running.room.set(running.room.get() - 1);
         self.push_beyond_room(letter);
+    }
+
+    /// Reserves the place of one more letter at the end of the gulp, to be written at once
+    /// ([`Letter::write_at`]); `None` for a list buffer. The caller has checked the addressee as
+    /// for [`push`](Self::push).
+    #[inline]
+    pub(super) fn reserve(self) -> Option<NonNull<Letter>> {
+        let running = self.running();
+        // SAFETY: the caller writes the letter at once (`Slot::At`'s contract), before any other
+        // use of the buffer.
+        let at = unsafe { running.local.borrow_mut().reserve_slot() }?;
+        running.room.set(running.room.get() - 1);
+        running.appended.set(running.appended.get() + 1);
+        Some(at)
     }
 
     /// Appends `letter` whatever the room left (an actor's release letter: one per actor).

@@ -5,7 +5,7 @@ use super::running::Running;
 use super::swap::{try_swap, Swap};
 use super::Engine;
 use crate::config::VictimSelection;
-use crate::runtime::Exec;
+use crate::runtime::{Exec, Letter};
 use crate::telemetry::WorkerCounters;
 use std::ptr;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
@@ -215,15 +215,17 @@ impl Worker {
         // Letters since the shutdown flag was last looked at (a run takes several).
         let mut since_check = 0;
         let cut_short = loop {
-            let letter = self.running.local.borrow_mut().pop();
-            let Some(letter) = letter else {
+            let Some(at) = self.running.pop_at() else {
                 break false;
             };
             // SAFETY: we hold the queue's `being_processed` flag, and every letter to an actor
-            // is in its one queue, so no other worker runs this actor now. The delivery may take
-            // the next letters to the same actor (a run, at most `throughput` letters).
-            messages += u64::from(unsafe { letter.deliver(&self.exec, &self.running) });
-            since_check += 1 + self.running.taken();
+            // is in its one queue, so no other worker runs this actor now; the letter is
+            // consumed here, its envelope taken before any handler can append to the gulp. The
+            // delivery may take the next letters to the same actor (a run, at most `throughput`
+            // letters).
+            let took = unsafe { Letter::deliver_at(at, &self.exec, &self.running) };
+            messages += u64::from(took.messages);
+            since_check += took.letters as usize;
             if since_check >= batch {
                 since_check = 0;
                 if self.engine.is_shutdown() {

@@ -10,7 +10,7 @@
 use super::failure::panic_message;
 use super::{start, ActorCell, Behavior, CellContext, Envelope, Life};
 use crate::runtime::exec::Exec;
-use crate::runtime::letter::{self, Letter, LetterVtable, Rest};
+use crate::runtime::letter::{self, Delivered, Letter, LetterVtable, Rest, Slot};
 use crate::runtime::task::TaskRef;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -30,9 +30,26 @@ impl<B: Behavior> ActorCell<B> {
         discard: Self::release_letter,
     };
 
-    /// Hands an envelope to the engine as a letter (direct mailbox: message-centric engine).
-    #[inline(never)]
+    /// Hands an envelope to the engine as a letter (direct mailbox: message-centric engine). A
+    /// handler's letter to an actor of the gulp its worker is processing is sealed straight into
+    /// that gulp; any other goes through the queue.
+    #[inline]
     pub(super) fn post(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
+        let task = self.task();
+        match self.runtime.scheduler().append_slot(task) {
+            Slot::At(at) => {
+                // SAFETY: `append_slot` reserved `at` for one letter, to be written at once.
+                unsafe { Letter::write_at(at, task, &Self::LETTER, envelope) };
+                Ok(())
+            }
+            Slot::Closed => Err(envelope),
+            Slot::Elsewhere => self.post_queued(envelope),
+        }
+    }
+
+    /// [`post`](Self::post) through the engine's queue. Out of line: the append stays short.
+    #[inline(never)]
+    fn post_queued(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
         let letter = Letter::new(self.task(), &Self::LETTER, envelope);
         self.runtime.scheduler().post(letter).map_err(|letter| {
             // SAFETY: made above with an `Envelope<B>`.
@@ -55,7 +72,7 @@ impl<B: Behavior> ActorCell<B> {
         payload: *mut letter::Payload,
         exec: &Exec,
         rest: &dyn Rest,
-    ) -> u32 {
+    ) -> Delivered {
         // SAFETY: `LETTER` letters are addressed to live `ActorCell<B>`s and carry an
         // `Envelope<B>`, consumed once (the vtable's contract).
         let (cell, envelope) =
@@ -81,10 +98,13 @@ impl<B: Behavior> ActorCell<B> {
         payload: *mut letter::Payload,
         _: &Exec,
         _: &dyn Rest,
-    ) -> u32 {
+    ) -> Delivered {
         // SAFETY: forwarded.
         unsafe { Self::release_letter(task, payload) };
-        0
+        Delivered {
+            messages: 0,
+            letters: 1,
+        }
     }
 
     unsafe fn release_letter(task: TaskRef, _: *mut letter::Payload) {
@@ -99,20 +119,25 @@ impl<B: Behavior> ActorCell<B> {
 
     /// Receives a letter's envelope and then those of the letters `rest` gives (the next ones of
     /// the gulp, while they are addressed to this actor): a *run*, handled as an activation is,
-    /// with one context and one unwinding boundary for all of them. Returns how many user
-    /// messages it handled. A run needs a started actor: anything else (a first letter, a stopped
-    /// or suspended actor) is [`receive`](Self::receive)d alone, and the letters after it come
-    /// one by one.
-    pub(super) fn receive_run(&self, first: Envelope<B>, exec: &Exec, rest: &dyn Rest) -> u32 {
+    /// with one context and one unwinding boundary for all of them. Returns how many letters it
+    /// took and how many were user messages. A run needs a started actor: anything else (a first
+    /// letter, a stopped or suspended actor) is [`receive`](Self::receive)d alone, and the
+    /// letters after it come one by one.
+    pub(super) fn receive_run(
+        &self,
+        first: Envelope<B>,
+        exec: &Exec,
+        rest: &dyn Rest,
+    ) -> Delivered {
         // SAFETY: the engine hands this actor's letters to one worker at a time, in order (its
         // queue is processed by one worker at a time), so we are the only activation.
         let inner = unsafe { &mut *self.inner.get() };
         if !matches!(inner.life, Life::Ready(_)) || !self.is_started() {
-            return u32::from(self.receive(first, exec));
+            return Self::one(self.receive(first, exec));
         }
         let mut ctx = B::context(CellContext::new(self, Some(exec)));
         if B::inner(&mut ctx).is_stopping() {
-            return u32::from(self.receive(first, exec));
+            return Self::one(self.receive(first, exec));
         }
         let task = self.task();
         let bound = self.bound.as_deref();
@@ -142,8 +167,8 @@ impl<B: Behavior> ActorCell<B> {
                     break;
                 };
                 // SAFETY: `next_for` gives only envelope letters to this task: a `LETTER` of this
-                // cell, made with an `Envelope<B>`.
-                envelope = unsafe { next.open::<Envelope<B>>() };
+                // cell, made with an `Envelope<B>`, taken at once (nothing was appended since).
+                envelope = unsafe { letter::take::<Envelope<B>>(next.as_ptr()) };
             }
         }))
         .err()
@@ -154,7 +179,19 @@ impl<B: Behavior> ActorCell<B> {
             // one by one.
             let _ = self.stop_or_suspend(inner, &mut ctx, failure, 1, Some(exec));
         }
-        messages
+        Delivered {
+            messages,
+            // At most `throughput` (saturating: a budget past `u32::MAX` is only counted short).
+            letters: u32::try_from(taken).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// What delivering one letter took.
+    fn one(message: bool) -> Delivered {
+        Delivered {
+            messages: u32::from(message),
+            letters: 1,
+        }
     }
 
     /// Receives one letter's envelope (message-centric engine): starts the actor if needed, runs
