@@ -181,6 +181,7 @@ impl Letter {
     ///
     /// # Safety
     /// `T` is the type the letter was made with.
+    #[cfg(test)]
     pub(crate) unsafe fn open<T>(self) -> T {
         let mut letter = ManuallyDrop::new(self);
         // SAFETY: forwarded contract; the payload is consumed once, here.

@@ -48,6 +48,7 @@ use id::ExternalIds;
 use parking_lot::Mutex;
 use registry::Registry;
 use std::collections::{HashMap, VecDeque};
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 /// What the runtime asks of the engine that runs its actors: the engine boundary. Each method is
@@ -95,10 +96,11 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
         false
     }
 
-    /// Queues a letter for its actor; hands it back if the actor has closed (see
-    /// [`close`](Self::close)).
-    fn post(&self, letter: Letter) -> Result<(), Letter> {
-        drop(letter);
+    /// Queues a letter for `task`, sealed by `seal` straight where it will wait (it is called at
+    /// most once, with a place to [`Letter::write_at`]); `false`, without calling `seal`, if
+    /// the actor has closed (see [`close`](Self::close)).
+    fn post_sealed(&self, task: TaskRef, seal: &mut dyn FnMut(NonNull<Letter>)) -> bool {
+        let _ = (task, seal);
         unreachable!("letters are only posted to engines with direct mailboxes");
     }
 

@@ -41,8 +41,9 @@ use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicU
 use crate::telemetry::MessageCentricStats;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
-use queue::MessageQueue;
+use queue::{Buffer, MessageQueue};
 use std::ops::Range;
+use std::ptr::NonNull;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::{Arc, OnceLock};
 use std::thread::{JoinHandle, Thread};
@@ -346,28 +347,35 @@ impl Engine {
         }
     }
 
-    /// Pushes a letter on its actor's queue under the queue's lock (every post but a handler's
-    /// to its own gulp). Out of line: the append path stays a few instructions.
+    /// Queues a letter sealed by `seal` on its actor's queue under the queue's lock (every post
+    /// but a handler's to its own gulp). Out of line: the append path stays a few instructions.
     #[inline(never)]
-    fn post_locked(&self, q: &MessageQueue, b: &Binding, letter: Letter) -> Result<(), Letter> {
+    fn post_locked(
+        &self,
+        q: &MessageQueue,
+        b: &Binding,
+        seal: &mut dyn FnMut(NonNull<Letter>),
+    ) -> bool {
         let posted = q.locked.with(|locked| {
             if b.closed.load(Relaxed) {
-                return Err(letter);
+                return None;
             }
-            locked.buffer.push(letter);
+            locked.buffer.push_sealed(seal);
             locked.posted += 1;
             q.set_len(locked.buffer.len());
             // Under the lock: a worker parking re-checks this queue under the same lock, so
             // either we see it asleep here or it sees our letter (module docs). Only the owner
             // is woken.
             let owner = q.owner.load(Relaxed);
-            Ok((owner, self.sleepers.is_asleep_locked(owner)))
+            Some((owner, self.sleepers.is_asleep_locked(owner)))
         });
-        let (owner, wake) = posted?;
+        let Some((owner, wake)) = posted else {
+            return false;
+        };
         if wake {
             self.notify_owner(owner);
         }
-        Ok(())
+        true
     }
 
     /// Cforall's statistics.
@@ -423,22 +431,20 @@ impl Scheduler for Engine {
         true
     }
 
-    #[inline]
-    fn post(&self, letter: Letter) -> Result<(), Letter> {
-        let task = letter.task();
+    fn post_sealed(&self, task: TaskRef, seal: &mut dyn FnMut(NonNull<Letter>)) -> bool {
         let b = binding(&task);
         let q = &self.queues[b.queue.load(Relaxed) as usize];
-        // A handler's letter to an actor of the gulp its worker is processing joins that gulp
-        // (`running.rs`): no lock.
+        // A list buffer's letter to the running gulp (`append_slot` reserves places only in
+        // copy buffers) joins the gulp too: no lock.
         if let Some(gulp) = running::appendable(q) {
             // Relaxed: see `Appender::push`.
             if b.closed.load(Relaxed) {
-                return Err(letter);
+                return false;
             }
-            gulp.push(letter);
-            return Ok(());
+            gulp.push(Buffer::seal(seal));
+            return true;
         }
-        self.post_locked(q, b, letter)
+        self.post_locked(q, b, seal)
     }
 
     #[inline]

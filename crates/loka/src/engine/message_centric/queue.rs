@@ -82,6 +82,25 @@ impl Buffer {
         }
     }
 
+    /// Appends the letter `seal` writes, in place in a copy buffer.
+    #[inline]
+    pub(crate) fn push_sealed(&mut self, seal: &mut dyn FnMut(NonNull<Letter>)) {
+        // SAFETY: `seal` writes the letter at once (`Scheduler::post_sealed`'s contract), before
+        // any other use of the buffer.
+        match unsafe { self.reserve_slot() } {
+            Some(at) => seal(at),
+            None => self.push(Buffer::seal(seal)),
+        }
+    }
+
+    /// The letter `seal` writes, as a value (for a list buffer's node).
+    pub(crate) fn seal(seal: &mut dyn FnMut(NonNull<Letter>)) -> Letter {
+        let mut letter = MaybeUninit::<Letter>::uninit();
+        seal(NonNull::from(&mut letter).cast());
+        // SAFETY: `seal` wrote a whole letter (`Letter::write_at`).
+        unsafe { letter.assume_init() }
+    }
+
     /// A place for one more letter at the end, to be written at once ([`Letter::write_at`]);
     /// `None` for a list (its letters are moved into nodes).
     ///

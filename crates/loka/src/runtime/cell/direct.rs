@@ -12,7 +12,9 @@ use super::{start, ActorCell, Behavior, CellContext, Envelope, Life};
 use crate::runtime::exec::Exec;
 use crate::runtime::letter::{self, Delivered, Letter, LetterVtable, Rest, Slot};
 use crate::runtime::task::TaskRef;
+use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
 use std::sync::Arc;
 
 impl<B: Behavior> ActorCell<B> {
@@ -50,11 +52,21 @@ impl<B: Behavior> ActorCell<B> {
     /// [`post`](Self::post) through the engine's queue. Out of line: the append stays short.
     #[inline(never)]
     fn post_queued(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
-        let letter = Letter::new(self.task(), &Self::LETTER, envelope);
-        self.runtime.scheduler().post(letter).map_err(|letter| {
-            // SAFETY: made above with an `Envelope<B>`.
-            unsafe { letter.open::<Envelope<B>>() }
-        })
+        let task = self.task();
+        let envelope = ManuallyDrop::new(envelope);
+        let mut sealed = false;
+        let posted = self.runtime.scheduler().post_sealed(task, &mut |at| {
+            debug_assert!(!sealed, "sealed once");
+            sealed = true;
+            // SAFETY: `post_sealed` gives a place for one letter, and calls this at most once,
+            // so the envelope is read out once (and then not handed back: `posted` is true).
+            unsafe { Letter::write_at(at, task, &Self::LETTER, ptr::read(&*envelope)) };
+        });
+        if posted {
+            Ok(())
+        } else {
+            Err(ManuallyDrop::into_inner(envelope))
+        }
     }
 
     /// The cell a letter is addressed to.
