@@ -15,7 +15,7 @@
 
 use super::exec::Exec;
 use super::task::TaskRef;
-use std::mem::{align_of, size_of, ManuallyDrop, MaybeUninit};
+use std::mem::{align_of, size_of, MaybeUninit};
 use std::ptr::{addr_of_mut, NonNull};
 
 /// Bytes of envelope a letter carries inline.
@@ -183,7 +183,7 @@ impl Letter {
     /// `T` is the type the letter was made with.
     #[cfg(test)]
     pub(crate) unsafe fn open<T>(self) -> T {
-        let mut letter = ManuallyDrop::new(self);
+        let mut letter = std::mem::ManuallyDrop::new(self);
         // SAFETY: forwarded contract; the payload is consumed once, here.
         unsafe { take::<T>(&mut letter.payload) }
     }
