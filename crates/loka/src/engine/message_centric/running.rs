@@ -17,7 +17,7 @@
 use super::queue::{Buffer, MessageQueue};
 use crate::runtime::letter::{Payload, Rest};
 use crate::runtime::{Letter, TaskRef};
-use std::cell::{Cell, RefCell, UnsafeCell};
+use std::cell::{Cell, UnsafeCell};
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 use std::ptr;
@@ -30,9 +30,14 @@ pub(super) struct Running {
     room: Cell<usize>,
     /// Letters appended to the current gulp so far.
     appended: Cell<usize>,
-    /// The current gulp. Borrowed only briefly (one pop or push at a time, never across user
-    /// code), so a handler's append or [`current_holds`] can reach it.
-    pub(super) local: RefCell<Buffer>,
+    /// The current gulp, reached only through [`Running::with_local`] (one pop or push at a
+    /// time, never across user code), so a handler's append or [`current_holds`] can reach it.
+    /// Not a `RefCell`: its borrow flag cost two loads and two stores per letter, on the path
+    /// that is this engine's point; debug builds check the same rule.
+    local: UnsafeCell<Buffer>,
+    /// Debug builds: whether `local` is being used now (a reentrant use panics).
+    #[cfg(debug_assertions)]
+    busy: Cell<bool>,
     /// Where a list queue's letter waits while it is delivered (a copy queue's letters are
     /// delivered in their slots).
     spare: UnsafeCell<MaybeUninit<Letter>>,
@@ -50,9 +55,26 @@ impl Running {
             queue: Cell::new(ptr::null()),
             room: Cell::new(0),
             appended: Cell::new(0),
-            local: RefCell::new(local),
+            local: UnsafeCell::new(local),
+            #[cfg(debug_assertions)]
+            busy: Cell::new(false),
             spare: UnsafeCell::new(MaybeUninit::uninit()),
         }
+    }
+
+    /// Runs `f` on the gulp's buffer. `f` must not run user code (a handler, a letter's drop) nor
+    /// reach the buffer again: it is the only use of the buffer while it runs.
+    #[inline]
+    pub(super) fn with_local<R>(&self, f: impl FnOnce(&mut Buffer) -> R) -> R {
+        #[cfg(debug_assertions)]
+        assert!(!self.busy.replace(true), "the gulp's buffer used reentrantly");
+        // SAFETY: only this thread reaches `self` (the worker's own, or through `CURRENT` on its
+        // thread), and `f` neither runs user code nor reaches the buffer (this method's contract,
+        // checked in debug builds), so this is the only reference to the buffer while it lives.
+        let r = f(unsafe { &mut *self.local.get() });
+        #[cfg(debug_assertions)]
+        self.busy.set(false);
+        r
     }
 
     /// Makes this the gulp that handlers on this thread reach (`None`: no worker runs here).
@@ -74,7 +96,7 @@ impl Running {
     /// it at once ([`Letter::deliver_at`]).
     #[inline]
     pub(super) fn pop_at(&self) -> Option<NonNull<Letter>> {
-        self.local.borrow_mut().pop_at(self.spare.get())
+        self.with_local(|local| local.pop_at(self.spare.get()))
     }
 
     /// The gulp ends (or is being dropped at shutdown): nothing is appended any more. Returns
@@ -92,13 +114,13 @@ impl Running {
 impl Rest for Running {
     #[inline]
     fn next_for(&self, task: TaskRef) -> Option<NonNull<Payload>> {
-        self.local
-            .borrow_mut()
-            .pop_at_if(
+        self.with_local(|local| {
+            local.pop_at_if(
                 |next| next.task() == task && next.is_envelope(),
                 self.spare.get(),
             )
-            .map(Letter::payload_of)
+        })
+        .map(Letter::payload_of)
     }
 }
 
@@ -148,7 +170,7 @@ impl Appender {
         let running = self.running();
         // SAFETY: the caller writes the letter at once (`Slot::At`'s contract), before any other
         // use of the buffer.
-        let at = unsafe { running.local.borrow_mut().reserve_slot() }?;
+        let at = running.with_local(|local| unsafe { local.reserve_slot() })?;
         running.room.set(running.room.get() - 1);
         running.appended.set(running.appended.get() + 1);
         Some(at)
@@ -159,7 +181,7 @@ impl Appender {
     pub(super) fn push_beyond_room(self, letter: Letter) {
         let running = self.running();
         running.appended.set(running.appended.get() + 1);
-        running.local.borrow_mut().push(letter);
+        running.with_local(|local| local.push(letter));
     }
 
     fn room(&self) -> usize {
@@ -176,12 +198,8 @@ impl Appender {
 /// Whether the gulp being processed on this thread still holds a letter to `task`.
 pub(super) fn current_holds(task: TaskRef) -> bool {
     let running = CURRENT.with(Cell::get);
-    // SAFETY: as in `append`.
-    !running.is_null()
-        && unsafe { &*running }
-            .local
-            .try_borrow()
-            .is_ok_and(|buffer| buffer.holds(task))
+    // SAFETY: as in `running_gulp_of`. Called from a handler, never from inside `with_local`.
+    !running.is_null() && unsafe { &*running }.with_local(|buffer| buffer.holds(task))
 }
 
 #[cfg(all(test, not(loom)))]

@@ -174,7 +174,7 @@ impl Worker {
             }
             let mut handled = 0;
             loop {
-                let gulp = q.gulp(&mut self.running.local.borrow_mut());
+                let gulp = self.running.with_local(|local| q.gulp(local));
                 match gulp {
                     Gulp::Took(n) => {
                         q.owner.store(self.index(), Relaxed);
@@ -239,13 +239,13 @@ impl Worker {
             // drop, a `ReplyTo` telling its asker). Each actor's release letter, if any, comes
             // after its other letters, so every cell is alive while its letters are dropped.
             loop {
-                let letter = self.running.local.borrow_mut().pop();
+                let letter = self.running.with_local(Buffer::pop);
                 let Some(letter) = letter else { break };
                 drop(letter);
             }
         }
         let letters = n + appended;
-        self.running.local.borrow_mut().reclaim(letters);
+        self.running.with_local(|local| local.reclaim(letters));
         q.note_appended(appended);
         let counters = self.counters();
         counters.gulps.bump(1);
