@@ -202,6 +202,9 @@ impl Engine {
         match strategy {
             PlacementStrategy::Random => fastrand::usize(0..total),
             PlacementStrategy::Default | PlacementStrategy::Compact => {
+                if let Some(q) = running::running_queue_below(worker::WAKE_BACKLOG) {
+                    return self.index_of(q);
+                }
                 let range = &self.ranges[exec.index()];
                 let q = cursor.load(Relaxed);
                 let q = if range.contains(&q) { q } else { range.start };
@@ -221,6 +224,12 @@ impl Engine {
                 q
             }
         }
+    }
+
+    /// The index of `queue`, one of `self.queues`.
+    fn index_of(&self, queue: *const MessageQueue) -> usize {
+        let stride = std::mem::size_of::<CachePadded<MessageQueue>>();
+        (queue as usize - self.queues.as_ptr() as usize) / stride
     }
 
     /// A letter arrived in a queue whose owner (hint) is `owner`: wakes that worker if it is

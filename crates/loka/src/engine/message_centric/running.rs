@@ -132,6 +132,20 @@ pub(super) fn appendable(queue: &MessageQueue) -> Option<Appender> {
     running_gulp_of(queue).filter(|gulp| gulp.room() != 0)
 }
 
+/// The queue whose gulp this thread's worker is processing, while that gulp holds fewer than
+/// `letters` letters still to deliver.
+#[inline]
+pub(super) fn running_queue_below(letters: usize) -> Option<*const MessageQueue> {
+    let running = CURRENT.with(Cell::get);
+    if running.is_null() {
+        return None;
+    }
+    // SAFETY: as in `running_gulp_of`; a spawn runs no code inside `with_local`.
+    let r = unsafe { &*running };
+    let queue = r.queue.get();
+    (!queue.is_null() && r.with_local(|local| local.len()) < letters).then_some(queue)
+}
+
 /// The gulp this thread's worker is processing, when it is `queue`'s (room or not).
 #[inline]
 pub(super) fn running_gulp_of(queue: &MessageQueue) -> Option<Appender> {

@@ -21,7 +21,7 @@ const PASSES_BEFORE_STEAL: u32 = 2;
 /// ~100 ns each to pull across cores here). An owner that gets to its queue sooner should keep it.
 const STEAL_AGE_NS: u64 = 2_000;
 /// Letters seen in a pass (over at least two queues) that make a worker wake a sleeping thief.
-const WAKE_BACKLOG: usize = 32;
+pub(super) const WAKE_BACKLOG: usize = 32;
 /// Most idle cycles a thief skips between two steal attempts that found nothing.
 const MAX_STEAL_BACKOFF: u32 = 32;
 
