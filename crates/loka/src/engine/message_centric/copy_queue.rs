@@ -247,7 +247,11 @@ mod tests {
         drop(unsafe { at.read() });
         assert_eq!(Rc::strong_count(&token), 3);
         drop(q);
-        assert_eq!(Rc::strong_count(&token), 1, "the two live items dropped once");
+        assert_eq!(
+            Rc::strong_count(&token),
+            1,
+            "the two live items dropped once"
+        );
     }
 
     #[test]

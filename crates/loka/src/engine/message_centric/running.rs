@@ -19,8 +19,8 @@ use crate::runtime::letter::{Payload, Rest};
 use crate::runtime::{Letter, TaskRef};
 use std::cell::{Cell, UnsafeCell};
 use std::mem::MaybeUninit;
-use std::ptr::NonNull;
 use std::ptr;
+use std::ptr::NonNull;
 
 /// The worker's gulp and which queue it came from.
 pub(super) struct Running {
@@ -67,7 +67,10 @@ impl Running {
     #[inline]
     pub(super) fn with_local<R>(&self, f: impl FnOnce(&mut Buffer) -> R) -> R {
         #[cfg(debug_assertions)]
-        assert!(!self.busy.replace(true), "the gulp's buffer used reentrantly");
+        assert!(
+            !self.busy.replace(true),
+            "the gulp's buffer used reentrantly"
+        );
         // SAFETY: only this thread reaches `self` (the worker's own, or through `CURRENT` on its
         // thread), and `f` neither runs user code nor reaches the buffer (this method's contract,
         // checked in debug builds), so this is the only reference to the buffer while it lives.
