@@ -78,7 +78,12 @@ impl<T> Mailbox<T> {
         loop {
             let position = word >> SHIFT;
             if word & (CLOSED | DIRECT) != 0 || position % LAP + 1 >= capacity_at(position) {
-                // Closed, direct, or the end of a lap: the general path.
+                // A direct mailbox hands the message back here, inlined in the sender: through
+                // the out-of-line path it was copied twice more on its way to the engine.
+                if word & (CLOSED | DIRECT) == DIRECT {
+                    return Push::Direct(value);
+                }
+                // Closed, or the end of a lap: the general path.
                 return self.push_slow(value, word);
             }
             let block = self.tail_block.load(Acquire);

@@ -6,34 +6,73 @@
 //! of any type; a worker takes a letter and hands it to its actor. A [`Letter`] is that queue
 //! item: the actor's task, a per-actor-type vtable and the envelope.
 //!
-//! Envelopes up to [`INLINE`] bytes (most messages: a request, a counter, a reply handle) are
-//! stored *in* the letter, so a copy queue of letters needs no allocation per send once it has
-//! grown; larger ones are boxed (one allocation, as Cforall's messages are).
+//! Envelopes up to [`INLINE`] bytes (most messages: a request, a counter, a reply handle, a
+//! string) are stored *in* the letter, so a copy queue of letters needs no allocation per send
+//! once it has grown; larger ones are boxed (one allocation, as Cforall's messages are).
 //!
-//! A letter is an obligation: it must be [`deliver`](Letter::deliver)ed, or dropped, which runs the
-//! vtable's `discard` (a dead letter, counted). Either consumes the envelope exactly once.
+//! A letter is an obligation: it must be [`deliver_at`](Letter::deliver_at)ed, or dropped, which
+//! runs the vtable's `discard` (a dead letter, counted). Either consumes the envelope exactly
+//! once.
 
 use super::exec::Exec;
 use super::task::TaskRef;
-use std::mem::{align_of, size_of, ManuallyDrop, MaybeUninit};
+use std::mem::{align_of, size_of, MaybeUninit};
+use std::ptr::{addr_of_mut, NonNull};
 
 /// Bytes of envelope a letter carries inline.
-pub(crate) const INLINE: usize = 3 * size_of::<usize>();
+///
+/// Four words: an envelope is its message plus a tag, so a three-word message (a `String`, two
+/// counters and an `Option<Box<_>>`) needs four; with three it was boxed, and dynamic send paid a
+/// `malloc` and a `free` (~250 instructions, callgrind) for every message.
+pub(crate) const INLINE: usize = 4 * size_of::<usize>();
 
 pub(crate) type Payload = [MaybeUninit<usize>; INLINE / size_of::<usize>()];
 
 /// What a letter's actor type does with it.
 pub(crate) struct LetterVtable {
-    /// Hands the envelope to the actor (running its handler). Returns whether it was a user
-    /// message (for the message counter).
+    /// Hands the envelope to the actor (running its handler), then goes on with the letters
+    /// [`Rest::next_for`] gives it (the next ones of the gulp, while they are addressed to the
+    /// same actor): a *run*, one activation for consecutive letters. Returns what it took.
     ///
     /// Safety: the payload holds this vtable's envelope type, unconsumed; the caller is the only
     /// thread that may run the actor now (the letter's queue is being processed by it alone).
-    pub(crate) deliver: unsafe fn(TaskRef, *mut Payload, &Exec) -> bool,
+    pub(crate) deliver: unsafe fn(TaskRef, *mut Payload, &Exec, &dyn Rest) -> Delivered,
+    /// Whether the letter carries one of its actor's envelopes (a run may take it), rather than
+    /// ending the actor's life (the release letter).
+    pub(crate) envelope: bool,
     /// Drops the envelope without delivering it (a dead letter, counted).
     ///
     /// Safety: as for `deliver`, minus the exclusivity.
     pub(crate) discard: unsafe fn(TaskRef, *mut Payload),
+}
+
+/// The rest of the gulp a letter is delivered from, as the delivery may continue it.
+pub(crate) trait Rest {
+    /// Takes the next letter of the gulp if it is addressed to `task` and carries an envelope
+    /// (`LetterVtable::envelope`), and gives its payload where it lies; otherwise leaves the gulp
+    /// as it is. The caller must [`take`] the payload at once: it stays valid only until the next
+    /// letter is appended to the gulp.
+    fn next_for(&self, task: TaskRef) -> Option<NonNull<Payload>>;
+}
+
+/// What one delivery took: a letter and the run behind it (`LetterVtable::deliver`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Delivered {
+    /// User messages handled (for the message counter).
+    pub(crate) messages: u32,
+    /// Letters consumed, the first included.
+    pub(crate) letters: u32,
+}
+
+/// Where a handler's letter goes ([`crate::runtime::Scheduler::append_slot`]).
+pub(crate) enum Slot {
+    /// A place reserved at the end of the gulp the calling thread's worker is processing: the
+    /// caller must [`Letter::write_at`] it at once, before anything else touches the gulp.
+    At(NonNull<Letter>),
+    /// The actor has closed: the letter is refused.
+    Closed,
+    /// Not appendable: post the letter through the queue.
+    Elsewhere,
 }
 
 /// A type-erased envelope addressed to one actor.
@@ -72,30 +111,84 @@ impl Letter {
         }
     }
 
+    /// Seals `envelope` for `task` straight into `at`: the same letter as [`new`](Self::new),
+    /// built where it will wait instead of being built and then moved there (each move of a
+    /// letter reads back, in wider pieces, what was just written in narrow ones: a stall the
+    /// profile showed at every copy).
+    ///
+    /// # Safety
+    /// `at` is valid for writes and holds no letter (its old contents are not dropped).
+    #[inline]
+    pub(crate) unsafe fn write_at<T: Send>(
+        at: NonNull<Letter>,
+        task: TaskRef,
+        vtable: &'static LetterVtable,
+        envelope: T,
+    ) {
+        let at = at.as_ptr();
+        // SAFETY: the caller's contract: `at` is valid for writes; each field is written once.
+        unsafe {
+            addr_of_mut!((*at).task).write(task);
+            addr_of_mut!((*at).vtable).write(vtable);
+            let payload = addr_of_mut!((*at).payload);
+            if fits::<T>() {
+                payload.cast::<T>().write(envelope);
+            } else {
+                payload
+                    .cast::<*mut T>()
+                    .write(Box::into_raw(Box::new(envelope)));
+            }
+        }
+    }
+
+    /// Hands the envelope of the letter at `at` to its actor, where it lies (read out once, by
+    /// its own type, before any handler runs), and the following letters of the gulp to the
+    /// same actor that `rest` gives.
+    ///
+    /// # Safety
+    /// The caller is the only thread running the letter's actor now; `at` holds a letter that is consumed here (the caller must neither
+    /// drop it nor read it again), and stays valid until its envelope is taken (nothing is
+    /// appended to its buffer before the delivery begins).
+    #[inline]
+    pub(crate) unsafe fn deliver_at(
+        at: NonNull<Letter>,
+        exec: &Exec,
+        rest: &dyn Rest,
+    ) -> Delivered {
+        let at = at.as_ptr();
+        // SAFETY: the caller's contract; the payload is consumed once, by the vtable's deliver.
+        unsafe {
+            let (task, vtable) = ((*at).task, (*at).vtable);
+            (vtable.deliver)(task, addr_of_mut!((*at).payload), exec, rest)
+        }
+    }
+
+    /// The payload of the letter at `at`.
+    #[inline]
+    pub(crate) fn payload_of(at: NonNull<Letter>) -> NonNull<Payload> {
+        // SAFETY: a field of a valid pointer is non-null; no reference is made.
+        unsafe { NonNull::new_unchecked(addr_of_mut!((*at.as_ptr()).payload)) }
+    }
+
     /// The actor the letter is addressed to.
     #[inline]
     pub(crate) fn task(&self) -> TaskRef {
         self.task
     }
 
-    /// Hands the envelope to its actor. Returns whether it was a user message.
-    ///
-    /// # Safety
-    /// The caller is the only thread running the letter's actor now.
+    /// Whether the letter carries an envelope (not a release letter).
     #[inline]
-    pub(crate) unsafe fn deliver(self, exec: &Exec) -> bool {
-        let mut letter = ManuallyDrop::new(self);
-        // SAFETY: the payload holds the vtable's type, unconsumed (it leaves only here or in
-        // `drop`, and `ManuallyDrop` keeps `drop` from running); exclusivity is the caller's.
-        unsafe { (letter.vtable.deliver)(letter.task, &mut letter.payload, exec) }
+    pub(crate) fn is_envelope(&self) -> bool {
+        self.vtable.envelope
     }
 
     /// Takes the envelope back out (a send the engine refused).
     ///
     /// # Safety
     /// `T` is the type the letter was made with.
+    #[cfg(test)]
     pub(crate) unsafe fn open<T>(self) -> T {
-        let mut letter = ManuallyDrop::new(self);
+        let mut letter = std::mem::ManuallyDrop::new(self);
         // SAFETY: forwarded contract; the payload is consumed once, here.
         unsafe { take::<T>(&mut letter.payload) }
     }
@@ -165,11 +258,12 @@ mod tests {
         drop(unsafe { take::<String>(payload) });
         DISCARDED.fetch_add(1, Relaxed);
     }
-    unsafe fn deliver_never(_: TaskRef, _: *mut Payload, _: &Exec) -> bool {
+    unsafe fn deliver_never(_: TaskRef, _: *mut Payload, _: &Exec, _: &dyn Rest) -> Delivered {
         unreachable!()
     }
     static STRING_LETTER: LetterVtable = LetterVtable {
         deliver: deliver_never,
+        envelope: true,
         discard: discard_string,
     };
 
@@ -181,12 +275,14 @@ mod tests {
     }
     static BIG_LETTER: LetterVtable = LetterVtable {
         deliver: deliver_never,
+        envelope: true,
         discard: discard_big,
     };
 
     #[test]
     fn small_envelopes_are_inline_and_large_ones_boxed_and_each_is_consumed_once() {
         assert!(fits::<String>(), "a String (3 words) travels inline");
+        assert!(fits::<(u8, String)>(), "and so does an envelope of one");
         assert!(!fits::<[u64; 16]>());
         let header = Header::new(&TASK_VTABLE, ActorId::from_worker(0, 1));
         let task = TaskRef::from_header(&header);

@@ -37,7 +37,7 @@ pub(crate) use cell::{Behavior, CellContext, Deliver, MAX_CAPACITY};
 pub use dead_letters::{DeadLetter, DeadLetterReason, DEAD_LETTER_WINDOW};
 pub(crate) use exec::Exec;
 pub use id::ActorId;
-pub(crate) use letter::Letter;
+pub(crate) use letter::{Letter, Slot};
 pub(crate) use task::{Header, RunOutcome, SchedState, TaskRef};
 
 use crate::actor::options::SpawnOptions;
@@ -48,6 +48,7 @@ use id::ExternalIds;
 use parking_lot::Mutex;
 use registry::Registry;
 use std::collections::{HashMap, VecDeque};
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 /// What the runtime asks of the engine that runs its actors: the engine boundary. Each method is
@@ -95,11 +96,20 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
         false
     }
 
-    /// Queues a letter for its actor; hands it back if the actor has closed (see
-    /// [`close`](Self::close)).
-    fn post(&self, letter: Letter) -> Result<(), Letter> {
-        drop(letter);
+    /// Queues a letter for `task`, sealed by `seal` straight where it will wait (it is called at
+    /// most once, with a place to [`Letter::write_at`]); `false`, without calling `seal`, if
+    /// the actor has closed (see [`close`](Self::close)).
+    fn post_sealed(&self, task: TaskRef, seal: &mut dyn FnMut(NonNull<Letter>)) -> bool {
+        let _ = (task, seal);
         unreachable!("letters are only posted to engines with direct mailboxes");
+    }
+
+    /// Where a letter to `task` sent from the calling thread goes: a place at the end of the
+    /// gulp this thread's worker is processing, if `task` is one of its actors (written in place
+    /// by the caller), or [`Slot::Elsewhere`] for [`post`](Self::post).
+    fn append_slot(&self, task: TaskRef) -> Slot {
+        let _ = task;
+        Slot::Elsewhere
     }
 
     /// The actor `task` has stopped: refuse its later letters and queue `release` (which frees

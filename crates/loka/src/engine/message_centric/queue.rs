@@ -14,6 +14,8 @@ use crate::config::QueueKind;
 use crate::runtime::{Letter, TaskRef};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize};
 use std::collections::LinkedList;
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 /// The letters of a queue (or of a worker's gulp).
@@ -45,6 +47,71 @@ impl Buffer {
         match self {
             Buffer::Copy(q) => q.pop(),
             Buffer::List(l) => l.pop_front(),
+        }
+    }
+
+    /// Takes the oldest letter where it lies (a copy queue's slot; a list's node is moved into
+    /// `spare`). The caller must consume it before the next push to this buffer or `spare`.
+    #[inline]
+    pub(crate) fn pop_at(&mut self, spare: *mut MaybeUninit<Letter>) -> Option<NonNull<Letter>> {
+        match self {
+            Buffer::Copy(q) => q.pop_in_place().and_then(NonNull::new),
+            Buffer::List(l) => {
+                let letter = l.pop_front()?;
+                // SAFETY: `spare` is the caller's, valid for writes, and holds nothing live.
+                Some(NonNull::from(unsafe { (*spare).write(letter) }))
+            }
+        }
+    }
+
+    /// [`pop_at`](Self::pop_at) if `take` says so of the oldest letter.
+    #[inline]
+    pub(crate) fn pop_at_if(
+        &mut self,
+        take: impl FnOnce(&Letter) -> bool,
+        spare: *mut MaybeUninit<Letter>,
+    ) -> Option<NonNull<Letter>> {
+        let front = match self {
+            Buffer::Copy(q) => q.front(),
+            Buffer::List(l) => l.front(),
+        };
+        if front.is_some_and(take) {
+            self.pop_at(spare)
+        } else {
+            None
+        }
+    }
+
+    /// Appends the letter `seal` writes, in place in a copy buffer.
+    #[inline]
+    pub(crate) fn push_sealed(&mut self, seal: &mut dyn FnMut(NonNull<Letter>)) {
+        // SAFETY: `seal` writes the letter at once (`Scheduler::post_sealed`'s contract), before
+        // any other use of the buffer.
+        match unsafe { self.reserve_slot() } {
+            Some(at) => seal(at),
+            None => self.push(Buffer::seal(seal)),
+        }
+    }
+
+    /// The letter `seal` writes, as a value (for a list buffer's node).
+    pub(crate) fn seal(seal: &mut dyn FnMut(NonNull<Letter>)) -> Letter {
+        let mut letter = MaybeUninit::<Letter>::uninit();
+        seal(NonNull::from(&mut letter).cast());
+        // SAFETY: `seal` wrote a whole letter (`Letter::write_at`).
+        unsafe { letter.assume_init() }
+    }
+
+    /// A place for one more letter at the end, to be written at once ([`Letter::write_at`]);
+    /// `None` for a list (its letters are moved into nodes).
+    ///
+    /// # Safety
+    /// As for [`CopyQueue::reserve_slot`]: the caller writes a letter there before the next call.
+    #[inline]
+    pub(crate) unsafe fn reserve_slot(&mut self) -> Option<NonNull<Letter>> {
+        match self {
+            // SAFETY: forwarded.
+            Buffer::Copy(q) => NonNull::new(unsafe { q.reserve_slot() }),
+            Buffer::List(_) => None,
         }
     }
 
@@ -126,6 +193,9 @@ pub(crate) struct MessageQueue {
     /// Gulps taken so far (written under the lock, read as a hint): a thief steals a queue only
     /// if it saw it non-empty twice with the same count in between, i.e. its letters waited.
     generation: AtomicU64,
+    /// Letters handlers appended to this queue's gulps instead of posting them (statistics;
+    /// written only by the holder of `processing`, so a load and a store).
+    appended: AtomicU64,
 }
 
 /// What a gulp attempt found.
@@ -149,7 +219,23 @@ impl MessageQueue {
             processing: ProcessingFlag::default(),
             owner: AtomicUsize::new(owner),
             generation: AtomicU64::new(0),
+            appended: AtomicU64::new(0),
         }
+    }
+
+    /// Counts `n` letters appended to the gulp just processed; only by the holder of
+    /// `processing` (one writer at a time, ordered by the flag: a load and a store suffice).
+    #[inline]
+    pub(crate) fn note_appended(&self, n: usize) {
+        if n != 0 {
+            self.appended
+                .store(self.appended.load(Relaxed) + n as u64, Relaxed);
+        }
+    }
+
+    /// Letters appended to this queue's gulps so far (statistics).
+    pub(crate) fn appended(&self) -> u64 {
+        self.appended.load(Relaxed)
     }
 
     /// The length hint (no lock, Relaxed).

@@ -1,12 +1,12 @@
 //! The message-centric worker loop: passes over its own queues, gulps, queue stealing, parking.
 
 use super::queue::{Buffer, Gulp, MessageQueue};
+use super::running::Running;
 use super::swap::{try_swap, Swap};
 use super::Engine;
 use crate::config::VictimSelection;
-use crate::runtime::{Exec, TaskRef};
+use crate::runtime::{Exec, Letter};
 use crate::telemetry::WorkerCounters;
-use std::cell::{Cell, RefCell};
 use std::ptr;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::sync::Arc;
@@ -21,14 +21,9 @@ const PASSES_BEFORE_STEAL: u32 = 2;
 /// ~100 ns each to pull across cores here). An owner that gets to its queue sooner should keep it.
 const STEAL_AGE_NS: u64 = 2_000;
 /// Letters seen in a pass (over at least two queues) that make a worker wake a sleeping thief.
-const WAKE_BACKLOG: usize = 32;
+pub(super) const WAKE_BACKLOG: usize = 32;
 /// Most idle cycles a thief skips between two steal attempts that found nothing.
 const MAX_STEAL_BACKOFF: u32 = 32;
-
-thread_local! {
-    /// The gulp buffer of the worker running on this thread (null elsewhere).
-    static CURRENT_LOCAL: Cell<*const RefCell<Buffer>> = const { Cell::new(ptr::null()) };
-}
 
 /// The worker whose range holds `slot`.
 /// Every this-many passes a busy worker fires its due timers.
@@ -42,24 +37,11 @@ fn victim_of(engine: &Engine, slot: usize) -> usize {
         .expect("every slot is in a range")
 }
 
-/// Whether the gulp being processed on this thread still holds a letter to `task`.
-pub(super) fn current_holds(task: TaskRef) -> bool {
-    CURRENT_LOCAL.with(|c| {
-        let local = c.get();
-        // SAFETY: set only while the worker owning the buffer runs on this thread (`run`).
-        !local.is_null()
-            && unsafe { &*local }
-                .try_borrow()
-                .is_ok_and(|buffer| buffer.holds(task))
-    })
-}
-
 pub(super) struct Worker {
     exec: Exec,
     engine: Arc<Engine>,
-    /// The current gulp. Borrowed only briefly (one pop at a time), so a handler that asks
-    /// [`current_holds`] can look at it.
-    local: RefCell<Buffer>,
+    /// The current gulp, which handlers on this thread reach (`running.rs`).
+    running: Running,
     rng: fastrand::Rng,
     /// A candidate queue seen at an earlier steal attempt: its slot, the queue, its gulp count
     /// and when it was first seen (ns since the engine started).
@@ -70,7 +52,7 @@ impl Worker {
     pub(super) fn new(exec: Exec, engine: Arc<Engine>) -> Self {
         let seed = engine.shared.config.seed ^ (exec.index() as u64).wrapping_mul(0x9e37_79b9);
         Worker {
-            local: RefCell::new(Buffer::new(engine.queue_kind)),
+            running: Running::new(Buffer::new(engine.queue_kind)),
             rng: fastrand::Rng::with_seed(seed),
             watched: None,
             exec,
@@ -87,7 +69,7 @@ impl Worker {
     }
 
     pub(super) fn run(mut self) {
-        CURRENT_LOCAL.with(|c| c.set(&self.local));
+        Running::install(Some(&self.running));
         let engine = Arc::clone(&self.engine);
         let idle = engine.shared.config.idle;
         let can_steal = engine.victims != VictimSelection::None && engine.workers() > 1;
@@ -148,7 +130,7 @@ impl Worker {
                 idle_since = None;
             }
         }
-        CURRENT_LOCAL.with(|c| c.set(ptr::null()));
+        Running::install(None);
     }
 
     /// One pass over this worker's queues, gulping each non-empty one. Returns whether it
@@ -192,18 +174,18 @@ impl Worker {
             }
             let mut handled = 0;
             loop {
-                let gulp = q.gulp(&mut self.local.borrow_mut());
+                let gulp = self.running.with_local(|local| q.gulp(local));
                 match gulp {
                     Gulp::Took(n) => {
                         q.owner.store(self.index(), Relaxed);
-                        let cut_short = self.process(n);
+                        let (cut_short, letters) = self.process(q, n);
                         q.processing.release();
                         if cut_short {
                             // Shutdown: leave the other queues to it.
                             return true;
                         }
                         found = true;
-                        handled += n;
+                        handled += letters;
                         if handled >= budget || q.len_hint() == 0 {
                             break;
                         }
@@ -219,45 +201,57 @@ impl Worker {
         found
     }
 
-    /// Hands every letter of the current gulp (`n` letters) to its actor. Returns `true` if
-    /// shutdown cut the gulp short: the letters left were dropped (dead letters).
+    /// Hands every letter of the current gulp (`n` letters taken from `q`, and those its
+    /// handlers append to it: `running.rs`) to its actor. Returns whether shutdown cut the gulp
+    /// short (the letters left were dropped: dead letters) and how many letters it held.
     ///
     /// Shutdown is prompt: between batches of `throughput` letters (an activation's worth, the
     /// other engines' unit) the worker looks at the shutdown flag, a line nobody writes until
     /// then, and leaves the rest of a long gulp undelivered.
-    fn process(&self, n: usize) -> bool {
+    fn process(&self, q: &MessageQueue, n: usize) -> (bool, usize) {
         let batch = self.engine.shared.config.throughput;
         let mut messages = 0;
-        let cut_short = 'gulp: loop {
-            for _ in 0..batch {
-                let letter = self.local.borrow_mut().pop();
-                let Some(letter) = letter else {
-                    break 'gulp false;
-                };
-                // SAFETY: we hold the queue's `being_processed` flag, and every letter to an
-                // actor is in its one queue, so no other worker runs this actor now.
-                messages += u64::from(unsafe { letter.deliver(&self.exec) });
-            }
-            if self.engine.is_shutdown() {
-                break true;
+        self.running.begin(q, batch);
+        // Letters since the shutdown flag was last looked at (a run takes several).
+        let mut since_check = 0;
+        let cut_short = loop {
+            let Some(at) = self.running.pop_at() else {
+                break false;
+            };
+            // SAFETY: we hold the queue's `being_processed` flag, and every letter to an actor
+            // is in its one queue, so no other worker runs this actor now; the letter is
+            // consumed here, its envelope taken before any handler can append to the gulp. The
+            // delivery may take the next letters to the same actor (a run, at most `throughput`
+            // letters).
+            let took = unsafe { Letter::deliver_at(at, &self.exec, &self.running) };
+            messages += u64::from(took.messages);
+            since_check += took.letters as usize;
+            if since_check >= batch {
+                since_check = 0;
+                if self.engine.is_shutdown() {
+                    break true;
+                }
             }
         };
+        let appended = self.running.end();
         if cut_short {
             // In order, outside the borrow (dropping a letter runs user code: its envelope's
             // drop, a `ReplyTo` telling its asker). Each actor's release letter, if any, comes
             // after its other letters, so every cell is alive while its letters are dropped.
             loop {
-                let letter = self.local.borrow_mut().pop();
+                let letter = self.running.with_local(Buffer::pop);
                 let Some(letter) = letter else { break };
                 drop(letter);
             }
         }
-        self.local.borrow_mut().reclaim(n);
+        let letters = n + appended;
+        self.running.with_local(|local| local.reclaim(letters));
+        q.note_appended(appended);
         let counters = self.counters();
         counters.gulps.bump(1);
-        counters.gulped.bump(n as u64);
+        counters.gulped.bump(letters as u64);
         counters.messages.bump(messages);
-        cut_short
+        (cut_short, letters)
     }
 
     /// One steal attempt. Returns whether a queue was stolen.

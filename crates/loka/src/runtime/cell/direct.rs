@@ -10,32 +10,63 @@
 use super::failure::panic_message;
 use super::{start, ActorCell, Behavior, CellContext, Envelope, Life};
 use crate::runtime::exec::Exec;
-use crate::runtime::letter::{self, Letter, LetterVtable};
+use crate::runtime::letter::{self, Delivered, Letter, LetterVtable, Rest, Slot};
 use crate::runtime::task::TaskRef;
+use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
 use std::sync::Arc;
 
 impl<B: Behavior> ActorCell<B> {
     /// Letters carrying this actor's envelopes (message-centric engine).
     const LETTER: LetterVtable = LetterVtable {
         deliver: Self::deliver_letter,
+        envelope: true,
         discard: Self::discard_letter,
     };
 
     /// The letter that releases the life reference once every letter queued before it is gone.
     const RELEASE: LetterVtable = LetterVtable {
         deliver: Self::deliver_release,
+        envelope: false,
         discard: Self::release_letter,
     };
 
-    /// Hands an envelope to the engine as a letter (direct mailbox: message-centric engine).
-    #[inline(never)]
+    /// Hands an envelope to the engine as a letter (direct mailbox: message-centric engine). A
+    /// handler's letter to an actor of the gulp its worker is processing is sealed straight into
+    /// that gulp; any other goes through the queue.
+    #[inline]
     pub(super) fn post(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
-        let letter = Letter::new(self.task(), &Self::LETTER, envelope);
-        self.runtime.scheduler().post(letter).map_err(|letter| {
-            // SAFETY: made above with an `Envelope<B>`.
-            unsafe { letter.open::<Envelope<B>>() }
-        })
+        let task = self.task();
+        match self.runtime.scheduler().append_slot(task) {
+            Slot::At(at) => {
+                // SAFETY: `append_slot` reserved `at` for one letter, to be written at once.
+                unsafe { Letter::write_at(at, task, &Self::LETTER, envelope) };
+                Ok(())
+            }
+            Slot::Closed => Err(envelope),
+            Slot::Elsewhere => self.post_queued(envelope),
+        }
+    }
+
+    /// [`post`](Self::post) through the engine's queue. Out of line: the append stays short.
+    #[inline(never)]
+    fn post_queued(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
+        let task = self.task();
+        let envelope = ManuallyDrop::new(envelope);
+        let mut sealed = false;
+        let posted = self.runtime.scheduler().post_sealed(task, &mut |at| {
+            debug_assert!(!sealed, "sealed once");
+            sealed = true;
+            // SAFETY: `post_sealed` gives a place for one letter, and calls this at most once,
+            // so the envelope is read out once (and then not handed back: `posted` is true).
+            unsafe { Letter::write_at(at, task, &Self::LETTER, ptr::read(&*envelope)) };
+        });
+        if posted {
+            Ok(())
+        } else {
+            Err(ManuallyDrop::into_inner(envelope))
+        }
     }
 
     /// The cell a letter is addressed to.
@@ -48,12 +79,17 @@ impl<B: Behavior> ActorCell<B> {
         unsafe { task.as_ptr().cast::<Self>().as_ref() }
     }
 
-    unsafe fn deliver_letter(task: TaskRef, payload: *mut letter::Payload, exec: &Exec) -> bool {
+    unsafe fn deliver_letter(
+        task: TaskRef,
+        payload: *mut letter::Payload,
+        exec: &Exec,
+        rest: &dyn Rest,
+    ) -> Delivered {
         // SAFETY: `LETTER` letters are addressed to live `ActorCell<B>`s and carry an
         // `Envelope<B>`, consumed once (the vtable's contract).
         let (cell, envelope) =
             unsafe { (Self::of_letter(task), letter::take::<Envelope<B>>(payload)) };
-        cell.receive(envelope, exec)
+        cell.receive_run(envelope, exec, rest)
     }
 
     unsafe fn discard_letter(task: TaskRef, payload: *mut letter::Payload) {
@@ -69,10 +105,18 @@ impl<B: Behavior> ActorCell<B> {
         drop(envelope);
     }
 
-    unsafe fn deliver_release(task: TaskRef, payload: *mut letter::Payload, _: &Exec) -> bool {
+    unsafe fn deliver_release(
+        task: TaskRef,
+        payload: *mut letter::Payload,
+        _: &Exec,
+        _: &dyn Rest,
+    ) -> Delivered {
         // SAFETY: forwarded.
         unsafe { Self::release_letter(task, payload) };
-        false
+        Delivered {
+            messages: 0,
+            letters: 1,
+        }
     }
 
     unsafe fn release_letter(task: TaskRef, _: *mut letter::Payload) {
@@ -83,6 +127,83 @@ impl<B: Behavior> ActorCell<B> {
                 task.as_ptr().cast::<Self>().as_ptr() as *const Self
             ))
         };
+    }
+
+    /// Receives a letter's envelope and then those of the letters `rest` gives (the next ones of
+    /// the gulp, while they are addressed to this actor): a *run*, handled as an activation is,
+    /// with one context and one unwinding boundary for all of them. Returns how many letters it
+    /// took and how many were user messages. A run needs a started actor: anything else (a first
+    /// letter, a stopped or suspended actor) is [`receive`](Self::receive)d alone, and the
+    /// letters after it come one by one.
+    pub(super) fn receive_run(
+        &self,
+        first: Envelope<B>,
+        exec: &Exec,
+        rest: &dyn Rest,
+    ) -> Delivered {
+        // SAFETY: the engine hands this actor's letters to one worker at a time, in order (its
+        // queue is processed by one worker at a time), so we are the only activation.
+        let inner = unsafe { &mut *self.inner.get() };
+        if !matches!(inner.life, Life::Ready(_)) || !self.is_started() {
+            return Self::one(self.receive(first, exec));
+        }
+        let mut ctx = B::context(CellContext::new(self, Some(exec)));
+        if B::inner(&mut ctx).is_stopping() {
+            return Self::one(self.receive(first, exec));
+        }
+        let task = self.task();
+        let bound = self.bound.as_deref();
+        // At most an activation's worth (`throughput`): the worker looks at the shutdown flag
+        // between batches of letters, and other actors of the gulp wait no longer than behind
+        // an activation.
+        let budget = self.runtime.throughput();
+        let mut taken = 0;
+        let mut messages = 0;
+        // One unwinding boundary per run (as per activation in the other engine); a panic ends
+        // the run, and the letters after it stay in the gulp.
+        let failure = catch_unwind(AssertUnwindSafe(|| {
+            let mut envelope = first;
+            loop {
+                messages += u32::from(matches!(envelope, Envelope::Msg(_)));
+                taken += 1;
+                self.handle(inner, &mut ctx, envelope, bound);
+                // A stop, or a supervised child's order (a restart: `supervised/`), ends the run.
+                if taken == budget
+                    || B::inner(&mut ctx).is_stopping()
+                    || !matches!(inner.life, Life::Ready(_))
+                    || !self.is_started()
+                {
+                    break;
+                }
+                let Some(next) = rest.next_for(task) else {
+                    break;
+                };
+                // SAFETY: `next_for` gives only envelope letters to this task: a `LETTER` of this
+                // cell, made with an `Envelope<B>`, taken at once (nothing was appended since).
+                envelope = unsafe { letter::take::<Envelope<B>>(next.as_ptr()) };
+            }
+        }))
+        .err()
+        .map(panic_message);
+        if failure.is_some() || B::inner(&mut ctx).is_stopping() {
+            // Every envelope of the run was taken (a panicking handler's is lost); a supervised
+            // child may be suspended instead (`supervised/`), and then takes the next letters
+            // one by one.
+            let _ = self.stop_or_suspend(inner, &mut ctx, failure, 1, Some(exec));
+        }
+        Delivered {
+            messages,
+            // At most `throughput` (saturating: a budget past `u32::MAX` is only counted short).
+            letters: u32::try_from(taken).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// What delivering one letter took.
+    fn one(message: bool) -> Delivered {
+        Delivered {
+            messages: u32::from(message),
+            letters: 1,
+        }
     }
 
     /// Receives one letter's envelope (message-centric engine): starts the actor if needed, runs

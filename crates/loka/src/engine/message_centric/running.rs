@@ -1,0 +1,313 @@
+//! The gulp a worker is processing, as the handlers it runs reach it through their thread.
+//!
+//! A handler's letter to an actor of the very queue whose gulp its worker is processing is
+//! *appended to that gulp* (no lock, no atomic operation) instead of being pushed on the queue
+//! under its lock, up to a budget per gulp (`throughput` letters). The queue is claimed
+//! (`being_processed`) by this worker for the whole gulp, so nobody else can deliver to its actors
+//! meanwhile, and the letter is delivered later in the same gulp.
+//!
+//! Per-sender FIFO holds: a sender of this queue runs only while the queue is processed, so all
+//! its letters to an actor of the same queue are appended until the gulp's budget runs out, and
+//! from then on, for the rest of the gulp, all of them go to the queue (gulped after this gulp
+//! ends). Letters in the queue were posted before the gulp took the queue's contents or after the
+//! budget ran out: none of them can be overtaken by an appended letter of the same sender. A
+//! letter from any other sender (another queue's actor, a plain thread, a timer) goes through the
+//! queue's lock as before.
+
+use super::queue::{Buffer, MessageQueue};
+use crate::runtime::letter::{Payload, Rest};
+use crate::runtime::{Letter, TaskRef};
+use std::cell::{Cell, UnsafeCell};
+use std::mem::MaybeUninit;
+use std::ptr;
+use std::ptr::NonNull;
+
+/// The worker's gulp and which queue it came from.
+pub(super) struct Running {
+    /// The queue whose gulp is being processed (null between gulps).
+    queue: Cell<*const MessageQueue>,
+    /// Letters that may still be appended to the current gulp.
+    room: Cell<usize>,
+    /// Letters appended to the current gulp so far.
+    appended: Cell<usize>,
+    /// The current gulp, reached only through [`Running::with_local`] (one pop or push at a
+    /// time, never across user code), so a handler's append or [`current_holds`] can reach it.
+    /// Not a `RefCell`: its borrow flag cost two loads and two stores per letter, on the path
+    /// that is this engine's point; debug builds check the same rule.
+    local: UnsafeCell<Buffer>,
+    /// Debug builds: whether `local` is being used now (a reentrant use panics).
+    #[cfg(debug_assertions)]
+    busy: Cell<bool>,
+    /// Where a list queue's letter waits while it is delivered (a copy queue's letters are
+    /// delivered in their slots).
+    spare: UnsafeCell<MaybeUninit<Letter>>,
+}
+
+thread_local! {
+    /// The gulp of the worker running on this thread (null elsewhere). Const-initialised and
+    /// without drop glue: reading it is one thread-pointer-relative load.
+    static CURRENT: Cell<*const Running> = const { Cell::new(ptr::null()) };
+}
+
+impl Running {
+    pub(super) fn new(local: Buffer) -> Self {
+        Running {
+            queue: Cell::new(ptr::null()),
+            room: Cell::new(0),
+            appended: Cell::new(0),
+            local: UnsafeCell::new(local),
+            #[cfg(debug_assertions)]
+            busy: Cell::new(false),
+            spare: UnsafeCell::new(MaybeUninit::uninit()),
+        }
+    }
+
+    /// Runs `f` on the gulp's buffer. `f` must not run user code (a handler, a letter's drop) nor
+    /// reach the buffer again: it is the only use of the buffer while it runs.
+    #[inline]
+    pub(super) fn with_local<R>(&self, f: impl FnOnce(&mut Buffer) -> R) -> R {
+        #[cfg(debug_assertions)]
+        assert!(
+            !self.busy.replace(true),
+            "the gulp's buffer used reentrantly"
+        );
+        // SAFETY: only this thread reaches `self` (the worker's own, or through `CURRENT` on its
+        // thread), and `f` neither runs user code nor reaches the buffer (this method's contract,
+        // checked in debug builds), so this is the only reference to the buffer while it lives.
+        let r = f(unsafe { &mut *self.local.get() });
+        #[cfg(debug_assertions)]
+        self.busy.set(false);
+        r
+    }
+
+    /// Makes this the gulp that handlers on this thread reach (`None`: no worker runs here).
+    ///
+    /// The caller keeps `self` in place and alive until it installs `None`.
+    pub(super) fn install(this: Option<&Running>) {
+        CURRENT.with(|c| c.set(this.map_or(ptr::null(), |r| r as *const Running)));
+    }
+
+    /// A gulp of `queue` starts: handlers may append up to `room` letters to it.
+    #[inline]
+    pub(super) fn begin(&self, queue: &MessageQueue, room: usize) {
+        self.queue.set(queue);
+        self.room.set(room);
+        self.appended.set(0);
+    }
+
+    /// Takes the next letter of the gulp where it lies (`Buffer::pop_at`); the caller delivers
+    /// it at once ([`Letter::deliver_at`]).
+    #[inline]
+    pub(super) fn pop_at(&self) -> Option<NonNull<Letter>> {
+        self.with_local(|local| local.pop_at(self.spare.get()))
+    }
+
+    /// The gulp ends (or is being dropped at shutdown): nothing is appended any more. Returns
+    /// how many letters were appended to it.
+    #[inline]
+    pub(super) fn end(&self) -> usize {
+        self.queue.set(ptr::null());
+        self.room.set(0);
+        self.appended.get()
+    }
+}
+
+/// A delivery goes on with the next letters of the gulp while they are addressed to its actor
+/// (a run: `ActorCell::receive_run`).
+impl Rest for Running {
+    #[inline]
+    fn next_for(&self, task: TaskRef) -> Option<NonNull<Payload>> {
+        self.with_local(|local| {
+            local.pop_at_if(
+                |next| next.task() == task && next.is_envelope(),
+                self.spare.get(),
+            )
+        })
+        .map(Letter::payload_of)
+    }
+}
+
+/// The gulp this thread's worker is processing, when it is `queue`'s and has room for one more
+/// letter: [`Appender::push`] appends to it. Checked before the letter moves, so a letter that
+/// goes through the queue's lock instead is copied no more than before.
+#[inline]
+pub(super) fn appendable(queue: &MessageQueue) -> Option<Appender> {
+    running_gulp_of(queue).filter(|gulp| gulp.room() != 0)
+}
+
+/// The queue whose gulp this thread's worker is processing, while that gulp holds fewer than
+/// `letters` letters still to deliver.
+#[inline]
+pub(super) fn running_queue_below(letters: usize) -> Option<*const MessageQueue> {
+    let running = CURRENT.with(Cell::get);
+    if running.is_null() {
+        return None;
+    }
+    // SAFETY: as in `running_gulp_of`; a spawn runs no code inside `with_local`.
+    let r = unsafe { &*running };
+    let queue = r.queue.get();
+    (!queue.is_null() && r.with_local(|local| local.len()) < letters).then_some(queue)
+}
+
+/// The gulp this thread's worker is processing, when it is `queue`'s (room or not).
+#[inline]
+pub(super) fn running_gulp_of(queue: &MessageQueue) -> Option<Appender> {
+    let running = CURRENT.with(Cell::get);
+    if running.is_null() {
+        return None;
+    }
+    // SAFETY: non-null only while the worker that installed it runs on this thread and keeps it
+    // in place (`Running::install`); only this thread reaches it.
+    let r = unsafe { &*running };
+    ptr::eq(r.queue.get(), queue).then_some(Appender(running))
+}
+
+/// Appends to the running gulp of this thread ([`appendable`]). Not `Send`: used at once, on the
+/// thread that found it.
+pub(super) struct Appender(*const Running);
+
+impl Appender {
+    /// Appends `letter`. The caller has checked that its addressee has not closed: the addressee
+    /// is an actor of the gulp being processed on this thread, whose closed flag is written only
+    /// by this thread (when the actor stops, during this gulp) or by an earlier holder of the
+    /// queue's `being_processed` flag (ordered by that flag's Release/Acquire), so a Relaxed load
+    /// reads the latest value.
+    #[inline]
+    pub(super) fn push(self, letter: Letter) {
+        let running = self.running();
+        running.room.set(running.room.get() - 1);
+        self.push_beyond_room(letter);
+    }
+
+    /// Reserves the place of one more letter at the end of the gulp, to be written at once
+    /// ([`Letter::write_at`]); `None` for a list buffer. The caller has checked the addressee as
+    /// for [`push`](Self::push).
+    #[inline]
+    pub(super) fn reserve(self) -> Option<NonNull<Letter>> {
+        let running = self.running();
+        // SAFETY: the caller writes the letter at once (`Slot::At`'s contract), before any other
+        // use of the buffer.
+        let at = running.with_local(|local| unsafe { local.reserve_slot() })?;
+        running.room.set(running.room.get() - 1);
+        running.appended.set(running.appended.get() + 1);
+        Some(at)
+    }
+
+    /// Appends `letter` whatever the room left (an actor's release letter: one per actor).
+    #[inline]
+    pub(super) fn push_beyond_room(self, letter: Letter) {
+        let running = self.running();
+        running.appended.set(running.appended.get() + 1);
+        running.with_local(|local| local.push(letter));
+    }
+
+    fn room(&self) -> usize {
+        self.running().room.get()
+    }
+
+    fn running(&self) -> &Running {
+        // SAFETY: as in `running_gulp_of`, which made `self` on this thread; the worker keeps
+        // the gulp in place until it installs another.
+        unsafe { &*self.0 }
+    }
+}
+
+/// Whether the gulp being processed on this thread still holds a letter to `task`.
+pub(super) fn current_holds(task: TaskRef) -> bool {
+    let running = CURRENT.with(Cell::get);
+    // SAFETY: as in `running_gulp_of`. Called from a handler, never from inside `with_local`.
+    !running.is_null() && unsafe { &*running }.with_local(|buffer| buffer.holds(task))
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::{Actor, ActorRef, Config, Context, EngineKind, System};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Collects the numbers it receives and reports them once it has `expect` of them.
+    struct Sink {
+        got: Vec<u32>,
+        expect: usize,
+        done: mpsc::Sender<Vec<u32>>,
+    }
+    impl Actor for Sink {
+        type Msg = u32;
+        fn handle(&mut self, _: &mut Context<Self>, n: u32) {
+            self.got.push(n);
+            if self.got.len() == self.expect {
+                let _ = self.done.send(std::mem::take(&mut self.got));
+            }
+        }
+    }
+
+    /// On `Go(k)`, sends `k * PER_GO .. (k + 1) * PER_GO` to the sink.
+    struct Sender(ActorRef<u32>);
+    const PER_GO: u32 = 200;
+    impl Actor for Sender {
+        type Msg = u32;
+        fn handle(&mut self, _: &mut Context<Self>, k: u32) {
+            for n in k * PER_GO..(k + 1) * PER_GO {
+                self.0.send(n).unwrap();
+            }
+        }
+    }
+
+    /// Sends the sender its three `Go`s, each followed by a letter to the sink, so that they are
+    /// three runs of one gulp.
+    struct Starter {
+        sender: ActorRef<u32>,
+        sink: ActorRef<u32>,
+    }
+    impl Actor for Starter {
+        type Msg = ();
+        fn handle(&mut self, _: &mut Context<Self>, _: ()) {
+            for k in 0..3 {
+                self.sender.send(k).unwrap();
+                self.sink.send(u32::MAX - k).unwrap();
+            }
+        }
+    }
+
+    /// Every actor in one queue: the starter's six letters and the sender's first letters join
+    /// the running gulp, the budget (`throughput`, 128) runs out during the first `Go`, and from
+    /// there every letter goes through the queue. The sink must see each sender's letters in
+    /// order. Goes red if the budget is renewed within a gulp (then the second `Go`'s letters
+    /// join the gulp again and overtake the first's posted ones), and if appended letters are
+    /// left out of `letters_posted`.
+    #[test]
+    #[cfg_attr(miri, ignore = "builds a system: topology detection calls hwloc through FFI")]
+    fn appended_letters_keep_each_senders_order_across_the_budget() {
+        let mut config = Config {
+            engine: EngineKind::MessageCentric,
+            workers: 1,
+            topology: "synthetic:package:1 core:1 pu:1".to_owned(),
+            ..Config::default()
+        };
+        config.message_centric.queues_per_worker = 1;
+        let system = System::from_config(config).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let sink = system.spawn(Sink {
+            got: Vec::new(),
+            expect: 3 * PER_GO as usize + 3,
+            done: tx,
+        });
+        let sender = system.spawn(Sender(sink.clone()));
+        let starter = system.spawn(Starter { sender, sink });
+        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+        starter.send(()).unwrap();
+        let got = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("all delivered");
+        let from_sender: Vec<u32> = got.iter().copied().filter(|&n| n < 3 * PER_GO).collect();
+        assert_eq!(from_sender, (0..3 * PER_GO).collect::<Vec<_>>());
+        let from_starter: Vec<u32> = got.into_iter().filter(|&n| n >= 3 * PER_GO).collect();
+        assert_eq!(from_starter, vec![u32::MAX, u32::MAX - 1, u32::MAX - 2]);
+        let stats = system.stats().message_centric.expect("message-centric");
+        assert!(
+            stats.letters_posted >= 3 * u64::from(PER_GO) + 6,
+            "appended letters are counted as posted: {}",
+            stats.letters_posted
+        );
+    }
+}
