@@ -597,7 +597,10 @@ mod tests {
     /// one, the woken worker must take the queue from the sleeping owner; before the fix it
     /// spun beside the letter forever (a `big` run timed out after 60 s).
     #[test]
-    #[cfg_attr(miri, ignore = "builds a system: topology detection calls hwloc through FFI")]
+    #[cfg_attr(
+        miri,
+        ignore = "builds a system: topology detection calls hwloc through FFI"
+    )]
     fn a_letter_for_a_sleeping_owner_is_taken_by_whoever_is_woken() {
         let system = parked_system(2, crate::VictimSelection::default());
         // Every queue of worker 0 names worker 1 as its owner: the start letter's one wake-up
@@ -614,7 +617,10 @@ mod tests {
     /// old, and the oldest is always the same). The awake worker could neither park (its re-check
     /// saw the letter) nor ever look at the right victim: it spun forever.
     #[test]
-    #[cfg_attr(miri, ignore = "builds a system: topology detection calls hwloc through FFI")]
+    #[cfg_attr(
+        miri,
+        ignore = "builds a system: topology detection calls hwloc through FFI"
+    )]
     fn a_letter_in_a_sleepers_queue_is_reached_whatever_the_victim_selection() {
         for &victims in crate::VictimSelection::ALL {
             let system = parked_system(4, victims);

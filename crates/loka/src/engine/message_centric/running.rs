@@ -276,7 +276,10 @@ mod tests {
     /// join the gulp again and overtake the first's posted ones), and if appended letters are
     /// left out of `letters_posted`.
     #[test]
-    #[cfg_attr(miri, ignore = "builds a system: topology detection calls hwloc through FFI")]
+    #[cfg_attr(
+        miri,
+        ignore = "builds a system: topology detection calls hwloc through FFI"
+    )]
     fn appended_letters_keep_each_senders_order_across_the_budget() {
         let mut config = Config {
             engine: EngineKind::MessageCentric,
