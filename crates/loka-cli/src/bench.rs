@@ -80,7 +80,9 @@ fn run_benches(args: &RunArgs) -> Result<()> {
             let record = runner::run_once_as(bench, run, &config, repeat)?;
             out.record(&record)?;
             if !record.verified {
-                failed.push(format!("{} (run {repeat})", bench.name));
+                // The check's own words: a rare failure (in CI, say) is diagnosable from its log.
+                let check = record.telemetry["check"].as_str().unwrap_or("no check recorded");
+                failed.push(format!("{} (run {repeat}: {check})", bench.name));
             }
         }
     }
