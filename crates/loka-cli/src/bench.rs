@@ -81,7 +81,9 @@ fn run_benches(args: &RunArgs) -> Result<()> {
             out.record(&record)?;
             if !record.verified {
                 // The check's own words: a rare failure (in CI, say) is diagnosable from its log.
-                let check = record.telemetry["check"].as_str().unwrap_or("no check recorded");
+                let check = record.telemetry["check"]
+                    .as_str()
+                    .unwrap_or("no check recorded");
                 failed.push(format!("{} (run {repeat}: {check})", bench.name));
             }
         }
