@@ -98,16 +98,31 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
 
     /// Queues a letter for `task`, sealed by `seal` straight where it will wait (it is called at
     /// most once, with a place to [`Letter::write_at`]); `false`, without calling `seal`, if
-    /// the actor has closed (see [`close`](Self::close)).
-    fn post_sealed(&self, task: TaskRef, seal: &mut dyn FnMut(NonNull<Letter>)) -> bool {
-        let _ = (task, seal);
+    /// the actor has closed (see [`close`](Self::close)). `append`: the letter may join the
+    /// calling thread's running gulp instead of the queue.
+    fn post_sealed(
+        &self,
+        task: TaskRef,
+        append: bool,
+        seal: &mut dyn FnMut(NonNull<Letter>),
+    ) -> bool {
+        let _ = (task, append, seal);
         unreachable!("letters are only posted to engines with direct mailboxes");
     }
 
     /// Where a letter to `task` sent from the calling thread goes: a place at the end of the
     /// gulp this thread's worker is processing, if `task` is one of its actors (written in place
-    /// by the caller), or [`Slot::Elsewhere`] for [`post`](Self::post).
+    /// by the caller), or [`Slot::Elsewhere`] for [`post_sealed`](Self::post_sealed).
     fn append_slot(&self, task: TaskRef) -> Slot {
+        let _ = task;
+        Slot::Elsewhere
+    }
+
+    /// [`append_slot`](Self::append_slot) for a letter that must come after every letter already
+    /// queued for `task` (a stop, the last handle's signal): it may join the gulp only while the
+    /// actor's queue holds nothing. A method of its own, so that a message's path carries no
+    /// extra argument.
+    fn append_slot_after_queued(&self, task: TaskRef) -> Slot {
         let _ = task;
         Slot::Elsewhere
     }

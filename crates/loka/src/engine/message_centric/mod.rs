@@ -387,6 +387,27 @@ impl Engine {
         true
     }
 
+    /// `Scheduler::append_slot`; `after_queued`: only while the actor's queue holds nothing.
+    #[inline]
+    fn append_slot_if(&self, task: TaskRef, after_queued: bool) -> Slot {
+        let b = binding(&task);
+        let q = &self.queues[b.queue.load(Relaxed) as usize];
+        let Some(gulp) = running::appendable(q) else {
+            return Slot::Elsewhere;
+        };
+        // Relaxed suffices (`ActorCell::post`): a letter that must stay ahead was stored, length
+        // included, before something that happens before this call, and only this worker (which
+        // holds the gulp) could empty the queue.
+        if after_queued && q.len_hint() != 0 {
+            return Slot::Elsewhere;
+        }
+        // Relaxed: see `Appender::push`.
+        if b.closed.load(Relaxed) {
+            return Slot::Closed;
+        }
+        gulp.reserve().map_or(Slot::Elsewhere, Slot::At)
+    }
+
     /// Cforall's statistics.
     pub(crate) fn stats(&self) -> MessageCentricStats {
         let posted = self
@@ -440,12 +461,17 @@ impl Scheduler for Engine {
         true
     }
 
-    fn post_sealed(&self, task: TaskRef, seal: &mut dyn FnMut(NonNull<Letter>)) -> bool {
+    fn post_sealed(
+        &self,
+        task: TaskRef,
+        append: bool,
+        seal: &mut dyn FnMut(NonNull<Letter>),
+    ) -> bool {
         let b = binding(&task);
         let q = &self.queues[b.queue.load(Relaxed) as usize];
         // A list buffer's letter to the running gulp (`append_slot` reserves places only in
         // copy buffers) joins the gulp too: no lock.
-        if let Some(gulp) = running::appendable(q) {
+        if let Some(gulp) = running::appendable(q).filter(|_| append) {
             // Relaxed: see `Appender::push`.
             if b.closed.load(Relaxed) {
                 return false;
@@ -458,16 +484,11 @@ impl Scheduler for Engine {
 
     #[inline]
     fn append_slot(&self, task: TaskRef) -> Slot {
-        let b = binding(&task);
-        let q = &self.queues[b.queue.load(Relaxed) as usize];
-        let Some(gulp) = running::appendable(q) else {
-            return Slot::Elsewhere;
-        };
-        // Relaxed: see `Appender::push`.
-        if b.closed.load(Relaxed) {
-            return Slot::Closed;
-        }
-        gulp.reserve().map_or(Slot::Elsewhere, Slot::At)
+        self.append_slot_if(task, false)
+    }
+
+    fn append_slot_after_queued(&self, task: TaskRef) -> Slot {
+        self.append_slot_if(task, true)
     }
 
     fn close(&self, task: TaskRef, release: Letter) {

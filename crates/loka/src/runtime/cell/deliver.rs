@@ -158,7 +158,7 @@ impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
     }
 
     fn stop_signal(&self) -> bool {
-        self.enqueue(Envelope::Stop).is_ok()
+        self.enqueue_after_queued(Envelope::Stop).is_ok()
     }
 
     fn id(&self) -> ActorId {

@@ -45,23 +45,52 @@ impl<B: Behavior> ActorCell<B> {
                 Ok(())
             }
             Slot::Closed => Err(envelope),
-            Slot::Elsewhere => self.post_queued(envelope),
+            Slot::Elsewhere => self.post_queued(envelope, true),
         }
     }
 
-    /// [`post`](Self::post) through the engine's queue. Out of line: the append stays short.
+    /// [`post`](Self::post) for a signal that must come after every letter sent before it by
+    /// *any* sender (`ActorCell::enqueue_after_queued`: a stop, a supervisor's start, the last
+    /// handle's `Unreferenced`): it joins the running gulp only while the actor's queue holds
+    /// nothing, since an appended letter is delivered before everything in the queue. Appended
+    /// anyway, the last handle's signal overtook another sender's earlier letter still in the
+    /// queue: the actor saw a letter behind its final `Unreferenced` and never stopped (LASSI's
+    /// merge sort left up to 98 actors alive at 2 workers). An empty queue is a sound test: a
+    /// letter sent before the signal was pushed, its length stored, before something that
+    /// happens before this post (its sender's handle drop, for the last handle's signal), and
+    /// while this worker holds the gulp nobody else empties the queue. A letter appended after
+    /// the signal was sent through a handle made since, whose own drop sends a new signal.
     #[inline(never)]
-    fn post_queued(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
+    pub(super) fn post_after_queued(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
+        let task = self.task();
+        match self.runtime.scheduler().append_slot_after_queued(task) {
+            Slot::At(at) => {
+                // SAFETY: as in `post`.
+                unsafe { Letter::write_at(at, task, &Self::LETTER, envelope) };
+                Ok(())
+            }
+            Slot::Closed => Err(envelope),
+            Slot::Elsewhere => self.post_queued(envelope, false),
+        }
+    }
+
+    /// [`post`](Self::post) through the engine's queue (or a list buffer's running gulp, if
+    /// `append`). Out of line: the append stays short.
+    #[inline(never)]
+    fn post_queued(&self, envelope: Envelope<B>, append: bool) -> Result<(), Envelope<B>> {
         let task = self.task();
         let envelope = ManuallyDrop::new(envelope);
         let mut sealed = false;
-        let posted = self.runtime.scheduler().post_sealed(task, &mut |at| {
-            debug_assert!(!sealed, "sealed once");
-            sealed = true;
-            // SAFETY: `post_sealed` gives a place for one letter, and calls this at most once,
-            // so the envelope is read out once (and then not handed back: `posted` is true).
-            unsafe { Letter::write_at(at, task, &Self::LETTER, ptr::read(&*envelope)) };
-        });
+        let posted = self
+            .runtime
+            .scheduler()
+            .post_sealed(task, append, &mut |at| {
+                debug_assert!(!sealed, "sealed once");
+                sealed = true;
+                // SAFETY: `post_sealed` gives a place for one letter, and calls this at most once,
+                // so the envelope is read out once (and then not handed back: `posted` is true).
+                unsafe { Letter::write_at(at, task, &Self::LETTER, ptr::read(&*envelope)) };
+            });
         if posted {
             Ok(())
         } else {

@@ -386,6 +386,17 @@ impl<B: Behavior> ActorCell<B> {
         }
     }
 
+    /// [`enqueue`](Self::enqueue) for a signal that must come after every envelope queued before
+    /// it, whoever sent it: a stop, a supervisor's start, the last handle's `Unreferenced`. The
+    /// actor-centric mailbox is one FIFO, so that is `enqueue`; a direct mailbox's letter may
+    /// join a running gulp only while the actor's queue holds nothing (`direct.rs`).
+    pub(crate) fn enqueue_after_queued(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
+        if self.mailbox.is_direct() {
+            return self.post_after_queued(envelope);
+        }
+        self.enqueue(envelope)
+    }
+
     /// One more handle (a reference, or a pending continuation that may still send to us).
     #[inline]
     pub(crate) fn acquire_handle(&self) {
@@ -396,7 +407,7 @@ impl<B: Behavior> ActorCell<B> {
     #[inline]
     pub(crate) fn release_handle(&self) {
         if self.handles.release() {
-            let _ = self.enqueue(Envelope::Unreferenced);
+            let _ = self.enqueue_after_queued(Envelope::Unreferenced);
         }
     }
 

@@ -27,7 +27,7 @@ pub(crate) trait Control: Send + Sync {
 
 impl<B: Behavior> Control for ActorCell<B> {
     fn stop_signal(&self) -> bool {
-        self.enqueue(Envelope::Stop).is_ok()
+        self.enqueue_after_queued(Envelope::Stop).is_ok()
     }
 
     fn describe(&self) -> (Option<String>, &'static str) {
@@ -38,7 +38,7 @@ impl<B: Behavior> Control for ActorCell<B> {
     }
 
     fn start_signal(&self) -> bool {
-        self.enqueue(Envelope::Start).is_ok()
+        self.enqueue_after_queued(Envelope::Start).is_ok()
     }
 
     fn child_failed(&self, failure: crate::runtime::ActorFailure) -> bool {
