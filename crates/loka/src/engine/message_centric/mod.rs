@@ -13,9 +13,11 @@
 //! |---|---|
 //! | `copy_queue.rs` | the copy queue (array of letters, O(1) pop by index) |
 //! | `queue.rs` | one sharded queue: lock, buffer, `being_processed`, length hint, gulping |
+//! | `running.rs` | the gulp a worker processes, as its handlers reach it: appends, runs |
 //! | `spin.rs` | the queues' spin lock |
 //! | `swap.rs` | the wait-free swap of queue pointers on the permutable worker array |
 //! | `worker.rs` | the worker loop: passes, gulps, stealing and victim selection, parking |
+//! | `tests.rs` | regression tests of the wake-ups (a letter in a sleeper's range is reached) |
 //!
 //! Parking uses the shared [`Sleepers`] protocol: a poster reads the queue's owner's sleep state
 //! *under the queue's lock*, and a worker about to park re-checks every queue under its lock, so
@@ -387,25 +389,34 @@ impl Engine {
         true
     }
 
+    /// Where a handler's letter to the actor bound as `b` to `q` may go: the running gulp of this
+    /// thread's worker if it is `q`'s and has room (and, if `after_queued`, `q` holds nothing),
+    /// else the queue; `None` if the actor has closed.
+    #[inline]
+    fn gulp_for(&self, q: &MessageQueue, b: &Binding, after_queued: bool) -> Option<Target> {
+        let Some(gulp) = running::appendable(q) else {
+            return Some(Target::Queue);
+        };
+        // Relaxed suffices (`ActorCell::post_after_queued`): a letter that must stay ahead was
+        // stored, length included, before something that happens before this call, and only
+        // this worker (which holds the gulp) could empty the queue.
+        if after_queued && q.len_hint() != 0 {
+            return Some(Target::Queue);
+        }
+        // Relaxed: see `Appender::push`.
+        (!b.closed.load(Relaxed)).then_some(Target::Gulp(gulp))
+    }
+
     /// `Scheduler::append_slot`; `after_queued`: only while the actor's queue holds nothing.
     #[inline]
     fn append_slot_if(&self, task: TaskRef, after_queued: bool) -> Slot {
         let b = binding(&task);
         let q = &self.queues[b.queue.load(Relaxed) as usize];
-        let Some(gulp) = running::appendable(q) else {
-            return Slot::Elsewhere;
-        };
-        // Relaxed suffices (`ActorCell::post`): a letter that must stay ahead was stored, length
-        // included, before something that happens before this call, and only this worker (which
-        // holds the gulp) could empty the queue.
-        if after_queued && q.len_hint() != 0 {
-            return Slot::Elsewhere;
+        match self.gulp_for(q, b, after_queued) {
+            Some(Target::Gulp(gulp)) => gulp.reserve().map_or(Slot::Elsewhere, Slot::At),
+            Some(Target::Queue) => Slot::Elsewhere,
+            None => Slot::Closed,
         }
-        // Relaxed: see `Appender::push`.
-        if b.closed.load(Relaxed) {
-            return Slot::Closed;
-        }
-        gulp.reserve().map_or(Slot::Elsewhere, Slot::At)
     }
 
     /// Cforall's statistics.
@@ -469,15 +480,17 @@ impl Scheduler for Engine {
     ) -> bool {
         let b = binding(&task);
         let q = &self.queues[b.queue.load(Relaxed) as usize];
-        // A list buffer's letter to the running gulp (`append_slot` reserves places only in
-        // copy buffers) joins the gulp too: no lock.
-        if let Some(gulp) = running::appendable(q).filter(|_| append) {
-            // Relaxed: see `Appender::push`.
-            if b.closed.load(Relaxed) {
-                return false;
+        // A list buffer's letter to the running gulp joins it too (`append_slot` reserves places
+        // only in copy buffers, and has already turned a copy buffer's letter away).
+        if append && self.queue_kind == QueueKind::List {
+            match self.gulp_for(q, b, false) {
+                Some(Target::Gulp(gulp)) => {
+                    gulp.push(Buffer::seal(seal));
+                    return true;
+                }
+                Some(Target::Queue) => {}
+                None => return false,
             }
-            gulp.push(Buffer::seal(seal));
-            return true;
         }
         self.post_locked(q, b, seal)
     }
@@ -547,6 +560,14 @@ impl Scheduler for Engine {
     }
 }
 
+/// Where a handler's letter goes ([`Engine::gulp_for`]).
+enum Target {
+    /// The running gulp of this thread's worker.
+    Gulp(running::Appender),
+    /// The actor's queue, under its lock.
+    Queue,
+}
+
 fn strategy_index(strategy: PlacementStrategy) -> u8 {
     PlacementStrategy::ALL
         .iter()
@@ -555,106 +576,4 @@ fn strategy_index(strategy: PlacementStrategy) -> u8 {
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use crate::actor::options::{Placement, SpawnOptions};
-    use crate::{Actor, Config, Context, EngineKind, System};
-    use std::sync::atomic::Ordering::Relaxed;
-    use std::sync::mpsc;
-    use std::time::Duration;
-
-    struct Echo(mpsc::Sender<u32>);
-    impl Actor for Echo {
-        type Msg = u32;
-        fn started(&mut self, _: &mut Context<Self>) {
-            let _ = self.0.send(0);
-        }
-        fn handle(&mut self, _: &mut Context<Self>, msg: u32) {
-            let _ = self.0.send(msg);
-        }
-    }
-
-    /// A message-centric system of `workers` workers choosing victims by `victims`, every worker
-    /// parked.
-    fn parked_system(workers: usize, victims: crate::VictimSelection) -> System {
-        let mut config = Config {
-            engine: EngineKind::MessageCentric,
-            workers,
-            topology: format!("synthetic:package:1 core:{workers} pu:1"),
-            ..Config::default()
-        };
-        config.message_centric.victims = victims;
-        let system = System::from_config(config).unwrap();
-        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
-        system
-    }
-
-    fn engine(system: &System) -> &super::Engine {
-        let crate::engine::Engine::MessageCentric(engine) = system.engine() else {
-            unreachable!("configured message-centric")
-        };
-        engine
-    }
-
-    /// Spawns an echo on one of worker `w`'s queues, then checks that its start letter and one
-    /// message are handled (each waits at most 10 s, so a letter nobody takes fails the test).
-    fn echo_on_worker(system: &System, w: usize, label: &str) {
-        let (tx, rx) = mpsc::channel();
-        let echo = system.spawn_with(
-            Echo(tx),
-            SpawnOptions::new().placement(Placement::Worker(w)),
-        );
-        assert_eq!(
-            rx.recv_timeout(Duration::from_secs(10)),
-            Ok(0),
-            "{label}: the actor started"
-        );
-        echo.send(7).unwrap();
-        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(7), "{label}");
-        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
-    }
-
-    /// Regression: a post wakes *a* sleeping worker, preferring the queue's owner hint, which
-    /// can be stale after steals. With every worker asleep and the hint pointing at the wrong
-    /// one, the woken worker must take the queue from the sleeping owner; before the fix it
-    /// spun beside the letter forever (a `big` run timed out after 60 s).
-    #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "builds a system: topology detection calls hwloc through FFI"
-    )]
-    fn a_letter_for_a_sleeping_owner_is_taken_by_whoever_is_woken() {
-        let system = parked_system(2, crate::VictimSelection::default());
-        // Every queue of worker 0 names worker 1 as its owner: the start letter's one wake-up
-        // goes to the wrong worker.
-        for q in &engine(&system).queues[engine(&system).ranges[0].clone()] {
-            q.owner.store(1, Relaxed);
-        }
-        echo_on_worker(&system, 0, "stale hint");
-    }
-
-    /// Regression (CI hang in `fifo_from_plain_threads`, 4 workers): a letter waits in a sleeping
-    /// worker's queue while the owner hint names an awake one, and `longest` victim selection
-    /// always picks another sleeper (parked workers never steal, so every sleeper's timestamp is
-    /// old, and the oldest is always the same). The awake worker could neither park (its re-check
-    /// saw the letter) nor ever look at the right victim: it spun forever.
-    #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "builds a system: topology detection calls hwloc through FFI"
-    )]
-    fn a_letter_in_a_sleepers_queue_is_reached_whatever_the_victim_selection() {
-        for &victims in crate::VictimSelection::ALL {
-            let system = parked_system(4, victims);
-            let engine = engine(&system);
-            // Worker 2's queues name worker 0 as their owner; worker 1 looks the stalest victim.
-            for q in &engine.queues[engine.ranges[2].clone()] {
-                q.owner.store(0, Relaxed);
-            }
-            engine.last_steal[1].store(0, Relaxed);
-            for w in [0, 2, 3] {
-                engine.last_steal[w].store(u64::MAX / 2, Relaxed);
-            }
-            echo_on_worker(&system, 2, &format!("victims={victims}"));
-        }
-    }
-}
+mod tests;

@@ -135,31 +135,33 @@ pub(super) fn appendable(queue: &MessageQueue) -> Option<Appender> {
     running_gulp_of(queue).filter(|gulp| gulp.room() != 0)
 }
 
-/// The queue whose gulp this thread's worker is processing, while that gulp holds fewer than
-/// `letters` letters still to deliver.
+/// `f` on the gulp of the worker running on this thread; `None` on any other thread.
 #[inline]
-pub(super) fn running_queue_below(letters: usize) -> Option<*const MessageQueue> {
-    let running = CURRENT.with(Cell::get);
-    if running.is_null() {
-        return None;
-    }
-    // SAFETY: as in `running_gulp_of`; a spawn runs no code inside `with_local`.
-    let r = unsafe { &*running };
-    let queue = r.queue.get();
-    (!queue.is_null() && r.with_local(|local| local.len()) < letters).then_some(queue)
-}
-
-/// The gulp this thread's worker is processing, when it is `queue`'s (room or not).
-#[inline]
-pub(super) fn running_gulp_of(queue: &MessageQueue) -> Option<Appender> {
+fn with_current<R>(f: impl FnOnce(&Running) -> Option<R>) -> Option<R> {
     let running = CURRENT.with(Cell::get);
     if running.is_null() {
         return None;
     }
     // SAFETY: non-null only while the worker that installed it runs on this thread and keeps it
     // in place (`Running::install`); only this thread reaches it.
-    let r = unsafe { &*running };
-    ptr::eq(r.queue.get(), queue).then_some(Appender(running))
+    f(unsafe { &*running })
+}
+
+/// The queue whose gulp this thread's worker is processing, while that gulp holds fewer than
+/// `letters` letters still to deliver.
+#[inline]
+pub(super) fn running_queue_below(letters: usize) -> Option<*const MessageQueue> {
+    with_current(|r| {
+        let queue = r.queue.get();
+        // A spawn runs no code inside `with_local`.
+        (!queue.is_null() && r.with_local(|local| local.len()) < letters).then_some(queue)
+    })
+}
+
+/// The gulp this thread's worker is processing, when it is `queue`'s (room or not).
+#[inline]
+pub(super) fn running_gulp_of(queue: &MessageQueue) -> Option<Appender> {
+    with_current(|r| ptr::eq(r.queue.get(), queue).then_some(Appender(r)))
 }
 
 /// Appends to the running gulp of this thread ([`appendable`]). Not `Send`: used at once, on the
@@ -206,17 +208,16 @@ impl Appender {
     }
 
     fn running(&self) -> &Running {
-        // SAFETY: as in `running_gulp_of`, which made `self` on this thread; the worker keeps
-        // the gulp in place until it installs another.
+        // SAFETY: as in `with_current`, through which `self` was made on this thread; the worker
+        // keeps the gulp in place until it installs another.
         unsafe { &*self.0 }
     }
 }
 
-/// Whether the gulp being processed on this thread still holds a letter to `task`.
+/// Whether the gulp being processed on this thread still holds a letter to `task`. Called from
+/// a handler, never from inside `with_local`.
 pub(super) fn current_holds(task: TaskRef) -> bool {
-    let running = CURRENT.with(Cell::get);
-    // SAFETY: as in `running_gulp_of`. Called from a handler, never from inside `with_local`.
-    !running.is_null() && unsafe { &*running }.with_local(|buffer| buffer.holds(task))
+    with_current(|r| Some(r.with_local(|buffer| buffer.holds(task)))).unwrap_or(false)
 }
 
 #[cfg(all(test, not(loom)))]
@@ -224,6 +225,18 @@ mod tests {
     use crate::{Actor, ActorRef, Config, Context, EngineKind, System};
     use std::sync::mpsc;
     use std::time::Duration;
+
+    /// A message-centric system of one worker and one queue: every actor is in one queue.
+    fn one_queue_system() -> System {
+        let mut config = Config {
+            engine: EngineKind::MessageCentric,
+            workers: 1,
+            topology: "synthetic:package:1 core:1 pu:1".to_owned(),
+            ..Config::default()
+        };
+        config.message_centric.queues_per_worker = 1;
+        System::from_config(config).unwrap()
+    }
 
     /// Collects the numbers it receives and reports them once it has `expect` of them.
     struct Sink {
@@ -281,14 +294,7 @@ mod tests {
         ignore = "builds a system: topology detection calls hwloc through FFI"
     )]
     fn appended_letters_keep_each_senders_order_across_the_budget() {
-        let mut config = Config {
-            engine: EngineKind::MessageCentric,
-            workers: 1,
-            topology: "synthetic:package:1 core:1 pu:1".to_owned(),
-            ..Config::default()
-        };
-        config.message_centric.queues_per_worker = 1;
-        let system = System::from_config(config).unwrap();
+        let system = one_queue_system();
         let (tx, rx) = mpsc::channel();
         let sink = system.spawn(Sink {
             got: Vec::new(),
@@ -352,14 +358,7 @@ mod tests {
         ignore = "builds a system: topology detection calls hwloc through FFI"
     )]
     fn the_last_handles_signal_is_not_appended_ahead_of_queued_letters() {
-        let mut config = Config {
-            engine: EngineKind::MessageCentric,
-            workers: 1,
-            topology: "synthetic:package:1 core:1 pu:1".to_owned(),
-            ..Config::default()
-        };
-        config.message_centric.queues_per_worker = 1;
-        let system = System::from_config(config).unwrap();
+        let system = one_queue_system();
         let quiet = system.spawn(Quiet);
         let (go, wait) = mpsc::channel();
         let (running, started) = mpsc::channel();

@@ -37,16 +37,8 @@ impl<B: Behavior> ActorCell<B> {
     /// that gulp; any other goes through the queue.
     #[inline]
     pub(super) fn post(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
-        let task = self.task();
-        match self.runtime.scheduler().append_slot(task) {
-            Slot::At(at) => {
-                // SAFETY: `append_slot` reserved `at` for one letter, to be written at once.
-                unsafe { Letter::write_at(at, task, &Self::LETTER, envelope) };
-                Ok(())
-            }
-            Slot::Closed => Err(envelope),
-            Slot::Elsewhere => self.post_queued(envelope, true),
-        }
+        let slot = self.runtime.scheduler().append_slot(self.task());
+        self.post_to(slot, envelope, true)
     }
 
     /// [`post`](Self::post) for a signal that must come after every letter sent before it by
@@ -62,15 +54,25 @@ impl<B: Behavior> ActorCell<B> {
     /// the signal was sent through a handle made since, whose own drop sends a new signal.
     #[inline(never)]
     pub(super) fn post_after_queued(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
-        let task = self.task();
-        match self.runtime.scheduler().append_slot_after_queued(task) {
+        let slot = self
+            .runtime
+            .scheduler()
+            .append_slot_after_queued(self.task());
+        self.post_to(slot, envelope, false)
+    }
+
+    /// Seals `envelope` where `slot` says; `Slot::Elsewhere` goes through the queue (or a list
+    /// buffer's running gulp, if `append`).
+    #[inline(always)]
+    fn post_to(&self, slot: Slot, envelope: Envelope<B>, append: bool) -> Result<(), Envelope<B>> {
+        match slot {
             Slot::At(at) => {
-                // SAFETY: as in `post`.
-                unsafe { Letter::write_at(at, task, &Self::LETTER, envelope) };
+                // SAFETY: the engine reserved `at` for one letter, to be written at once.
+                unsafe { Letter::write_at(at, self.task(), &Self::LETTER, envelope) };
                 Ok(())
             }
             Slot::Closed => Err(envelope),
-            Slot::Elsewhere => self.post_queued(envelope, false),
+            Slot::Elsewhere => self.post_queued(envelope, append),
         }
     }
 

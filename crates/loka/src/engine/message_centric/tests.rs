@@ -1,0 +1,104 @@
+//! Regression tests of the engine's wake-ups: a letter in a sleeping worker's range is always
+//! reached.
+
+use crate::actor::options::{Placement, SpawnOptions};
+use crate::{Actor, Config, Context, EngineKind, System};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::mpsc;
+use std::time::Duration;
+
+struct Echo(mpsc::Sender<u32>);
+impl Actor for Echo {
+    type Msg = u32;
+    fn started(&mut self, _: &mut Context<Self>) {
+        let _ = self.0.send(0);
+    }
+    fn handle(&mut self, _: &mut Context<Self>, msg: u32) {
+        let _ = self.0.send(msg);
+    }
+}
+
+/// A message-centric system of `workers` workers choosing victims by `victims`, every worker
+/// parked.
+fn parked_system(workers: usize, victims: crate::VictimSelection) -> System {
+    let mut config = Config {
+        engine: EngineKind::MessageCentric,
+        workers,
+        topology: format!("synthetic:package:1 core:{workers} pu:1"),
+        ..Config::default()
+    };
+    config.message_centric.victims = victims;
+    let system = System::from_config(config).unwrap();
+    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    system
+}
+
+fn engine(system: &System) -> &super::Engine {
+    let crate::engine::Engine::MessageCentric(engine) = system.engine() else {
+        unreachable!("configured message-centric")
+    };
+    engine
+}
+
+/// Spawns an echo on one of worker `w`'s queues, then checks that its start letter and one
+/// message are handled (each waits at most 10 s, so a letter nobody takes fails the test).
+fn echo_on_worker(system: &System, w: usize, label: &str) {
+    let (tx, rx) = mpsc::channel();
+    let echo = system.spawn_with(
+        Echo(tx),
+        SpawnOptions::new().placement(Placement::Worker(w)),
+    );
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(10)),
+        Ok(0),
+        "{label}: the actor started"
+    );
+    echo.send(7).unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(7), "{label}");
+    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+}
+
+/// Regression: a post wakes *a* sleeping worker, preferring the queue's owner hint, which
+/// can be stale after steals. With every worker asleep and the hint pointing at the wrong
+/// one, the woken worker must take the queue from the sleeping owner; before the fix it
+/// spun beside the letter forever (a `big` run timed out after 60 s).
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "builds a system: topology detection calls hwloc through FFI"
+)]
+fn a_letter_for_a_sleeping_owner_is_taken_by_whoever_is_woken() {
+    let system = parked_system(2, crate::VictimSelection::default());
+    // Every queue of worker 0 names worker 1 as its owner: the start letter's one wake-up
+    // goes to the wrong worker.
+    for q in &engine(&system).queues[engine(&system).ranges[0].clone()] {
+        q.owner.store(1, Relaxed);
+    }
+    echo_on_worker(&system, 0, "stale hint");
+}
+
+/// Regression (CI hang in `fifo_from_plain_threads`, 4 workers): a letter waits in a sleeping
+/// worker's queue while the owner hint names an awake one, and `longest` victim selection
+/// always picks another sleeper (parked workers never steal, so every sleeper's timestamp is
+/// old, and the oldest is always the same). The awake worker could neither park (its re-check
+/// saw the letter) nor ever look at the right victim: it spun forever.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "builds a system: topology detection calls hwloc through FFI"
+)]
+fn a_letter_in_a_sleepers_queue_is_reached_whatever_the_victim_selection() {
+    for &victims in crate::VictimSelection::ALL {
+        let system = parked_system(4, victims);
+        let engine = engine(&system);
+        // Worker 2's queues name worker 0 as their owner; worker 1 looks the stalest victim.
+        for q in &engine.queues[engine.ranges[2].clone()] {
+            q.owner.store(0, Relaxed);
+        }
+        engine.last_steal[1].store(0, Relaxed);
+        for w in [0, 2, 3] {
+            engine.last_steal[w].store(u64::MAX / 2, Relaxed);
+        }
+        echo_on_worker(&system, 2, &format!("victims={victims}"));
+    }
+}
