@@ -118,6 +118,13 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
         Slot::Elsewhere
     }
 
+    /// Publishes the letter to `task` written in a [`Slot::Queued`] place and releases its
+    /// queue.
+    fn finish_post(&self, task: TaskRef) {
+        let _ = task;
+        unreachable!("only engines with direct mailboxes hand out queued slots");
+    }
+
     /// [`append_slot`](Self::append_slot) for a letter that must come after every letter already
     /// queued for `task` (a stop, the last handle's signal): it may join the gulp only while the
     /// actor's queue holds nothing. A method of its own, so that a message's path carries no

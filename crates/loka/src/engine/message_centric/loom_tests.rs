@@ -173,3 +173,31 @@ fn the_spin_lock_excludes() {
         assert_eq!(lock.with(|n| *n), 2);
     });
 }
+
+/// A post's critical section split in two (`SpinLock::hold`, `Held::keep`, `SpinLock::finish`:
+/// a place reserved, the letter written outside, then published) against a gulp's one-piece
+/// section: the gulp sees the post either not begun or whole, never its reserved place alone.
+#[test]
+fn a_split_post_and_a_gulp_exclude_each_other() {
+    loom::model(|| {
+        // (reserved, published)
+        let lock = Arc::new(SpinLock::new((0u32, 0u32)));
+        let poster = {
+            let lock = lock.clone();
+            thread::spawn(move || {
+                let mut held = lock.hold();
+                held.with(|(reserved, _)| *reserved += 1);
+                held.keep();
+                // SAFETY: kept just above.
+                unsafe { lock.finish(|(_, published)| *published += 1) };
+            })
+        };
+        let seen = lock.with(|&mut (reserved, published)| (reserved, published));
+        assert!(
+            seen == (0, 0) || seen == (1, 1),
+            "a half-done post: {seen:?}"
+        );
+        poster.join().unwrap();
+        assert_eq!(lock.with(|v| *v), (1, 1));
+    });
+}

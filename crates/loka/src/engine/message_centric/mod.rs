@@ -408,15 +408,40 @@ impl Engine {
     }
 
     /// `Scheduler::append_slot`; `after_queued`: only while the actor's queue holds nothing.
-    #[inline]
+    #[inline(always)]
     fn append_slot_if(&self, task: TaskRef, after_queued: bool) -> Slot {
         let b = binding(&task);
         let q = &self.queues[b.queue.load(Relaxed) as usize];
         match self.gulp_for(q, b, after_queued) {
             Some(Target::Gulp(gulp)) => gulp.reserve().map_or(Slot::Elsewhere, Slot::At),
-            Some(Target::Queue) => Slot::Elsewhere,
+            Some(Target::Queue) => self.queued_slot(q, b),
             None => Slot::Closed,
         }
+    }
+
+    /// A place at the end of `q`'s buffer for a letter to the actor bound as `b`, with `q`'s
+    /// lock kept until [`Scheduler::finish_post`]: the letter is written straight into its
+    /// queue, with no closure and no further call between the two halves. `Slot::Elsewhere` for
+    /// a list buffer (its letters are moved into nodes: `post_sealed`). Out of line: the
+    /// append path stays short.
+    #[inline(never)]
+    fn queued_slot(&self, q: &MessageQueue, b: &Binding) -> Slot {
+        let mut held = q.locked.hold();
+        let slot = held.with(|locked| {
+            if b.closed.load(Relaxed) {
+                return Slot::Closed;
+            }
+            // SAFETY: the caller writes the letter at once (`Slot::Queued`'s contract), before
+            // anything else reaches the buffer: we keep the lock until `finish_post`.
+            match unsafe { locked.buffer.reserve_slot() } {
+                Some(at) => Slot::Queued(at),
+                None => Slot::Elsewhere,
+            }
+        });
+        if matches!(slot, Slot::Queued(..)) {
+            held.keep();
+        }
+        slot
     }
 
     /// Cforall's statistics.
@@ -502,6 +527,25 @@ impl Scheduler for Engine {
 
     fn append_slot_after_queued(&self, task: TaskRef) -> Slot {
         self.append_slot_if(task, true)
+    }
+
+    fn finish_post(&self, task: TaskRef) {
+        // The actor's queue, fixed at spawn: the one `queued_slot` locked for this letter.
+        let q = &self.queues[binding(&task).queue.load(Relaxed) as usize];
+        // SAFETY: `queued_slot` kept the lock, and the letter has been written in its place.
+        let (owner, wake) = unsafe {
+            q.locked.finish(|locked| {
+                locked.posted += 1;
+                q.set_len(locked.buffer.len());
+                // Under the lock, as in `post_locked`: a parking worker re-checks this queue
+                // under the same lock.
+                let owner = q.owner.load(Relaxed);
+                (owner, self.sleepers.is_asleep_locked(owner))
+            })
+        };
+        if wake {
+            self.notify_owner(owner);
+        }
     }
 
     fn close(&self, task: TaskRef, release: Letter) {

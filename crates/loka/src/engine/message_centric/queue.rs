@@ -64,6 +64,15 @@ impl Buffer {
         }
     }
 
+    /// The oldest letter, not taken.
+    #[inline]
+    pub(crate) fn front(&self) -> Option<&Letter> {
+        match self {
+            Buffer::Copy(q) => q.front(),
+            Buffer::List(l) => l.front(),
+        }
+    }
+
     /// [`pop_at`](Self::pop_at) if `take` says so of the oldest letter.
     #[inline]
     pub(crate) fn pop_at_if(
@@ -71,11 +80,7 @@ impl Buffer {
         take: impl FnOnce(&Letter) -> bool,
         spare: *mut MaybeUninit<Letter>,
     ) -> Option<NonNull<Letter>> {
-        let front = match self {
-            Buffer::Copy(q) => q.front(),
-            Buffer::List(l) => l.front(),
-        };
-        if front.is_some_and(take) {
+        if self.front().is_some_and(take) {
             self.pop_at(spare)
         } else {
             None

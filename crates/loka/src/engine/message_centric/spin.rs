@@ -53,6 +53,28 @@ impl<T> SpinLock<T> {
         self.value.with_mut(|value| f(unsafe { &mut *value }))
     }
 
+    /// Takes the lock and keeps it past this call: for a critical section split in two, around
+    /// a step of the caller's that runs no user code and cannot panic (a letter written in the
+    /// place the first half reserved). [`Held::with`] is the first half; [`Held::keep`] leaves
+    /// the lock held, to be ended by [`finish`](Self::finish). Dropped without `keep` (also
+    /// when the first half unwinds), a `Held` releases the lock.
+    #[inline]
+    pub(crate) fn hold(&self) -> Held<'_, T> {
+        self.acquire();
+        Held(self)
+    }
+
+    /// The second half of a split critical section: runs `f` on the value and releases the lock.
+    ///
+    /// # Safety
+    /// The calling thread holds the lock, kept by [`Held::keep`].
+    #[inline]
+    pub(crate) unsafe fn finish<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let _unlock = Unlock(&self.locked);
+        // SAFETY: we hold the lock (the caller's contract) until `_unlock` drops, after `f`.
+        self.value.with_mut(|value| f(unsafe { &mut *value }))
+    }
+
     #[inline]
     fn acquire(&self) {
         // Acquire on success: the previous holder's writes (Release in `Unlock`) are visible.
@@ -90,6 +112,32 @@ impl<T> SpinLock<T> {
     }
 }
 
+/// A lock taken by [`SpinLock::hold`]: released when dropped, unless [`kept`](Held::keep).
+pub(crate) struct Held<'a, T>(&'a SpinLock<T>);
+
+impl<T> Held<'_, T> {
+    /// Runs `f` on the value, under the lock.
+    #[inline]
+    pub(crate) fn with<R>(&mut self, f: impl FnOnce(&mut T) -> R) -> R {
+        // SAFETY: we hold the lock (`hold`), and `&mut self` makes this the only use of the
+        // value through it; the reference does not outlive `f`.
+        self.0.value.with_mut(|value| f(unsafe { &mut *value }))
+    }
+
+    /// Leaves the lock held: the caller must end it with [`SpinLock::finish`].
+    #[inline]
+    pub(crate) fn keep(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl<T> Drop for Held<'_, T> {
+    fn drop(&mut self) {
+        // Release, as `Unlock`.
+        self.0.locked.store(false, Release);
+    }
+}
+
 #[cfg(not(loom))]
 fn yield_now() {
     std::thread::yield_now();
@@ -123,6 +171,47 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(lock.with(|n| *n), 4 * per_thread);
+    }
+
+    /// A critical section split in two (a place reserved, then filled, then published) keeps
+    /// the lock from the first half to the second: threads doing so lose no increment, and see
+    /// no other thread's step between their two halves. Red when `keep` releases the lock.
+    #[test]
+    fn split_critical_sections_exclude_each_other() {
+        let lock = Arc::new(SpinLock::new((0u64, 0u64)));
+        let per_thread = if cfg!(miri) { 100 } else { 50_000 };
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let lock = Arc::clone(&lock);
+                std::thread::spawn(move || {
+                    for _ in 0..per_thread {
+                        let mut held = lock.hold();
+                        let seen = held.with(|(a, _)| {
+                            *a += 1;
+                            *a
+                        });
+                        held.keep();
+                        // SAFETY: kept above.
+                        unsafe {
+                            lock.finish(|(a, b)| {
+                                assert_eq!(*a, seen, "nobody ran between the halves");
+                                *b += 1;
+                            })
+                        };
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(lock.with(|v| *v), (3 * per_thread, 3 * per_thread));
+        drop(lock.hold());
+        assert_eq!(
+            lock.with(|v| v.0),
+            3 * per_thread,
+            "a dropped hold released"
+        );
     }
 
     #[test]

@@ -71,6 +71,13 @@ impl<B: Behavior> ActorCell<B> {
                 unsafe { Letter::write_at(at, self.task(), &Self::LETTER, envelope) };
                 Ok(())
             }
+            Slot::Queued(at) => {
+                // SAFETY: as for `Slot::At`; writing a letter runs no user code and cannot
+                // panic, so the queue's lock is released right after, by `finish_post`.
+                unsafe { Letter::write_at(at, self.task(), &Self::LETTER, envelope) };
+                self.runtime.scheduler().finish_post(self.task());
+                Ok(())
+            }
             Slot::Closed => Err(envelope),
             Slot::Elsewhere => self.post_queued(envelope, append),
         }
