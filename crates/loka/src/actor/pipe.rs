@@ -97,7 +97,9 @@ impl<A: Actor> Context<A> {
         // SAFETY: as above; the future has just completed.
         let (then, hold) = unsafe { task.finish() };
         // Rejected only when called from `stopped`: the continuation and its hold are dropped.
-        let _ = cell.enqueue(Envelope::Call(Box::new(move |actor, ctx| {
+        // Behind every message already queued, whoever sent it (under the message-centric
+        // engine a handler's own letter may otherwise join the running gulp ahead of them).
+        let _ = cell.enqueue_after_queued(Envelope::Call(Box::new(move |actor, ctx| {
             then(actor, ctx, output);
             drop(hold);
         })));
@@ -208,7 +210,8 @@ where
             return;
         };
         // Rejected once the actor has stopped: the poll is dropped with the envelope.
-        let _ = cell.enqueue(Envelope::Call(Box::new(move |actor, ctx| {
+        // After the messages enqueued before this wake-up, whoever sent them (as above).
+        let _ = cell.enqueue_after_queued(Envelope::Call(Box::new(move |actor, ctx| {
             self.run(actor, ctx)
         })));
     }

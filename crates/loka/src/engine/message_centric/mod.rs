@@ -401,6 +401,10 @@ impl Engine {
         // stored, length included, before something that happens before this call, and only
         // this worker (which holds the gulp) could empty the queue.
         if after_queued && q.len_hint() != 0 {
+            // It goes to the queue, and so does every later letter of this gulp's handlers to
+            // the queue (its room is closed, as when the budget runs out: `running.rs`), or the
+            // sender's next letters, appended, would overtake it.
+            gulp.close_room();
             return Some(Target::Queue);
         }
         // Relaxed: see `Appender::push`.

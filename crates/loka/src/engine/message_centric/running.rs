@@ -203,6 +203,11 @@ impl Appender {
         running.with_local(|local| local.push(letter));
     }
 
+    /// No more letters join this gulp: the rest go to the queue, as once the budget has run out.
+    pub(super) fn close_room(&self) {
+        self.running().room.set(0);
+    }
+
     fn room(&self) -> usize {
         self.running().room.get()
     }
@@ -381,5 +386,86 @@ mod tests {
             live - 1,
             "the quiet actor stopped once its last reference was gone"
         );
+    }
+
+    enum Piping {
+        /// Says it is running, then blocks the handler until the test says so.
+        Gate(mpsc::Sender<()>, mpsc::Receiver<()>),
+        /// Pipes a future that is ready at once, then sends `Note(1001)` to itself.
+        PipeReady,
+        Note(u32),
+    }
+
+    /// Logs what it handles, in order.
+    struct PipeLogger {
+        log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    }
+    impl Actor for PipeLogger {
+        type Msg = Piping;
+        fn handle(&mut self, ctx: &mut Context<Self>, msg: Piping) {
+            match msg {
+                Piping::Gate(entered, gate) => {
+                    let _ = entered.send(());
+                    let _ = gate.recv_timeout(Duration::from_secs(10));
+                }
+                Piping::PipeReady => {
+                    ctx.pipe(async { 1 }, |me: &mut Self, _, n| {
+                        me.log.lock().unwrap().push(format!("c{n}"));
+                    });
+                    ctx.myself().send(Piping::Note(1001)).unwrap();
+                }
+                Piping::Note(n) => self.log.lock().unwrap().push(format!("n{n}")),
+            }
+        }
+    }
+
+    /// Sends the logger its gate and the pipe request from a handler, so that both are in one
+    /// gulp.
+    struct PipeStarter {
+        logger: ActorRef<Piping>,
+        gate: std::sync::Mutex<Option<(mpsc::Sender<()>, mpsc::Receiver<()>)>>,
+    }
+    impl Actor for PipeStarter {
+        type Msg = ();
+        fn handle(&mut self, _: &mut Context<Self>, _: ()) {
+            let (entered, gate) = self.gate.lock().unwrap().take().expect("once");
+            self.logger.send(Piping::Gate(entered, gate)).unwrap();
+            self.logger.send(Piping::PipeReady).unwrap();
+        }
+    }
+
+    /// Regression: a handler's continuation (`Context::pipe`, a future ready at once) comes
+    /// after the messages already queued for its actor, whoever sent them, and before the
+    /// handler's later sends. One queue: the gate and the pipe request are in one gulp; while
+    /// the gate holds the handler, a plain thread's `Note(1)` is queued. Appended to the gulp,
+    /// the continuation (and the handler's `Note(1001)` behind it) overtook `Note(1)` (the pipe
+    /// test failed once in CI under this engine at 2 workers); posted to the queue alone, it
+    /// was overtaken by `Note(1001)`.
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "builds a system: topology detection calls hwloc through FFI"
+    )]
+    fn a_handlers_continuation_is_not_appended_ahead_of_queued_letters() {
+        let system = one_queue_system();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let logger = system.spawn(PipeLogger {
+            log: std::sync::Arc::clone(&log),
+        });
+        let (open, gate) = mpsc::channel();
+        let (entered, running) = mpsc::channel();
+        let starter = system.spawn(PipeStarter {
+            logger: logger.clone(),
+            gate: std::sync::Mutex::new(Some((entered, gate))),
+        });
+        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+        starter.send(()).unwrap();
+        // The gate's handler runs, the pipe request behind it in the gulp: the note waits in
+        // the queue.
+        running.recv_timeout(Duration::from_secs(10)).unwrap();
+        logger.send(Piping::Note(1)).unwrap();
+        open.send(()).unwrap();
+        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+        assert_eq!(*log.lock().unwrap(), ["n1", "c1", "n1001"]);
     }
 }
