@@ -372,21 +372,34 @@ impl Engine {
                 return None;
             }
             locked.buffer.push_sealed(seal);
-            locked.posted += 1;
-            q.set_len(locked.buffer.len());
-            // Under the lock: a worker parking re-checks this queue under the same lock, so
-            // either we see it asleep here or it sees our letter (module docs). Only the owner
-            // is woken.
-            let owner = q.owner.load(Relaxed);
-            Some((owner, self.sleepers.is_asleep_locked(owner)))
+            Some(self.publish_locked(q, locked))
         });
-        let Some((owner, wake)) = posted else {
+        let Some(sleeping_owner) = posted else {
             return false;
         };
-        if wake {
+        self.wake_owner(sleeping_owner);
+        true
+    }
+
+    /// A letter was just added to `q`'s buffer, whose lock the caller holds: counts it, stores
+    /// the length hint and returns the queue's owner if it sleeps. Under the lock: a worker
+    /// parking re-checks this queue under the same lock, so either we see it asleep here or it
+    /// sees our letter (module docs). Only the owner is woken ([`wake_owner`](Self::wake_owner),
+    /// once the lock is released).
+    #[inline]
+    fn publish_locked(&self, q: &MessageQueue, locked: &mut queue::Locked) -> Option<usize> {
+        locked.posted += 1;
+        q.set_len(locked.buffer.len());
+        let owner = q.owner.load(Relaxed);
+        self.sleepers.is_asleep_locked(owner).then_some(owner)
+    }
+
+    /// Wakes what [`publish_locked`](Self::publish_locked) found asleep.
+    #[inline]
+    fn wake_owner(&self, sleeping_owner: Option<usize>) {
+        if let Some(owner) = sleeping_owner {
             self.notify_owner(owner);
         }
-        true
     }
 
     /// Where a handler's letter to the actor bound as `b` to `q` may go: the running gulp of this
@@ -537,19 +550,8 @@ impl Scheduler for Engine {
         // The actor's queue, fixed at spawn: the one `queued_slot` locked for this letter.
         let q = &self.queues[binding(&task).queue.load(Relaxed) as usize];
         // SAFETY: `queued_slot` kept the lock, and the letter has been written in its place.
-        let (owner, wake) = unsafe {
-            q.locked.finish(|locked| {
-                locked.posted += 1;
-                q.set_len(locked.buffer.len());
-                // Under the lock, as in `post_locked`: a parking worker re-checks this queue
-                // under the same lock.
-                let owner = q.owner.load(Relaxed);
-                (owner, self.sleepers.is_asleep_locked(owner))
-            })
-        };
-        if wake {
-            self.notify_owner(owner);
-        }
+        let sleeping_owner = unsafe { q.locked.finish(|locked| self.publish_locked(q, locked)) };
+        self.wake_owner(sleeping_owner);
     }
 
     fn close(&self, task: TaskRef, release: Letter) {
