@@ -1,15 +1,59 @@
-//! Where the message-centric engine binds an actor spawned by an actor (docs/message-centric.md,
-//! "A child joins its parent's queue"): in its parent's queue while the parent's gulp holds fewer
-//! than 32 letters, then round robin over the parent's worker's queues, where a thief can take
-//! some of them.
+//! Where the message-centric engine binds a new actor (docs/message-centric.md, "A child joins its
+//! parent's queue" and "Actors created together share a queue"): a child in its parent's queue
+//! while the parent's gulp holds fewer than 32 letters, then over the parent's worker's queues 32
+//! at a time, where a thief can take some of them; an actor placed on a worker with
+//! `Placement::Worker` over that worker's queues 32 at a time.
 
-use loka::{Actor, ActorId, ActorRef, Config, Context, EngineKind, SpawnOptions, System};
+use loka::{
+    Actor, ActorId, ActorRef, Config, Context, EngineKind, Placement, SpawnOptions, System,
+};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::mpsc;
 use std::time::Duration;
 
 /// The gulp length below which a child joins its parent's queue (the engine's `WAKE_BACKLOG`).
 const JOIN_BELOW: usize = 32;
+/// Actors bound to one of a worker's queues before the next takes over (the engine's `FILL`).
+const FILL: usize = 32;
+
+/// A one-worker message-centric system with 8 queues.
+fn one_worker_system() -> System {
+    let mut config = Config {
+        engine: EngineKind::MessageCentric,
+        workers: 1,
+        topology: "synthetic:package:1 core:1 pu:1".to_owned(),
+        ..Config::default()
+    };
+    config.message_centric.queues_per_worker = 8;
+    System::from_config(config).unwrap()
+}
+
+/// The queue of each live actor.
+fn queues_of(system: &System) -> HashMap<ActorId, usize> {
+    system
+        .actors()
+        .into_iter()
+        .filter_map(|info| Some((info.id, info.queue?)))
+        .collect()
+}
+
+/// Checks that `queues` come in runs of `FILL` actors, each run on one queue and the next run on
+/// another.
+fn in_runs_of_fill(queues: &[usize], what: &str) {
+    let runs: Vec<&[usize]> = queues.chunks(FILL).collect();
+    for run in &runs {
+        assert!(
+            run.iter().all(|&q| q == run[0]),
+            "{what}: {FILL} actors in a row share a queue: {queues:?}"
+        );
+    }
+    for pair in runs.windows(2) {
+        assert_ne!(
+            pair[0][0], pair[1][0],
+            "{what}: the next {FILL} go to the next queue: {queues:?}"
+        );
+    }
+}
 
 struct Child;
 impl Actor for Child {
@@ -37,15 +81,8 @@ impl Actor for Parent {
 }
 
 #[test]
-fn children_join_their_parents_queue_while_its_gulp_is_short_then_spread() {
-    let mut config = Config {
-        engine: EngineKind::MessageCentric,
-        workers: 1,
-        topology: "synthetic:package:1 core:1 pu:1".to_owned(),
-        ..Config::default()
-    };
-    config.message_centric.queues_per_worker = 8;
-    let system = System::from_config(config).unwrap();
+fn children_join_their_parents_queue_while_its_gulp_is_short_then_fill_the_others() {
+    let system = one_worker_system();
     // Plain-thread spawns go round robin from queue 0: the parent gets queue 1, so the children's
     // round robin (from queue 0) does not start at the parent's queue by chance.
     let _first = system.spawn(Child);
@@ -54,14 +91,10 @@ fn children_join_their_parents_queue_while_its_gulp_is_short_then_spread() {
         kids: Vec::new(),
         done: tx,
     });
-    parent.send(100).unwrap();
+    parent.send(JOIN_BELOW + 3 * FILL).unwrap();
     let kids = rx.recv_timeout(Duration::from_secs(10)).expect("spawned");
     assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
-    let queue_of: HashMap<ActorId, usize> = system
-        .actors()
-        .into_iter()
-        .filter_map(|info| Some((info.id, info.queue?)))
-        .collect();
+    let queue_of = queues_of(&system);
     let home = queue_of[&parent.id()];
     let queues: Vec<usize> = kids.iter().map(|id| queue_of[id]).collect();
     // The parent's own letter has left the gulp when its handler runs, so child k sees k letters.
@@ -70,9 +103,20 @@ fn children_join_their_parents_queue_while_its_gulp_is_short_then_spread() {
         joined, JOIN_BELOW,
         "children join the parent's queue {home} until its gulp holds {JOIN_BELOW} letters: {queues:?}"
     );
-    let later: BTreeSet<usize> = queues[JOIN_BELOW..].iter().copied().collect();
-    assert!(
-        later.len() >= 4,
-        "then they spread over the worker's queues: {queues:?}"
+    in_runs_of_fill(
+        &queues[JOIN_BELOW..],
+        "then they spread over the worker's queues",
     );
+}
+
+#[test]
+fn actors_placed_on_a_worker_fill_its_queues_in_turn() {
+    let system = one_worker_system();
+    let actors: Vec<ActorRef<u32>> = (0..3 * FILL)
+        .map(|_| system.spawn_with(Child, SpawnOptions::new().placement(Placement::Worker(0))))
+        .collect();
+    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    let queue_of = queues_of(&system);
+    let queues: Vec<usize> = actors.iter().map(|a| queue_of[&a.id()]).collect();
+    in_runs_of_fill(&queues, "actors placed on worker 0");
 }

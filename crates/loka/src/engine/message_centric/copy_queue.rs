@@ -94,6 +94,12 @@ impl<T> CopyQueue<T> {
         self.items.get(self.head)
     }
 
+    /// The item `k` places behind the oldest (`ahead(0)` is the oldest), if there is one.
+    #[inline]
+    pub(crate) fn ahead(&self, k: usize) -> Option<&T> {
+        self.items.get(self.head + k)
+    }
+
     /// Items not yet popped.
     #[inline]
     pub(crate) fn len(&self) -> usize {

@@ -52,6 +52,17 @@ use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 use worker::Worker;
 
+/// Actors bound to one of a worker's queues before the next one takes over, when the engine
+/// spreads them over that worker's queues (`Engine::bind`). Actors created one after another
+/// usually work together (a fan-out and its partners, a group built in a loop); bound to one
+/// queue, their letters travel in one gulp, where a handler's letter to a partner is appended
+/// (no lock) and the partners' cells are still cached. Bound one per queue in turn, as
+/// Cforall does, every gulp reached every group: with 40,000 actors the executor's deliveries
+/// missed the cache on each cell, at the send and again at the delivery (docs/decisions.md
+/// §41). The same number as the backlog that wakes a thief ([`worker::WAKE_BACKLOG`]): a queue
+/// of `FILL` actors is the unit worth stealing, and 16 queues of a worker still spread 512.
+const FILL: usize = worker::WAKE_BACKLOG;
+
 /// An actor's binding, in its header's scheduling words: its queue (fixed at spawn) and whether
 /// it has closed (set under that queue's lock, so a letter is either queued before the actor's
 /// release letter or refused).
@@ -77,10 +88,11 @@ pub(crate) struct Engine {
     /// The permutable worker array: worker `w` processes the queues in `slots[ranges[w]]`.
     slots: Box<[AtomicPtr<MessageQueue>]>,
     ranges: Box<[Range<usize>]>,
-    /// Per spawning worker (and one more for plain threads): the next queue of its round robin.
+    /// Per spawning worker: the actors it has bound to its own queues by `default` or `compact`
+    /// (`bind`); for `circular` and `scatter`, and the one more for plain threads: the next
+    /// queue of its round robin.
     cursors: Box<[CachePadded<AtomicUsize>]>,
-    /// Per worker: the round robin over its own queues for actors spawned with
-    /// `Placement::Worker` (from any thread).
+    /// Per worker: the actors bound to its queues by `Placement::Worker` (from any thread).
     hinted: Box<[CachePadded<AtomicUsize>]>,
     /// Per worker: when it last tried to steal (ns since `clock`), for `longest` victim selection.
     last_steal: Box<[CachePadded<AtomicU64>]>,
@@ -180,19 +192,20 @@ impl Engine {
     }
 
     /// The queue a new actor is bound to, by the placement strategy, as in the other engine:
-    /// `default` and `compact` keep an actor spawned by an actor in its spawner's worker (round
-    /// robin over that worker's queues: a parent and its children stay on one core, as
-    /// actor-centric placement does); `circular` and `scatter` lay actors out round robin over
-    /// all queues in creation order, Cforall's layout (each spawner keeps its own cursor, so
-    /// spawning touches no shared counter); `random` picks any queue. Actors spawned from plain
-    /// threads go round robin over all queues; `Placement::Worker(w)` picks one of worker `w`'s
-    /// queues.
+    /// `default` and `compact` keep an actor spawned by an actor in its spawner's worker (its
+    /// running queue while that gulp is short, else that worker's queues in turn, [`FILL`] actors
+    /// each: a parent and its children stay on one core, as actor-centric placement does);
+    /// `circular` and `scatter` lay actors out round robin over all queues in creation order,
+    /// Cforall's layout (each spawner keeps its own cursor, so spawning touches no shared
+    /// counter); `random` picks any queue. Actors spawned from plain threads go round robin over
+    /// all queues; `Placement::Worker(w)` fills worker `w`'s queues in turn, [`FILL`] actors
+    /// each.
     fn bind(&self, options: &SpawnOptions, from: Option<&Exec>) -> usize {
         let total = self.queues.len();
         if let Placement::Worker(w) = options.placement {
             let w = w % self.workers();
             let range = &self.ranges[w];
-            return range.start + self.hinted[w].fetch_add(1, Relaxed) % range.len();
+            return range.start + self.hinted[w].fetch_add(1, Relaxed) / FILL % range.len();
         }
         let strategy = PlacementStrategy::ALL
             [self.strategies[usize::from(options.hub)].load(Relaxed) as usize];
@@ -208,17 +221,9 @@ impl Engine {
                     return self.index_of(q);
                 }
                 let range = &self.ranges[exec.index()];
-                let q = cursor.load(Relaxed);
-                let q = if range.contains(&q) { q } else { range.start };
-                cursor.store(
-                    if q + 1 == range.end {
-                        range.start
-                    } else {
-                        q + 1
-                    },
-                    Relaxed,
-                );
-                q
+                let spawned = cursor.load(Relaxed);
+                cursor.store(spawned.wrapping_add(1), Relaxed);
+                range.start + spawned / FILL % range.len()
             }
             PlacementStrategy::Circular | PlacementStrategy::Scatter => {
                 let q = cursor.load(Relaxed) % total;

@@ -23,6 +23,7 @@ impl<B: Behavior> ActorCell<B> {
         deliver: Self::deliver_letter,
         envelope: true,
         discard: Self::discard_letter,
+        hot: Self::HOT,
     };
 
     /// The letter that releases the life reference once every letter queued before it is gone.
@@ -30,7 +31,16 @@ impl<B: Behavior> ActorCell<B> {
         deliver: Self::deliver_release,
         envelope: false,
         discard: Self::release_letter,
+        hot: Self::HOT,
     };
+
+    /// The lines a delivery reads besides the header: the spawn-time fields (`started`, `bound`,
+    /// `runtime`) and the actor's state (`Letter::prefetch`). A cell is a few hundred bytes at
+    /// most, so the offsets fit.
+    const HOT: [u16; 2] = [
+        std::mem::offset_of!(Self, started) as u16,
+        std::mem::offset_of!(Self, inner) as u16,
+    ];
 
     /// Hands an envelope to the engine as a letter (direct mailbox: message-centric engine). A
     /// handler's letter to an actor of the gulp its worker is processing is sealed straight into
