@@ -7,7 +7,7 @@
 use loka::{
     Actor, ActorId, ActorRef, Config, Context, EngineKind, Placement, SpawnOptions, System,
 };
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::mpsc;
 use std::time::Duration;
 
