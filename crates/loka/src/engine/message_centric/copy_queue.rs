@@ -295,6 +295,10 @@ mod tests {
                 assert_eq!(q.pop(), model.pop_front());
             }
             assert_eq!(q.len(), model.len());
+            // What a gulp prefetches: the item k places behind the oldest.
+            for k in [0, 3, model.len()] {
+                assert_eq!(q.ahead(k), model.get(k), "ahead({k})");
+            }
         }
         while let Some(x) = model.pop_front() {
             assert_eq!(q.pop(), Some(x));
