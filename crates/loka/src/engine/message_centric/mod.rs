@@ -204,8 +204,7 @@ impl Engine {
         let total = self.queues.len();
         if let Placement::Worker(w) = options.placement {
             let w = w % self.workers();
-            let range = &self.ranges[w];
-            return range.start + self.hinted[w].fetch_add(1, Relaxed) / FILL % range.len();
+            return self.filled(w, self.hinted[w].fetch_add(1, Relaxed));
         }
         let strategy = PlacementStrategy::ALL
             [self.strategies[usize::from(options.hub)].load(Relaxed) as usize];
@@ -220,10 +219,9 @@ impl Engine {
                 if let Some(q) = running::running_queue_below(worker::WAKE_BACKLOG) {
                     return self.index_of(q);
                 }
-                let range = &self.ranges[exec.index()];
                 let spawned = cursor.load(Relaxed);
                 cursor.store(spawned.wrapping_add(1), Relaxed);
-                range.start + spawned / FILL % range.len()
+                self.filled(exec.index(), spawned)
             }
             PlacementStrategy::Circular | PlacementStrategy::Scatter => {
                 let q = cursor.load(Relaxed) % total;
@@ -231,6 +229,13 @@ impl Engine {
                 q
             }
         }
+    }
+
+    /// The queue of worker `w`'s that its `n`-th actor spread over its queues is bound to:
+    /// [`FILL`] actors to a queue, then the next one.
+    fn filled(&self, w: usize, n: usize) -> usize {
+        let range = &self.ranges[w];
+        range.start + n / FILL % range.len()
     }
 
     /// The index of `queue`, one of `self.queues`.

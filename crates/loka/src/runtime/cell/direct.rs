@@ -35,11 +35,11 @@ impl<B: Behavior> ActorCell<B> {
     };
 
     /// The lines a delivery reads besides the header: the spawn-time fields (`started`, `bound`,
-    /// `runtime`) and the actor's state (`Letter::prefetch`). A cell is a few hundred bytes at
-    /// most, so the offsets fit.
+    /// `runtime`) and the actor's state (`Letter::prefetch`). An offset beyond `u16` (a cell
+    /// whose mailbox holds huge envelopes inline) falls back to the header's line.
     const HOT: [u16; 2] = [
-        std::mem::offset_of!(Self, started) as u16,
-        std::mem::offset_of!(Self, inner) as u16,
+        hot_line(std::mem::offset_of!(Self, started)),
+        hot_line(std::mem::offset_of!(Self, inner)),
     ];
 
     /// Hands an envelope to the engine as a letter (direct mailbox: message-centric engine). A
@@ -318,5 +318,15 @@ impl<B: Behavior> ActorCell<B> {
         let task = self.task();
         let release = Letter::new(task, &Self::RELEASE, ());
         self.runtime.scheduler().close(task, release);
+    }
+}
+
+/// `offset` as a `LetterVtable::hot` entry: itself if it fits, else 0 (the header, prefetched
+/// anyway), never a truncated offset pointing at a line the delivery does not read.
+const fn hot_line(offset: usize) -> u16 {
+    if offset <= u16::MAX as usize {
+        offset as u16
+    } else {
+        0
     }
 }
