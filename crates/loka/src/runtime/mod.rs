@@ -134,9 +134,11 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
         Slot::Elsewhere
     }
 
-    /// The actor `task` has stopped: refuse its later letters and queue `release` (which frees
-    /// the actor) behind those already queued.
-    fn close(&self, task: TaskRef, release: Letter) {
+    /// The actor `task` has stopped: refuse its later letters and queue its release letter (a
+    /// `release` letter with no envelope, which frees the actor) behind those already queued.
+    /// The engine writes the letter where it goes: built by the caller and moved here, it was
+    /// read back while its stores were still in flight.
+    fn close(&self, task: TaskRef, release: &'static letter::LetterVtable) {
         let _ = (task, release);
         unreachable!("only engines with direct mailboxes close actors");
     }

@@ -37,6 +37,7 @@ use super::sleepers::Sleepers;
 use crate::actor::options::{Placement, SpawnOptions};
 use crate::config::{QueueKind, VictimSelection};
 use crate::policy::placement::PlacementStrategy;
+use crate::runtime::letter::LetterVtable;
 use crate::runtime::task::SchedState;
 use crate::runtime::{Exec, Header, Letter, Runtime, Scheduler, Shared, Slot, TaskRef};
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize};
@@ -564,7 +565,7 @@ impl Scheduler for Engine {
         self.wake_owner(sleeping_owner);
     }
 
-    fn close(&self, task: TaskRef, release: Letter) {
+    fn close(&self, task: TaskRef, release: &'static LetterVtable) {
         let b = binding(&task);
         let q = &self.queues[b.queue.load(Relaxed) as usize];
         // An actor stopping in a gulp of its own queue on this thread (its handler stopped it):
@@ -574,22 +575,20 @@ impl Scheduler for Engine {
         // paths showed it). The closed flag is set first, under the lock: no later letter can
         // reach the queue or the gulp.
         let gulp = running::running_gulp_of(q);
-        let mut release = Some(release);
         let (owner, wake) = q.locked.with(|locked| {
             b.closed.store(true, Relaxed);
             if gulp.is_some() && locked.buffer.len() == 0 {
-                return (0, false);
+                return (None, false);
             }
-            locked.buffer.push(release.take().expect("not pushed yet"));
+            locked.buffer.push_release(task, release);
             q.set_len(locked.buffer.len());
             let owner = q.owner.load(Relaxed);
-            (owner, self.sleepers.is_asleep_locked(owner))
+            (Some(owner), self.sleepers.is_asleep_locked(owner))
         });
-        if let (Some(gulp), Some(release)) = (gulp, release) {
-            gulp.push_beyond_room(release);
-        }
-        if wake {
-            self.notify_owner(owner);
+        match (gulp, owner) {
+            (Some(gulp), None) => gulp.push_release(task, release),
+            (_, Some(owner)) if wake => self.notify_owner(owner),
+            _ => {}
         }
     }
 

@@ -11,6 +11,7 @@
 use super::copy_queue::CopyQueue;
 use super::spin::SpinLock;
 use crate::config::QueueKind;
+use crate::runtime::letter::LetterVtable;
 use crate::runtime::{Letter, TaskRef};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize};
 use std::collections::LinkedList;
@@ -95,6 +96,18 @@ impl Buffer {
         match unsafe { self.reserve_slot() } {
             Some(at) => seal(at),
             None => self.push(Buffer::seal(seal)),
+        }
+    }
+
+    /// Appends the release letter of `task` (no envelope: `Scheduler::close`), written in
+    /// place in a copy buffer.
+    #[inline]
+    pub(crate) fn push_release(&mut self, task: TaskRef, release: &'static LetterVtable) {
+        // SAFETY: written at once, before any other use of the buffer.
+        match unsafe { self.reserve_slot() } {
+            // SAFETY: `at` is the place just reserved for one letter.
+            Some(at) => unsafe { Letter::write_at(at, task, release, ()) },
+            None => self.push(Letter::new(task, release, ())),
         }
     }
 

@@ -15,7 +15,7 @@
 //! queue's lock as before.
 
 use super::queue::{Buffer, MessageQueue};
-use crate::runtime::letter::{Payload, Rest};
+use crate::runtime::letter::{LetterVtable, Payload, Rest};
 use crate::runtime::{Letter, TaskRef};
 use std::cell::{Cell, UnsafeCell};
 use std::mem::MaybeUninit;
@@ -192,7 +192,8 @@ impl Appender {
     pub(super) fn push(self, letter: Letter) {
         let running = self.running();
         running.room.set(running.room.get() - 1);
-        self.push_beyond_room(letter);
+        running.appended.set(running.appended.get() + 1);
+        running.with_local(|local| local.push(letter));
     }
 
     /// Reserves the place of one more letter at the end of the gulp, to be written at once
@@ -209,12 +210,12 @@ impl Appender {
         Some(at)
     }
 
-    /// Appends `letter` whatever the room left (an actor's release letter: one per actor).
+    /// Appends `task`'s release letter whatever the room left (one per actor).
     #[inline]
-    pub(super) fn push_beyond_room(self, letter: Letter) {
+    pub(super) fn push_release(self, task: TaskRef, release: &'static LetterVtable) {
         let running = self.running();
         running.appended.set(running.appended.get() + 1);
-        running.with_local(|local| local.push(letter));
+        running.with_local(|local| local.push_release(task, release));
     }
 
     /// No more letters join this gulp: the rest go to the queue, as once the budget has run out.
