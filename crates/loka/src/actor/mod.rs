@@ -122,6 +122,12 @@ impl<M: Send + 'static> ActorRef<M> {
         &*self.cell
     }
 
+    /// A weak reference to the actor's cell: tests see when its memory is freed.
+    #[cfg(test)]
+    pub(crate) fn cell_weak(&self) -> std::sync::Weak<dyn Deliver<M>> {
+        Arc::downgrade(&self.cell)
+    }
+
     /// Sends `msg` (fire and forget). Fails, handing the message back, if the actor has stopped
     /// ([`SendErrorReason::Stopped`]), or if its bounded mailbox is full and its overflow rule is
     /// [`Overflow::Reject`] ([`SendErrorReason::Full`]). Under [`Overflow::DropNewest`] and

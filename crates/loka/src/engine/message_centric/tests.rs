@@ -102,3 +102,54 @@ fn a_letter_in_a_sleepers_queue_is_reached_whatever_the_victim_selection() {
         echo_on_worker(&system, 2, &format!("victims={victims}"));
     }
 }
+
+/// The cells of a chain's links, to check that they are freed.
+type Cells =
+    std::sync::Arc<std::sync::Mutex<Vec<std::sync::Weak<dyn crate::runtime::Deliver<()>>>>>;
+
+/// Spawns the next link of a chain, sends it a message and stops, as dynamic send does: a link
+/// spawned by a handler joins its parent's queue, so each one stops in a gulp of its own queue.
+struct Link(u32, Cells);
+impl Actor for Link {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, _: ()) {
+        if self.0 > 0 {
+            let next = ctx.spawn_with(
+                Link(self.0 - 1, std::sync::Arc::clone(&self.1)),
+                SpawnOptions::new().lazy(true),
+            );
+            self.1.lock().unwrap().push(next.cell_weak());
+            next.send(()).unwrap();
+        }
+        ctx.stop();
+    }
+}
+
+/// A stopped actor's cell is freed once its letters are gone: its release letter is placed
+/// behind them, in the running gulp when the queue holds nothing more (every link of a chain)
+/// and in the queue otherwise. Red if the release letter is not queued (the cells leak) or is
+/// never delivered.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "builds a system: topology detection calls hwloc through FFI"
+)]
+fn a_stopped_actors_cell_is_freed() {
+    for workers in [1, 2] {
+        let system = parked_system(workers, crate::VictimSelection::Longest);
+        let cells = Cells::default();
+        let first = system.spawn(Link(1_000, std::sync::Arc::clone(&cells)));
+        cells.lock().unwrap().push(first.cell_weak());
+        first.send(()).unwrap();
+        drop(first);
+        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+        assert_eq!(system.stats().actors_live(), 0);
+        let cells = cells.lock().unwrap();
+        assert_eq!(cells.len(), 1_001);
+        let alive = cells.iter().filter(|c| c.strong_count() > 0).count();
+        assert_eq!(
+            alive, 0,
+            "{workers} workers: cells of stopped links not freed"
+        );
+    }
+}
