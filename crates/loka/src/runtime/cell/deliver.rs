@@ -111,15 +111,34 @@ impl<B: Behavior> ActorCell<B> {
     }
 }
 
-impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
-    #[inline]
-    fn deliver(&self, msg: B::Msg) -> Result<(), B::Msg> {
+impl<B: Behavior> ActorCell<B> {
+    /// `Deliver::deliver` to a bounded actor or a direct mailbox. A direct mailbox (the
+    /// message-centric engine) queues nothing: the message goes straight to the engine, its
+    /// envelope made where the letter is written (`post_message`). Out of line: the plain
+    /// send stays as short as it was.
+    #[inline(never)]
+    fn deliver_other(&self, msg: B::Msg) -> Result<(), B::Msg> {
         if let Some(bound) = &self.bound {
             return self
                 .deliver_bounded(bound, msg, Mode::Send)
                 .map_err(TrySendError::into_inner);
         }
-        self.enqueue(Envelope::Msg(msg)).map_err(message)
+        // A cell refused at spawn (the system had shut down) has a closed mailbox and no place
+        // in the engine.
+        if self.mailbox.is_closed() {
+            return Err(msg);
+        }
+        self.post_message(msg)
+    }
+}
+
+impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
+    #[inline]
+    fn deliver(&self, msg: B::Msg) -> Result<(), B::Msg> {
+        if self.plain_send {
+            return self.enqueue(Envelope::Msg(msg)).map_err(message);
+        }
+        self.deliver_other(msg)
     }
 
     fn try_deliver(&self, msg: B::Msg, counted: bool) -> Result<(), TrySendError<B::Msg>> {

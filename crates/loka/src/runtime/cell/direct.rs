@@ -51,6 +51,20 @@ impl<B: Behavior> ActorCell<B> {
         self.post_to(slot, envelope, true)
     }
 
+    /// [`post`](Self::post) for a user message (`Deliver::deliver`), its envelope made where
+    /// the letter is written: the caller has just stored the message in narrower pieces, and
+    /// reading it back at once into an envelope stalled each send on a failed store forwarding
+    /// (the executor's hottest instruction at 2 workers: docs/decisions.md §42).
+    #[inline]
+    pub(super) fn post_message(&self, msg: B::Msg) -> Result<(), B::Msg> {
+        let slot = self.runtime.scheduler().append_slot(self.task());
+        self.post_to(slot, Envelope::Msg(msg), true)
+            .map_err(|envelope| match envelope {
+                Envelope::Msg(msg) => msg,
+                _ => unreachable!("post_to hands back what it was given"),
+            })
+    }
+
     /// [`post`](Self::post) for a signal that must come after every letter sent before it by
     /// *any* sender (`ActorCell::enqueue_after_queued`: a stop, a supervisor's start, the last
     /// handle's `Unreferenced`): it joins the running gulp only while the actor's queue holds

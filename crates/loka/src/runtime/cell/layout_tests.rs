@@ -9,8 +9,8 @@ impl crate::Actor for Quiet {
 }
 
 /// The fields written only at spawn (or once: the exit word, the registered mark) sit between the
-/// header and the mailbox, whose leading gap keeps them off the consumer's line: the `bound` test
-/// of every send reads a line the actor does not write. The cell needs no alignment beyond 16, so
+/// header and the mailbox, whose leading gap keeps them off the consumer's line: the tests of every
+/// send (`plain_send`, `bound`) read a line the actor does not write. The cell needs no alignment beyond 16, so
 /// its allocation takes `malloc`'s fast path (docs/decisions.md §28).
 #[test]
 fn spawn_time_fields_sit_between_the_header_and_the_mailbox() {
@@ -18,6 +18,7 @@ fn spawn_time_fields_sit_between_the_header_and_the_mailbox() {
     let header = std::mem::size_of::<crate::runtime::Header>();
     for field in [
         std::mem::offset_of!(ActorCell<Quiet>, bound),
+        std::mem::offset_of!(ActorCell<Quiet>, plain_send),
         std::mem::offset_of!(ActorCell<Quiet>, runtime),
         std::mem::offset_of!(ActorCell<Quiet>, parent),
         std::mem::offset_of!(ActorCell<Quiet>, extras),
@@ -32,6 +33,13 @@ fn spawn_time_fields_sit_between_the_header_and_the_mailbox() {
             "{field} in [{header}, {mailbox})"
         );
     }
+    // A send tests `plain_send` and, on the other way, `bound`: one 16-byte block, so one line
+    // whatever malloc's 16-byte alignment puts where.
+    assert_eq!(
+        std::mem::offset_of!(ActorCell<Quiet>, plain_send) / 16,
+        std::mem::offset_of!(ActorCell<Quiet>, bound) / 16,
+        "a send's tests in one line"
+    );
     assert!(
         std::mem::align_of::<ActorCell<Quiet>>() <= 16,
         "an over-aligned cell is allocated by posix_memalign"

@@ -192,20 +192,14 @@ pub(crate) type Parent = (ActorId, FailureSink);
 #[repr(C)]
 pub(crate) struct ActorCell<B: Behavior> {
     header: Header,
-    /// A bounded mailbox's bookkeeping; `None` (unbounded) costs a send and a received message
-    /// one test of this field.
+    /// A bounded mailbox's bookkeeping; `None` (unbounded) costs a received message one test of
+    /// this field.
     bound: Option<Box<bound::Bound>>,
-    runtime: Arc<Runtime>,
-    /// The raw id of the actor that spawned this one, 0 if none did (no actor has id 0).
-    parent: u64,
-    /// What the actor keeps only once it uses a feature (its own timers, its piped futures):
-    /// null until then (`extras.rs`). Touched only by the activation holding the schedule, and by
-    /// `terminate`; not in `inner`, because a handler reaches it through its context while the
-    /// activation borrows `inner`. In the line written (almost) only at spawn: the per-message
-    /// null test of an actor that uses no feature costs no miss.
-    extras: std::cell::UnsafeCell<Option<Box<Extras>>>,
-    /// Why the actor stopped, once it has (`watch.rs`).
-    exit: Exit,
+    /// A send is a plain push into the mailbox: the actor is unbounded and its mailbox queues
+    /// (the actor-centric engine). The one test a send makes before it pushes (beside `bound`,
+    /// in the same line); a bounded actor or a direct mailbox takes the other way
+    /// (`Deliver::deliver`).
+    plain_send: bool,
     /// Spawned with a name (kept in the runtime's name table).
     named: bool,
     /// Registered under a name (`System::register`): set under the live registry's lock.
@@ -217,6 +211,17 @@ pub(crate) struct ActorCell<B: Behavior> {
     /// which reads this line anyway. Relaxed: only the holder of the schedule touches it, and
     /// the mailbox protocol orders activations.
     started: std::sync::atomic::AtomicBool,
+    runtime: Arc<Runtime>,
+    /// The raw id of the actor that spawned this one, 0 if none did (no actor has id 0).
+    parent: u64,
+    /// What the actor keeps only once it uses a feature (its own timers, its piped futures):
+    /// null until then (`extras.rs`). Touched only by the activation holding the schedule, and by
+    /// `terminate`; not in `inner`, because a handler reaches it through its context while the
+    /// activation borrows `inner`. In the line written (almost) only at spawn: the per-message
+    /// null test of an actor that uses no feature costs no miss.
+    extras: std::cell::UnsafeCell<Option<Box<Extras>>>,
+    /// Why the actor stopped, once it has (`watch.rs`).
+    exit: Exit,
     mailbox: Mailbox<Envelope<B>>,
     handles: Handles,
     /// Touched only by the activation holding the schedule.
@@ -246,6 +251,7 @@ pub(crate) fn spawn<B: Behavior>(
     let (parent_id, sink) = parent.unzip();
     let cell = Arc::new(ActorCell {
         header: Header::new(&ActorCell::<B>::VTABLE, id),
+        plain_send: options.capacity.is_none() && !runtime.direct(),
         bound: options
             .capacity
             .map(|capacity| Box::new(bound::Bound::new(capacity, options.overflow))),
