@@ -4,7 +4,8 @@
 //! docs/decisions.md §23 why it is built this way.
 //!
 //! Only bounded actors have one (the cell's `bound` is `None` otherwise), so an unbounded actor
-//! pays a test of that field per send and per received message, nothing else.
+//! pays a test of that field per received message and, per send, the test of the cell's
+//! `plain_send` beside it, nothing else.
 //!
 //! ## The word
 //! One `AtomicU64`: `len | discard << 32 | WAITERS << 63`.
