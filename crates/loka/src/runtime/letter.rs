@@ -255,14 +255,14 @@ pub(crate) unsafe fn take<T>(payload: *mut Payload) -> T {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::runtime::task::{Header, Vtable};
     use crate::runtime::ActorId;
     use std::ptr::NonNull;
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-    static DISCARDED: AtomicUsize = AtomicUsize::new(0);
+    pub(crate) static DISCARDED: AtomicUsize = AtomicUsize::new(0);
 
     unsafe fn no_run(_: NonNull<Header>, _: &Exec) -> crate::runtime::RunOutcome {
         unreachable!()
@@ -280,7 +280,7 @@ mod tests {
     unsafe fn no_parent(_: NonNull<Header>) -> Option<crate::runtime::id::ActorId> {
         unreachable!()
     }
-    static TASK_VTABLE: Vtable = Vtable {
+    pub(crate) static TASK_VTABLE: Vtable = Vtable {
         run: no_run,
         run_holding: no_run,
         release: no_release,
@@ -299,10 +299,23 @@ mod tests {
     unsafe fn deliver_never(_: TaskRef, _: *mut Payload, _: &Exec, _: &dyn Rest) -> Delivered {
         unreachable!()
     }
-    static STRING_LETTER: LetterVtable = LetterVtable {
+    pub(crate) static STRING_LETTER: LetterVtable = LetterVtable {
         deliver: deliver_never,
         envelope: true,
         discard: discard_string,
+        hot: [0, 0],
+    };
+
+    /// Release letters discarded (dropped) so far.
+    pub(crate) static RELEASED: AtomicUsize = AtomicUsize::new(0);
+    unsafe fn count_release(_: TaskRef, _: *mut Payload) {
+        RELEASED.fetch_add(1, Relaxed);
+    }
+    /// A release letter's vtable (no envelope) that counts its drops.
+    pub(crate) static COUNTED_RELEASE: LetterVtable = LetterVtable {
+        deliver: deliver_never,
+        envelope: false,
+        discard: count_release,
         hot: [0, 0],
     };
 
