@@ -90,7 +90,7 @@ pub(crate) struct Letter {
     payload: Payload,
 }
 
-// SAFETY: the envelope inside is `Send` (checked by `new`), and the task is a `Send` token.
+// SAFETY: the envelope inside is `Send` (checked by `write_at`), and the task is a `Send` token.
 unsafe impl Send for Letter {}
 
 /// Whether a `T` is stored in the letter itself (else behind a box).
@@ -99,30 +99,23 @@ const fn fits<T>() -> bool {
 }
 
 impl Letter {
-    /// Seals `envelope` for `task`; `vtable`'s functions must read it back as a `T` (with
-    /// [`take`]).
-    #[inline]
+    /// Seals `envelope` for `task` as a value ([`write_at`](Self::write_at) into a place of its
+    /// own). The engine writes its letters in place; tests build them whole.
+    #[cfg(test)]
     pub(crate) fn new<T: Send>(task: TaskRef, vtable: &'static LetterVtable, envelope: T) -> Self {
-        let mut payload: Payload = [MaybeUninit::uninit(); INLINE / size_of::<usize>()];
-        if fits::<T>() {
-            // SAFETY: `fits` checked size and alignment; the payload is ours.
-            unsafe { payload.as_mut_ptr().cast::<T>().write(envelope) };
-        } else {
-            let boxed = Box::into_raw(Box::new(envelope));
-            // SAFETY: a pointer fits and is aligned in the payload.
-            unsafe { payload.as_mut_ptr().cast::<*mut T>().write(boxed) };
-        }
-        Letter {
-            task,
-            vtable,
-            payload,
+        let mut letter = MaybeUninit::<Letter>::uninit();
+        // SAFETY: the place is ours, valid for writes and holds no letter; `write_at` writes
+        // every field, so the letter is whole afterwards.
+        unsafe {
+            Self::write_at(NonNull::from(&mut letter).cast(), task, vtable, envelope);
+            letter.assume_init()
         }
     }
 
-    /// Seals `envelope` for `task` straight into `at`: the same letter as [`new`](Self::new),
-    /// built where it will wait instead of being built and then moved there (each move of a
-    /// letter reads back, in wider pieces, what was just written in narrow ones: a stall the
-    /// profile showed at every copy).
+    /// Seals `envelope` for `task` straight into `at`, where the letter will wait, instead of
+    /// building it and moving it there (each move of a letter reads back, in wider pieces, what
+    /// was just written in narrow ones: a stall the profile showed at every copy); `vtable`'s
+    /// functions must read it back as a `T` (with [`take`]).
     ///
     /// # Safety
     /// `at` is valid for writes and holds no letter (its old contents are not dropped).
@@ -239,17 +232,17 @@ impl Drop for Letter {
     }
 }
 
-/// Reads the envelope out of a payload made by [`Letter::new`] with a `T`.
+/// Reads the envelope out of a payload made by [`Letter::write_at`] with a `T`.
 ///
 /// # Safety
-/// The payload holds an unconsumed `T` written by `Letter::new`; it must not be read again.
+/// The payload holds an unconsumed `T` written by `Letter::write_at`; it must not be read again.
 #[inline]
 pub(crate) unsafe fn take<T>(payload: *mut Payload) -> T {
     if fits::<T>() {
-        // SAFETY: written inline by `new` (caller's contract).
+        // SAFETY: written inline by `write_at` (caller's contract).
         unsafe { payload.cast::<T>().read() }
     } else {
-        // SAFETY: `new` stored a pointer from `Box::into_raw`, read once.
+        // SAFETY: `write_at` stored a pointer from `Box::into_raw`, read once.
         unsafe { *Box::from_raw(payload.cast::<*mut T>().read()) }
     }
 }

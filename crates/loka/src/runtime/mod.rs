@@ -135,10 +135,11 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
     }
 
     /// The actor `task` has stopped: refuse its later letters and queue its release letter (a
-    /// `release` letter with no envelope, which frees the actor) behind those already queued.
+    /// `release` letter with no envelope, which frees the actor) behind those already queued;
+    /// `None` for an actor that never lived (refused at spawn: no letter, nothing to free).
     /// The engine writes the letter where it goes: built by the caller and moved here, it was
     /// read back while its stores were still in flight.
-    fn close(&self, task: TaskRef, release: &'static letter::LetterVtable) {
+    fn close(&self, task: TaskRef, release: Option<&'static letter::LetterVtable>) {
         let _ = (task, release);
         unreachable!("only engines with direct mailboxes close actors");
     }

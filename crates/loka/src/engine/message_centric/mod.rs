@@ -565,7 +565,7 @@ impl Scheduler for Engine {
         self.wake_owner(sleeping_owner);
     }
 
-    fn close(&self, task: TaskRef, release: &'static LetterVtable) {
+    fn close(&self, task: TaskRef, release: Option<&'static LetterVtable>) {
         let b = binding(&task);
         let q = &self.queues[b.queue.load(Relaxed) as usize];
         // An actor stopping in a gulp of its own queue on this thread (its handler stopped it):
@@ -575,19 +575,19 @@ impl Scheduler for Engine {
         // paths showed it). The closed flag is set first, under the lock: no later letter can
         // reach the queue or the gulp.
         let gulp = running::running_gulp_of(q);
-        let (owner, wake) = q.locked.with(|locked| {
+        // `Some(sleeping owner)`: the release letter went to the queue.
+        let queued = q.locked.with(|locked| {
             b.closed.store(true, Relaxed);
+            let release = release?;
             if gulp.is_some() && locked.buffer.len() == 0 {
-                return (None, false);
+                return None;
             }
             locked.buffer.push_release(task, release);
-            q.set_len(locked.buffer.len());
-            let owner = q.owner.load(Relaxed);
-            (Some(owner), self.sleepers.is_asleep_locked(owner))
+            Some(self.publish_locked(q, locked))
         });
-        match (gulp, owner) {
-            (Some(gulp), None) => gulp.push_release(task, release),
-            (_, Some(owner)) if wake => self.notify_owner(owner),
+        match (queued, gulp, release) {
+            (Some(sleeping_owner), _, _) => self.wake_owner(sleeping_owner),
+            (None, Some(gulp), Some(release)) => gulp.push_release(task, release),
             _ => {}
         }
     }

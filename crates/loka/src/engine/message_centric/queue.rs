@@ -88,27 +88,23 @@ impl Buffer {
         }
     }
 
-    /// Appends the letter `seal` writes, in place in a copy buffer.
+    /// Appends the letter `seal` writes (a whole letter, at once, at the place it is given), in
+    /// place in a copy buffer.
     #[inline]
-    pub(crate) fn push_sealed(&mut self, seal: &mut dyn FnMut(NonNull<Letter>)) {
+    pub(crate) fn push_sealed(&mut self, mut seal: impl FnMut(NonNull<Letter>)) {
         // SAFETY: `seal` writes the letter at once (`Scheduler::post_sealed`'s contract), before
         // any other use of the buffer.
         match unsafe { self.reserve_slot() } {
             Some(at) => seal(at),
-            None => self.push(Buffer::seal(seal)),
+            None => self.push(Buffer::seal(&mut seal)),
         }
     }
 
-    /// Appends the release letter of `task` (no envelope: `Scheduler::close`), written in
-    /// place in a copy buffer.
+    /// Appends the release letter of `task` (no envelope: `Scheduler::close`).
     #[inline]
     pub(crate) fn push_release(&mut self, task: TaskRef, release: &'static LetterVtable) {
-        // SAFETY: written at once, before any other use of the buffer.
-        match unsafe { self.reserve_slot() } {
-            // SAFETY: `at` is the place just reserved for one letter.
-            Some(at) => unsafe { Letter::write_at(at, task, release, ()) },
-            None => self.push(Letter::new(task, release, ())),
-        }
+        // SAFETY: `at` is a place for one letter, written once here.
+        self.push_sealed(|at| unsafe { Letter::write_at(at, task, release, ()) });
     }
 
     /// The letter `seal` writes, as a value (for a list buffer's node).

@@ -192,8 +192,7 @@ impl Appender {
     pub(super) fn push(self, letter: Letter) {
         let running = self.running();
         running.room.set(running.room.get() - 1);
-        running.appended.set(running.appended.get() + 1);
-        running.with_local(|local| local.push(letter));
+        self.append(|local| local.push(letter));
     }
 
     /// Reserves the place of one more letter at the end of the gulp, to be written at once
@@ -213,9 +212,15 @@ impl Appender {
     /// Appends `task`'s release letter whatever the room left (one per actor).
     #[inline]
     pub(super) fn push_release(self, task: TaskRef, release: &'static LetterVtable) {
+        self.append(|local| local.push_release(task, release));
+    }
+
+    /// Adds one letter to the gulp with `push` (counted as appended), whatever the room left.
+    #[inline]
+    fn append(&self, push: impl FnOnce(&mut Buffer)) {
         let running = self.running();
         running.appended.set(running.appended.get() + 1);
-        running.with_local(|local| local.push_release(task, release));
+        running.with_local(push);
     }
 
     /// No more letters join this gulp: the rest go to the queue, as once the budget has run out.

@@ -60,7 +60,7 @@ pub(crate) trait Deliver<M>: Send + Sync {
 }
 
 /// The message inside an envelope that `enqueue` handed back.
-fn message<B: Behavior>(envelope: Envelope<B>) -> B::Msg {
+pub(super) fn message<B: Behavior>(envelope: Envelope<B>) -> B::Msg {
     match envelope {
         Envelope::Msg(message) => message,
         _ => unreachable!("enqueue hands back what it was given"),
@@ -122,11 +122,6 @@ impl<B: Behavior> ActorCell<B> {
             return self
                 .deliver_bounded(bound, msg, Mode::Send)
                 .map_err(TrySendError::into_inner);
-        }
-        // A cell refused at spawn (the system had shut down) has a closed mailbox and no place
-        // in the engine.
-        if self.mailbox.is_closed() {
-            return Err(msg);
         }
         self.post_message(msg)
     }

@@ -59,10 +59,7 @@ impl<B: Behavior> ActorCell<B> {
     pub(super) fn post_message(&self, msg: B::Msg) -> Result<(), B::Msg> {
         let slot = self.runtime.scheduler().append_slot(self.task());
         self.post_to(slot, Envelope::Msg(msg), true)
-            .map_err(|envelope| match envelope {
-                Envelope::Msg(msg) => msg,
-                _ => unreachable!("post_to hands back what it was given"),
-            })
+            .map_err(super::deliver::message)
     }
 
     /// [`post`](Self::post) for a signal that must come after every letter sent before it by
@@ -332,7 +329,9 @@ impl<B: Behavior> ActorCell<B> {
     /// The actor stopped: the engine refuses its later letters and queues the release letter
     /// behind those already queued (called by `terminate` after closing the mailbox).
     pub(super) fn close_direct(&self) {
-        self.runtime.scheduler().close(self.task(), &Self::RELEASE);
+        self.runtime
+            .scheduler()
+            .close(self.task(), Some(&Self::RELEASE));
     }
 }
 

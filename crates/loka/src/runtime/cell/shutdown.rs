@@ -93,10 +93,15 @@ impl<B: Behavior> ActorCell<B> {
     }
 
     /// A spawn the shut-down system refused (its registry is closed): the actor never runs. Its
-    /// mailbox is closed, so every send fails with `Stopped` (and an ask at once), and its state
-    /// is dropped now. Nothing was counted as spawned or stopped.
+    /// mailbox is closed (a direct mailbox's engine refuses its letters too), so every send fails
+    /// with `Stopped` (and an ask at once), and its state is dropped now. Nothing was counted as
+    /// spawned or stopped.
     pub(super) fn stillborn(&self) {
         self.mailbox.close();
+        if self.mailbox.is_direct() {
+            // No life reference was taken yet: no release letter.
+            self.runtime.scheduler().close(self.task(), None);
+        }
         if let Some(bound) = &self.bound {
             bound.close();
         }
