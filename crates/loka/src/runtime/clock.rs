@@ -78,6 +78,22 @@ impl Shared {
             }
         }
     }
+
+    /// As [`park_until_timer`](Self::park_until_timer), but for at most `cap`. Returns whether
+    /// a timer is due and whether `cap` ran out (either way the worker should leave its parking
+    /// loop: to fire the timer, or to take the look it parked for).
+    pub(crate) fn park_until_timer_within(&self, shard: usize, cap: Duration) -> (bool, bool) {
+        let timer = self.timer_sleep(shard);
+        if timer.is_some_and(|d| d.is_zero()) {
+            return (true, false);
+        }
+        let start = std::time::Instant::now();
+        std::thread::park_timeout(timer.map_or(cap, |d| d.min(cap)));
+        (
+            self.timer_sleep(shard).is_some_and(|d| d.is_zero()),
+            start.elapsed() >= cap,
+        )
+    }
 }
 
 impl Runtime {

@@ -20,9 +20,11 @@
 //! | `tests.rs` | regression tests of the wake-ups (a letter in a sleeper's range is reached) |
 //!
 //! Parking uses the shared [`Sleepers`] protocol: a poster reads the queue's owner's sleep state
-//! *under the queue's lock*, and a worker about to park re-checks every queue under its lock, so
-//! either the poster sees the sleeper or the sleeper sees the letter (the lock orders them; no
-//! fence on the send path). Only the owner is woken (`Engine::notify_owner`).
+//! *under the queue's lock*, and a worker about to park re-checks its own queues under their
+//! locks, so either the poster sees the sleeper or the sleeper sees the letter (the lock orders
+//! them; no fence on the send path). Only the owner is woken (`Engine::notify_owner`). A letter
+//! in another worker's queue keeps nobody else awake: the parking worker wakes that queue's
+//! holder if it sleeps, and otherwise leaves the letter to it (`Engine::recheck_before_parking`).
 
 mod copy_queue;
 #[cfg(all(test, loom))]
@@ -250,7 +252,7 @@ impl Engine {
     /// only to have it race the owner is what made every post pay a futex wake-up: 527 parks
     /// and wake-ups per 2 M messages of static send). If the hint is stale and the queue's real
     /// owner sleeps, the next worker to try parking sees the letter in its re-check and wakes
-    /// that owner ([`wake_sleeping_holders`](Self::wake_sleeping_holders)); if every worker
+    /// that owner ([`recheck_before_parking`](Self::recheck_before_parking)); if every worker
     /// sleeps, the hint names a sleeper.
     fn notify_owner(&self, owner: usize) {
         if self.sleepers.claim_one(owner) {
@@ -272,49 +274,77 @@ impl Engine {
         }
     }
 
-    /// The parking re-check of worker `me` found letters: wakes every other parked worker whose
-    /// range holds a non-empty queue. Posts wake a queue's owner *hint*, which a steal can leave
-    /// stale (pointing at an awake worker, while the queue sits in a sleeper's range); the
-    /// letter then waits for a thief, and a thief's victim selection may never pick that
-    /// sleeper. Waking it here, where `me` would otherwise spin beside the letter, bounds the
-    /// wait by one idle cycle. Paid only on the way to parking: one load per slot.
-    fn wake_sleeping_holders(&self, me: usize) {
+    /// The parking re-check of worker `me`: whether a queue in its own range holds a letter.
+    /// Every queue is read under its lock, which orders the look with posts (module docs).
+    ///
+    /// A letter in another worker's range is that worker's to take, not a reason for `me` to stay
+    /// up: an awake holder gulps it on its next pass, or sees it in its own re-check before it
+    /// parks. Counting such letters as work kept idle workers spinning beside a message that
+    /// was never theirs: with one letter always in flight (pingpong, threadring) every idle
+    /// worker's re-check saw it, and on 16 cores their steal attempts on the busy worker's queue
+    /// lines cut pingpong at 4 workers from 11 to 1.2 M msgs/s (docs/message-centric.md).
+    ///
+    /// A holder that sleeps is woken here. Posts wake a queue's owner *hint*, which a steal can
+    /// leave stale (pointing at an awake worker while the queue sits in a sleeper's range); that
+    /// awake worker re-checks this way before it parks, so the letter reaches its holder.
+    fn recheck_before_parking(&self, me: usize) -> bool {
+        let mut mine = false;
         for (v, range) in self.ranges.iter().enumerate() {
-            if v == me {
-                continue;
-            }
             let holds = self.slots[range.clone()].iter().any(|slot| {
                 let q = slot.load(Acquire);
-                // SAFETY: non-null slots point into `self.queues` (null: a thief is swapping it,
-                // and that thief is awake).
-                !q.is_null() && unsafe { &*q }.len_hint() > 0
+                // SAFETY: non-null slots point into `self.queues`. A null slot is being swapped
+                // by a thief, which is awake and takes the queue into its own range.
+                !q.is_null() && unsafe { &*q }.has_letters_locked()
             });
-            if holds {
+            if !holds {
+                continue;
+            }
+            if v == me {
+                mine = true;
+            } else {
                 self.notify_owner(v);
             }
         }
+        mine
     }
 
-    /// Whether any queue holds a letter, each read under its lock (the parking re-check).
+    /// Whether any queue holds a letter, each read under its lock (quiescence).
     fn has_letters(&self) -> bool {
         self.queues.iter().any(|q| q.has_letters_locked())
     }
 
-    /// Parks worker `w` until a letter arrives or shutdown.
-    fn park(&self, w: usize) {
+    /// Parks worker `w` until a letter arrives for it, one of its timers is due, shutdown, or,
+    /// with `watch`, that long has passed. Returns whether the watch period ran out: the worker
+    /// should then look at the other workers' queues (`Worker::look`) and park again.
+    ///
+    /// Why a watch: posts wake only a queue's owner, and an awake owner is not woken. An owner
+    /// stuck in a long handler therefore holds every letter that arrives in its other queues
+    /// until the handler returns, unless some worker that is awake steals them, and idle workers
+    /// park. A worker that parks with a watch wakes now and then to look for such letters, and
+    /// steals a queue whose letters have waited since its last look. (Not covered: every
+    /// worker asleep, a post wakes one, and that one gets stuck. Its sleepers parked with no
+    /// period, so its later letters wait for the handler; the actor-centric engine instead
+    /// hands a woken actor to whoever wakes.)
+    fn park(&self, w: usize, watch: Option<Duration>) -> bool {
+        let look = std::cell::Cell::new(false);
         self.sleepers.park(
             w,
-            || {
-                let found = self.has_letters();
-                if found {
-                    self.wake_sleeping_holders(w);
-                }
-                found
-            },
+            || self.recheck_before_parking(w),
             || self.is_shutdown(),
             || self.shared.counters.worker(w).parks.bump(1),
-            || self.shared.park_until_timer(w),
+            // Only while another worker is awake: when all sleep, none can be stuck, and a
+            // quiescent system must not poll (the watch then parks on without a period).
+            || match watch {
+                Some(cap) if !self.sleepers.all_asleep() => {
+                    let (timer, elapsed) = self.shared.park_until_timer_within(w, cap);
+                    let look_due = elapsed && !self.sleepers.all_asleep();
+                    look.set(look_due);
+                    timer || look_due
+                }
+                _ => self.shared.park_until_timer(w),
+            },
         );
+        look.get()
     }
 
     /// Blocks until every worker is parked, no queue holds a letter and no one-shot timer is

@@ -153,3 +153,102 @@ fn a_stopped_actors_cell_is_freed() {
         );
     }
 }
+
+/// Puts every queue back in the slot it started in, owned by that slot's worker: steals at
+/// start-up (a start letter waiting while its owner wakes) may have moved a test's queues.
+/// Only while every worker is parked (after `run_until_idle`), when no worker reads the slots.
+fn unsteal(system: &System) {
+    let e = engine(system);
+    for (w, range) in e.ranges.iter().enumerate() {
+        for i in range.clone() {
+            let q: &super::MessageQueue = &e.queues[i];
+            e.slots[i].store(
+                q as *const super::MessageQueue as *mut _,
+                std::sync::atomic::Ordering::Release,
+            );
+            q.owner.store(w, Relaxed);
+        }
+    }
+}
+
+/// Blocks in its handler until the test opens its gate.
+struct Blocker {
+    entered: mpsc::Sender<()>,
+    gate: std::sync::Arc<std::sync::Mutex<mpsc::Receiver<()>>>,
+}
+impl Actor for Blocker {
+    type Msg = ();
+    fn handle(&mut self, _: &mut Context<Self>, _: ()) {
+        let _ = self.entered.send(());
+        let _ = self.gate.lock().unwrap().recv();
+    }
+}
+
+/// An idle worker parks beside a letter it cannot take: one waiting in a queue that its awake
+/// holder is processing (the handler ahead of it blocks). The letter is the holder's to deliver,
+/// so the idle worker must not spin beside it. Red when the parking re-check counts letters in
+/// other workers' queues as work: worker 1 then never parks while the handler blocks.
+///
+/// Parked so, it still watches: a letter that then arrives in another queue of the stuck
+/// worker (posts wake only an owner, and the owner is awake) is taken within a few watch
+/// periods. Red without the watch (`Engine::park` with no period): it waits for the handler.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "builds a system: topology detection calls hwloc through FFI"
+)]
+fn an_idle_worker_parks_beside_a_letter_it_cannot_take() {
+    let system = parked_system(2, crate::VictimSelection::default());
+    let on = |w| SpawnOptions::new().placement(Placement::Worker(w));
+    let (entered_tx, entered) = mpsc::channel();
+    let (open, gate) = mpsc::channel();
+    let blocker = system.spawn_with(
+        Blocker {
+            entered: entered_tx,
+            gate: std::sync::Arc::new(std::sync::Mutex::new(gate)),
+        },
+        on(0),
+    );
+    // Worker 0's queues take 32 actors each: the echo's letter waits behind the blocker in its
+    // queue, and the 33rd of worker 0's actors is in its next queue.
+    let (tx, rx) = mpsc::channel();
+    let behind = system.spawn_with(Echo(tx.clone()), on(0));
+    let fillers: Vec<_> = (0..30)
+        .map(|_| system.spawn_with(Echo(tx.clone()), on(0)))
+        .collect();
+    let (tx2, rx2) = mpsc::channel();
+    let stuck_behind = system.spawn_with(Echo(tx2), on(0));
+    let (tx1, rx1) = mpsc::channel();
+    let on_one = system.spawn_with(Echo(tx1), on(1));
+    for _ in 0..31 {
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(0));
+    }
+    assert_eq!(rx2.recv_timeout(Duration::from_secs(10)), Ok(0));
+    assert_eq!(rx1.recv_timeout(Duration::from_secs(10)), Ok(0));
+    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    unsteal(&system);
+
+    blocker.send(()).unwrap();
+    entered.recv_timeout(Duration::from_secs(10)).unwrap();
+    behind.send(7).unwrap();
+    // Wake worker 1 with work of its own; once it is done, it is idle beside the waiting letter.
+    let parks = || engine(&system).shared.counters.worker(1).parks.get();
+    let before = parks();
+    on_one.send(1).unwrap();
+    assert_eq!(rx1.recv_timeout(Duration::from_secs(10)), Ok(1));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while parks() == before && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let parked = parks() > before;
+    // Worker 1 sleeps with a watch period (worker 0 is awake): a letter that now arrives in
+    // another of worker 0's queues, which no post wakes anyone for, is taken at its next looks.
+    stuck_behind.send(5).unwrap();
+    let taken = rx2.recv_timeout(Duration::from_secs(5));
+    open.send(()).unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(7), "the letter was delivered");
+    assert!(parked, "worker 1 spun beside a letter in worker 0's claimed queue");
+    assert_eq!(taken, Ok(5), "a letter waited behind the stuck handler");
+    drop(fillers);
+}
+

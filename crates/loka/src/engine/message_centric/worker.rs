@@ -10,7 +10,7 @@ use crate::telemetry::WorkerCounters;
 use std::ptr;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// `spin_loop` hints between two idle cycles in the spin phase.
 const SPIN_PAUSES: u32 = 32;
@@ -24,6 +24,13 @@ const STEAL_AGE_NS: u64 = 2_000;
 pub(super) const WAKE_BACKLOG: usize = 32;
 /// Most idle cycles a thief skips between two steal attempts that found nothing.
 const MAX_STEAL_BACKOFF: u32 = 32;
+/// A parked worker's first watch period (`Engine::park`): how long a letter can wait behind a
+/// holder stuck in a long handler before a sleeping worker looks (a wake-up costs ~20 µs, so
+/// looking every 5 ms costs a sleeper well under 1% of its core while others work).
+const WATCH_FIRST: Duration = Duration::from_millis(5);
+/// The longest watch period: each look that finds nothing doubles it, up to this, so an idle
+/// system's sleepers wake about once a second.
+const WATCH_MAX: Duration = Duration::from_secs(1);
 
 /// The worker whose range holds `slot`.
 /// Every this-many passes a busy worker fires its due timers.
@@ -80,6 +87,10 @@ impl Worker {
         let mut skip = 0u32;
         let mut idle_since: Option<Instant> = None;
         let mut passes = 0u32;
+        // Woken by its watch period (`Engine::park`): one look at the others' queues, then back
+        // to sleep, without the spin phase.
+        let mut looking = false;
+        let mut watch = WATCH_FIRST;
         while !engine.is_shutdown() {
             // Due timers, every few dozen passes and on every idle turn (one relaxed load while
             // none is armed here; docs/timers.md).
@@ -94,6 +105,8 @@ impl Worker {
                 backoff = 0;
                 skip = 0;
                 idle_since = None;
+                looking = false;
+                watch = WATCH_FIRST;
                 continue;
             }
             empty_passes += 1;
@@ -103,10 +116,16 @@ impl Worker {
             // Two empty passes: steal once, then go back to our own queues (which now include
             // the stolen one), win or lose.
             empty_passes = 0;
-            if can_steal && skip == 0 {
-                if self.steal() {
+            if can_steal && (skip == 0 || looking) {
+                if self.steal(looking) {
                     backoff = 0;
+                    looking = false;
+                    watch = WATCH_FIRST;
                     continue;
+                }
+                if looking && self.watched.is_some() {
+                    // A candidate to take at the next look, if its letters still wait then.
+                    watch = WATCH_FIRST;
                 }
                 // Beyond Cforall: a thief that keeps finding nothing (or only a candidate to
                 // watch, which must age anyway) looks less often. Each look reads the victim's queue lines, which the
@@ -119,14 +138,17 @@ impl Worker {
             }
             let since = *idle_since.get_or_insert_with(Instant::now);
             let idle_for = since.elapsed();
-            if idle_for < idle.spin() {
+            if !looking && idle_for < idle.spin() {
                 for _ in 0..SPIN_PAUSES {
                     std::hint::spin_loop();
                 }
-            } else if idle_for < idle.spin_and_yield() {
+            } else if !looking && idle_for < idle.spin_and_yield() {
                 std::thread::yield_now();
             } else {
-                engine.park(self.index());
+                looking = engine.park(self.index(), can_steal.then_some(watch));
+                if looking {
+                    watch = (watch * 2).min(WATCH_MAX);
+                }
                 idle_since = None;
             }
         }
@@ -264,7 +286,10 @@ impl Worker {
     /// thief (a few hundred ns) and is then stolen. With Cforall's eager rule the idle worker
     /// took the queue holding the single message on 65% of threadring's messages, moving the
     /// queue and its actors' state to the other core each time (docs/message-centric.md).
-    fn steal(&mut self) -> bool {
+    ///
+    /// `everywhere` (a look after a watch period, `Engine::park`): the candidate is searched in
+    /// every other worker's queues, starting at a random worker, whatever the victim selection.
+    fn steal(&mut self, everywhere: bool) -> bool {
         let engine = Arc::clone(&self.engine);
         let me = self.index();
         self.counters().steal_attempts.bump(1);
@@ -288,6 +313,14 @@ impl Worker {
             }
         }
         let found = match engine.victims {
+            _ if everywhere => {
+                let n = engine.workers();
+                let start = self.rng.usize(0..n);
+                (0..n)
+                    .map(|k| (start + k) % n)
+                    .filter(|&v| v != me)
+                    .find_map(|v| self.candidate(v))
+            }
             VictimSelection::None => None,
             VictimSelection::Random => {
                 let others = engine.workers() - 1;
