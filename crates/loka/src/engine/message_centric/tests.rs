@@ -246,9 +246,15 @@ fn an_idle_worker_parks_beside_a_letter_it_cannot_take() {
     stuck_behind.send(5).unwrap();
     let taken = rx2.recv_timeout(Duration::from_secs(5));
     open.send(()).unwrap();
-    assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(7), "the letter was delivered");
-    assert!(parked, "worker 1 spun beside a letter in worker 0's claimed queue");
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(10)),
+        Ok(7),
+        "the letter was delivered"
+    );
+    assert!(
+        parked,
+        "worker 1 spun beside a letter in worker 0's claimed queue"
+    );
     assert_eq!(taken, Ok(5), "a letter waited behind the stuck handler");
     drop(fillers);
 }
-

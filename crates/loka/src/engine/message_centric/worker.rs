@@ -7,6 +7,7 @@ use super::Engine;
 use crate::config::VictimSelection;
 use crate::runtime::{Exec, Letter};
 use crate::telemetry::WorkerCounters;
+use crossbeam_utils::CachePadded;
 use std::ptr;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::sync::Arc;
@@ -44,11 +45,41 @@ fn victim_of(engine: &Engine, slot: usize) -> usize {
         .expect("every slot is in a range")
 }
 
+/// A worker's idle phase, kept across the passes that find nothing.
+struct IdleState {
+    empty_passes: u32,
+    /// Idle turns to skip before the next steal attempt (doubling while attempts find nothing,
+    /// up to `MAX_STEAL_BACKOFF`).
+    backoff: u32,
+    skip: u32,
+    since: Option<Instant>,
+    /// Woken by its watch period (`Engine::park`): one look at the others' queues, then back
+    /// to sleep, without the spin phase.
+    looking: bool,
+    watch: Duration,
+}
+
+impl IdleState {
+    fn new() -> Self {
+        IdleState {
+            empty_passes: 0,
+            backoff: 0,
+            skip: 0,
+            since: None,
+            looking: false,
+            watch: WATCH_FIRST,
+        }
+    }
+}
+
 pub(super) struct Worker {
     exec: Exec,
     engine: Arc<Engine>,
-    /// The current gulp, which handlers on this thread reach (`running.rs`).
-    running: Running,
+    /// The current gulp, which handlers on this thread reach (`running.rs`). On the heap, a
+    /// line of its own: on the stack its address moved with every change to `run`'s frame,
+    /// and so did its 4 KiB aliasing with the gulp's letters; static send swung by 10% with no
+    /// change in instructions (decisions.md §43).
+    running: Box<CachePadded<Running>>,
     rng: fastrand::Rng,
     /// A candidate queue seen at an earlier steal attempt: its slot, the queue, its gulp count
     /// and when it was first seen (ns since the engine started).
@@ -59,7 +90,9 @@ impl Worker {
     pub(super) fn new(exec: Exec, engine: Arc<Engine>) -> Self {
         let seed = engine.shared.config.seed ^ (exec.index() as u64).wrapping_mul(0x9e37_79b9);
         Worker {
-            running: Running::new(Buffer::new(engine.queue_kind)),
+            running: Box::new(CachePadded::new(Running::new(Buffer::new(
+                engine.queue_kind,
+            )))),
             rng: fastrand::Rng::with_seed(seed),
             watched: None,
             exec,
@@ -76,83 +109,80 @@ impl Worker {
     }
 
     pub(super) fn run(mut self) {
-        Running::install(Some(&self.running));
+        Running::install(Some(&**self.running));
         let engine = Arc::clone(&self.engine);
-        let idle = engine.shared.config.idle;
-        let can_steal = engine.victims != VictimSelection::None && engine.workers() > 1;
-        let mut empty_passes = 0;
-        // Idle cycles to skip before the next steal attempt (doubling while attempts find
-        // nothing, up to `MAX_STEAL_BACKOFF`).
-        let mut backoff = 0u32;
-        let mut skip = 0u32;
-        let mut idle_since: Option<Instant> = None;
+        let mut idle = IdleState::new();
         let mut passes = 0u32;
-        // Woken by its watch period (`Engine::park`): one look at the others' queues, then back
-        // to sleep, without the spin phase.
-        let mut looking = false;
-        let mut watch = WATCH_FIRST;
         while !engine.is_shutdown() {
             // Due timers, every few dozen passes and on every idle turn (one relaxed load while
             // none is armed here; docs/timers.md).
             passes = passes.wrapping_add(1);
-            if (passes % TIMER_CHECK_INTERVAL == 0 || empty_passes > 0)
+            if (passes % TIMER_CHECK_INTERVAL == 0 || idle.empty_passes > 0)
                 && engine.shared.fire_timers(self.index())
             {
-                idle_since = None;
+                idle.since = None;
             }
             if self.pass() {
-                empty_passes = 0;
-                backoff = 0;
-                skip = 0;
-                idle_since = None;
-                looking = false;
-                watch = WATCH_FIRST;
+                idle = IdleState::new();
                 continue;
             }
-            empty_passes += 1;
-            if empty_passes < PASSES_BEFORE_STEAL {
-                continue;
-            }
-            // Two empty passes: steal once, then go back to our own queues (which now include
-            // the stolen one), win or lose.
-            empty_passes = 0;
-            if can_steal && (skip == 0 || looking) {
-                if self.steal(looking) {
-                    backoff = 0;
-                    looking = false;
-                    watch = WATCH_FIRST;
-                    continue;
-                }
-                if looking && self.watched.is_some() {
-                    // A candidate to take at the next look, if its letters still wait then.
-                    watch = WATCH_FIRST;
-                }
-                // Beyond Cforall: a thief that keeps finding nothing (or only a candidate to
-                // watch, which must age anyway) looks less often. Each look reads the victim's queue lines, which the
-                // victim writes on every send and gulp; polling them every idle cycle made a
-                // single message hopping between two workers (threadring) pay for it.
-                backoff = (backoff * 2).clamp(1, MAX_STEAL_BACKOFF);
-                skip = backoff;
-            } else {
-                skip = skip.saturating_sub(1);
-            }
-            let since = *idle_since.get_or_insert_with(Instant::now);
-            let idle_for = since.elapsed();
-            if !looking && idle_for < idle.spin() {
-                for _ in 0..SPIN_PAUSES {
-                    std::hint::spin_loop();
-                }
-            } else if !looking && idle_for < idle.spin_and_yield() {
-                std::thread::yield_now();
-            } else {
-                looking = engine.park(self.index(), can_steal.then_some(watch));
-                if looking {
-                    watch = (watch * 2).min(WATCH_MAX);
-                }
-                idle_since = None;
-            }
+            self.idle_turn(&mut idle);
         }
         Running::install(None);
+    }
+
+    /// What follows a pass that found nothing: after two such passes a steal attempt, then the
+    /// spin, yield and park phases. Out of line: a busy worker's loop stays the pass alone (with
+    /// this inlined, the loop's code moved and static send lost 7–10% with the same instructions:
+    /// decisions.md §43).
+    #[inline(never)]
+    fn idle_turn(&mut self, s: &mut IdleState) {
+        let engine = Arc::clone(&self.engine);
+        let idle = engine.shared.config.idle;
+        let can_steal = engine.victims != VictimSelection::None && engine.workers() > 1;
+        s.empty_passes += 1;
+        if s.empty_passes < PASSES_BEFORE_STEAL {
+            return;
+        }
+        // Two empty passes: steal once, then go back to our own queues (which now include
+        // the stolen one), win or lose.
+        s.empty_passes = 0;
+        if can_steal && (s.skip == 0 || s.looking) {
+            if self.steal(s.looking) {
+                s.backoff = 0;
+                s.looking = false;
+                s.watch = WATCH_FIRST;
+                return;
+            }
+            if s.looking && self.watched.is_some() {
+                // A candidate to take at the next look, if its letters still wait then.
+                s.watch = WATCH_FIRST;
+            }
+            // Beyond Cforall: a thief that keeps finding nothing (or only a candidate to
+            // watch, which must age anyway) looks less often. Each look reads the victim's
+            // queue lines, which the victim writes on every send and gulp; polling them every
+            // idle cycle made a single message hopping between two workers (threadring) pay
+            // for it.
+            s.backoff = (s.backoff * 2).clamp(1, MAX_STEAL_BACKOFF);
+            s.skip = s.backoff;
+        } else {
+            s.skip = s.skip.saturating_sub(1);
+        }
+        let since = *s.since.get_or_insert_with(Instant::now);
+        let idle_for = since.elapsed();
+        if !s.looking && idle_for < idle.spin() {
+            for _ in 0..SPIN_PAUSES {
+                std::hint::spin_loop();
+            }
+        } else if !s.looking && idle_for < idle.spin_and_yield() {
+            std::thread::yield_now();
+        } else {
+            s.looking = engine.park(self.index(), can_steal.then_some(s.watch));
+            if s.looking {
+                s.watch = (s.watch * 2).min(WATCH_MAX);
+            }
+            s.since = None;
+        }
     }
 
     /// One pass over this worker's queues, gulping each non-empty one. Returns whether it
@@ -245,7 +275,7 @@ impl Worker {
             // consumed here, its envelope taken before any handler can append to the gulp. The
             // delivery may take the next letters to the same actor (a run, at most `throughput`
             // letters).
-            let took = unsafe { Letter::deliver_at(at, &self.exec, &self.running) };
+            let took = unsafe { Letter::deliver_at(at, &self.exec, &**self.running) };
             messages += u64::from(took.messages);
             since_check += took.letters as usize;
             if since_check >= batch {
