@@ -102,6 +102,12 @@ pub(crate) struct Engine {
     victims: VictimSelection,
     queue_kind: QueueKind,
     sleepers: Sleepers,
+    /// Workers parked with a watch period now (`park`). A worker woken while this is zero gets
+    /// one: `notify_owner` nudges a sleeper, which then parks with a period.
+    watchers: CachePadded<AtomicUsize>,
+    /// Whether idle workers park with a watch period at all: they can steal (more than one
+    /// worker, a victim selection other than `none`).
+    watching: bool,
     threads_of: Box<[OnceLock<Thread>]>,
     shutdown: CachePadded<AtomicBool>,
     clock: Instant,
@@ -150,6 +156,8 @@ impl Engine {
             victims: mc.victims,
             queue_kind: mc.queue,
             sleepers: Sleepers::new(workers),
+            watchers: CachePadded::new(AtomicUsize::new(0)),
+            watching: mc.victims != VictimSelection::None && workers > 1,
             threads_of: (0..workers).map(|_| OnceLock::new()).collect(),
             shutdown: CachePadded::new(AtomicBool::new(false)),
             clock: Instant::now(),
@@ -260,6 +268,28 @@ impl Engine {
             if let Some(thread) = self.threads_of[owner].get() {
                 thread.unpark();
             }
+            self.ensure_a_watcher(owner);
+        }
+    }
+
+    /// `woken` was just claimed. If nobody parks with a watch period (`park`) because every
+    /// worker slept, nudges one sleeper (an unpark, not a claim: it stays in its parking
+    /// protocol). It looks again, sees a worker awake, and parks with a period, so letters
+    /// that reach `woken`'s other queues while it is stuck in a handler are not left
+    /// waiting. A sleeper that parked with no period did so when every worker slept; its
+    /// decrement of `watchers` and its look at the sleeper count are both SeqCst, as are our
+    /// claim and our load here, so either it sees `woken` awake or we see no watcher. Only
+    /// on the way from an idle system to a busy one: one load when a watcher exists.
+    fn ensure_a_watcher(&self, woken: usize) {
+        if !self.watching || self.watchers.load(SeqCst) != 0 {
+            return;
+        }
+        let n = self.workers();
+        let sleeper = (1..n)
+            .map(|k| (woken + k) % n)
+            .find(|&w| self.sleepers.is_asleep_locked(w));
+        if let Some(thread) = sleeper.and_then(|w| self.threads_of[w].get()) {
+            thread.unpark();
         }
     }
 
@@ -321,10 +351,9 @@ impl Engine {
     /// stuck in a long handler therefore holds every letter that arrives in its other queues
     /// until the handler returns, unless some worker that is awake steals them, and idle workers
     /// park. A worker that parks with a watch wakes now and then to look for such letters, and
-    /// steals a queue whose letters have waited since its last look. (Not covered: every
-    /// worker asleep, a post wakes one, and that one gets stuck. Its sleepers parked with no
-    /// period, so its later letters wait for the handler; the actor-centric engine instead
-    /// hands a woken actor to whoever wakes.)
+    /// steals a queue whose letters have waited since its last look. A worker woken while
+    /// every other one sleeps with no period nudges one of them into a period
+    /// (`ensure_a_watcher`).
     fn park(&self, w: usize, watch: Option<Duration>) -> bool {
         let look = std::cell::Cell::new(false);
         self.sleepers.park(
@@ -336,7 +365,9 @@ impl Engine {
             // quiescent system must not poll (the watch then parks on without a period).
             || match watch {
                 Some(cap) if !self.sleepers.all_asleep() => {
+                    self.watchers.fetch_add(1, SeqCst);
                     let (timer, elapsed) = self.shared.park_until_timer_within(w, cap);
+                    self.watchers.fetch_sub(1, SeqCst);
                     let look_due = elapsed && !self.sleepers.all_asleep();
                     look.set(look_due);
                     timer || look_due

@@ -258,3 +258,51 @@ fn an_idle_worker_parks_beside_a_letter_it_cannot_take() {
     assert_eq!(taken, Ok(5), "a letter waited behind the stuck handler");
     drop(fillers);
 }
+
+/// A worker woken from an idle system (every worker asleep, so every sleeper parked with no
+/// watch period) and then stuck in a handler is watched all the same: its wake-up nudges a
+/// sleeper, which parks with a period and takes a letter that arrives in another of the stuck
+/// worker's queues. Red without the nudge (`Engine::ensure_a_watcher`): the letter waits for
+/// the handler.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "builds a system: topology detection calls hwloc through FFI"
+)]
+fn a_worker_woken_from_an_idle_system_is_watched() {
+    let system = parked_system(2, crate::VictimSelection::default());
+    let on = |w| SpawnOptions::new().placement(Placement::Worker(w));
+    let (entered_tx, entered) = mpsc::channel();
+    let (open, gate) = mpsc::channel();
+    let blocker = system.spawn_with(
+        Blocker {
+            entered: entered_tx,
+            gate: std::sync::Arc::new(std::sync::Mutex::new(gate)),
+        },
+        on(0),
+    );
+    let (tx, rx) = mpsc::channel();
+    let fillers: Vec<_> = (0..31)
+        .map(|_| system.spawn_with(Echo(tx.clone()), on(0)))
+        .collect();
+    let (tx2, rx2) = mpsc::channel();
+    let stuck_behind = system.spawn_with(Echo(tx2), on(0));
+    for _ in 0..31 {
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(0));
+    }
+    assert_eq!(rx2.recv_timeout(Duration::from_secs(10)), Ok(0));
+    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    unsteal(&system);
+    // A sleeper that parked while another worker was still awake parked with a period (at
+    // most 1 s); once that ends in an idle system, it parks on with none.
+    std::thread::sleep(Duration::from_millis(1_100));
+
+    // Every worker sleeps; the blocker's letter wakes worker 0 alone, and it blocks.
+    blocker.send(()).unwrap();
+    entered.recv_timeout(Duration::from_secs(10)).unwrap();
+    stuck_behind.send(5).unwrap();
+    let taken = rx2.recv_timeout(Duration::from_secs(5));
+    open.send(()).unwrap();
+    assert_eq!(taken, Ok(5), "a letter waited behind the stuck handler");
+    drop(fillers);
+}
