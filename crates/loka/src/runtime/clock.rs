@@ -66,32 +66,30 @@ impl Shared {
     /// Parks the calling worker thread until it is unparked or its shard's next timer is due;
     /// returns whether a timer is due (the worker should leave its parking loop and fire it).
     pub(crate) fn park_until_timer(&self, shard: usize) -> bool {
-        match self.timer_sleep(shard) {
-            None => {
-                std::thread::park();
-                false
-            }
-            Some(d) if d.is_zero() => true,
-            Some(d) => {
-                std::thread::park_timeout(d);
-                self.timer_sleep(shard).is_some_and(|d| d.is_zero())
-            }
-        }
+        self.park_until_timer_within(shard, None).0
     }
 
-    /// As [`park_until_timer`](Self::park_until_timer), but for at most `cap`. Returns whether
-    /// a timer is due and whether `cap` ran out (either way the worker should leave its parking
-    /// loop: to fire the timer, or to take the look it parked for).
-    pub(crate) fn park_until_timer_within(&self, shard: usize, cap: Duration) -> (bool, bool) {
+    /// As [`park_until_timer`](Self::park_until_timer), but for at most `cap` if given. Returns
+    /// whether a timer is due and whether `cap` ran out (either way the worker should leave its
+    /// parking loop: to fire the timer, or to take the look it parked for).
+    pub(crate) fn park_until_timer_within(
+        &self,
+        shard: usize,
+        cap: Option<Duration>,
+    ) -> (bool, bool) {
         let timer = self.timer_sleep(shard);
         if timer.is_some_and(|d| d.is_zero()) {
             return (true, false);
         }
         let start = std::time::Instant::now();
-        std::thread::park_timeout(timer.map_or(cap, |d| d.min(cap)));
+        match (timer, cap) {
+            (None, None) => std::thread::park(),
+            (Some(d), None) | (None, Some(d)) => std::thread::park_timeout(d),
+            (Some(d), Some(c)) => std::thread::park_timeout(d.min(c)),
+        }
         (
             self.timer_sleep(shard).is_some_and(|d| d.is_zero()),
-            start.elapsed() >= cap,
+            cap.is_some_and(|c| start.elapsed() >= c),
         )
     }
 }

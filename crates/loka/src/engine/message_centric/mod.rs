@@ -12,6 +12,7 @@
 //! | file | concern |
 //! |---|---|
 //! | `copy_queue.rs` | the copy queue (array of letters, O(1) pop by index) |
+//! | `idle.rs` | parking, wake-ups, the watch on busy workers, quiescence |
 //! | `queue.rs` | one sharded queue: lock, buffer, `being_processed`, length hint, gulping |
 //! | `running.rs` | the gulp a worker processes, as its handlers reach it: appends, runs |
 //! | `spin.rs` | the queues' spin lock |
@@ -27,6 +28,7 @@
 //! holder if it sleeps, and otherwise leaves the letter to it (`Engine::recheck_before_parking`).
 
 mod copy_queue;
+mod idle;
 #[cfg(all(test, loom))]
 mod loom_tests;
 mod queue;
@@ -52,7 +54,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::sync::{Arc, OnceLock};
 use std::thread::{JoinHandle, Thread};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use worker::Worker;
 
 /// Actors bound to one of a worker's queues before the next one takes over, when the engine
@@ -105,9 +107,9 @@ pub(crate) struct Engine {
     /// Workers parked with a watch period now (`park`). A worker woken while this is zero gets
     /// one: `notify_owner` nudges a sleeper, which then parks with a period.
     watchers: CachePadded<AtomicUsize>,
-    /// Whether idle workers park with a watch period at all: they can steal (more than one
-    /// worker, a victim selection other than `none`).
-    watching: bool,
+    /// Whether idle workers steal (more than one worker, a victim selection other than
+    /// `none`), and so park with a watch period (`idle.rs`).
+    can_steal: bool,
     threads_of: Box<[OnceLock<Thread>]>,
     shutdown: CachePadded<AtomicBool>,
     clock: Instant,
@@ -157,7 +159,7 @@ impl Engine {
             queue_kind: mc.queue,
             sleepers: Sleepers::new(workers),
             watchers: CachePadded::new(AtomicUsize::new(0)),
-            watching: mc.victims != VictimSelection::None && workers > 1,
+            can_steal: mc.victims != VictimSelection::None && workers > 1,
             threads_of: (0..workers).map(|_| OnceLock::new()).collect(),
             shutdown: CachePadded::new(AtomicBool::new(false)),
             clock: Instant::now(),
@@ -253,139 +255,6 @@ impl Engine {
     fn index_of(&self, queue: *const MessageQueue) -> usize {
         let stride = std::mem::size_of::<CachePadded<MessageQueue>>();
         (queue as usize - self.queues.as_ptr() as usize) / stride
-    }
-
-    /// A letter arrived in a queue whose owner (hint) is `owner`: wakes that worker if it is
-    /// parked, and nobody else. An awake owner will gulp the letter itself (waking another worker
-    /// only to have it race the owner is what made every post pay a futex wake-up: 527 parks
-    /// and wake-ups per 2 M messages of static send). If the hint is stale and the queue's real
-    /// owner sleeps, the next worker to try parking sees the letter in its re-check and wakes
-    /// that owner ([`recheck_before_parking`](Self::recheck_before_parking)); if every worker
-    /// sleeps, the hint names a sleeper.
-    fn notify_owner(&self, owner: usize) {
-        if self.sleepers.claim_one(owner) {
-            self.shared.counters.system.unparks.add_shared(1);
-            if let Some(thread) = self.threads_of[owner].get() {
-                thread.unpark();
-            }
-            self.ensure_a_watcher(owner);
-        }
-    }
-
-    /// `woken` was just claimed. If nobody parks with a watch period (`park`) because every
-    /// worker slept, nudges one sleeper (an unpark, not a claim: it stays in its parking
-    /// protocol). It looks again, sees a worker awake, and parks with a period, so letters
-    /// that reach `woken`'s other queues while it is stuck in a handler are not left
-    /// waiting. A sleeper that parked with no period did so when every worker slept; its
-    /// decrement of `watchers` and its look at the sleeper count are both SeqCst, as are our
-    /// claim and our load here, so either it sees `woken` awake or we see no watcher. Only
-    /// on the way from an idle system to a busy one: one load when a watcher exists.
-    fn ensure_a_watcher(&self, woken: usize) {
-        if !self.watching || self.watchers.load(SeqCst) != 0 {
-            return;
-        }
-        let n = self.workers();
-        let sleeper = (1..n)
-            .map(|k| (woken + k) % n)
-            .find(|&w| self.sleepers.is_asleep_locked(w));
-        if let Some(thread) = sleeper.and_then(|w| self.threads_of[w].get()) {
-            thread.unpark();
-        }
-    }
-
-    /// Wakes one parked worker, if any, to steal from `from`'s backlog (a fence and a load when
-    /// nobody sleeps).
-    fn wake_a_thief(&self, from: usize) {
-        if let Some(w) = self.sleepers.notify(Some((from + 1) % self.workers())) {
-            self.shared.counters.system.unparks.add_shared(1);
-            if let Some(thread) = self.threads_of[w].get() {
-                thread.unpark();
-            }
-        }
-    }
-
-    /// The parking re-check of worker `me`: whether a queue in its own range holds a letter.
-    /// Every queue is read under its lock, which orders the look with posts (module docs).
-    ///
-    /// A letter in another worker's range is that worker's to take, not a reason for `me` to stay
-    /// up: an awake holder gulps it on its next pass, or sees it in its own re-check before it
-    /// parks. Counting such letters as work kept idle workers spinning beside a message that
-    /// was never theirs: with one letter always in flight (pingpong, threadring) every idle
-    /// worker's re-check saw it, and on 16 cores their steal attempts on the busy worker's queue
-    /// lines cut pingpong at 4 workers from 11 to 1.2 M msgs/s (docs/message-centric.md).
-    ///
-    /// A holder that sleeps is woken here. Posts wake a queue's owner *hint*, which a steal can
-    /// leave stale (pointing at an awake worker while the queue sits in a sleeper's range); that
-    /// awake worker re-checks this way before it parks, so the letter reaches its holder.
-    fn recheck_before_parking(&self, me: usize) -> bool {
-        let mut mine = false;
-        for (v, range) in self.ranges.iter().enumerate() {
-            let holds = self.slots[range.clone()].iter().any(|slot| {
-                let q = slot.load(Acquire);
-                // SAFETY: non-null slots point into `self.queues`. A null slot is being swapped
-                // by a thief, which is awake and takes the queue into its own range.
-                !q.is_null() && unsafe { &*q }.has_letters_locked()
-            });
-            if !holds {
-                continue;
-            }
-            if v == me {
-                mine = true;
-            } else {
-                self.notify_owner(v);
-            }
-        }
-        mine
-    }
-
-    /// Whether any queue holds a letter, each read under its lock (quiescence).
-    fn has_letters(&self) -> bool {
-        self.queues.iter().any(|q| q.has_letters_locked())
-    }
-
-    /// Parks worker `w` until a letter arrives for it, one of its timers is due, shutdown, or,
-    /// with `watch`, that long has passed. Returns whether the watch period ran out: the worker
-    /// should then look at the other workers' queues (`Worker::look`) and park again.
-    ///
-    /// Why a watch: posts wake only a queue's owner, and an awake owner is not woken. An owner
-    /// stuck in a long handler therefore holds every letter that arrives in its other queues
-    /// until the handler returns, unless some worker that is awake steals them, and idle workers
-    /// park. A worker that parks with a watch wakes now and then to look for such letters, and
-    /// steals a queue whose letters have waited since its last look. A worker woken while
-    /// every other one sleeps with no period nudges one of them into a period
-    /// (`ensure_a_watcher`).
-    fn park(&self, w: usize, watch: Option<Duration>) -> bool {
-        let look = std::cell::Cell::new(false);
-        self.sleepers.park(
-            w,
-            || self.recheck_before_parking(w),
-            || self.is_shutdown(),
-            || self.shared.counters.worker(w).parks.bump(1),
-            // Only while another worker is awake: when all sleep, none can be stuck, and a
-            // quiescent system must not poll (the watch then parks on without a period).
-            || match watch {
-                Some(cap) if !self.sleepers.all_asleep() => {
-                    self.watchers.fetch_add(1, SeqCst);
-                    let (timer, elapsed) = self.shared.park_until_timer_within(w, cap);
-                    self.watchers.fetch_sub(1, SeqCst);
-                    let look_due = elapsed && !self.sleepers.all_asleep();
-                    look.set(look_due);
-                    timer || look_due
-                }
-                _ => self.shared.park_until_timer(w),
-            },
-        );
-        look.get()
-    }
-
-    /// Blocks until every worker is parked, no queue holds a letter and no one-shot timer is
-    /// pending (docs/timers.md), or `timeout` passes.
-    pub(crate) fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
-        self.sleepers.wait_quiescent(
-            // Timers first (Acquire): a timer counted out has made its send visible.
-            || self.shared.timers.pending_once() == 0 && !self.has_letters(),
-            timeout,
-        )
     }
 
     /// Stops and joins the workers (each finishes its current letter and gulp). Letters still

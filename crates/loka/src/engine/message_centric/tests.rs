@@ -184,6 +184,74 @@ impl Actor for Blocker {
     }
 }
 
+/// Worker 0 of a two-worker system, ready to be stuck. Worker 0's queues take 32 actors each:
+/// a blocker and 31 echoes (`first`) share its first queue, so their letters wait behind the
+/// blocker's handler; a 33rd echo (`next`) is alone in its next queue. `other` is an echo on
+/// worker 1. Built with every actor started, the system idle and every queue in its first slot.
+struct StuckZero {
+    system: System,
+    blocker: crate::ActorRef<()>,
+    entered: mpsc::Receiver<()>,
+    open: mpsc::Sender<()>,
+    first: Vec<crate::ActorRef<u32>>,
+    first_rx: mpsc::Receiver<u32>,
+    next: crate::ActorRef<u32>,
+    next_rx: mpsc::Receiver<u32>,
+    other: crate::ActorRef<u32>,
+    other_rx: mpsc::Receiver<u32>,
+}
+
+fn stuck_zero() -> StuckZero {
+    let system = parked_system(2, crate::VictimSelection::default());
+    let on = |w| SpawnOptions::new().placement(Placement::Worker(w));
+    let (entered_tx, entered) = mpsc::channel();
+    let (open, gate) = mpsc::channel();
+    let blocker = system.spawn_with(
+        Blocker {
+            entered: entered_tx,
+            gate: std::sync::Arc::new(std::sync::Mutex::new(gate)),
+        },
+        on(0),
+    );
+    let (tx, first_rx) = mpsc::channel();
+    let first: Vec<_> = (0..31)
+        .map(|_| system.spawn_with(Echo(tx.clone()), on(0)))
+        .collect();
+    let echo_on = |w| {
+        let (tx, rx) = mpsc::channel();
+        (system.spawn_with(Echo(tx), on(w)), rx)
+    };
+    let (next, next_rx) = echo_on(0);
+    let (other, other_rx) = echo_on(1);
+    for rx in std::iter::repeat_n(&first_rx, 31).chain([&next_rx, &other_rx]) {
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(0), "started");
+    }
+    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    unsteal(&system);
+    StuckZero {
+        system,
+        blocker,
+        entered,
+        open,
+        first,
+        first_rx,
+        next,
+        next_rx,
+        other,
+        other_rx,
+    }
+}
+
+impl StuckZero {
+    /// Worker 0 enters the blocker's handler and stays there until `open`.
+    fn block(&self) {
+        self.blocker.send(()).unwrap();
+        self.entered
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the blocker's handler runs");
+    }
+}
+
 /// An idle worker parks beside a letter it cannot take: one waiting in a queue that its awake
 /// holder is processing (the handler ahead of it blocks). The letter is the holder's to deliver,
 /// so the idle worker must not spin beside it. Red when the parking re-check counts letters in
@@ -198,44 +266,14 @@ impl Actor for Blocker {
     ignore = "builds a system: topology detection calls hwloc through FFI"
 )]
 fn an_idle_worker_parks_beside_a_letter_it_cannot_take() {
-    let system = parked_system(2, crate::VictimSelection::default());
-    let on = |w| SpawnOptions::new().placement(Placement::Worker(w));
-    let (entered_tx, entered) = mpsc::channel();
-    let (open, gate) = mpsc::channel();
-    let blocker = system.spawn_with(
-        Blocker {
-            entered: entered_tx,
-            gate: std::sync::Arc::new(std::sync::Mutex::new(gate)),
-        },
-        on(0),
-    );
-    // Worker 0's queues take 32 actors each: the echo's letter waits behind the blocker in its
-    // queue, and the 33rd of worker 0's actors is in its next queue.
-    let (tx, rx) = mpsc::channel();
-    let behind = system.spawn_with(Echo(tx.clone()), on(0));
-    let fillers: Vec<_> = (0..30)
-        .map(|_| system.spawn_with(Echo(tx.clone()), on(0)))
-        .collect();
-    let (tx2, rx2) = mpsc::channel();
-    let stuck_behind = system.spawn_with(Echo(tx2), on(0));
-    let (tx1, rx1) = mpsc::channel();
-    let on_one = system.spawn_with(Echo(tx1), on(1));
-    for _ in 0..31 {
-        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(0));
-    }
-    assert_eq!(rx2.recv_timeout(Duration::from_secs(10)), Ok(0));
-    assert_eq!(rx1.recv_timeout(Duration::from_secs(10)), Ok(0));
-    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
-    unsteal(&system);
-
-    blocker.send(()).unwrap();
-    entered.recv_timeout(Duration::from_secs(10)).unwrap();
-    behind.send(7).unwrap();
+    let z = stuck_zero();
+    z.block();
+    z.first[0].send(7).unwrap();
     // Wake worker 1 with work of its own; once it is done, it is idle beside the waiting letter.
-    let parks = || engine(&system).shared.counters.worker(1).parks.get();
+    let parks = || engine(&z.system).shared.counters.worker(1).parks.get();
     let before = parks();
-    on_one.send(1).unwrap();
-    assert_eq!(rx1.recv_timeout(Duration::from_secs(10)), Ok(1));
+    z.other.send(1).unwrap();
+    assert_eq!(z.other_rx.recv_timeout(Duration::from_secs(10)), Ok(1));
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while parks() == before && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));
@@ -243,11 +281,11 @@ fn an_idle_worker_parks_beside_a_letter_it_cannot_take() {
     let parked = parks() > before;
     // Worker 1 sleeps with a watch period (worker 0 is awake): a letter that now arrives in
     // another of worker 0's queues, which no post wakes anyone for, is taken at its next looks.
-    stuck_behind.send(5).unwrap();
-    let taken = rx2.recv_timeout(Duration::from_secs(5));
-    open.send(()).unwrap();
+    z.next.send(5).unwrap();
+    let taken = z.next_rx.recv_timeout(Duration::from_secs(5));
+    z.open.send(()).unwrap();
     assert_eq!(
-        rx.recv_timeout(Duration::from_secs(10)),
+        z.first_rx.recv_timeout(Duration::from_secs(10)),
         Ok(7),
         "the letter was delivered"
     );
@@ -256,7 +294,6 @@ fn an_idle_worker_parks_beside_a_letter_it_cannot_take() {
         "worker 1 spun beside a letter in worker 0's claimed queue"
     );
     assert_eq!(taken, Ok(5), "a letter waited behind the stuck handler");
-    drop(fillers);
 }
 
 /// A worker woken from an idle system (every worker asleep, so every sleeper parked with no
@@ -270,39 +307,14 @@ fn an_idle_worker_parks_beside_a_letter_it_cannot_take() {
     ignore = "builds a system: topology detection calls hwloc through FFI"
 )]
 fn a_worker_woken_from_an_idle_system_is_watched() {
-    let system = parked_system(2, crate::VictimSelection::default());
-    let on = |w| SpawnOptions::new().placement(Placement::Worker(w));
-    let (entered_tx, entered) = mpsc::channel();
-    let (open, gate) = mpsc::channel();
-    let blocker = system.spawn_with(
-        Blocker {
-            entered: entered_tx,
-            gate: std::sync::Arc::new(std::sync::Mutex::new(gate)),
-        },
-        on(0),
-    );
-    let (tx, rx) = mpsc::channel();
-    let fillers: Vec<_> = (0..31)
-        .map(|_| system.spawn_with(Echo(tx.clone()), on(0)))
-        .collect();
-    let (tx2, rx2) = mpsc::channel();
-    let stuck_behind = system.spawn_with(Echo(tx2), on(0));
-    for _ in 0..31 {
-        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(0));
-    }
-    assert_eq!(rx2.recv_timeout(Duration::from_secs(10)), Ok(0));
-    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
-    unsteal(&system);
+    let z = stuck_zero();
     // A sleeper that parked while another worker was still awake parked with a period (at
     // most 1 s); once that ends in an idle system, it parks on with none.
     std::thread::sleep(Duration::from_millis(1_100));
-
     // Every worker sleeps; the blocker's letter wakes worker 0 alone, and it blocks.
-    blocker.send(()).unwrap();
-    entered.recv_timeout(Duration::from_secs(10)).unwrap();
-    stuck_behind.send(5).unwrap();
-    let taken = rx2.recv_timeout(Duration::from_secs(5));
-    open.send(()).unwrap();
+    z.block();
+    z.next.send(5).unwrap();
+    let taken = z.next_rx.recv_timeout(Duration::from_secs(5));
+    z.open.send(()).unwrap();
     assert_eq!(taken, Ok(5), "a letter waited behind the stuck handler");
-    drop(fillers);
 }

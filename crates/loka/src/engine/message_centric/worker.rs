@@ -139,7 +139,7 @@ impl Worker {
     fn idle_turn(&mut self, s: &mut IdleState) {
         let engine = Arc::clone(&self.engine);
         let idle = engine.shared.config.idle;
-        let can_steal = engine.victims != VictimSelection::None && engine.workers() > 1;
+        let can_steal = engine.can_steal;
         s.empty_passes += 1;
         if s.empty_passes < PASSES_BEFORE_STEAL {
             return;
@@ -343,14 +343,7 @@ impl Worker {
             }
         }
         let found = match engine.victims {
-            _ if everywhere => {
-                let n = engine.workers();
-                let start = self.rng.usize(0..n);
-                (0..n)
-                    .map(|k| (start + k) % n)
-                    .filter(|&v| v != me)
-                    .find_map(|v| self.candidate(v))
-            }
+            _ if everywhere => self.candidate_anywhere(),
             VictimSelection::None => None,
             VictimSelection::Random => {
                 let others = engine.workers() - 1;
@@ -420,6 +413,16 @@ impl Worker {
                 false
             }
         }
+    }
+
+    /// A candidate queue of any other worker, the workers tried in turn from a random one.
+    fn candidate_anywhere(&mut self) -> Option<(usize, *const MessageQueue)> {
+        let n = self.engine.workers();
+        let (me, start) = (self.index(), self.rng.usize(0..n));
+        (0..n)
+            .map(|k| (start + k) % n)
+            .filter(|&v| v != me)
+            .find_map(|v| self.candidate(v))
     }
 
     /// A candidate queue of `victim`: non-empty and not being processed (read without
