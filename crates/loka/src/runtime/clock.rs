@@ -81,7 +81,8 @@ impl Shared {
         if timer.is_some_and(|d| d.is_zero()) {
             return (true, false);
         }
-        let start = std::time::Instant::now();
+        // Read only with a cap: an uncapped park needs no clock.
+        let start = cap.map(|cap| (std::time::Instant::now(), cap));
         match (timer, cap) {
             (None, None) => std::thread::park(),
             (Some(d), None) | (None, Some(d)) => std::thread::park_timeout(d),
@@ -89,7 +90,7 @@ impl Shared {
         }
         (
             self.timer_sleep(shard).is_some_and(|d| d.is_zero()),
-            cap.is_some_and(|c| start.elapsed() >= c),
+            start.is_some_and(|(start, cap)| start.elapsed() >= cap),
         )
     }
 }

@@ -33,10 +33,10 @@ const WATCH_FIRST: Duration = Duration::from_millis(5);
 /// system's sleepers wake about once a second.
 const WATCH_MAX: Duration = Duration::from_secs(1);
 
-/// The worker whose range holds `slot`.
 /// Every this-many passes a busy worker fires its due timers.
 const TIMER_CHECK_INTERVAL: u32 = 61;
 
+/// The worker whose range holds `slot`.
 fn victim_of(engine: &Engine, slot: usize) -> usize {
     engine
         .ranges
@@ -137,9 +137,10 @@ impl Worker {
     /// decisions.md §43).
     #[inline(never)]
     fn idle_turn(&mut self, s: &mut IdleState) {
-        let engine = Arc::clone(&self.engine);
-        let idle = engine.shared.config.idle;
-        let can_steal = engine.can_steal;
+        // Copied out, not an `Arc` clone: every idle turn of every idle worker would otherwise
+        // write the engine's one reference count.
+        let idle = self.engine.shared.config.idle;
+        let can_steal = self.engine.can_steal;
         s.empty_passes += 1;
         if s.empty_passes < PASSES_BEFORE_STEAL {
             return;
@@ -177,7 +178,7 @@ impl Worker {
         } else if !s.looking && idle_for < idle.spin_and_yield() {
             std::thread::yield_now();
         } else {
-            s.looking = engine.park(self.index(), can_steal.then_some(s.watch));
+            s.looking = self.engine.park(self.index(), can_steal.then_some(s.watch));
             if s.looking {
                 s.watch = (s.watch * 2).min(WATCH_MAX);
             }
