@@ -28,7 +28,7 @@ using caf::typed_response_promise;
 
 // ------------------------------------------------------------------------------ workloads
 
-enum class bench { pingpong, counting, threadring, fjthrput, fjcreate, fib, chameneos, big };
+enum class bench { pingpong, counting, threadring, fjthrput, fjcreate, fib, chameneos, big, executor };
 
 const bench all_benches[] = {bench::pingpong, bench::counting, bench::threadring,
                              bench::fjthrput, bench::fjcreate, bench::fib,
@@ -44,9 +44,17 @@ const char* name(bench b) {
     case bench::fib: return "fib";
     case bench::chameneos: return "chameneos";
     case bench::big: return "big";
+    case bench::executor: return "cforall-executor";
   }
   return "?";
 }
+
+// Named on the command line but not part of `all` (the eight Savina workloads every peer has):
+// Cforall's executor, which only this peer implements (Cforall compares its executor with CAF).
+const bench named_only[] = {bench::executor};
+
+// Members per group of the executor (S in docs/benchmarks.md).
+const uint64_t executor_group = 100;
 
 // The parameters of one workload at the chosen size (table in docs/benchmarks.md): `a` is the
 // actor count (A, C, W) where the workload has one, `n` the other parameter (N, R, M).
@@ -67,6 +75,7 @@ workload make_workload(bench b, bool quick) {
     case bench::fib: return {b, 0, pick(26, 34)};
     case bench::chameneos: return {b, pick(100, 4000), pick(200000, 800000)};
     case bench::big: return {b, pick(60, 360), pick(10000, 60000)};
+    case bench::executor: return {b, pick(2000, 40000), pick(20, 400)};
   }
   return {b, 0, 0};
 }
@@ -93,6 +102,7 @@ uint64_t messages(const workload& w) {
     case bench::fib: return 2 * (2 * fib(w.n) - 2); // 2 * (actors - 1), actors = 2 fib(N) - 1
     case bench::chameneos: return 4 * w.n;
     case bench::big: return 2 * w.a * w.n;
+    case bench::executor: return w.a * executor_group * w.n;
   }
   return 0;
 }
@@ -191,6 +201,8 @@ using change_atom = caf::atom_constant<caf::atom("change")>;
 using exit_atom = caf::atom_constant<caf::atom("exit")>;
 using count_atom = caf::atom_constant<caf::atom("count")>;
 using neighbours_atom = caf::atom_constant<caf::atom("neighbours")>;
+using peer_atom = caf::atom_constant<caf::atom("peer")>;
+using finished_atom = caf::atom_constant<caf::atom("finished")>;
 
 // ------------------------------------------------------------------------------- measuring
 
@@ -593,6 +605,110 @@ outcome run_big(caf::actor_system& sys, uint64_t actors, uint64_t pings) {
   return result;
 }
 
+// -------------------------------------------------------------------------------- executor
+
+// Cforall's executor benchmark, as loka's `cforall-executor` (crates/loka-bench/src/cforall/
+// executor.rs): A actors in groups of S; an actor's start and each message it receives make it
+// send one message, to its group's members in turn (its k-th send goes to member k mod S), until
+// it has sent S·R; it then has sent R to, and received R from, every member. Every message names
+// its sender. CAF places the actors (its scheduler spreads spawns from a non-worker thread over
+// its workers in turn).
+struct member_state {
+  uint64_t index = 0;
+  uint64_t quota = 0;
+  std::vector<actor> group;
+  actor sink;
+  uint64_t sent = 0;
+  uint64_t received = 0;
+  uint64_t senders = 0; // wrapping sum of mix(sender index)
+  bool finished = false;
+};
+
+behavior member(stateful_actor<member_state>* self, uint64_t index, uint64_t quota, actor sink) {
+  auto& init = self->state;
+  init.index = index;
+  init.quota = quota;
+  init.sink = std::move(sink);
+  auto send_next = [=] {
+    auto& s = self->state;
+    if (s.sent == s.quota)
+      return;
+    auto& target = s.group[s.sent % s.group.size()];
+    ++s.sent;
+    self->send(target, peer_atom::value, s.index);
+  };
+  auto check_finished = [=] {
+    auto& s = self->state;
+    if (!s.finished && s.sent == s.quota && s.received >= s.quota) {
+      s.finished = true;
+      self->send(s.sink, finished_atom::value);
+    }
+  };
+  return {
+    [=](neighbours_atom, const std::vector<actor>& group) { self->state.group = group; },
+    [=](start_atom) {
+      send_next();
+      check_finished();
+    },
+    [=](peer_atom, uint64_t from) {
+      auto& s = self->state;
+      ++s.received;
+      s.senders += mix(from);
+      send_next();
+      check_finished();
+    },
+    // After the run: what it sent and received, answered to the driver.
+    [=](retrieve_atom) {
+      auto& s = self->state;
+      return caf::make_message(report_atom::value, s.index, s.sent, s.received, s.senders);
+    },
+  };
+}
+
+outcome run_executor(caf::actor_system& sys, uint64_t actors, uint64_t rounds) {
+  scoped_actor self{sys};
+  const uint64_t size = executor_group;
+  const uint64_t quota = size * rounds;
+  std::vector<actor> all;
+  all.reserve(actors);
+  for (uint64_t i = 0; i < actors; ++i)
+    all.push_back(sys.spawn(member, i, quota, actor{self}));
+  // Set-up, untimed: each member learns its group (members g·S .. g·S + S - 1).
+  for (uint64_t g = 0; g < actors / size; ++g) {
+    std::vector<actor> group(all.begin() + g * size, all.begin() + (g + 1) * size);
+    for (auto& m : group)
+      self->send(m, neighbours_atom::value, group);
+  }
+  auto start = clock_type::now();
+  for (auto& m : all)
+    self->send(m, start_atom::value);
+  // A lost message leaves members that never finish: after the first report, ten seconds
+  // without another end the wait (the run fails its check instead of hanging).
+  uint64_t finished = 0;
+  bool stalled = false;
+  self->receive([&](finished_atom) { ++finished; });
+  self->receive_while([&] { return finished < actors && !stalled; })(
+    [&](finished_atom) { ++finished; },
+    caf::after(std::chrono::seconds(10)) >> [&] { stalled = true; });
+  auto elapsed = since(start, false);
+  // What every member sent and received, once the run is over (a duplicated or misrouted
+  // message shows here): R from every member of its group, S·R sent and received.
+  std::vector<uint64_t> group_senders(actors / size, 0);
+  for (uint64_t i = 0; i < actors; ++i)
+    group_senders[i / size] += mix(i) * rounds;
+  uint64_t right = 0;
+  for (auto& m : all)
+    self->send(m, retrieve_atom::value);
+  uint64_t i = 0;
+  self->receive_for(i, actors)(
+    [&](report_atom, uint64_t index, uint64_t sent, uint64_t received, uint64_t senders) {
+      right += index < actors && sent == quota && received == quota
+               && senders == group_senders[index / size];
+    });
+  stop_all(self, all);
+  return {elapsed.seconds, !stalled && finished == actors && right == actors};
+}
+
 outcome run(caf::actor_system& sys, const workload& w) {
   switch (w.which) {
     case bench::pingpong: return run_pingpong(sys, w.n);
@@ -603,6 +719,7 @@ outcome run(caf::actor_system& sys, const workload& w) {
     case bench::fib: return run_fib(sys, w.n);
     case bench::chameneos: return run_chameneos(sys, w.a, w.n);
     case bench::big: return run_big(sys, w.a, w.n);
+    case bench::executor: return run_executor(sys, w.a, w.n);
   }
   return {0, false};
 }
@@ -611,7 +728,8 @@ outcome run(caf::actor_system& sys, const workload& w) {
 
 const char* usage = "usage: peer-caf --bench NAME[,NAME...]|all [--size quick|full] "
                     "[--threads N] [--repeat K]\n"
-                    "  NAME: pingpong counting threadring fjthrput fjcreate fib chameneos big\n";
+                    "  NAME: pingpong counting threadring fjthrput fjcreate fib chameneos big\n"
+                    "        (`all`), or cforall-executor\n";
 
 struct args {
   std::vector<bench> benches;
@@ -643,6 +761,12 @@ std::vector<bench> parse_benches(const std::string& list) {
     auto item = list.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
     bool found = false;
     for (auto b : all_benches) {
+      if (item == name(b)) {
+        out.push_back(b);
+        found = true;
+      }
+    }
+    for (auto b : named_only) {
       if (item == name(b)) {
         out.push_back(b);
         found = true;
