@@ -56,7 +56,24 @@ fn a_message_from_outside_does_not_queue_behind_busy_actors() {
     }
 }
 
+/// Under the message-centric engine, busy actors that share a queue feed their own gulp (each
+/// message's letter to itself is appended to it) and the queue refills as fast as it is gulped:
+/// the worker's visit to that queue must still end within about one budget per busy actor, or a
+/// probe in another queue starves. Six busy actors in one queue (placed on the worker, they fill
+/// its queues 32 at a time), the probe in another. A visit that earned a budget for every run of
+/// its first gulp, appended letters included (a long visit for self-feeding queues, tried in
+/// docs/decisions.md §46), kept the probe behind 1,036 busy messages (bound 768).
+#[test]
+fn busy_actors_sharing_a_queue_do_not_hold_the_worker_from_another_queue() {
+    probe_behind_busy_actors_with(loka::EngineKind::MessageCentric, true);
+}
+
 fn probe_behind_busy_actors(engine: loka::EngineKind) {
+    probe_behind_busy_actors_with(engine, false);
+}
+
+/// `one_queue`: the busy actors share a queue, the probe has another (message-centric engine).
+fn probe_behind_busy_actors_with(engine: loka::EngineKind, one_queue: bool) {
     let system = System::from_config(Config {
         workers: 1,
         throughput: THROUGHPUT,
@@ -66,15 +83,49 @@ fn probe_behind_busy_actors(engine: loka::EngineKind) {
     .unwrap();
     let handled = Arc::new(AtomicU64::new(0));
     let (seen, waits) = mpsc::channel();
+    // Plain-thread spawns go round robin over the queues from the first: with one actor before
+    // it, the probe is not in the first queue, where actors placed on the worker begin.
+    let _before = one_queue.then(|| {
+        system.spawn(Probe {
+            handled: Arc::clone(&handled),
+            seen: seen.clone(),
+        })
+    });
     let probe = system.spawn(Probe {
         handled: Arc::clone(&handled),
         seen,
     });
+    let busy_options = if one_queue {
+        SpawnOptions::new().placement(Placement::Worker(0))
+    } else {
+        SpawnOptions::new()
+    };
+    let mut busy_ids = Vec::new();
     for _ in 0..BUSY {
-        let busy = system.spawn(Busy {
-            handled: Arc::clone(&handled),
-        });
+        let busy = system.spawn_with(
+            Busy {
+                handled: Arc::clone(&handled),
+            },
+            busy_options.clone(),
+        );
+        busy_ids.push(busy.id());
         busy.send(()).unwrap();
+    }
+    if one_queue {
+        let queue_of = |id| {
+            system
+                .actors()
+                .into_iter()
+                .find(|info| info.id == id)
+                .and_then(|info| info.queue)
+        };
+        let first = queue_of(busy_ids[0]);
+        assert!(first.is_some(), "the busy actors have a queue");
+        assert!(
+            busy_ids.iter().all(|&id| queue_of(id) == first),
+            "the busy actors share a queue"
+        );
+        assert_ne!(queue_of(probe.id()), first, "the probe has another queue");
     }
     let mut waited = Vec::new();
     for _ in 0..21 {
