@@ -60,9 +60,10 @@ fn a_message_from_outside_does_not_queue_behind_busy_actors() {
 /// message's letter to itself is appended to it) and the queue refills as fast as it is gulped:
 /// the worker's visit to that queue must still end within about one budget per busy actor, or a
 /// probe in another queue starves. Six busy actors in one queue (placed on the worker, they fill
-/// its queues 32 at a time), the probe in another. A visit that earned a budget for every run of
-/// its first gulp, appended letters included (a long visit for self-feeding queues, tried in
-/// docs/decisions.md §46), kept the probe behind 1,036 busy messages (bound 768).
+/// its queues 32 at a time), the probe in another. The message-centric engine gives a queue
+/// whose gulps keep their work to themselves a visit of one budget per letter its first gulp
+/// took (docs/decisions.md §46); one per letter the gulp held, appended ones included, kept
+/// the probe behind 2,075 busy messages (bound 768), and one per run of the gulp behind 1,036.
 #[test]
 fn busy_actors_sharing_a_queue_do_not_hold_the_worker_from_another_queue() {
     probe_behind_busy_actors_with(loka::EngineKind::MessageCentric, true);

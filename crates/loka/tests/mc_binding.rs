@@ -2,7 +2,8 @@
 //! parent's queue" and "Actors created together share a queue"): a child in its parent's queue
 //! while the parent's gulp holds fewer than 32 letters, then over the parent's worker's queues 32
 //! at a time, where a thief can take some of them; an actor placed on a worker with
-//! `Placement::Worker` over that worker's queues 32 at a time.
+//! `Placement::Worker` over that worker's queues 32 at a time, in blocks that grow once the
+//! worker's placed actors fill two rounds of its queues.
 
 use loka::{
     Actor, ActorId, ActorRef, Config, Context, EngineKind, Placement, SpawnOptions, System,
@@ -119,4 +120,62 @@ fn actors_placed_on_a_worker_fill_its_queues_in_turn() {
     let queue_of = queues_of(&system);
     let queues: Vec<usize> = actors.iter().map(|a| queue_of[&a.id()]).collect();
     in_runs_of_fill(&queues, "actors placed on worker 0");
+}
+
+/// Past two rounds of a worker's queues, each doubling of the actors placed on it is one round
+/// over its queues in blocks twice as long as the last (docs/decisions.md §46): with 8 queues,
+/// actors 0–511 come in runs of 32, 512–1,023 in runs of 64 and 1,024–2,047 in runs of 128, each
+/// queue taking one run of every doubling. Red with fixed blocks (runs of 32 throughout).
+/// Children spawned by an actor keep fixed blocks (`many_children_keep_blocks_of_fill`).
+#[test]
+fn blocks_grow_with_the_actors_placed_on_a_worker() {
+    let system = one_worker_system();
+    let actors: Vec<ActorRef<u32>> = (0..2048)
+        .map(|_| system.spawn_with(Child, SpawnOptions::new().placement(Placement::Worker(0))))
+        .collect();
+    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    let queue_of = queues_of(&system);
+    let queues: Vec<usize> = actors.iter().map(|a| queue_of[&a.id()]).collect();
+    in_runs_of_fill(&queues[..512], "the first 512 actors");
+    for (from, to, block) in [(512, 1024, 64), (1024, 2048, 128)] {
+        let runs: Vec<&[usize]> = queues[from..to].chunks(block).collect();
+        for run in &runs {
+            assert!(
+                run.iter().all(|&q| q == run[0]),
+                "actors {from}..{to}: {block} in a row share a queue: {:?}",
+                &queues[from..to]
+            );
+        }
+        let mut firsts: Vec<usize> = runs.iter().map(|run| run[0]).collect();
+        firsts.sort_unstable();
+        firsts.dedup();
+        assert_eq!(
+            firsts.len(),
+            8,
+            "actors {from}..{to}: one run on each of the 8 queues: {:?}",
+            &queues[from..to]
+        );
+    }
+}
+
+/// Children spawned by an actor keep blocks of `FILL` however many there are: a fork tree's
+/// children are short-lived and spread for thieves (growing blocks cost fjcreate a third of its
+/// throughput at 1 worker, docs/decisions.md §46). 640 children past the parent's gulp, beyond
+/// the 512 where placed actors' blocks start growing (8 queues). Red if children take the
+/// growing blocks.
+#[test]
+fn many_children_keep_blocks_of_fill() {
+    let system = one_worker_system();
+    let _first = system.spawn(Child);
+    let (tx, rx) = mpsc::channel();
+    let parent = system.spawn(Parent {
+        kids: Vec::new(),
+        done: tx,
+    });
+    parent.send(JOIN_BELOW + 20 * FILL).unwrap();
+    let kids = rx.recv_timeout(Duration::from_secs(10)).expect("spawned");
+    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    let queue_of = queues_of(&system);
+    let queues: Vec<usize> = kids.iter().map(|id| queue_of[id]).collect();
+    in_runs_of_fill(&queues[JOIN_BELOW..], "children past the parent's gulp");
 }

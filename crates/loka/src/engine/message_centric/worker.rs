@@ -193,7 +193,19 @@ impl Worker {
     /// `throughput` letters per visit: an actor that keeps sending to actors of its own queue (a
     /// request and its reply, a message to itself) then costs one gulp per message instead of a
     /// pass over every other queue per message. The budget keeps one busy queue from starving
-    /// the worker's others, as the actor-centric engine's throughput budget does for actors.
+    /// the worker's others, as the actor-centric engine's throughput budget does for actors:
+    /// `throughput` letters, or, when the visit's first gulp kept its work to itself
+    /// (`Running::kept_to_itself`: its letters mostly made more letters to its own queue),
+    /// `throughput` letters for each letter that gulp took from the queue, at most one
+    /// activation each: the turn the actor-centric engine would give those activations. Not
+    /// for the letters its handlers appended, or actors that message themselves would earn a
+    /// budget for every message. A queue whose actors keep one another busy (a group of
+    /// partners, laid out in one queue by `Engine::filled_growing`) then stays with its worker
+    /// while its actors' lines are cached, instead of leaving after 128 letters and meeting
+    /// them cold a pass later (docs/decisions.md §46). A queue whose letters mostly go
+    /// elsewhere leaves as before: a producer (a driver feeding workers, a parent spawning
+    /// children) would otherwise run ahead of its consumers, and a group split across workers
+    /// has its partners run by another worker.
     fn pass(&self) -> bool {
         let engine = &*self.engine;
         let budget = engine.shared.config.throughput;
@@ -226,6 +238,7 @@ impl Worker {
                 woke = true;
             }
             let mut handled = 0;
+            let mut visit_budget = budget;
             loop {
                 let gulp = self.running.with_local(|local| q.gulp(local));
                 match gulp {
@@ -237,9 +250,13 @@ impl Worker {
                             // Shutdown: leave the other queues to it.
                             return true;
                         }
+                        // What the gulp's handlers sent is counted until the next gulp begins.
+                        if handled == 0 && self.running.kept_to_itself(budget, letters) {
+                            visit_budget = budget.saturating_mul(n);
+                        }
                         found = true;
                         handled += letters;
-                        if handled >= budget || q.len_hint() == 0 {
+                        if handled >= visit_budget || q.len_hint() == 0 {
                             break;
                         }
                     }
