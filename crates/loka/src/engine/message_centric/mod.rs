@@ -332,6 +332,7 @@ impl Engine {
         b: &Binding,
         seal: &mut dyn FnMut(NonNull<Letter>),
     ) -> bool {
+        running::note_queued(q);
         let posted = q.locked.with(|locked| {
             if b.closed.load(Relaxed) {
                 return None;
@@ -422,6 +423,8 @@ impl Engine {
         });
         if matches!(slot, Slot::Queued(..)) {
             held.keep();
+            // A list buffer's letter (`Slot::Elsewhere`) is counted by `post_locked`.
+            running::note_queued(q);
         }
         slot
     }
