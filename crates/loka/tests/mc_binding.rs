@@ -81,8 +81,9 @@ impl Actor for Parent {
     }
 }
 
-#[test]
-fn children_join_their_parents_queue_while_its_gulp_is_short_then_fill_the_others() {
+/// Has a parent spawn `n` children on a one-worker system; returns the parent's queue and its
+/// children's, in spawning order.
+fn parent_and_children_queues(n: usize) -> (usize, Vec<usize>) {
     let system = one_worker_system();
     // Plain-thread spawns go round robin from queue 0: the parent gets queue 1, so the children's
     // round robin (from queue 0) does not start at the parent's queue by chance.
@@ -92,12 +93,17 @@ fn children_join_their_parents_queue_while_its_gulp_is_short_then_fill_the_other
         kids: Vec::new(),
         done: tx,
     });
-    parent.send(JOIN_BELOW + 3 * FILL).unwrap();
+    parent.send(n).unwrap();
     let kids = rx.recv_timeout(Duration::from_secs(10)).expect("spawned");
     assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
     let queue_of = queues_of(&system);
     let home = queue_of[&parent.id()];
-    let queues: Vec<usize> = kids.iter().map(|id| queue_of[id]).collect();
+    (home, kids.iter().map(|id| queue_of[id]).collect())
+}
+
+#[test]
+fn children_join_their_parents_queue_while_its_gulp_is_short_then_fill_the_others() {
+    let (home, queues) = parent_and_children_queues(JOIN_BELOW + 3 * FILL);
     // The parent's own letter has left the gulp when its handler runs, so child k sees k letters.
     let joined = queues.iter().take_while(|&&q| q == home).count();
     assert_eq!(
@@ -165,17 +171,6 @@ fn blocks_grow_with_the_actors_placed_on_a_worker() {
 /// growing blocks.
 #[test]
 fn many_children_keep_blocks_of_fill() {
-    let system = one_worker_system();
-    let _first = system.spawn(Child);
-    let (tx, rx) = mpsc::channel();
-    let parent = system.spawn(Parent {
-        kids: Vec::new(),
-        done: tx,
-    });
-    parent.send(JOIN_BELOW + 20 * FILL).unwrap();
-    let kids = rx.recv_timeout(Duration::from_secs(10)).expect("spawned");
-    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
-    let queue_of = queues_of(&system);
-    let queues: Vec<usize> = kids.iter().map(|id| queue_of[id]).collect();
+    let (_, queues) = parent_and_children_queues(JOIN_BELOW + 20 * FILL);
     in_runs_of_fill(&queues[JOIN_BELOW..], "children past the parent's gulp");
 }

@@ -269,7 +269,7 @@ impl Engine {
         let queues = range.len();
         let round = FILL * queues;
         if n < 2 * round {
-            return range.start + n / FILL % queues;
+            return self.filled(w, n);
         }
         let k = (n / round).ilog2();
         range.start + (n - (round << k)) / (FILL << k) % queues
@@ -409,6 +409,11 @@ impl Engine {
     /// append path stays short.
     #[inline(never)]
     fn queued_slot(&self, q: &MessageQueue, b: &Binding) -> Slot {
+        // Counted before the lock is taken, not inside the critical section. A list buffer's
+        // letter goes on through `post_locked`, which counts it.
+        if self.queue_kind == QueueKind::Copy {
+            running::note_queued(q);
+        }
         let mut held = q.locked.hold();
         let slot = held.with(|locked| {
             if b.closed.load(Relaxed) {
@@ -423,8 +428,6 @@ impl Engine {
         });
         if matches!(slot, Slot::Queued(..)) {
             held.keep();
-            // A list buffer's letter (`Slot::Elsewhere`) is counted by `post_locked`.
-            running::note_queued(q);
         }
         slot
     }
