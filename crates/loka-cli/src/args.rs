@@ -40,6 +40,10 @@ pub struct SystemArgs {
     /// Message-centric engine: the queue data structure, copy or list.
     #[arg(long, value_name = "KIND")]
     pub queue_kind: Option<String>,
+    /// Message-centric engine: whether actors follow the worker that posts to them (true, the
+    /// default) or keep the queue they were bound to at spawn (false, Cforall's binding).
+    #[arg(long, value_name = "BOOL")]
+    pub follow: Option<bool>,
     /// Execution mode: all-task (the default), all-thread or auto (docs/exec-policies.md).
     #[arg(long, value_name = "MODE")]
     pub exec: Option<String>,
@@ -87,6 +91,9 @@ impl SystemArgs {
             config.message_centric.queue = kind
                 .parse::<loka::QueueKind>()
                 .map_err(anyhow::Error::msg)?;
+        }
+        if let Some(follow) = self.follow {
+            config.message_centric.follow = follow;
         }
         if let Some(mode) = &self.exec {
             config.exec = mode.parse::<loka::ExecMode>()?;

@@ -11,6 +11,7 @@ fn system_args() -> SystemArgs {
         victims: None,
         queues: None,
         queue_kind: None,
+        follow: None,
         exec: None,
         place_level: None,
     }

@@ -109,6 +109,13 @@ pub struct MessageCentricConfig {
     pub victims: VictimSelection,
     /// Copy queues or linked lists.
     pub queue: QueueKind,
+    /// Beyond Cforall: an actor whose posts come mostly from handlers on another worker (by a
+    /// margin of 8) is re-bound, once it is idle (no letter queued, none being delivered), to
+    /// the queue of the handler posting to it, so partners gather on one worker as the
+    /// actor-centric engine's woken actors do (docs/message-centric.md, "Actors follow their
+    /// partners"). `false`: every actor stays on the queue it was bound to at spawn, as in
+    /// Cforall. No effect with one worker.
+    pub follow: bool,
 }
 
 impl Default for MessageCentricConfig {
@@ -118,6 +125,7 @@ impl Default for MessageCentricConfig {
             queues: None,
             victims: VictimSelection::Longest,
             queue: QueueKind::Copy,
+            follow: true,
         }
     }
 }

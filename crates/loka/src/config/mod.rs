@@ -459,6 +459,11 @@ impl Config {
             "message_centric.queue",
             message_centric.queue
         );
+        env_field!(
+            "LOKA_MC_FOLLOW",
+            "message_centric.follow",
+            message_centric.follow
+        );
         if let Some(value) = var("LOKA_MC_QUEUES") {
             next.message_centric.queues =
                 Some(parse("message_centric.queues", "LOKA_MC_QUEUES", &value)?);

@@ -212,6 +212,9 @@ worker_counters! {
     steal_failed_swap,
     /// Message-centric: letters in the queues this worker stole, at the moment of the steal.
     letters_stolen,
+    /// Message-centric: idle actors re-bound to this worker's queues because one of its
+    /// handlers posted to them (they follow their posters).
+    actors_followed,
     /// Places: steals from a worker (or a place's shared queue) of another place than the
     /// thief's (LASSI's "counter-productive steals": the actor leaves the place its hint named).
     cross_place_steals,
@@ -313,6 +316,9 @@ pub struct MessageCentricStats {
     pub letters_stolen: u64,
     /// Letters per stolen queue, on average.
     pub avg_steal_size: f64,
+    /// Idle actors re-bound to a queue of another worker, following a handler there that posted
+    /// to them (`message_centric.follow`; beyond Cforall, whose actors keep their queue).
+    pub actors_followed: u64,
 }
 
 impl MessageCentricStats {
@@ -332,6 +338,7 @@ impl MessageCentricStats {
             queues_stolen: total.steals,
             letters_stolen: total.letters_stolen,
             avg_steal_size: ratio(total.letters_stolen, total.steals),
+            actors_followed: total.actors_followed,
         }
     }
 }

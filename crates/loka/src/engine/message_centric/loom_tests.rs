@@ -1,14 +1,16 @@
 //! Loom models of the message-centric engine's lock-free pieces: the wait-free queue swap
-//! (`swap.rs`) under competing thieves, and `being_processed` (`queue.rs`) keeping a victim's gulp
-//! and a thief's gulp of the same queue apart.
+//! (`swap.rs`) under competing thieves, `being_processed` (`queue.rs`) keeping a victim's gulp
+//! and a thief's gulp of the same queue apart, and the re-binding of an idle actor to the worker
+//! that posts to it (`Engine::follow_target`).
 
+use super::idle;
 use super::queue::ProcessingFlag;
 use super::spin::SpinLock;
 use super::swap::{try_swap, Swap};
-use crate::sync::{AtomicPtr, UnsafeCell};
+use crate::sync::{AtomicPtr, AtomicU32, AtomicU64, UnsafeCell};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 /// A stand-in queue: an id, its lock, the real processing flag, and data only its processor may
 /// touch.
@@ -199,5 +201,136 @@ fn a_split_post_and_a_gulp_exclude_each_other() {
         );
         poster.join().unwrap();
         assert_eq!(lock.with(|v| *v), (1, 1));
+    });
+}
+
+/// A stand-in for a queue an actor can be re-bound between: its lock over the buffer and the
+/// gulp count, and the real processing flag.
+struct BindQueue {
+    lock: Mutex<(Vec<u8>, u64)>,
+    processing: ProcessingFlag,
+}
+
+/// A stand-in actor: its binding (queue index, last letter's gulp) and the state its handler
+/// writes (the letters it has run, in order).
+struct BoundActor {
+    queue: AtomicU32,
+    pending: AtomicU64,
+    ran: UnsafeCell<Vec<u8>>,
+}
+
+/// A post as `Engine::post_locked` and `Engine::admit_locked` make it: read the binding, lock
+/// its queue, read the binding again and start over if it changed; if `follow_to` names another
+/// queue and the actor is idle ([`idle`]), re-bind it there (Release) and start over, at most
+/// once per post; else push the letter and note its gulp.
+fn post(queues: &[BindQueue], actor: &BoundActor, letter: u8, mut follow_to: Option<u32>) {
+    loop {
+        let qi = actor.queue.load(Acquire);
+        let q = &queues[qi as usize];
+        let mut locked = q.lock.lock().unwrap();
+        let (buffer, generation) = &mut *locked;
+        if actor.queue.load(Relaxed) != qi {
+            continue;
+        }
+        let follows = follow_to.is_some_and(|to| to != qi)
+            && idle(
+                actor.pending.load(Relaxed),
+                *generation,
+                q.processing.is_claimed_locked(),
+            );
+        if follows {
+            actor.queue.store(follow_to.take().unwrap(), Release);
+            continue;
+        }
+        buffer.push(letter);
+        actor.pending.store(*generation + 1, Relaxed);
+        return;
+    }
+}
+
+/// A worker's gulp of `q`, as `MessageQueue::gulp` and `Worker::pass` make it: claim and swap
+/// under the lock (counting the gulp), run the letters without it, release the flag.
+fn gulp_and_run(q: &BindQueue, actor: &BoundActor) {
+    let taken = {
+        let mut locked = q.lock.lock().unwrap();
+        let (buffer, generation) = &mut *locked;
+        if buffer.is_empty() || !q.processing.claim_locked() {
+            None
+        } else {
+            *generation += 1;
+            Some(std::mem::take(buffer))
+        }
+    };
+    if let Some(letters) = taken {
+        for letter in letters {
+            // SAFETY: the flag gives exclusive access to the actor bound to `q` (what the model
+            // checks: loom flags two handlers running at once).
+            actor.ran.with_mut(|ran| unsafe { (*ran).push(letter) });
+        }
+        q.processing.release();
+    }
+}
+
+/// Re-binding against posts and gulps (`Engine::follow_target`): an actor bound to queue 0 has
+/// letter 0 queued there; a sender on the other worker posts letters 1 and 2, each post free to
+/// re-bind the actor to queue 1; another sender posts letter 3 without following; worker 0
+/// gulps queue 0 and worker 1 queue 1 meanwhile. In every interleaving: no two handlers of the
+/// actor run at once (loom), letters 1 and 2 run in order, every letter runs exactly once, and
+/// the letters left at the end are all in one queue.
+#[test]
+fn a_post_re_binds_only_an_idle_actor() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    builder.check(|| {
+        let queues: Arc<Vec<BindQueue>> = Arc::new(
+            [vec![0u8], vec![]]
+                .into_iter()
+                .map(|letters| BindQueue {
+                    lock: Mutex::new((letters, 0)),
+                    processing: ProcessingFlag::default(),
+                })
+                .collect(),
+        );
+        let actor = Arc::new(BoundActor {
+            queue: AtomicU32::new(0),
+            pending: AtomicU64::new(1),
+            ran: UnsafeCell::new(Vec::new()),
+        });
+        let sender = {
+            let (queues, actor) = (queues.clone(), actor.clone());
+            thread::spawn(move || {
+                post(&queues, &actor, 1, Some(1));
+                post(&queues, &actor, 2, Some(1));
+            })
+        };
+        let workers: Vec<_> = (0..2)
+            .map(|w| {
+                let (queues, actor) = (queues.clone(), actor.clone());
+                thread::spawn(move || gulp_and_run(&queues[w], &actor))
+            })
+            .collect();
+        post(&queues, &actor, 3, None);
+        sender.join().unwrap();
+        for w in workers {
+            w.join().unwrap();
+        }
+        let left: Vec<usize> = queues
+            .iter()
+            .map(|q| q.lock.lock().unwrap().0.len())
+            .collect();
+        assert!(
+            left[0] == 0 || left[1] == 0,
+            "an actor's letters in two queues: {left:?}"
+        );
+        for q in queues.iter() {
+            gulp_and_run(q, &actor);
+        }
+        // SAFETY: every thread has joined.
+        let ran = actor.ran.with(|ran| unsafe { (*ran).clone() });
+        let mut sorted = ran.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, vec![0, 1, 2, 3], "lost or duplicated: {ran:?}");
+        let at = |l| ran.iter().position(|&r| r == l);
+        assert!(at(1) < at(2), "a sender's letters out of order: {ran:?}");
     });
 }

@@ -51,7 +51,7 @@ use parking_lot::Mutex;
 use queue::{Buffer, MessageQueue};
 use std::ops::Range;
 use std::ptr::NonNull;
-use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 use std::sync::{Arc, OnceLock};
 use std::thread::{JoinHandle, Thread};
 use std::time::Instant;
@@ -68,16 +68,38 @@ use worker::Worker;
 /// of `FILL` actors is the unit worth stealing, and 16 queues of a worker still spread 512.
 const FILL: usize = worker::WAKE_BACKLOG;
 
-/// An actor's binding, in its header's scheduling words: its queue (fixed at spawn) and whether
-/// it has closed (set under that queue's lock, so a letter is either queued before the actor's
-/// release letter or refused).
+/// An actor's binding, in its header's scheduling words: its queue and whether it has closed (set
+/// under that queue's lock, so a letter is either queued before the actor's release letter or
+/// refused).
+///
+/// The queue is set at spawn and changes only when the actor *follows* the worker that posts to
+/// it ([`Engine::follow_target`]): under the lock of the queue it leaves, while it has no letter
+/// anywhere and no handler running. A poster reads it without a lock, then again under the
+/// queue's lock, and starts over if it changed (`Admit::Moved`).
 struct Binding {
+    /// Its queue's index. Stored with Release (by the worker that re-binds it, after it has
+    /// synchronised with the actor's last handler), loaded with Acquire by posters, so the
+    /// worker that next runs the actor, through whichever queue, sees that handler's writes.
     queue: AtomicU32,
     closed: AtomicBool,
     hub: AtomicBool,
+    /// Posts from handlers on another worker than its queue's, less posts from handlers on the
+    /// same worker, kept within 0..=2·[`FOLLOW_MAJORITY`]; under its queue's lock.
+    score: AtomicU8,
+    /// One more than the queue's gulp count when a letter was last posted to it, under its
+    /// queue's lock: while it exceeds the count, a letter to the actor waits in the queue.
+    /// Written only while following is on (more than one worker).
+    pending: AtomicU64,
 }
 
-// SAFETY: 8 bytes of atomics, alignment 4, no drop glue.
+/// By how many posts from another worker's handlers an actor's posts must outnumber those from
+/// its own worker's before it follows that worker (`Engine::follow_target`). A rule that reads
+/// only the last few posts sends an actor hearing from partners on both workers back and forth
+/// (a complete graph of partners reaches agreement only by drift, like the voter model); a
+/// majority gathers each group on one worker (docs/decisions.md §44, §47).
+const FOLLOW_MAJORITY: u8 = 8;
+
+// SAFETY: 16 bytes of atomics, alignment 8, no drop glue.
 unsafe impl SchedState for Binding {}
 
 fn binding(task: &TaskRef) -> &Binding {
@@ -110,6 +132,9 @@ pub(crate) struct Engine {
     /// Whether idle workers steal (more than one worker, a victim selection other than
     /// `none`), and so park with a watch period (`idle.rs`).
     can_steal: bool,
+    /// Whether idle actors follow the workers that post to them (`follow_target`; more than one
+    /// worker and `message_centric.follow`).
+    follow: bool,
     threads_of: Box<[OnceLock<Thread>]>,
     shutdown: CachePadded<AtomicBool>,
     clock: Instant,
@@ -160,6 +185,7 @@ impl Engine {
             sleepers: Sleepers::new(workers),
             watchers: CachePadded::new(AtomicUsize::new(0)),
             can_steal: mc.victims != VictimSelection::None && workers > 1,
+            follow: mc.follow && workers > 1,
             threads_of: (0..workers).map(|_| OnceLock::new()).collect(),
             shutdown: CachePadded::new(AtomicBool::new(false)),
             clock: Instant::now(),
@@ -323,28 +349,123 @@ impl Engine {
         }
     }
 
-    /// Queues a letter sealed by `seal` on its actor's queue under the queue's lock (every post
-    /// but a handler's to its own gulp). Out of line: the append path stays a few instructions.
+    /// Queues a letter sealed by `seal` on queue `qi` (`q`) of its actor, under the queue's lock
+    /// (every post but a handler's to its own gulp). `None` if the actor is no longer bound to
+    /// `q` (the caller starts over). Out of line: the append path stays a few instructions.
     #[inline(never)]
     fn post_locked(
         &self,
+        qi: usize,
         q: &MessageQueue,
         b: &Binding,
+        follow: bool,
         seal: &mut dyn FnMut(NonNull<Letter>),
-    ) -> bool {
+    ) -> Option<bool> {
         running::note_queued(q);
-        let posted = q.locked.with(|locked| {
-            if b.closed.load(Relaxed) {
-                return None;
+        let posted = q
+            .locked
+            .with(|locked| match self.admit_locked(qi, q, locked, b, follow) {
+                Admit::Here => {
+                    locked.buffer.push_sealed(seal);
+                    Ok(self.publish_locked(q, locked))
+                }
+                refused => Err(refused),
+            });
+        match posted {
+            Ok(sleeping_owner) => {
+                self.wake_owner(sleeping_owner);
+                Some(true)
             }
-            locked.buffer.push_sealed(seal);
-            Some(self.publish_locked(q, locked))
-        });
-        let Some(sleeping_owner) = posted else {
-            return false;
+            Err(Admit::Closed) => Some(false),
+            Err(_) => None,
+        }
+    }
+
+    /// Under the lock of `q` (queue `qi`), before a letter to the actor bound as `b` is pushed
+    /// on it: `Closed` if the actor has closed; `Moved` if it is no longer bound to `q`, re-bound
+    /// since the caller read its binding, or just now, to follow this thread's worker
+    /// ([`follow_target`](Self::follow_target), if `follow`): the caller starts over with the
+    /// new binding, and without `follow` (a post re-binds its actor at most once, so it cannot
+    /// chase a queue whose owner changes). `Here`: the letter goes into `q`.
+    #[inline]
+    fn admit_locked(
+        &self,
+        qi: usize,
+        q: &MessageQueue,
+        _locked: &queue::Locked,
+        b: &Binding,
+        follow: bool,
+    ) -> Admit {
+        if b.closed.load(Relaxed) {
+            return Admit::Closed;
+        }
+        // Relaxed: a re-binding away from `q` is stored under this lock.
+        if b.queue.load(Relaxed) as usize != qi {
+            return Admit::Moved;
+        }
+        if follow {
+            if let Some(to) = self.follow_target(q, b) {
+                b.score.store(0, Relaxed);
+                b.queue.store(to as u32, Release);
+                return Admit::Moved;
+            }
+        }
+        let next = q.generation() + 1;
+        if self.follow && b.pending.load(Relaxed) != next {
+            b.pending.store(next, Relaxed);
+        }
+        Admit::Here
+    }
+
+    /// Where the actor bound as `b` to `q` goes when a handler on this thread posts to it, if it
+    /// follows (under `q`'s lock). Beyond Cforall, whose actors keep the queue they were bound
+    /// to at spawn: the actor-centric engine queues a woken actor on its waker's worker, so
+    /// partners gather on one core, while here every letter between two workers crosses cores
+    /// under the destination queue's lock (docs/message-centric.md, "Actors follow their
+    /// partners").
+    ///
+    /// Each post from a handler scores the actor: one up from another worker than `q`'s owner,
+    /// one down from the same worker. It follows once the score reaches [`FOLLOW_MAJORITY`],
+    /// when it is idle: the queue's gulp count has passed its last letter ([`Binding::pending`])
+    /// and no worker processes `q`, so the gulp that took that letter is over, and it is no hub.
+    /// None of its letters can then be overtaken, and none of its handlers runs, so it may be
+    /// re-bound. It goes into the posting handler's own queue, where its partners' letters to it
+    /// are appended to their gulp (no lock) and a visit to the queue keeps the group's lines in
+    /// cache (`Worker::pass`). The queue is not capped: a client's servers gathered into the
+    /// client's queue ran faster than spread (docs/decisions.md §47).
+    #[inline]
+    fn follow_target(&self, q: &MessageQueue, b: &Binding) -> Option<usize> {
+        let gulp = running::running_gulp()?;
+        let score = b.score.load(Relaxed);
+        let foreign = q.owner.load(Relaxed) != gulp.worker;
+        let next = if foreign {
+            score.saturating_add(1).min(2 * FOLLOW_MAJORITY)
+        } else {
+            score.saturating_sub(1)
         };
-        self.wake_owner(sleeping_owner);
-        true
+        if next != score {
+            b.score.store(next, Relaxed);
+        }
+        if !foreign || next < FOLLOW_MAJORITY {
+            return None;
+        }
+        // Acquire (the flag): when no worker processes `q`, the actor's last handler happens
+        // before the re-binding, and so before whatever runs it next.
+        if b.hub.load(Relaxed)
+            || !idle(
+                b.pending.load(Relaxed),
+                q.generation(),
+                q.processing.is_claimed_locked(),
+            )
+        {
+            return None;
+        }
+        self.shared
+            .counters
+            .worker(gulp.worker)
+            .actors_followed
+            .bump(1);
+        Some(self.index_of(gulp.queue))
     }
 
     /// A letter was just added to `q`'s buffer, whose lock the caller holds: counts it, stores
@@ -394,42 +515,62 @@ impl Engine {
     #[inline(always)]
     fn append_slot_if(&self, task: TaskRef, after_queued: bool) -> Slot {
         let b = binding(&task);
-        let q = &self.queues[b.queue.load(Relaxed) as usize];
+        let qi = b.queue.load(Acquire) as usize;
+        let q = &self.queues[qi];
         match self.gulp_for(q, b, after_queued) {
             Some(Target::Gulp(gulp)) => gulp.reserve().map_or(Slot::Elsewhere, Slot::At),
-            Some(Target::Queue) => self.queued_slot(q, b),
+            Some(Target::Queue) => self.queued_slot(qi, b, after_queued),
             None => Slot::Closed,
         }
     }
 
-    /// A place at the end of `q`'s buffer for a letter to the actor bound as `b`, with `q`'s
-    /// lock kept until [`Scheduler::finish_post`]: the letter is written straight into its
-    /// queue, with no closure and no further call between the two halves. `Slot::Elsewhere` for
-    /// a list buffer (its letters are moved into nodes: `post_sealed`). Out of line: the
-    /// append path stays short.
+    /// A place at the end of queue `qi`'s buffer for a letter to the actor bound as `b`, with
+    /// the queue's lock kept until [`Scheduler::finish_post`]: the letter is written straight
+    /// into its queue, with no closure and no further call between the two halves.
+    /// `Slot::Elsewhere` for a list buffer (its letters are moved into nodes: `post_sealed`). If
+    /// the actor was re-bound meanwhile, or follows this worker now, the letter goes where it
+    /// is bound then: appended to this worker's running gulp if that is its new queue. Out of
+    /// line, retries included: the append path stays as short as without following.
     #[inline(never)]
-    fn queued_slot(&self, q: &MessageQueue, b: &Binding) -> Slot {
-        // Counted before the lock is taken, not inside the critical section. A list buffer's
-        // letter goes on through `post_locked`, which counts it.
-        if self.queue_kind == QueueKind::Copy {
-            running::note_queued(q);
-        }
-        let mut held = q.locked.hold();
-        let slot = held.with(|locked| {
-            if b.closed.load(Relaxed) {
-                return Slot::Closed;
+    fn queued_slot(&self, mut qi: usize, b: &Binding, after_queued: bool) -> Slot {
+        let mut follow = self.follow;
+        loop {
+            let q = &self.queues[qi];
+            // Counted before the lock is taken, not inside the critical section. A list
+            // buffer's letter goes on through `post_locked`, which counts it.
+            if self.queue_kind == QueueKind::Copy {
+                running::note_queued(q);
             }
-            // SAFETY: the caller writes the letter at once (`Slot::Queued`'s contract), before
-            // anything else reaches the buffer: we keep the lock until `finish_post`.
-            match unsafe { locked.buffer.reserve_slot() } {
-                Some(at) => Slot::Queued(at),
-                None => Slot::Elsewhere,
+            let mut held = q.locked.hold();
+            let slot = held.with(|locked| match self.admit_locked(qi, q, locked, b, follow) {
+                Admit::Closed => Some(Slot::Closed),
+                Admit::Moved => None,
+                // SAFETY: the caller writes the letter at once (`Slot::Queued`'s contract),
+                // before anything else reaches the buffer: we keep the lock until `finish_post`.
+                Admit::Here => match unsafe { locked.buffer.reserve_slot() } {
+                    Some(at) => Some(Slot::Queued(at)),
+                    None => Some(Slot::Elsewhere),
+                },
+            });
+            if let Some(slot) = slot {
+                if matches!(slot, Slot::Queued(..)) {
+                    held.keep();
+                }
+                return slot;
             }
-        });
-        if matches!(slot, Slot::Queued(..)) {
-            held.keep();
+            drop(held);
+            // Re-bound: again, with its new queue, and without following (a post re-binds its
+            // actor at most once).
+            follow = false;
+            qi = b.queue.load(Acquire) as usize;
+            match self.gulp_for(&self.queues[qi], b, after_queued) {
+                Some(Target::Gulp(gulp)) => {
+                    return gulp.reserve().map_or(Slot::Elsewhere, Slot::At)
+                }
+                Some(Target::Queue) => {}
+                None => return Slot::Closed,
+            }
         }
-        slot
     }
 
     /// Cforall's statistics.
@@ -461,6 +602,8 @@ impl Scheduler for Engine {
                 queue: AtomicU32::new(queue),
                 closed: AtomicBool::new(false),
                 hub: AtomicBool::new(options.hub),
+                score: AtomicU8::new(0),
+                pending: AtomicU64::new(0),
             })
         }
     }
@@ -492,20 +635,28 @@ impl Scheduler for Engine {
         seal: &mut dyn FnMut(NonNull<Letter>),
     ) -> bool {
         let b = binding(&task);
-        let q = &self.queues[b.queue.load(Relaxed) as usize];
-        // A list buffer's letter to the running gulp joins it too (`append_slot` reserves places
-        // only in copy buffers, and has already turned a copy buffer's letter away).
-        if append && self.queue_kind == QueueKind::List {
-            match self.gulp_for(q, b, false) {
-                Some(Target::Gulp(gulp)) => {
-                    gulp.push(Buffer::seal(seal));
-                    return true;
+        let mut follow = self.follow;
+        loop {
+            let qi = b.queue.load(Acquire) as usize;
+            let q = &self.queues[qi];
+            // A list buffer's letter to the running gulp joins it too (`append_slot` reserves
+            // places only in copy buffers, and has already turned a copy buffer's letter away).
+            if append && self.queue_kind == QueueKind::List {
+                match self.gulp_for(q, b, false) {
+                    Some(Target::Gulp(gulp)) => {
+                        gulp.push(Buffer::seal(seal));
+                        return true;
+                    }
+                    Some(Target::Queue) => {}
+                    None => return false,
                 }
-                Some(Target::Queue) => {}
-                None => return false,
             }
+            if let Some(posted) = self.post_locked(qi, q, b, follow, seal) {
+                return posted;
+            }
+            // Re-bound: again, with its new queue.
+            follow = false;
         }
-        self.post_locked(q, b, seal)
     }
 
     #[inline]
@@ -527,28 +678,39 @@ impl Scheduler for Engine {
 
     fn close(&self, task: TaskRef, release: Option<&'static LetterVtable>) {
         let b = binding(&task);
-        let q = &self.queues[b.queue.load(Relaxed) as usize];
-        // An actor stopping in a gulp of its own queue on this thread (its handler stopped it):
-        // if the queue holds nothing, every letter to it is in that gulp, and the release letter
-        // joins the gulp behind them, so the actor is freed within the gulp rather than a pass
-        // later (dynamic send kept ~16 stopped actors alive, one per queue, and malloc's slow
-        // paths showed it). The closed flag is set first, under the lock: no later letter can
-        // reach the queue or the gulp.
-        let gulp = running::running_gulp_of(q);
-        // `Some(sleeping owner)`: the release letter went to the queue.
-        let queued = q.locked.with(|locked| {
-            b.closed.store(true, Relaxed);
-            let release = release?;
-            if gulp.is_some() && locked.buffer.len() == 0 {
-                return None;
+        loop {
+            let qi = b.queue.load(Acquire) as usize;
+            let q = &self.queues[qi];
+            // An actor stopping in a gulp of its own queue on this thread (its handler stopped
+            // it): if the queue holds nothing, every letter to it is in that gulp, and the
+            // release letter joins the gulp behind them, so the actor is freed within the gulp
+            // rather than a pass later (dynamic send kept ~16 stopped actors alive, one per
+            // queue, and malloc's slow paths showed it). The closed flag is set first, under the
+            // lock: no later letter can reach the queue or the gulp.
+            let gulp = running::running_gulp_of(q);
+            // `Some(sleeping owner)`: the release letter went to the queue; `Err`: re-bound
+            // meanwhile (an idle actor closed from another thread), start over.
+            let queued = q.locked.with(|locked| {
+                if b.queue.load(Relaxed) as usize != qi {
+                    return Err(());
+                }
+                b.closed.store(true, Relaxed);
+                let Some(release) = release else {
+                    return Ok(None);
+                };
+                if gulp.is_some() && locked.buffer.len() == 0 {
+                    return Ok(None);
+                }
+                locked.buffer.push_release(task, release);
+                Ok(Some(self.publish_locked(q, locked)))
+            });
+            match (queued, gulp, release) {
+                (Err(()), _, _) => continue,
+                (Ok(Some(sleeping_owner)), _, _) => self.wake_owner(sleeping_owner),
+                (Ok(None), Some(gulp), Some(release)) => gulp.push_release(task, release),
+                _ => {}
             }
-            locked.buffer.push_release(task, release);
-            Some(self.publish_locked(q, locked))
-        });
-        match (queued, gulp, release) {
-            (Some(sleeping_owner), _, _) => self.wake_owner(sleeping_owner),
-            (None, Some(gulp), Some(release)) => gulp.push_release(task, release),
-            _ => {}
+            return;
         }
     }
 
@@ -574,9 +736,41 @@ impl Scheduler for Engine {
         if running::current_holds(task) {
             return true;
         }
-        let q = &self.queues[binding(&task).queue.load(Acquire) as usize];
-        q.locked.with(|locked| locked.buffer.holds(task))
+        let b = binding(&task);
+        loop {
+            let qi = b.queue.load(Acquire) as usize;
+            let q = &self.queues[qi];
+            // `None`: re-bound meanwhile, look again where it went.
+            let holds = q.locked.with(|locked| {
+                (b.queue.load(Relaxed) as usize == qi).then(|| locked.buffer.holds(task))
+            });
+            if let Some(holds) = holds {
+                return holds;
+            }
+        }
     }
+}
+
+/// Whether an actor may be re-bound, read under its queue's lock: the queue has had `generation`
+/// gulps, the last letter posted to the actor went into gulp `pending` (one more than the
+/// count at its post, 0 for none), and `claimed` says whether a worker processes the queue now.
+/// Idle when the gulp that took its last letter has been taken and is over: every letter to
+/// the actor is in its one queue (or in that queue's gulp), so none is left to be overtaken and
+/// no handler of it runs. The loom model `a_post_re_binds_only_an_idle_actor` checks the
+/// protocol around it.
+#[inline]
+fn idle(pending: u64, generation: u64, claimed: bool) -> bool {
+    pending <= generation && !claimed
+}
+
+/// What a post finds under its queue's lock ([`Engine::admit_locked`]).
+enum Admit {
+    /// The letter goes into this queue.
+    Here,
+    /// The actor has closed: the letter is refused.
+    Closed,
+    /// The actor is bound to another queue now: the poster starts over.
+    Moved,
 }
 
 /// Where a handler's letter goes ([`Engine::gulp_for`]).

@@ -181,6 +181,15 @@ impl ProcessingFlag {
         self.0.store(false, Release);
     }
 
+    /// Whether some worker processes the queue now, read with the queue's lock held (a worker
+    /// re-binding an idle actor: `Engine::follow_target`). Acquire: when it reads `false`, the
+    /// last holder's processing (the actor's last handler) happens before what the caller does
+    /// next.
+    #[inline]
+    pub(crate) fn is_claimed_locked(&self) -> bool {
+        self.0.load(Acquire)
+    }
+
     /// A hint (Relaxed): whether some worker processes the queue now.
     #[inline]
     pub(crate) fn is_claimed(&self) -> bool {

@@ -13,6 +13,12 @@
 //! budget ran out: none of them can be overtaken by an appended letter of the same sender. A
 //! letter from any other sender (another queue's actor, a plain thread, a timer) goes through the
 //! queue's lock as before.
+//!
+//! An actor that follows a poster (`Engine::follow_target`) changes queue only while it is idle,
+//! under the lock of the queue it leaves, and goes into the poster's running queue. Every letter
+//! posted to it before has then run, so nothing posted after can overtake one; and its new
+//! queue is being processed by the poster's worker, which nobody else can re-bind it from until
+//! that gulp ends, so the argument above holds for it from its first letter there.
 
 use super::queue::{Buffer, MessageQueue};
 use crate::runtime::letter::{LetterVtable, Payload, Rest};
@@ -29,6 +35,8 @@ const PREFETCH_AHEAD: usize = 4;
 
 /// The worker's gulp and which queue it came from.
 pub(super) struct Running {
+    /// The worker's index.
+    worker: usize,
     /// The queue whose gulp is being processed (null between gulps).
     queue: Cell<*const MessageQueue>,
     /// Letters that may still be appended to the current gulp.
@@ -61,8 +69,9 @@ thread_local! {
 }
 
 impl Running {
-    pub(super) fn new(local: Buffer) -> Self {
+    pub(super) fn new(worker: usize, local: Buffer) -> Self {
         Running {
+            worker,
             queue: Cell::new(ptr::null()),
             room: Cell::new(0),
             overflow: Cell::new(0),
@@ -210,10 +219,30 @@ fn with_current<R>(f: impl FnOnce(&Running) -> Option<R>) -> Option<R> {
 /// `letters` letters still to deliver.
 #[inline]
 pub(super) fn running_queue_below(letters: usize) -> Option<*const MessageQueue> {
+    running_gulp().and_then(|g| (g.left < letters).then_some(g.queue))
+}
+
+/// The gulp this thread's worker is processing.
+pub(super) struct RunningGulp {
+    /// The worker.
+    pub(super) worker: usize,
+    /// The queue it gulped.
+    pub(super) queue: *const MessageQueue,
+    /// Letters of the gulp still to deliver.
+    pub(super) left: usize,
+}
+
+/// The gulp this thread's worker is processing; `None` between gulps and on other threads.
+#[inline]
+pub(super) fn running_gulp() -> Option<RunningGulp> {
     with_current(|r| {
         let queue = r.queue.get();
-        // A spawn runs no code inside `with_local`.
-        (!queue.is_null() && r.with_local(|local| local.len()) < letters).then_some(queue)
+        // Called from a spawn or a post, which run no code inside `with_local`.
+        (!queue.is_null()).then(|| RunningGulp {
+            worker: r.worker,
+            queue,
+            left: r.with_local(|local| local.len()),
+        })
     })
 }
 
@@ -303,7 +332,7 @@ mod tests {
     /// half of the test is dropped (the converging replies, or the producer, would pass).
     #[test]
     fn a_gulp_keeps_to_itself_only_when_its_letters_make_more_that_mostly_stay() {
-        let running = Running::new(Buffer::new(QueueKind::Copy));
+        let running = Running::new(0, Buffer::new(QueueKind::Copy));
         let kept = |stayed: usize, elsewhere: usize, letters: usize| {
             // However many of them were appended: the room (128) first.
             running.appended.set(stayed.min(128));

@@ -90,9 +90,10 @@ impl Worker {
     pub(super) fn new(exec: Exec, engine: Arc<Engine>) -> Self {
         let seed = engine.shared.config.seed ^ (exec.index() as u64).wrapping_mul(0x9e37_79b9);
         Worker {
-            running: Box::new(CachePadded::new(Running::new(Buffer::new(
-                engine.queue_kind,
-            )))),
+            running: Box::new(CachePadded::new(Running::new(
+                exec.index(),
+                Buffer::new(engine.queue_kind),
+            ))),
             rng: fastrand::Rng::with_seed(seed),
             watched: None,
             exec,

@@ -42,6 +42,20 @@ pub fn configurations() -> Vec<(String, Config)> {
                             if workers == 4 {
                                 config.message_centric.queues_per_worker = 2;
                             }
+                            // Cforall's own binding as well: actors that never follow.
+                            if workers == 2
+                                && victims == VictimSelection::Longest
+                                && queue == QueueKind::Copy
+                            {
+                                let mut fixed = config.clone();
+                                fixed.message_centric.follow = false;
+                                out.push((
+                                    format!(
+                                        "{engine}/{policy} workers={workers} victims={victims} queue={queue:?} follow=false"
+                                    ),
+                                    fixed,
+                                ));
+                            }
                             out.push((
                                 format!(
                                     "{engine}/{policy} workers={workers} victims={victims} queue={queue:?}"

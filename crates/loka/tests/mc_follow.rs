@@ -1,0 +1,143 @@
+//! Actors that follow their partners (docs/message-centric.md, "Actors follow their partners"):
+//! under the message-centric engine, an idle actor that hears mostly from handlers on another
+//! worker is re-bound to the queue of the handler that posts to it, and its letters still run
+//! one at a time and in per-sender order.
+
+use loka::{
+    Actor, ActorRef, Config, Context, EngineKind, Placement, SpawnOptions, System, VictimSelection,
+};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Rounds of the exchange: each round the driver posts `BURST` numbered letters to the
+/// receiver, which answers after the last of them.
+const ROUNDS: u64 = 400;
+const BURST: u64 = 3;
+
+/// A two-worker message-centric system, following on or off. No stealing: an idle worker would
+/// otherwise take the receiver's queue, which gathers the two as well.
+fn system(follow: bool) -> System {
+    let mut config = Config {
+        engine: EngineKind::MessageCentric,
+        workers: 2,
+        topology: "synthetic:package:1 core:2 pu:1".to_owned(),
+        ..Config::default()
+    };
+    config.message_centric.follow = follow;
+    config.message_centric.victims = VictimSelection::None;
+    System::from_config(config).unwrap()
+}
+
+/// Checks that the driver's letters arrive in order and answers each burst.
+struct Receiver {
+    next: u64,
+    driver: Option<ActorRef<u64>>,
+    done: mpsc::Sender<Result<u64, String>>,
+}
+
+enum ToReceiver {
+    Driver(ActorRef<u64>),
+    Seq(u64),
+}
+
+impl Actor for Receiver {
+    type Msg = ToReceiver;
+    fn handle(&mut self, _: &mut Context<Self>, msg: ToReceiver) {
+        match msg {
+            ToReceiver::Driver(driver) => self.driver = Some(driver),
+            ToReceiver::Seq(n) => {
+                if n != self.next {
+                    let _ = self
+                        .done
+                        .send(Err(format!("got {n}, expected {}", self.next)));
+                    return;
+                }
+                self.next += 1;
+                if self.next == ROUNDS * BURST {
+                    let _ = self.done.send(Ok(self.next));
+                } else if self.next % BURST == 0 {
+                    let _ = self.driver.as_ref().expect("told").send(self.next);
+                }
+            }
+        }
+    }
+}
+
+/// On each answer (the count received so far), posts the next burst to the receiver.
+struct Driver {
+    receiver: ActorRef<ToReceiver>,
+}
+
+impl Actor for Driver {
+    type Msg = u64;
+    fn handle(&mut self, _: &mut Context<Self>, from: u64) {
+        for n in from..from + BURST {
+            let _ = self.receiver.send(ToReceiver::Seq(n));
+        }
+    }
+}
+
+/// Runs the exchange with the receiver placed on worker 0 and the driver on worker 1. Returns
+/// the receiver's and the driver's queues at the end, the receiver's queue at the start, and
+/// the re-bindings counted.
+fn exchange(follow: bool) -> (usize, usize, usize, u64) {
+    let system = system(follow);
+    let (tx, rx) = mpsc::channel();
+    let on = |w| SpawnOptions::new().placement(Placement::Worker(w));
+    let receiver = system.spawn_with(
+        Receiver {
+            next: 0,
+            driver: None,
+            done: tx,
+        },
+        on(0),
+    );
+    let driver = system.spawn_with(
+        Driver {
+            receiver: receiver.clone(),
+        },
+        on(1),
+    );
+    receiver.send(ToReceiver::Driver(driver.clone())).unwrap();
+    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    let queue_of = |id| {
+        system
+            .actors()
+            .into_iter()
+            .find(|a| a.id == id)
+            .and_then(|a| a.queue)
+            .expect("a live actor has a queue")
+    };
+    let start = queue_of(receiver.id());
+    assert_ne!(start, queue_of(driver.id()), "placed on different workers");
+    driver.send(0).unwrap();
+    let got = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the exchange finished");
+    assert_eq!(got, Ok(ROUNDS * BURST), "every letter, in order");
+    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    let followed = system
+        .stats()
+        .message_centric
+        .expect("message-centric statistics")
+        .actors_followed;
+    (
+        queue_of(receiver.id()),
+        queue_of(driver.id()),
+        start,
+        followed,
+    )
+}
+
+/// The receiver hears only from the driver's worker, so it follows the driver into its queue
+/// (red if following is dropped or the rule never fires); its letters arrive in order across
+/// the move. With following off it keeps the queue it was placed on.
+#[test]
+fn an_actor_that_hears_from_another_worker_follows_its_poster_in_order() {
+    let (receiver, driver, _, followed) = exchange(true);
+    assert_eq!(receiver, driver, "the receiver joined the driver's queue");
+    assert!(followed >= 1, "counted: {followed}");
+    let (receiver, _, start, followed) = exchange(false);
+    assert_eq!(receiver, start, "without following it stays");
+    assert_eq!(followed, 0);
+}
