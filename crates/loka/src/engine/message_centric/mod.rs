@@ -362,15 +362,20 @@ impl Engine {
         seal: &mut dyn FnMut(NonNull<Letter>),
     ) -> Option<bool> {
         running::note_queued(q);
-        let posted = q
-            .locked
-            .with(|locked| match self.admit_locked(qi, q, locked, b, follow) {
+        let posted = q.locked.with(|locked| {
+            let admit = if self.follow {
+                self.admit_locked::<true>(qi, q, locked, b, follow)
+            } else {
+                self.admit_locked::<false>(qi, q, locked, b, follow)
+            };
+            match admit {
                 Admit::Here => {
                     locked.buffer.push_sealed(seal);
                     Ok(self.publish_locked(q, locked))
                 }
                 refused => Err(refused),
-            });
+            }
+        });
         match posted {
             Ok(sleeping_owner) => {
                 self.wake_owner(sleeping_owner);
@@ -386,9 +391,11 @@ impl Engine {
     /// since the caller read its binding, or just now, to follow this thread's worker
     /// ([`follow_target`](Self::follow_target), if `follow`): the caller starts over with the
     /// new binding, and without `follow` (a post re-binds its actor at most once, so it cannot
-    /// chase a queue whose owner changes). `Here`: the letter goes into `q`.
-    #[inline]
-    fn admit_locked(
+    /// chase a queue whose owner changes). `Here`: the letter goes into `q`. `FOLLOWING`:
+    /// whether actors follow (`self.follow`); without, a binding never changes and only the
+    /// closed flag is read.
+    #[inline(always)]
+    fn admit_locked<const FOLLOWING: bool>(
         &self,
         qi: usize,
         q: &MessageQueue,
@@ -399,6 +406,16 @@ impl Engine {
         if b.closed.load(Relaxed) {
             return Admit::Closed;
         }
+        if !FOLLOWING {
+            return Admit::Here;
+        }
+        self.admit_following(qi, q, b, follow)
+    }
+
+    /// [`admit_locked`](Self::admit_locked) while actors follow: the binding read again, the
+    /// actor scored and perhaps re-bound, its last letter's gulp noted.
+    #[inline(always)]
+    fn admit_following(&self, qi: usize, q: &MessageQueue, b: &Binding, follow: bool) -> Admit {
         // Relaxed: a re-binding away from `q` is stored under this lock.
         if b.queue.load(Relaxed) as usize != qi {
             return Admit::Moved;
@@ -411,7 +428,7 @@ impl Engine {
             }
         }
         let next = q.generation() + 1;
-        if self.follow && b.pending.load(Relaxed) != next {
+        if b.pending.load(Relaxed) != next {
             b.pending.store(next, Relaxed);
         }
         Admit::Here
@@ -519,55 +536,95 @@ impl Engine {
         let q = &self.queues[qi];
         match self.gulp_for(q, b, after_queued) {
             Some(Target::Gulp(gulp)) => gulp.reserve().map_or(Slot::Elsewhere, Slot::At),
-            Some(Target::Queue) => self.queued_slot(qi, b, after_queued),
+            Some(Target::Queue) => self.queued_slot(qi, q, b, after_queued),
             None => Slot::Closed,
         }
     }
 
-    /// A place at the end of queue `qi`'s buffer for a letter to the actor bound as `b`, with
-    /// the queue's lock kept until [`Scheduler::finish_post`]: the letter is written straight
+    /// A place at the end of `q`'s buffer (queue `qi`) for a letter to the actor bound as `b`,
+    /// with `q`'s lock kept until [`Scheduler::finish_post`]: the letter is written straight
     /// into its queue, with no closure and no further call between the two halves.
-    /// `Slot::Elsewhere` for a list buffer (its letters are moved into nodes: `post_sealed`). If
-    /// the actor was re-bound meanwhile, or follows this worker now, the letter goes where it
-    /// is bound then: appended to this worker's running gulp if that is its new queue. Out of
-    /// line, retries included: the append path stays as short as without following.
+    /// `Slot::Elsewhere` for a list buffer (its letters are moved into nodes: `post_sealed`).
+    /// Out of line: the append path stays short.
     #[inline(never)]
-    fn queued_slot(&self, mut qi: usize, b: &Binding, after_queued: bool) -> Slot {
-        let mut follow = self.follow;
-        loop {
-            let q = &self.queues[qi];
-            // Counted before the lock is taken, not inside the critical section. A list
-            // buffer's letter goes on through `post_locked`, which counts it.
-            if self.queue_kind == QueueKind::Copy {
-                running::note_queued(q);
-            }
-            let mut held = q.locked.hold();
-            let slot = held.with(|locked| match self.admit_locked(qi, q, locked, b, follow) {
-                Admit::Closed => Some(Slot::Closed),
-                Admit::Moved => None,
-                // SAFETY: the caller writes the letter at once (`Slot::Queued`'s contract),
-                // before anything else reaches the buffer: we keep the lock until `finish_post`.
-                Admit::Here => match unsafe { locked.buffer.reserve_slot() } {
-                    Some(at) => Some(Slot::Queued(at)),
-                    None => Some(Slot::Elsewhere),
+    fn queued_slot(&self, qi: usize, q: &MessageQueue, b: &Binding, after_queued: bool) -> Slot {
+        if self.follow {
+            return self.queued_slot_following(qi, q, b, after_queued);
+        }
+        // A binding that never changes: the attempt cannot find the actor moved.
+        self.try_queued_slot::<false>(qi, q, b, false)
+            .unwrap_or(Slot::Closed)
+    }
+
+    /// [`queued_slot`](Self::queued_slot) while actors follow, apart so that the fixed binding
+    /// keeps its own short code.
+    #[inline(never)]
+    fn queued_slot_following(
+        &self,
+        qi: usize,
+        q: &MessageQueue,
+        b: &Binding,
+        after_queued: bool,
+    ) -> Slot {
+        match self.try_queued_slot::<true>(qi, q, b, true) {
+            Some(slot) => slot,
+            None => self.slot_after_move(b, after_queued),
+        }
+    }
+
+    /// One attempt of [`queued_slot`](Self::queued_slot): `None` if the actor is no longer
+    /// bound to `q` (re-bound meanwhile, or just now to follow this worker).
+    #[inline(always)]
+    fn try_queued_slot<const FOLLOWING: bool>(
+        &self,
+        qi: usize,
+        q: &MessageQueue,
+        b: &Binding,
+        follow: bool,
+    ) -> Option<Slot> {
+        // Counted before the lock is taken, not inside the critical section. A list buffer's
+        // letter goes on through `post_locked`, which counts it.
+        if self.queue_kind == QueueKind::Copy {
+            running::note_queued(q);
+        }
+        let mut held = q.locked.hold();
+        let slot =
+            held.with(
+                |locked| match self.admit_locked::<FOLLOWING>(qi, q, locked, b, follow) {
+                    Admit::Closed => Some(Slot::Closed),
+                    Admit::Moved => None,
+                    // SAFETY: the caller writes the letter at once (`Slot::Queued`'s contract), before
+                    // anything else reaches the buffer: we keep the lock until `finish_post`.
+                    Admit::Here => match unsafe { locked.buffer.reserve_slot() } {
+                        Some(at) => Some(Slot::Queued(at)),
+                        None => Some(Slot::Elsewhere),
+                    },
                 },
-            });
-            if let Some(slot) = slot {
-                if matches!(slot, Slot::Queued(..)) {
-                    held.keep();
-                }
-                return slot;
-            }
-            drop(held);
-            // Re-bound: again, with its new queue, and without following (a post re-binds its
-            // actor at most once).
-            follow = false;
-            qi = b.queue.load(Acquire) as usize;
-            match self.gulp_for(&self.queues[qi], b, after_queued) {
+            );
+        if matches!(slot, Some(Slot::Queued(..))) {
+            held.keep();
+        }
+        slot
+    }
+
+    /// [`queued_slot`](Self::queued_slot) once the actor has moved: again with its new queue,
+    /// appended to this worker's running gulp if that is where it went, and without following
+    /// (a post re-binds its actor at most once). Rare, so out of the way.
+    #[cold]
+    #[inline(never)]
+    fn slot_after_move(&self, b: &Binding, after_queued: bool) -> Slot {
+        loop {
+            let qi = b.queue.load(Acquire) as usize;
+            let q = &self.queues[qi];
+            match self.gulp_for(q, b, after_queued) {
                 Some(Target::Gulp(gulp)) => {
                     return gulp.reserve().map_or(Slot::Elsewhere, Slot::At)
                 }
-                Some(Target::Queue) => {}
+                Some(Target::Queue) => {
+                    if let Some(slot) = self.try_queued_slot::<true>(qi, q, b, false) {
+                        return slot;
+                    }
+                }
                 None => return Slot::Closed,
             }
         }
