@@ -1,12 +1,17 @@
 //! The message-centric engine (Cforall's executor): the same program under both real engines,
 //! with the message-centric statistics — gulps, missed gulps, queue steals — and the effect of the
-//! victim selection on an unbalanced load (all the work on one worker's queues).
+//! victim selection on an unbalanced load (all the work on one worker's queues). Then a ring
+//! whose members are placed on alternate workers, with and without actors that follow their
+//! partners (`message_centric.follow`): following gathers the ring into one queue.
 //!
 //! ```sh
 //! cargo run --release -p loka --example message_centric
 //! ```
 
-use loka::{Actor, Config, Context, EngineKind, System, VictimSelection};
+use loka::{
+    Actor, ActorRef, Config, Context, EngineKind, Placement, SpawnOptions, System, VictimSelection,
+};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
@@ -74,6 +79,89 @@ fn run(engine: EngineKind, victims: VictimSelection) {
     }
 }
 
+/// A ring member: passes the token on until it has gone round `left` more hops.
+struct Member {
+    next: Option<ActorRef<Token>>,
+    done: Arc<AtomicU64>,
+}
+
+enum Token {
+    Next(ActorRef<Token>),
+    Hop(u64),
+}
+
+impl Actor for Member {
+    type Msg = Token;
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Token) {
+        match msg {
+            Token::Next(next) => self.next = Some(next),
+            Token::Hop(0) => {
+                self.done.store(1, Relaxed);
+            }
+            Token::Hop(left) => {
+                let _ = self
+                    .next
+                    .as_ref()
+                    .expect("linked")
+                    .send(Token::Hop(left - 1));
+            }
+        }
+    }
+}
+
+fn ring(follow: bool) {
+    let mut config = Config {
+        engine: EngineKind::MessageCentric,
+        workers: 2,
+        ..Config::default()
+    };
+    config.message_centric.follow = follow;
+    // No stealing: with one token in flight a worker is always idle, and by stealing the other's
+    // queue it would gather the ring as well.
+    config.message_centric.victims = VictimSelection::None;
+    let system = System::from_config(config).expect("a valid configuration");
+    let done = Arc::new(AtomicU64::new(0));
+    // Members on alternate workers: every hop crosses cores unless they gather.
+    let members: Vec<_> = (0..64)
+        .map(|i| {
+            let on = SpawnOptions::new().placement(Placement::Worker(i % 2));
+            system.spawn_with(
+                Member {
+                    next: None,
+                    done: Arc::clone(&done),
+                },
+                on,
+            )
+        })
+        .collect();
+    for (i, member) in members.iter().enumerate() {
+        let _ = member.send(Token::Next(members[(i + 1) % members.len()].clone()));
+    }
+    system.run_until_idle();
+    let hops = 1_000_000;
+    let start = Instant::now();
+    let _ = members[0].send(Token::Hop(hops));
+    system.run_until_idle();
+    let elapsed = start.elapsed();
+    assert_eq!(done.load(Relaxed), 1, "the token went all the way");
+    let ids: HashSet<_> = members.iter().map(ActorRef::id).collect();
+    let queues: HashSet<_> = system
+        .actors()
+        .into_iter()
+        .filter(|a| ids.contains(&a.id))
+        .filter_map(|a| a.queue)
+        .collect();
+    let followed = system
+        .stats()
+        .message_centric
+        .map_or(0, |mc| mc.actors_followed);
+    println!(
+        "ring, follow = {follow:<5}  {:>6.1} M hops/s  actors followed {followed:>3}  queues used {:>2}",
+        hops as f64 / elapsed.as_secs_f64() / 1e6,
+        queues.len()
+    );
+}
+
 fn main() {
     run(EngineKind::ActorCentric, VictimSelection::Longest);
     for victims in [
@@ -83,4 +171,6 @@ fn main() {
     ] {
         run(EngineKind::MessageCentric, victims);
     }
+    ring(false);
+    ring(true);
 }
