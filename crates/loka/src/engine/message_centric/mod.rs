@@ -482,6 +482,9 @@ impl Engine {
             .worker(gulp.worker)
             .actors_followed
             .bump(1);
+        // Its letters posted before, through the lock, to actors of the running queue wait
+        // behind this gulp: its next ones must not be appended ahead of them (`running.rs`).
+        running::close_running_room();
         Some(self.index_of(gulp.queue))
     }
 
@@ -726,7 +729,8 @@ impl Scheduler for Engine {
     }
 
     fn finish_post(&self, task: TaskRef) {
-        // The actor's queue, fixed at spawn: the one `queued_slot` locked for this letter.
+        // The actor's queue: the one `queued_slot` locked for this letter (a re-binding away
+        // from it needs that lock, held until here).
         let q = &self.queues[binding(&task).queue.load(Relaxed) as usize];
         // SAFETY: `queued_slot` kept the lock, and the letter has been written in its place.
         let sleeping_owner = unsafe { q.locked.finish(|locked| self.publish_locked(q, locked)) };

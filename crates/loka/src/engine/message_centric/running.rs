@@ -18,7 +18,12 @@
 //! under the lock of the queue it leaves, and goes into the poster's running queue. Every letter
 //! posted to it before has then run, so nothing posted after can overtake one; and its new
 //! queue is being processed by the poster's worker, which nobody else can re-bind it from until
-//! that gulp ends, so the argument above holds for it from its first letter there.
+//! that gulp ends. As a *sender*, though, it may have letters to actors of its new queue waiting
+//! in that queue behind the running gulp (posted through the lock from its old queue); were its
+//! next letters appended to the gulp, they would overtake those. So a move closes the running
+//! gulp's room: for the rest of that gulp every letter to the queue goes through its lock,
+//! behind the earlier ones, and from the next gulp on the argument above holds for the actor as
+//! for any other sender of the queue.
 
 use super::queue::{Buffer, MessageQueue};
 use crate::runtime::letter::{LetterVtable, Payload, Rest};
@@ -244,6 +249,18 @@ pub(super) fn running_gulp() -> Option<RunningGulp> {
             left: r.with_local(|local| local.len()),
         })
     })
+}
+
+/// Closes the room of the gulp this thread's worker is processing: no more letters join it, as
+/// once its budget has run out. Called when an actor follows into it (`Engine::follow_target`):
+/// the actor may have letters to this queue's actors waiting behind the gulp, posted through
+/// the lock from its old queue, and its next letters to them must not overtake those by being
+/// appended.
+pub(super) fn close_running_room() {
+    with_current(|r| {
+        r.room.set(0);
+        Some(())
+    });
 }
 
 /// The gulp this thread's worker is processing, when it is `queue`'s (room or not).
