@@ -80,13 +80,14 @@ impl Actor for Driver {
     }
 }
 
-/// Runs the exchange with the receiver placed on worker 0 and the driver on worker 1. Returns
-/// the receiver's and the driver's queues at the end, the receiver's queue at the start, and
-/// the re-bindings counted.
-fn exchange(follow: bool) -> (usize, usize, usize, u64) {
-    let system = system(follow);
+/// Spawn options placing an actor on worker `w`.
+fn on(w: usize) -> SpawnOptions {
+    SpawnOptions::new().placement(Placement::Worker(w))
+}
+
+/// A receiver placed on worker 0, and where it reports the end of the run.
+fn spawn_receiver(system: &System) -> (ActorRef<ToReceiver>, mpsc::Receiver<Result<u64, String>>) {
     let (tx, rx) = mpsc::channel();
-    let on = |w| SpawnOptions::new().placement(Placement::Worker(w));
     let receiver = system.spawn_with(
         Receiver {
             next: 0,
@@ -95,6 +96,23 @@ fn exchange(follow: bool) -> (usize, usize, usize, u64) {
         },
         on(0),
     );
+    (receiver, rx)
+}
+
+/// Waits for the receiver's report: every letter, in order.
+fn assert_all_in_order(done: &mpsc::Receiver<Result<u64, String>>) {
+    let got = done
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the exchange finished");
+    assert_eq!(got, Ok(ROUNDS * BURST), "every letter, in order");
+}
+
+/// Runs the exchange with the receiver placed on worker 0 and the driver on worker 1. Returns
+/// the receiver's and the driver's queues at the end, the receiver's queue at the start, and
+/// the re-bindings counted.
+fn exchange(follow: bool) -> (usize, usize, usize, u64) {
+    let system = system(follow);
+    let (receiver, done) = spawn_receiver(&system);
     let driver = system.spawn_with(
         Driver {
             receiver: receiver.clone(),
@@ -114,10 +132,7 @@ fn exchange(follow: bool) -> (usize, usize, usize, u64) {
     let start = queue_of(receiver.id());
     assert_ne!(start, queue_of(driver.id()), "placed on different workers");
     driver.send(0).unwrap();
-    let got = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the exchange finished");
-    assert_eq!(got, Ok(ROUNDS * BURST), "every letter, in order");
+    assert_all_in_order(&done);
     assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
     let followed = system
         .stats()
@@ -181,21 +196,12 @@ impl Actor for Pinger {
 /// posts make a sender on worker 1 follow into that queue while its earlier letters to the
 /// receiver, posted through the queue's lock, still wait behind the running gulp. Its letters
 /// after the move must not overtake them (red when a follower's later letters are appended to
-/// the gulp that is running: "got 57, expected 41").
+/// the gulp that is running: "got 8, expected 0").
 #[test]
 fn a_sender_that_follows_keeps_its_order_to_actors_of_its_new_queue() {
     for _ in 0..20 {
         let system = system(true);
-        let (tx, rx) = mpsc::channel();
-        let on = |w| SpawnOptions::new().placement(Placement::Worker(w));
-        let receiver = system.spawn_with(
-            Receiver {
-                next: 0,
-                driver: None,
-                done: tx,
-            },
-            on(0),
-        );
+        let (receiver, done) = spawn_receiver(&system);
         let sender = system.spawn_with(
             Sender {
                 receiver: receiver.clone(),
@@ -211,10 +217,7 @@ fn a_sender_that_follows_keeps_its_order_to_actors_of_its_new_queue() {
             on(0),
         );
         pinger.send(()).unwrap();
-        let got = rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("the exchange finished");
-        assert_eq!(got, Ok(ROUNDS * BURST), "every letter, in order");
+        assert_all_in_order(&done);
         assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
     }
 }

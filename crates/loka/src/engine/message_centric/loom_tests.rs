@@ -3,7 +3,7 @@
 //! and a thief's gulp of the same queue apart, and the re-binding of an idle actor to the worker
 //! that posts to it (`Engine::follow_target`).
 
-use super::idle;
+use super::follow::idle;
 use super::queue::ProcessingFlag;
 use super::spin::SpinLock;
 use super::swap::{try_swap, Swap};

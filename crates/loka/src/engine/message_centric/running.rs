@@ -251,18 +251,6 @@ pub(super) fn running_gulp() -> Option<RunningGulp> {
     })
 }
 
-/// Closes the room of the gulp this thread's worker is processing: no more letters join it, as
-/// once its budget has run out. Called when an actor follows into it (`Engine::follow_target`):
-/// the actor may have letters to this queue's actors waiting behind the gulp, posted through
-/// the lock from its old queue, and its next letters to them must not overtake those by being
-/// appended.
-pub(super) fn close_running_room() {
-    with_current(|r| {
-        r.room.set(0);
-        Some(())
-    });
-}
-
 /// The gulp this thread's worker is processing, when it is `queue`'s (room or not).
 #[inline]
 pub(super) fn running_gulp_of(queue: &MessageQueue) -> Option<Appender> {

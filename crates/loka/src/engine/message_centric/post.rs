@@ -1,0 +1,255 @@
+//! How a letter reaches its actor's queue: appended to the running gulp of this thread's worker
+//! when the actor is one of its queue's (no lock), else written into the queue under its lock
+//! (`queued_slot`, kept until `Scheduler::finish_post`) or sealed there (`post_locked`). Under
+//! the lock a post checks that the actor has not closed and, while actors follow
+//! (`follow.rs`), that it is still bound to this queue; if it moved, the post starts over with
+//! its new queue.
+
+use super::queue::{self, MessageQueue};
+use super::{binding, running, Binding, Engine};
+use crate::config::QueueKind;
+use crate::runtime::{Letter, Slot, TaskRef};
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
+
+impl Engine {
+    /// Queues a letter sealed by `seal` on queue `qi` (`q`) of its actor, under the queue's lock
+    /// (every post but a handler's to its own gulp). `None` if the actor is no longer bound to
+    /// `q` (the caller starts over). Out of line: the append path stays a few instructions.
+    #[inline(never)]
+    pub(super) fn post_locked(
+        &self,
+        qi: usize,
+        q: &MessageQueue,
+        b: &Binding,
+        follow: bool,
+        seal: &mut dyn FnMut(NonNull<Letter>),
+    ) -> Option<bool> {
+        running::note_queued(q);
+        let posted = q.locked.with(|locked| {
+            let admit = if self.follow {
+                self.admit_locked::<true>(qi, q, b, follow)
+            } else {
+                self.admit_locked::<false>(qi, q, b, follow)
+            };
+            match admit {
+                Admit::Here => {
+                    locked.buffer.push_sealed(seal);
+                    Ok(self.publish_locked(q, locked))
+                }
+                refused => Err(refused),
+            }
+        });
+        match posted {
+            Ok(sleeping_owner) => {
+                self.wake_owner(sleeping_owner);
+                Some(true)
+            }
+            Err(Admit::Closed) => Some(false),
+            Err(_) => None,
+        }
+    }
+
+    /// Under the lock of `q` (queue `qi`), before a letter to the actor bound as `b` is pushed
+    /// on it: `Closed` if the actor has closed; `Moved` if it is no longer bound to `q`, re-bound
+    /// since the caller read its binding, or just now, to follow this thread's worker
+    /// ([`follow_target`](Self::follow_target), if `follow`): the caller starts over with the
+    /// new binding, and without `follow` (a post re-binds its actor at most once, so it cannot
+    /// chase a queue whose owner changes). `Here`: the letter goes into `q`. `FOLLOWING`:
+    /// whether actors follow (`self.follow`); without, a binding never changes and only the
+    /// closed flag is read.
+    #[inline(always)]
+    fn admit_locked<const FOLLOWING: bool>(
+        &self,
+        qi: usize,
+        q: &MessageQueue,
+        b: &Binding,
+        follow: bool,
+    ) -> Admit {
+        if b.closed.load(Relaxed) {
+            return Admit::Closed;
+        }
+        if !FOLLOWING {
+            return Admit::Here;
+        }
+        self.admit_following(qi, q, b, follow)
+    }
+
+    /// A letter was just added to `q`'s buffer, whose lock the caller holds: counts it, stores
+    /// the length hint and returns the queue's owner if it sleeps. Under the lock: a worker
+    /// parking re-checks this queue under the same lock, so either we see it asleep here or it
+    /// sees our letter (module docs). Only the owner is woken ([`wake_owner`](Self::wake_owner),
+    /// once the lock is released).
+    #[inline]
+    pub(super) fn publish_locked(
+        &self,
+        q: &MessageQueue,
+        locked: &mut queue::Locked,
+    ) -> Option<usize> {
+        locked.posted += 1;
+        q.set_len(locked.buffer.len());
+        let owner = q.owner.load(Relaxed);
+        self.sleepers.is_asleep_locked(owner).then_some(owner)
+    }
+
+    /// Wakes what [`publish_locked`](Self::publish_locked) found asleep.
+    #[inline]
+    pub(super) fn wake_owner(&self, sleeping_owner: Option<usize>) {
+        if let Some(owner) = sleeping_owner {
+            self.notify_owner(owner);
+        }
+    }
+
+    /// Where a handler's letter to the actor bound as `b` to `q` may go: the running gulp of this
+    /// thread's worker if it is `q`'s and has room (and, if `after_queued`, `q` holds nothing),
+    /// else the queue; `None` if the actor has closed.
+    #[inline]
+    pub(super) fn gulp_for(
+        &self,
+        q: &MessageQueue,
+        b: &Binding,
+        after_queued: bool,
+    ) -> Option<Target> {
+        let Some(gulp) = running::appendable(q) else {
+            return Some(Target::Queue);
+        };
+        // Relaxed suffices (`ActorCell::post_after_queued`): a letter that must stay ahead was
+        // stored, length included, before something that happens before this call, and only
+        // this worker (which holds the gulp) could empty the queue.
+        if after_queued && q.len_hint() != 0 {
+            // It goes to the queue, and so does every later letter of this gulp's handlers to
+            // the queue (its room is closed, as when the budget runs out: `running.rs`), or the
+            // sender's next letters, appended, would overtake it.
+            gulp.close_room();
+            return Some(Target::Queue);
+        }
+        // Relaxed: see `Appender::push`.
+        (!b.closed.load(Relaxed)).then_some(Target::Gulp(gulp))
+    }
+
+    /// `Scheduler::append_slot`; `after_queued`: only while the actor's queue holds nothing.
+    #[inline(always)]
+    pub(super) fn append_slot_if(&self, task: TaskRef, after_queued: bool) -> Slot {
+        let b = binding(&task);
+        let qi = b.queue.load(Acquire) as usize;
+        let q = &self.queues[qi];
+        match self.gulp_for(q, b, after_queued) {
+            Some(Target::Gulp(gulp)) => gulp.reserve().map_or(Slot::Elsewhere, Slot::At),
+            Some(Target::Queue) => self.queued_slot(qi, q, b, after_queued),
+            None => Slot::Closed,
+        }
+    }
+
+    /// A place at the end of `q`'s buffer (queue `qi`) for a letter to the actor bound as `b`,
+    /// with `q`'s lock kept until
+    /// [`Scheduler::finish_post`](crate::runtime::Scheduler::finish_post): the letter is written
+    /// straight into its queue, with no closure and no further call between the two halves.
+    /// `Slot::Elsewhere` for a list buffer (its letters are moved into nodes: `post_sealed`).
+    /// Out of line: the append path stays short.
+    #[inline(never)]
+    pub(super) fn queued_slot(
+        &self,
+        qi: usize,
+        q: &MessageQueue,
+        b: &Binding,
+        after_queued: bool,
+    ) -> Slot {
+        if self.follow {
+            return self.queued_slot_following(qi, q, b, after_queued);
+        }
+        // A binding that never changes: the attempt cannot find the actor moved.
+        self.try_queued_slot::<false>(qi, q, b, false)
+            .unwrap_or(Slot::Closed)
+    }
+
+    /// [`queued_slot`](Self::queued_slot) while actors follow, apart so that the fixed binding
+    /// keeps its own short code.
+    #[inline(never)]
+    fn queued_slot_following(
+        &self,
+        qi: usize,
+        q: &MessageQueue,
+        b: &Binding,
+        after_queued: bool,
+    ) -> Slot {
+        match self.try_queued_slot::<true>(qi, q, b, true) {
+            Some(slot) => slot,
+            None => self.slot_after_move(b, after_queued),
+        }
+    }
+
+    /// One attempt of [`queued_slot`](Self::queued_slot): `None` if the actor is no longer
+    /// bound to `q` (re-bound meanwhile, or just now to follow this worker).
+    #[inline(always)]
+    fn try_queued_slot<const FOLLOWING: bool>(
+        &self,
+        qi: usize,
+        q: &MessageQueue,
+        b: &Binding,
+        follow: bool,
+    ) -> Option<Slot> {
+        // Counted before the lock is taken, not inside the critical section. A list buffer's
+        // letter goes on through `post_locked`, which counts it.
+        if self.queue_kind == QueueKind::Copy {
+            running::note_queued(q);
+        }
+        let mut held = q.locked.hold();
+        let slot = held.with(
+            |locked| match self.admit_locked::<FOLLOWING>(qi, q, b, follow) {
+                Admit::Closed => Some(Slot::Closed),
+                Admit::Moved => None,
+                // SAFETY: the caller writes the letter at once (`Slot::Queued`'s contract), before
+                // anything else reaches the buffer: we keep the lock until `finish_post`.
+                Admit::Here => match unsafe { locked.buffer.reserve_slot() } {
+                    Some(at) => Some(Slot::Queued(at)),
+                    None => Some(Slot::Elsewhere),
+                },
+            },
+        );
+        if matches!(slot, Some(Slot::Queued(..))) {
+            held.keep();
+        }
+        slot
+    }
+
+    /// [`queued_slot`](Self::queued_slot) once the actor has moved: again with its new queue,
+    /// appended to this worker's running gulp if that is where it went, and without following
+    /// (a post re-binds its actor at most once). Rare, so out of the way.
+    #[cold]
+    #[inline(never)]
+    fn slot_after_move(&self, b: &Binding, after_queued: bool) -> Slot {
+        loop {
+            let qi = b.queue.load(Acquire) as usize;
+            let q = &self.queues[qi];
+            match self.gulp_for(q, b, after_queued) {
+                Some(Target::Gulp(gulp)) => {
+                    return gulp.reserve().map_or(Slot::Elsewhere, Slot::At)
+                }
+                Some(Target::Queue) => {
+                    if let Some(slot) = self.try_queued_slot::<true>(qi, q, b, false) {
+                        return slot;
+                    }
+                }
+                None => return Slot::Closed,
+            }
+        }
+    }
+}
+
+/// What a post finds under its queue's lock ([`Engine::admit_locked`]).
+pub(super) enum Admit {
+    /// The letter goes into this queue.
+    Here,
+    /// The actor has closed: the letter is refused.
+    Closed,
+    /// The actor is bound to another queue now: the poster starts over.
+    Moved,
+}
+
+/// Where a handler's letter goes ([`Engine::gulp_for`]).
+pub(super) enum Target {
+    /// The running gulp of this thread's worker.
+    Gulp(running::Appender),
+    /// The actor's queue, under its lock.
+    Queue,
+}
