@@ -221,3 +221,102 @@ fn a_sender_that_follows_keeps_its_order_to_actors_of_its_new_queue() {
         assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
     }
 }
+
+/// Holds its worker in its handler until told to go (or 20 s pass).
+struct Blocker {
+    entered: mpsc::Sender<()>,
+    go: std::sync::Mutex<mpsc::Receiver<()>>,
+}
+
+impl Actor for Blocker {
+    type Msg = ();
+    fn handle(&mut self, _: &mut Context<Self>, _: ()) {
+        let _ = self.entered.send(());
+        let _ = self
+            .go
+            .lock()
+            .unwrap()
+            .recv_timeout(Duration::from_secs(20));
+    }
+}
+
+/// Posts the receiver one numbered letter per activation, each activation a letter to itself.
+struct Pump {
+    receiver: ActorRef<ToReceiver>,
+    next: u64,
+}
+
+impl Actor for Pump {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, _: ()) {
+        if self.next < ROUNDS * BURST {
+            let _ = self.receiver.send(ToReceiver::Seq(self.next));
+            self.next += 1;
+            let _ = ctx.myself().send(());
+        }
+    }
+}
+
+/// An actor that is never idle moves with its queued letters: worker 0 is held in another
+/// queue's handler, so the receiver's letters from a pump on worker 1 pile up in its queue and
+/// can run only if the receiver takes them along when it follows the pump. Every letter must
+/// arrive, in order, while worker 0 is still held (red if a move waits for an idle actor: the
+/// receiver's letters never run; red if the letters taken along are reordered or left behind).
+#[test]
+fn an_actor_with_queued_letters_follows_with_them_in_order() {
+    let system = system(true);
+    let (receiver, done) = spawn_receiver(&system);
+    let queue_of = |id| {
+        system
+            .actors()
+            .into_iter()
+            .find(|a| a.id == id)
+            .and_then(|a| a.queue)
+            .expect("a live actor has a queue")
+    };
+    // A blocker on worker 0 in another queue than the receiver's (actors placed on a worker
+    // fill its queues in blocks: spawn until one lands elsewhere).
+    let (entered_tx, entered) = mpsc::channel();
+    let mut blocker = None;
+    for _ in 0..1_000 {
+        let (go, go_rx) = mpsc::channel();
+        let candidate = system.spawn_with(
+            Blocker {
+                entered: entered_tx.clone(),
+                go: std::sync::Mutex::new(go_rx),
+            },
+            on(0),
+        );
+        if queue_of(candidate.id()) != queue_of(receiver.id()) {
+            blocker = Some((candidate, go));
+            break;
+        }
+    }
+    let (blocker, go) = blocker.expect("a queue of worker 0 other than the receiver's");
+    blocker.send(()).unwrap();
+    entered
+        .recv_timeout(Duration::from_secs(10))
+        .expect("worker 0 is held");
+    let pump = system.spawn_with(
+        Pump {
+            receiver: receiver.clone(),
+            next: 0,
+        },
+        on(1),
+    );
+    pump.send(()).unwrap();
+    let got = done.recv_timeout(Duration::from_secs(10));
+    let _ = go.send(());
+    assert_eq!(
+        got.expect("the receiver ran its letters while its worker was held"),
+        Ok(ROUNDS * BURST),
+        "every letter, in order"
+    );
+    assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+    assert_eq!(queue_of(receiver.id()), queue_of(pump.id()));
+    let stats = system.stats().message_centric.expect("message-centric");
+    assert!(
+        stats.letters_followed >= 1,
+        "it took letters along: {stats:?}"
+    );
+}

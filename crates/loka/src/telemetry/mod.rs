@@ -215,6 +215,9 @@ worker_counters! {
     /// Message-centric: idle actors re-bound to this worker's queues because one of its
     /// handlers posted to them (they follow their posters).
     actors_followed,
+    /// Message-centric: letters that moved with those actors, taken out of their old queue
+    /// into the gulp of the handler they followed.
+    letters_followed,
     /// Places: steals from a worker (or a place's shared queue) of another place than the
     /// thief's (LASSI's "counter-productive steals": the actor leaves the place its hint named).
     cross_place_steals,
@@ -319,6 +322,9 @@ pub struct MessageCentricStats {
     /// Idle actors re-bound to a queue of another worker, following a handler there that posted
     /// to them (`message_centric.follow`; beyond Cforall, whose actors keep their queue).
     pub actors_followed: u64,
+    /// Letters queued for those actors when they moved, taken along into the gulp of the
+    /// handler they followed.
+    pub letters_followed: u64,
 }
 
 impl MessageCentricStats {
@@ -339,6 +345,7 @@ impl MessageCentricStats {
             letters_stolen: total.letters_stolen,
             avg_steal_size: ratio(total.letters_stolen, total.steals),
             actors_followed: total.actors_followed,
+            letters_followed: total.letters_followed,
         }
     }
 }

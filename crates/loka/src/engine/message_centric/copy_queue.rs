@@ -100,6 +100,80 @@ impl<T> CopyQueue<T> {
         self.items.get(self.head + k)
     }
 
+    /// Moves every item `take` picks out of the queue, oldest first, into `sink`, and closes
+    /// the gap: the items left keep their order. O(items) and no allocation. An actor that
+    /// follows its partners to another worker takes its queued letters along this way
+    /// (`Engine::follow_target`).
+    ///
+    /// If `take` or `sink` unwinds, the items not yet looked at stay queued behind those kept,
+    /// the one being looked at is lost (leaked or dropped, never twice), and the queue stays
+    /// sound.
+    pub(crate) fn move_out_where(
+        &mut self,
+        mut take: impl FnMut(&T) -> bool,
+        mut sink: impl FnMut(T),
+    ) {
+        /// The compaction's state: `items[head..kept]` are the items kept so far, packed;
+        /// `items[next..len]` are not looked at yet; the places between hold nothing live.
+        /// Dropped at the end or on unwinding: moves the unread items down behind the kept ones
+        /// and sets the length.
+        struct Gap<'a, T> {
+            items: &'a mut Vec<T>,
+            len: usize,
+            kept: usize,
+            next: usize,
+        }
+        impl<T> Drop for Gap<'_, T> {
+            fn drop(&mut self) {
+                let unread = self.len - self.next;
+                // SAFETY: `next..len` are live and `kept <= next`, both in bounds; `ptr::copy`
+                // allows the ranges to overlap. Afterwards `..kept + unread` holds the moved-out
+                // slots below `head` and the live items, the length the queue counts.
+                unsafe {
+                    let base = self.items.as_mut_ptr();
+                    if self.kept != self.next {
+                        ptr::copy(base.add(self.next), base.add(self.kept), unread);
+                    }
+                    self.items.set_len(self.kept + unread);
+                }
+            }
+        }
+        let len = self.items.len();
+        // While the gap is open the vector counts none of the items from `head` on, so an unwind
+        // inside `take` or `sink` drops nothing twice (the guard restores the count).
+        // SAFETY: `head <= len`; the items below `head` were moved out already.
+        unsafe { self.items.set_len(self.head) };
+        let mut gap = Gap {
+            items: &mut self.items,
+            len,
+            kept: self.head,
+            next: self.head,
+        };
+        while gap.next < gap.len {
+            let base = gap.items.as_mut_ptr();
+            // SAFETY: `next < len`: in bounds, and live (not looked at yet).
+            let at = unsafe { base.add(gap.next) };
+            // SAFETY: `at` is live; `take` gets a shared look only.
+            let picked = take(unsafe { &*at });
+            gap.next += 1;
+            if picked {
+                // SAFETY: live, and no longer counted as such (`next` moved past it): read once.
+                sink(unsafe { ptr::read(at) });
+            } else {
+                if gap.kept != gap.next - 1 {
+                    // SAFETY: `kept < next - 1`: the place at `kept` holds nothing live, and
+                    // the two places are distinct and in bounds.
+                    unsafe { ptr::copy_nonoverlapping(at, base.add(gap.kept), 1) };
+                }
+                gap.kept += 1;
+            }
+        }
+        drop(gap);
+        if self.head == self.items.len() {
+            self.reset();
+        }
+    }
+
     /// Items not yet popped.
     #[inline]
     pub(crate) fn len(&self) -> usize {
@@ -257,6 +331,66 @@ mod tests {
             Rc::strong_count(&token),
             1,
             "the two live items dropped once"
+        );
+    }
+
+    /// Moving some items out: they come out oldest first, the rest stay queued in order behind
+    /// what was popped before, and every item is owned once (Miri checks the copies and the
+    /// drops). A sink that panics midway loses nothing else and leaves a sound queue.
+    #[test]
+    fn moving_items_out_keeps_both_orders_and_ownership() {
+        let token = Rc::new(());
+        let mut q = CopyQueue::default();
+        for i in 0..40u32 {
+            q.push((i, Rc::clone(&token)));
+        }
+        for _ in 0..5 {
+            drop(q.pop());
+        }
+        let mut moved = Vec::new();
+        q.move_out_where(|(i, _)| i % 3 == 0, |item| moved.push(item));
+        let moved: Vec<u32> = moved.into_iter().map(|(i, _)| i).collect();
+        assert_eq!(moved, (5..40).filter(|i| i % 3 == 0).collect::<Vec<_>>());
+        let left: Vec<u32> = q.remaining().iter().map(|(i, _)| *i).collect();
+        assert_eq!(left, (5..40).filter(|i| i % 3 != 0).collect::<Vec<_>>());
+        assert_eq!(Rc::strong_count(&token), 1 + left.len());
+        // The queue goes on as before: pushes behind, pops in order.
+        q.push((100, Rc::clone(&token)));
+        assert_eq!(q.pop().map(|(i, _)| i), Some(5));
+        // Everything moved out: the queue is empty and reusable.
+        let mut all = 0;
+        q.move_out_where(|_| true, |_| all += 1);
+        assert_eq!(all, left.len());
+        assert!(q.is_empty());
+        assert_eq!(Rc::strong_count(&token), 1);
+        // Nothing moved out: unchanged.
+        for i in 0..6u32 {
+            q.push((i, Rc::clone(&token)));
+        }
+        q.move_out_where(|_| false, |_| unreachable!());
+        assert_eq!(q.len(), 6);
+        // A sink that panics on the third item taken.
+        let mut n = 0;
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            q.move_out_where(
+                |(i, _)| i % 2 == 0,
+                |item| {
+                    n += 1;
+                    if n == 3 {
+                        panic!("sink");
+                    }
+                    drop(item);
+                },
+            )
+        }));
+        assert!(unwound.is_err());
+        let left: Vec<u32> = q.remaining().iter().map(|(i, _)| *i).collect();
+        assert_eq!(left, vec![1, 3, 5], "the odd ones stay, in order");
+        drop(q);
+        assert_eq!(
+            Rc::strong_count(&token),
+            1,
+            "none leaked, none dropped twice"
         );
     }
 

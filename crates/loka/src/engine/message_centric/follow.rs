@@ -5,8 +5,9 @@
 //! path (`Engine::admit_locked`) calls in here only while following is on.
 
 use super::post::Admit;
-use super::queue::MessageQueue;
-use super::{running, Binding, Engine};
+use super::queue::{Locked, MessageQueue};
+use super::{binding, running, Engine};
+use crate::runtime::TaskRef;
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
 /// By how many posts from another worker's handlers an actor's posts must outnumber those from
@@ -16,24 +17,40 @@ use std::sync::atomic::Ordering::{Relaxed, Release};
 /// majority gathers each group on one worker (docs/decisions.md §44, §47).
 pub(super) const FOLLOW_MAJORITY: u8 = 8;
 
+/// The most letters an actor takes along when it follows ([`Binding::queued`]). An actor with a
+/// longer backlog is a meeting point of many senders (a driver collecting replies from
+/// thousands of short-lived workers, a server), not one member of a group that works together:
+/// its partners are everywhere, so moving it gathers nothing, and its backlog would cross
+/// cores. Eight is the majority that decides a move: a member of a group gets about as many
+/// letters from its partners in a gulp's time (fjcreate's driver moved 38 times with 1,100–2,200
+/// letters each and lost 18% without this bound; docs/decisions.md §48).
+const FOLLOW_MAX_LETTERS: u8 = FOLLOW_MAJORITY;
+
 impl Engine {
     /// [`admit_locked`](Self::admit_locked) while actors follow: the binding read again, the
-    /// actor scored and perhaps re-bound, its last letter's gulp noted.
+    /// actor scored and perhaps re-bound (its letters queued in `locked` taken along), its last
+    /// letter's gulp noted.
     #[inline(always)]
     pub(super) fn admit_following(
         &self,
         qi: usize,
         q: &MessageQueue,
-        b: &Binding,
+        locked: &mut Locked,
+        task: TaskRef,
         follow: bool,
     ) -> Admit {
+        let b = binding(&task);
         // Relaxed: a re-binding away from `q` is stored under this lock.
         if b.queue.load(Relaxed) as usize != qi {
             return Admit::Moved;
         }
         if follow {
-            if let Some(to) = self.follow_target(q, b) {
+            if let Some(to) = self.follow_target(qi, q, locked, task) {
                 b.score.store(0, Relaxed);
+                // Its letters are all in the gulp it joins now, which its new queue's next
+                // gulp count will pass (`idle`). Before the binding: a poster that reads the new
+                // binding (Acquire) and then posts to the new queue notes its letter after this.
+                b.pending.store(0, Relaxed);
                 b.queue.store(to as u32, Release);
                 return Admit::Moved;
             }
@@ -41,31 +58,48 @@ impl Engine {
         let next = q.generation() + 1;
         if b.pending.load(Relaxed) != next {
             b.pending.store(next, Relaxed);
+            b.queued.store(1, Relaxed);
+        } else {
+            let queued = b.queued.load(Relaxed);
+            if queued != u8::MAX {
+                b.queued.store(queued + 1, Relaxed);
+            }
         }
         Admit::Here
     }
 
     /// Where the actor bound as `b` to `q` goes when a handler on this thread posts to it, if it
-    /// follows (under `q`'s lock). Beyond Cforall, whose actors keep the queue they were bound
-    /// to at spawn: the actor-centric engine queues a woken actor on its waker's worker, so
-    /// partners gather on one core, while here every letter between two workers crosses cores
-    /// under the destination queue's lock (docs/message-centric.md, "Actors follow their
-    /// partners").
+    /// follows (under `q`'s lock, `q`'s contents `locked`). Beyond Cforall, whose actors keep
+    /// the queue they were bound to at spawn: the actor-centric engine queues a woken actor on
+    /// its waker's worker, so partners gather on one core, while here every letter between two
+    /// workers crosses cores under the destination queue's lock (docs/message-centric.md,
+    /// "Actors follow their partners").
     ///
     /// Each post from a handler scores the actor: one up from another worker than `q`'s owner,
     /// one down from the same worker. It follows once the score reaches [`FOLLOW_MAJORITY`],
-    /// when it is idle: the queue's gulp count has passed its last letter ([`Binding::pending`])
-    /// and no worker processes `q`, so the gulp that took that letter is over, and it is no hub.
-    /// None of its letters can then be overtaken, and none of its handlers runs, so it may be
-    /// re-bound. It goes into the posting handler's own queue, where its partners' letters to it
-    /// are appended to their gulp (no lock) and a visit to the queue keeps the group's lines in
-    /// cache (`Worker::pass`). The queue is not capped: a client's servers gathered into the
-    /// client's queue ran faster than spread (docs/decisions.md §47).
+    /// when no worker processes `q` (so none of its handlers runs, and every letter to it not
+    /// yet run is in `q`'s buffer) and it is no hub. It goes into the posting handler's own
+    /// queue, where its partners' letters to it are appended to their gulp (no lock) and a
+    /// visit to the queue keeps the group's lines in cache (`Worker::pass`). Its letters still
+    /// queued in `q` ([`Binding::pending`] ahead of `q`'s gulp count) go along, taken out in
+    /// order and moved to the end of the running gulp, where they run before any letter posted
+    /// to it from now on: waiting for an actor that hears from a hundred partners to have no
+    /// letter queued, it followed in 4% of its chances (docs/decisions.md §48). The queue is not
+    /// capped: a client's servers gathered into the client's queue ran faster than spread
+    /// (docs/decisions.md §47).
     #[inline]
-    fn follow_target(&self, q: &MessageQueue, b: &Binding) -> Option<usize> {
+    fn follow_target(
+        &self,
+        qi: usize,
+        q: &MessageQueue,
+        locked: &mut Locked,
+        task: TaskRef,
+    ) -> Option<usize> {
+        let b = binding(&task);
         let gulp = running::running_gulp()?;
+        let to = self.index_of(gulp.queue);
         let score = b.score.load(Relaxed);
-        let foreign = q.owner.load(Relaxed) != gulp.worker;
+        let foreign = q.owner.load(Relaxed) != gulp.worker || to < qi;
         let next = if foreign {
             score.saturating_add(1).min(2 * FOLLOW_MAJORITY)
         } else {
@@ -79,39 +113,62 @@ impl Engine {
         }
         // Acquire (the flag): when no worker processes `q`, the actor's last handler happens
         // before the re-binding, and so before whatever runs it next.
-        if b.hub.load(Relaxed)
-            || !idle(
-                b.pending.load(Relaxed),
-                q.generation(),
-                q.processing.is_claimed_locked(),
-            )
-        {
-            return None;
+        let letters = match movable(
+            b.pending.load(Relaxed),
+            q.generation(),
+            q.processing.is_claimed_locked(),
+        ) {
+            Movable::No => return None,
+            _ if b.hub.load(Relaxed) => return None,
+            Movable::Idle => false,
+            Movable::WithLetters if b.queued.load(Relaxed) > FOLLOW_MAX_LETTERS => return None,
+            Movable::WithLetters => true,
+        };
+        let counters = self.shared.counters.worker(gulp.worker);
+        counters.actors_followed.bump(1);
+        // The running gulp is `to`'s: this thread's worker processes it.
+        let running = running::running_gulp_of(&self.queues[to])?;
+        if letters {
+            let moved = running.push_moved(|sink| locked.buffer.move_out(task, sink));
+            q.set_len(locked.buffer.len());
+            counters.letters_followed.bump(moved as u64);
         }
-        self.shared
-            .counters
-            .worker(gulp.worker)
-            .actors_followed
-            .bump(1);
-        let to = self.index_of(gulp.queue);
         // Its letters posted before, through the lock, to actors of the running queue wait
         // behind this gulp: its next ones must not be appended ahead of them, so the gulp takes
         // no more letters, as once its budget has run out (`running.rs`).
-        if let Some(running) = running::running_gulp_of(&self.queues[to]) {
-            running.close_room();
-        }
+        running.close_room();
         Some(to)
     }
+}
+
+/// Whether an actor may be re-bound ([`movable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Movable {
+    /// A worker processes its queue: one of its handlers may be running, or its letters wait in
+    /// that worker's gulp.
+    No,
+    /// Nothing to it waits anywhere and none of its handlers runs.
+    Idle,
+    /// None of its handlers runs and every letter to it not yet run is in its queue's buffer:
+    /// it may move if those letters go along, in order.
+    WithLetters,
 }
 
 /// Whether an actor may be re-bound, read under its queue's lock: the queue has had `generation`
 /// gulps, the last letter posted to the actor went into gulp `pending` (one more than the
 /// count at its post, 0 for none), and `claimed` says whether a worker processes the queue now.
-/// Idle when the gulp that took its last letter has been taken and is over: every letter to
-/// the actor is in its one queue (or in that queue's gulp), so none is left to be overtaken and
-/// no handler of it runs. The loom model `a_post_re_binds_only_an_idle_actor` checks the
-/// protocol around it.
+/// While no worker processes it, every gulp that took a letter to the actor is over: none of
+/// its handlers runs, and its letters not yet run are all in the queue's buffer, none if the
+/// gulp that took its last letter has been taken. The loom models
+/// `a_post_re_binds_only_an_idle_actor` and `an_actor_moves_with_its_queued_letters_in_order`
+/// check the protocol around it.
 #[inline]
-pub(super) fn idle(pending: u64, generation: u64, claimed: bool) -> bool {
-    pending <= generation && !claimed
+pub(super) fn movable(pending: u64, generation: u64, claimed: bool) -> Movable {
+    if claimed {
+        Movable::No
+    } else if pending <= generation {
+        Movable::Idle
+    } else {
+        Movable::WithLetters
+    }
 }

@@ -1,9 +1,9 @@
 //! Loom models of the message-centric engine's lock-free pieces: the wait-free queue swap
 //! (`swap.rs`) under competing thieves, `being_processed` (`queue.rs`) keeping a victim's gulp
-//! and a thief's gulp of the same queue apart, and the re-binding of an idle actor to the worker
-//! that posts to it (`Engine::follow_target`).
+//! and a thief's gulp of the same queue apart, and the re-binding of an actor to the worker that
+//! posts to it (`Engine::follow_target`), idle or with its queued letters.
 
-use super::follow::idle;
+use super::follow::{movable, Movable};
 use super::queue::ProcessingFlag;
 use super::spin::SpinLock;
 use super::swap::{try_swap, Swap};
@@ -221,7 +221,7 @@ struct BoundActor {
 
 /// A post as `Engine::post_locked` and `Engine::admit_locked` make it: read the binding, lock
 /// its queue, read the binding again and start over if it changed; if `follow_to` names another
-/// queue and the actor is idle ([`idle`]), re-bind it there (Release) and start over, at most
+/// queue and the actor is idle ([`movable`]), re-bind it there (Release) and start over, at most
 /// once per post; else push the letter and note its gulp.
 fn post(queues: &[BindQueue], actor: &BoundActor, letter: u8, mut follow_to: Option<u32>) {
     loop {
@@ -233,11 +233,11 @@ fn post(queues: &[BindQueue], actor: &BoundActor, letter: u8, mut follow_to: Opt
             continue;
         }
         let follows = follow_to.is_some_and(|to| to != qi)
-            && idle(
+            && movable(
                 actor.pending.load(Relaxed),
                 *generation,
                 q.processing.is_claimed_locked(),
-            );
+            ) == Movable::Idle;
         if follows {
             actor.queue.store(follow_to.take().unwrap(), Release);
             continue;
@@ -332,5 +332,172 @@ fn a_post_re_binds_only_an_idle_actor() {
         assert_eq!(sorted, vec![0, 1, 2, 3], "lost or duplicated: {ran:?}");
         let at = |l| ran.iter().position(|&r| r == l);
         assert!(at(1) < at(2), "a sender's letters out of order: {ran:?}");
+    });
+}
+
+/// Letters to another actor than the one that moves (they stay in their queue).
+const OTHER: u8 = 100;
+
+/// A gulp's letters: the actor's run by its handler (loom flags two handlers at once), the
+/// other actor's counted.
+fn run_letters(letters: Vec<u8>, actor: &BoundActor, others: &AtomicU32) {
+    for letter in letters {
+        if letter >= OTHER {
+            others.fetch_add(1, Relaxed);
+        } else {
+            // SAFETY: the flag of the queue whose gulp holds the letter gives exclusive access
+            // to the actor (what the model checks).
+            actor.ran.with_mut(|ran| unsafe { (*ran).push(letter) });
+        }
+    }
+}
+
+/// A post from a handler of `local`, the gulp of queue `running` that this thread processes,
+/// as `Engine::admit_following` and `Engine::follow_target` make it when the actor follows:
+/// under the lock of the actor's queue, if it is another queue and no worker processes it
+/// ([`movable`]), take the actor's queued letters out in order into `local` (its running gulp),
+/// re-bind it (pending reset, then the binding with Release) and start over; the letter then
+/// goes through the new queue's lock (the gulp's room is closed by the move).
+fn post_following(
+    queues: &[BindQueue],
+    actor: &BoundActor,
+    letter: u8,
+    running: u32,
+    local: &mut Vec<u8>,
+) {
+    let mut follow = true;
+    loop {
+        let qi = actor.queue.load(Acquire);
+        let q = &queues[qi as usize];
+        let mut locked = q.lock.lock().unwrap();
+        let (buffer, generation) = &mut *locked;
+        if actor.queue.load(Relaxed) != qi {
+            continue;
+        }
+        if follow && qi != running {
+            let how = movable(
+                actor.pending.load(Relaxed),
+                *generation,
+                q.processing.is_claimed_locked(),
+            );
+            if how != Movable::No {
+                if how == Movable::WithLetters {
+                    // In order, the other actor's letters kept in theirs.
+                    local.extend(buffer.iter().copied().filter(|&l| l < OTHER));
+                    buffer.retain(|&l| l >= OTHER);
+                }
+                actor.pending.store(0, Relaxed);
+                actor.queue.store(running, Release);
+                follow = false;
+                continue;
+            }
+        }
+        buffer.push(letter);
+        actor.pending.store(*generation + 1, Relaxed);
+        return;
+    }
+}
+
+/// Moving an actor with its queued letters (`Engine::follow_target`): it is bound to queue 0,
+/// where a plain sender's letter 0 waits beside a letter to another actor. Worker 1 gulps queue 1
+/// and one of its handlers posts letters 1 and 2 to the actor, free to take it, letters and
+/// all, into its gulp; worker 0 gulps queue 0 meanwhile; the plain sender posts letters 3 and 4.
+/// In every interleaving: no two handlers of the actor run at once (loom), each sender's
+/// letters run in order (0, 3, 4 and 1, 2), every letter runs exactly once, the other actor's
+/// letter stays and runs once, and the actor's letters left at the end are all in one queue.
+/// Red if the move skips the processing flag, leaves a letter behind, or reorders the letters
+/// it takes.
+#[test]
+fn an_actor_moves_with_its_queued_letters_in_order() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    builder.check(|| {
+        let queues: Arc<Vec<BindQueue>> = Arc::new(
+            [vec![0u8, OTHER], vec![]]
+                .into_iter()
+                .map(|letters| BindQueue {
+                    lock: Mutex::new((letters, 0)),
+                    processing: ProcessingFlag::default(),
+                })
+                .collect(),
+        );
+        let actor = Arc::new(BoundActor {
+            queue: AtomicU32::new(0),
+            pending: AtomicU64::new(1),
+            ran: UnsafeCell::new(Vec::new()),
+        });
+        let others = Arc::new(AtomicU32::new(0));
+        let mover = {
+            let (queues, actor, others) = (queues.clone(), actor.clone(), others.clone());
+            thread::spawn(move || {
+                // Worker 1's gulp of queue 1 (empty: claimed all the same, as a running gulp).
+                let q1 = &queues[1];
+                let mut local = {
+                    let mut locked = q1.lock.lock().unwrap();
+                    assert!(q1.processing.claim_locked());
+                    locked.1 += 1;
+                    std::mem::take(&mut locked.0)
+                };
+                post_following(&queues, &actor, 1, 1, &mut local);
+                post_following(&queues, &actor, 2, 1, &mut local);
+                run_letters(local, &actor, &others);
+                q1.processing.release();
+            })
+        };
+        let worker0 = {
+            let (queues, actor, others) = (queues.clone(), actor.clone(), others.clone());
+            thread::spawn(move || {
+                let q0 = &queues[0];
+                let taken = {
+                    let mut locked = q0.lock.lock().unwrap();
+                    let (buffer, generation) = &mut *locked;
+                    if buffer.is_empty() || !q0.processing.claim_locked() {
+                        None
+                    } else {
+                        *generation += 1;
+                        Some(std::mem::take(buffer))
+                    }
+                };
+                if let Some(letters) = taken {
+                    run_letters(letters, &actor, &others);
+                    q0.processing.release();
+                }
+            })
+        };
+        post(&queues, &actor, 3, None);
+        post(&queues, &actor, 4, None);
+        mover.join().unwrap();
+        worker0.join().unwrap();
+        let mine: Vec<usize> = queues
+            .iter()
+            .map(|q| {
+                q.lock
+                    .lock()
+                    .unwrap()
+                    .0
+                    .iter()
+                    .filter(|&&l| l < OTHER)
+                    .count()
+            })
+            .collect();
+        assert!(
+            mine[0] == 0 || mine[1] == 0,
+            "an actor's letters in two queues: {mine:?}"
+        );
+        for q in queues.iter() {
+            let letters = std::mem::take(&mut q.lock.lock().unwrap().0);
+            run_letters(letters, &actor, &others);
+        }
+        assert_eq!(others.load(Relaxed), 1, "the other actor's letter ran once");
+        // SAFETY: every thread has joined.
+        let ran = actor.ran.with(|ran| unsafe { (*ran).clone() });
+        let mut sorted = ran.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, vec![0, 1, 2, 3, 4], "lost or duplicated: {ran:?}");
+        let at = |l| ran.iter().position(|&r| r == l);
+        assert!(
+            at(0) < at(3) && at(3) < at(4) && at(1) < at(2),
+            "a sender's letters out of order: {ran:?}"
+        );
     });
 }

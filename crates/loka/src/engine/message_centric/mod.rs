@@ -68,10 +68,11 @@ use worker::Worker;
 /// under that queue's lock, so a letter is either queued before the actor's release letter or
 /// refused).
 ///
-/// The queue is set at spawn and changes only when the actor *follows* the worker that posts to
-/// it ([`Engine::follow_target`]): under the lock of the queue it leaves, while it has no letter
-/// anywhere and no handler running. A poster reads it without a lock, then again under the
-/// queue's lock, and starts over if it changed (`Admit::Moved`).
+/// The queue is set at spawn and changes only when the actor *follows* a handler that posts to
+/// it ([`Engine::follow_target`]): under the lock of the queue it leaves, while no handler of it
+/// runs and its letters not yet run are all in that queue's buffer (they go along). A poster
+/// reads it without a lock, then again under the queue's lock, and starts over if it changed
+/// (`Admit::Moved`).
 struct Binding {
     /// Its queue's index. Stored with Release (by the worker that re-binds it, after it has
     /// synchronised with the actor's last handler), loaded with Acquire by posters, so the
@@ -79,9 +80,14 @@ struct Binding {
     queue: AtomicU32,
     closed: AtomicBool,
     hub: AtomicBool,
-    /// Posts from handlers on another worker than its queue's, less posts from handlers on the
-    /// same worker, kept within 0..=2·[`follow::FOLLOW_MAJORITY`]; under its queue's lock.
+    /// Posts from handlers that pull it (on another worker than its queue's, or in a lower
+    /// queue of the same worker), less posts from other handlers of the same worker, kept
+    /// within 0..=2·[`follow::FOLLOW_MAJORITY`]; under its queue's lock.
     score: AtomicU8,
+    /// Letters posted to it through its queue's lock since that queue's last gulp (up to 255),
+    /// under the lock: how many it would take along if it moved now. Written only while
+    /// following is on.
+    queued: AtomicU8,
     /// One more than the queue's gulp count when a letter was last posted to it, under its
     /// queue's lock: while it exceeds the count, a letter to the actor waits in the queue.
     /// Written only while following is on (more than one worker).
@@ -292,6 +298,7 @@ impl Scheduler for Engine {
                 closed: AtomicBool::new(false),
                 hub: AtomicBool::new(options.hub),
                 score: AtomicU8::new(0),
+                queued: AtomicU8::new(0),
                 pending: AtomicU64::new(0),
             })
         }
@@ -340,7 +347,7 @@ impl Scheduler for Engine {
                     None => return false,
                 }
             }
-            if let Some(posted) = self.post_locked(qi, q, b, follow, seal) {
+            if let Some(posted) = self.post_locked(qi, q, task, follow, seal) {
                 return posted;
             }
             // Re-bound: again, with its new queue.

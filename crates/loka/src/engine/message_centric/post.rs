@@ -21,16 +21,16 @@ impl Engine {
         &self,
         qi: usize,
         q: &MessageQueue,
-        b: &Binding,
+        task: TaskRef,
         follow: bool,
         seal: &mut dyn FnMut(NonNull<Letter>),
     ) -> Option<bool> {
         running::note_queued(q);
         let posted = q.locked.with(|locked| {
             let admit = if self.follow {
-                self.admit_locked::<true>(qi, q, b, follow)
+                self.admit_locked::<true>(qi, q, locked, task, follow)
             } else {
-                self.admit_locked::<false>(qi, q, b, follow)
+                self.admit_locked::<false>(qi, q, locked, task, follow)
             };
             match admit {
                 Admit::Here => {
@@ -50,10 +50,11 @@ impl Engine {
         }
     }
 
-    /// Under the lock of `q` (queue `qi`), before a letter to the actor bound as `b` is pushed
-    /// on it: `Closed` if the actor has closed; `Moved` if it is no longer bound to `q`, re-bound
-    /// since the caller read its binding, or just now, to follow this thread's worker
-    /// ([`follow_target`](Self::follow_target), if `follow`): the caller starts over with the
+    /// Under the lock of `q` (queue `qi`, its contents `locked`), before a letter to the actor
+    /// bound as `b` is pushed on it: `Closed` if the actor has closed; `Moved` if it is no
+    /// longer bound to `q`, re-bound since the caller read its binding, or just now, to follow
+    /// this thread's worker ([`follow_target`](Self::follow_target), if `follow`, which may
+    /// take the actor's queued letters out of `locked` along): the caller starts over with the
     /// new binding, and without `follow` (a post re-binds its actor at most once, so it cannot
     /// chase a queue whose owner changes). `Here`: the letter goes into `q`. `FOLLOWING`:
     /// whether actors follow (`self.follow`); without, a binding never changes and only the
@@ -63,16 +64,18 @@ impl Engine {
         &self,
         qi: usize,
         q: &MessageQueue,
-        b: &Binding,
+        locked: &mut queue::Locked,
+        task: TaskRef,
         follow: bool,
     ) -> Admit {
+        let b = binding(&task);
         if b.closed.load(Relaxed) {
             return Admit::Closed;
         }
         if !FOLLOWING {
             return Admit::Here;
         }
-        self.admit_following(qi, q, b, follow)
+        self.admit_following(qi, q, locked, task, follow)
     }
 
     /// A letter was just added to `q`'s buffer, whose lock the caller holds: counts it, stores
@@ -135,7 +138,7 @@ impl Engine {
         let q = &self.queues[qi];
         match self.gulp_for(q, b, after_queued) {
             Some(Target::Gulp(gulp)) => gulp.reserve().map_or(Slot::Elsewhere, Slot::At),
-            Some(Target::Queue) => self.queued_slot(qi, q, b, after_queued),
+            Some(Target::Queue) => self.queued_slot(qi, q, task, after_queued),
             None => Slot::Closed,
         }
     }
@@ -151,14 +154,14 @@ impl Engine {
         &self,
         qi: usize,
         q: &MessageQueue,
-        b: &Binding,
+        task: TaskRef,
         after_queued: bool,
     ) -> Slot {
         if self.follow {
-            return self.queued_slot_following(qi, q, b, after_queued);
+            return self.queued_slot_following(qi, q, task, after_queued);
         }
         // A binding that never changes: the attempt cannot find the actor moved.
-        self.try_queued_slot::<false>(qi, q, b, false)
+        self.try_queued_slot::<false>(qi, q, task, false)
             .unwrap_or(Slot::Closed)
     }
 
@@ -169,12 +172,12 @@ impl Engine {
         &self,
         qi: usize,
         q: &MessageQueue,
-        b: &Binding,
+        task: TaskRef,
         after_queued: bool,
     ) -> Slot {
-        match self.try_queued_slot::<true>(qi, q, b, true) {
+        match self.try_queued_slot::<true>(qi, q, task, true) {
             Some(slot) => slot,
-            None => self.slot_after_move(b, after_queued),
+            None => self.slot_after_move(task, after_queued),
         }
     }
 
@@ -185,7 +188,7 @@ impl Engine {
         &self,
         qi: usize,
         q: &MessageQueue,
-        b: &Binding,
+        task: TaskRef,
         follow: bool,
     ) -> Option<Slot> {
         // Counted before the lock is taken, not inside the critical section. A list buffer's
@@ -194,18 +197,19 @@ impl Engine {
             running::note_queued(q);
         }
         let mut held = q.locked.hold();
-        let slot = held.with(
-            |locked| match self.admit_locked::<FOLLOWING>(qi, q, b, follow) {
-                Admit::Closed => Some(Slot::Closed),
-                Admit::Moved => None,
-                // SAFETY: the caller writes the letter at once (`Slot::Queued`'s contract), before
-                // anything else reaches the buffer: we keep the lock until `finish_post`.
-                Admit::Here => match unsafe { locked.buffer.reserve_slot() } {
-                    Some(at) => Some(Slot::Queued(at)),
-                    None => Some(Slot::Elsewhere),
+        let slot =
+            held.with(
+                |locked| match self.admit_locked::<FOLLOWING>(qi, q, locked, task, follow) {
+                    Admit::Closed => Some(Slot::Closed),
+                    Admit::Moved => None,
+                    // SAFETY: the caller writes the letter at once (`Slot::Queued`'s contract), before
+                    // anything else reaches the buffer: we keep the lock until `finish_post`.
+                    Admit::Here => match unsafe { locked.buffer.reserve_slot() } {
+                        Some(at) => Some(Slot::Queued(at)),
+                        None => Some(Slot::Elsewhere),
+                    },
                 },
-            },
-        );
+            );
         if matches!(slot, Some(Slot::Queued(..))) {
             held.keep();
         }
@@ -217,7 +221,8 @@ impl Engine {
     /// (a post re-binds its actor at most once). Rare, so out of the way.
     #[cold]
     #[inline(never)]
-    fn slot_after_move(&self, b: &Binding, after_queued: bool) -> Slot {
+    fn slot_after_move(&self, task: TaskRef, after_queued: bool) -> Slot {
+        let b = binding(&task);
         loop {
             let qi = b.queue.load(Acquire) as usize;
             let q = &self.queues[qi];
@@ -226,7 +231,7 @@ impl Engine {
                     return gulp.reserve().map_or(Slot::Elsewhere, Slot::At)
                 }
                 Some(Target::Queue) => {
-                    if let Some(slot) = self.try_queued_slot::<true>(qi, q, b, false) {
+                    if let Some(slot) = self.try_queued_slot::<true>(qi, q, task, false) {
                         return slot;
                     }
                 }

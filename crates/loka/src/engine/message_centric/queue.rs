@@ -145,6 +145,32 @@ impl Buffer {
         }
     }
 
+    /// Moves every letter to `task` out, oldest first, into `sink`; the others keep their order.
+    /// Returns how many moved. Neither `task`'s test nor `sink` may run user code.
+    pub(crate) fn move_out(&mut self, task: TaskRef, mut sink: impl FnMut(Letter)) -> usize {
+        let mut moved = 0;
+        let mut sink = |letter| {
+            moved += 1;
+            sink(letter);
+        };
+        match self {
+            Buffer::Copy(q) => q.move_out_where(|l| l.task() == task, &mut sink),
+            Buffer::List(l) => {
+                // The ablation's list: relinked node by node (no stable in-place filter).
+                let mut kept = LinkedList::new();
+                while let Some(letter) = l.pop_front() {
+                    if letter.task() == task {
+                        sink(letter);
+                    } else {
+                        kept.push_back(letter);
+                    }
+                }
+                *l = kept;
+            }
+        }
+        moved
+    }
+
     /// A gulp of `used` letters from this buffer is done: give memory back (copy queue only).
     pub(crate) fn reclaim(&mut self, used: usize) {
         if let Buffer::Copy(q) = self {

@@ -48,6 +48,10 @@ pub(super) struct Running {
     room: Cell<usize>,
     /// Letters appended to the current gulp so far.
     appended: Cell<usize>,
+    /// Letters moved into the current gulp from another queue with an actor that followed one
+    /// of its handlers ([`Appender::push_moved`]): posted once already, so not counted as
+    /// appended, but delivered by this gulp.
+    moved: Cell<usize>,
     /// Letters the current gulp's handlers sent to its own queue once its room had run out
     /// (those before it were appended), and to other queues: whether its actors keep one
     /// another busy ([`Running::kept_to_itself`]). Counted on the locked path ([`note_queued`]):
@@ -82,6 +86,7 @@ impl Running {
             overflow: Cell::new(0),
             elsewhere: Cell::new(0),
             appended: Cell::new(0),
+            moved: Cell::new(0),
             local: UnsafeCell::new(local),
             #[cfg(debug_assertions)]
             busy: Cell::new(false),
@@ -120,6 +125,7 @@ impl Running {
         self.queue.set(queue);
         self.room.set(room);
         self.appended.set(0);
+        self.moved.set(0);
         self.overflow.set(0);
         self.elsewhere.set(0);
     }
@@ -158,12 +164,13 @@ impl Running {
     }
 
     /// The gulp ends (or is being dropped at shutdown): nothing is appended any more. Returns
-    /// how many letters were appended to it.
+    /// how many letters were appended to it and how many were moved into it
+    /// ([`Appender::push_moved`]).
     #[inline]
-    pub(super) fn end(&self) -> usize {
+    pub(super) fn end(&self) -> (usize, usize) {
         self.queue.set(ptr::null());
         self.room.set(0);
-        self.appended.get()
+        (self.appended.get(), self.moved.get())
     }
 }
 
@@ -300,6 +307,20 @@ impl Appender {
         let running = self.running();
         running.appended.set(running.appended.get() + 1);
         running.with_local(push);
+    }
+
+    /// Moves the letters `move_out` hands over into the gulp, whatever the room left: the
+    /// queued letters of an actor that follows a handler of this gulp, taken out of its old
+    /// queue in order (`Engine::follow_target`). They were counted when posted, so they are
+    /// not counted as appended. Returns how many moved.
+    pub(super) fn push_moved(
+        &self,
+        move_out: impl FnOnce(&mut dyn FnMut(Letter)) -> usize,
+    ) -> usize {
+        let running = self.running();
+        let moved = running.with_local(|local| move_out(&mut |letter| local.push(letter)));
+        running.moved.set(running.moved.get() + moved);
+        moved
     }
 
     /// No more letters join this gulp: the rest go to the queue, as once the budget has run out.

@@ -304,7 +304,7 @@ impl Worker {
                 }
             }
         };
-        let appended = self.running.end();
+        let (appended, moved) = self.running.end();
         if cut_short {
             // In order, outside the borrow (dropping a letter runs user code: its envelope's
             // drop, a `ReplyTo` telling its asker). Each actor's release letter, if any, comes
@@ -315,7 +315,7 @@ impl Worker {
                 drop(letter);
             }
         }
-        let letters = n + appended;
+        let letters = n + appended + moved;
         self.running.with_local(|local| local.reclaim(letters));
         q.note_appended(appended);
         let counters = self.counters();
