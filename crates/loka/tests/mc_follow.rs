@@ -4,7 +4,8 @@
 //! one at a time and in per-sender order.
 
 use loka::{
-    Actor, ActorRef, Config, Context, EngineKind, Placement, SpawnOptions, System, VictimSelection,
+    Actor, ActorId, ActorRef, Config, Context, EngineKind, Placement, SpawnOptions, System,
+    VictimSelection,
 };
 use std::sync::mpsc;
 use std::time::Duration;
@@ -99,6 +100,16 @@ fn spawn_receiver(system: &System) -> (ActorRef<ToReceiver>, mpsc::Receiver<Resu
     (receiver, rx)
 }
 
+/// The queue an actor is bound to now.
+fn queue_of(system: &System, id: ActorId) -> usize {
+    system
+        .actors()
+        .into_iter()
+        .find(|a| a.id == id)
+        .and_then(|a| a.queue)
+        .expect("a live actor has a queue")
+}
+
 /// Waits for the receiver's report: every letter, in order.
 fn assert_all_in_order(done: &mpsc::Receiver<Result<u64, String>>) {
     let got = done
@@ -121,14 +132,7 @@ fn exchange(follow: bool) -> (usize, usize, usize, u64) {
     );
     receiver.send(ToReceiver::Driver(driver.clone())).unwrap();
     assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
-    let queue_of = |id| {
-        system
-            .actors()
-            .into_iter()
-            .find(|a| a.id == id)
-            .and_then(|a| a.queue)
-            .expect("a live actor has a queue")
-    };
+    let queue_of = |id| queue_of(&system, id);
     let start = queue_of(receiver.id());
     assert_ne!(start, queue_of(driver.id()), "placed on different workers");
     driver.send(0).unwrap();
@@ -166,11 +170,17 @@ struct Sender {
     next: u64,
 }
 
+impl Sender {
+    fn send_next(&mut self) {
+        let _ = self.receiver.send(ToReceiver::Seq(self.next));
+        self.next += 1;
+    }
+}
+
 impl Actor for Sender {
     type Msg = ();
     fn handle(&mut self, _: &mut Context<Self>, _go: ()) {
-        let _ = self.receiver.send(ToReceiver::Seq(self.next));
-        self.next += 1;
+        self.send_next();
     }
 }
 
@@ -240,18 +250,15 @@ impl Actor for Blocker {
     }
 }
 
-/// Posts the receiver one numbered letter per activation, each activation a letter to itself.
-struct Pump {
-    receiver: ActorRef<ToReceiver>,
-    next: u64,
-}
+/// A [`Sender`] that goes on by itself: one numbered letter per activation, each activation a
+/// letter to itself.
+struct Pump(Sender);
 
 impl Actor for Pump {
     type Msg = ();
     fn handle(&mut self, ctx: &mut Context<Self>, _: ()) {
-        if self.next < ROUNDS * BURST {
-            let _ = self.receiver.send(ToReceiver::Seq(self.next));
-            self.next += 1;
+        if self.0.next < ROUNDS * BURST {
+            self.0.send_next();
             let _ = ctx.myself().send(());
         }
     }
@@ -266,14 +273,7 @@ impl Actor for Pump {
 fn an_actor_with_queued_letters_follows_with_them_in_order() {
     let system = system(true);
     let (receiver, done) = spawn_receiver(&system);
-    let queue_of = |id| {
-        system
-            .actors()
-            .into_iter()
-            .find(|a| a.id == id)
-            .and_then(|a| a.queue)
-            .expect("a live actor has a queue")
-    };
+    let queue_of = |id| queue_of(&system, id);
     // A blocker on worker 0 in another queue than the receiver's (actors placed on a worker
     // fill its queues in blocks: spawn until one lands elsewhere).
     let (entered_tx, entered) = mpsc::channel();
@@ -298,10 +298,10 @@ fn an_actor_with_queued_letters_follows_with_them_in_order() {
         .recv_timeout(Duration::from_secs(10))
         .expect("worker 0 is held");
     let pump = system.spawn_with(
-        Pump {
+        Pump(Sender {
             receiver: receiver.clone(),
             next: 0,
-        },
+        }),
         on(1),
     );
     pump.send(()).unwrap();

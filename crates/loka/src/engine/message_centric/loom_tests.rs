@@ -219,6 +219,24 @@ struct BoundActor {
     ran: UnsafeCell<Vec<u8>>,
 }
 
+/// Two queues holding `letters`, and an actor bound to queue 0 whose last letter went into
+/// its first gulp (queue 0's letter 0 is the actor's).
+fn bound_to_queue_0(letters: [Vec<u8>; 2]) -> (Arc<Vec<BindQueue>>, Arc<BoundActor>) {
+    let queues = letters
+        .into_iter()
+        .map(|letters| BindQueue {
+            lock: Mutex::new((letters, 0)),
+            processing: ProcessingFlag::default(),
+        })
+        .collect();
+    let actor = BoundActor {
+        queue: AtomicU32::new(0),
+        pending: AtomicU64::new(1),
+        ran: UnsafeCell::new(Vec::new()),
+    };
+    (Arc::new(queues), Arc::new(actor))
+}
+
 /// A post as `Engine::post_locked` and `Engine::admit_locked` make it: read the binding, lock
 /// its queue, read the binding again and start over if it changed; if `follow_to` names another
 /// queue and the actor is idle ([`movable`]), re-bind it there (Release) and start over, at most
@@ -282,20 +300,7 @@ fn a_post_re_binds_only_an_idle_actor() {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(2);
     builder.check(|| {
-        let queues: Arc<Vec<BindQueue>> = Arc::new(
-            [vec![0u8], vec![]]
-                .into_iter()
-                .map(|letters| BindQueue {
-                    lock: Mutex::new((letters, 0)),
-                    processing: ProcessingFlag::default(),
-                })
-                .collect(),
-        );
-        let actor = Arc::new(BoundActor {
-            queue: AtomicU32::new(0),
-            pending: AtomicU64::new(1),
-            ran: UnsafeCell::new(Vec::new()),
-        });
+        let (queues, actor) = bound_to_queue_0([vec![0u8], vec![]]);
         let sender = {
             let (queues, actor) = (queues.clone(), actor.clone());
             thread::spawn(move || {
@@ -412,20 +417,7 @@ fn an_actor_moves_with_its_queued_letters_in_order() {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(2);
     builder.check(|| {
-        let queues: Arc<Vec<BindQueue>> = Arc::new(
-            [vec![0u8, OTHER], vec![]]
-                .into_iter()
-                .map(|letters| BindQueue {
-                    lock: Mutex::new((letters, 0)),
-                    processing: ProcessingFlag::default(),
-                })
-                .collect(),
-        );
-        let actor = Arc::new(BoundActor {
-            queue: AtomicU32::new(0),
-            pending: AtomicU64::new(1),
-            ran: UnsafeCell::new(Vec::new()),
-        });
+        let (queues, actor) = bound_to_queue_0([vec![0u8, OTHER], vec![]]);
         let others = Arc::new(AtomicU32::new(0));
         let mover = {
             let (queues, actor, others) = (queues.clone(), actor.clone(), others.clone());

@@ -348,9 +348,10 @@ pub(super) fn current_holds(task: TaskRef) -> bool {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::super::tests::one_queue_system;
     use super::{Buffer, Running};
     use crate::config::QueueKind;
-    use crate::{Actor, ActorRef, Config, Context, EngineKind, System};
+    use crate::{Actor, ActorRef, Context};
     use std::sync::mpsc;
     use std::time::Duration;
 
@@ -378,18 +379,6 @@ mod tests {
         assert!(!kept(750, 750, 1_500));
         // A gulp of less than a room's worth of letters (a letter at a time: pingpong).
         assert!(!kept(100, 0, 100));
-    }
-
-    /// A message-centric system of one worker and one queue: every actor is in one queue.
-    fn one_queue_system() -> System {
-        let mut config = Config {
-            engine: EngineKind::MessageCentric,
-            workers: 1,
-            topology: "synthetic:package:1 core:1 pu:1".to_owned(),
-            ..Config::default()
-        };
-        config.message_centric.queues_per_worker = 1;
-        System::from_config(config).unwrap()
     }
 
     /// Collects the numbers it receives and reports them once it has `expect` of them.
@@ -472,79 +461,6 @@ mod tests {
             "appended letters are counted as posted: {}",
             stats.letters_posted
         );
-    }
-
-    enum Ring {
-        /// Its successor in the ring.
-        Next(ActorRef<Ring>),
-        /// A token that has made this many hops.
-        Token(u32),
-    }
-
-    /// Passes each token it gets to its successor until the token has made `hops` hops;
-    /// reports every token that is done.
-    struct RingMember {
-        next: Option<ActorRef<Ring>>,
-        hops: u32,
-        done: mpsc::Sender<()>,
-    }
-    impl Actor for RingMember {
-        type Msg = Ring;
-        fn handle(&mut self, _: &mut Context<Self>, msg: Ring) {
-            match msg {
-                Ring::Next(next) => self.next = Some(next),
-                Ring::Token(made) if made == self.hops => {
-                    let _ = self.done.send(());
-                }
-                Ring::Token(made) => {
-                    let next = self.next.as_ref().expect("ring closed first");
-                    next.send(Ring::Token(made + 1)).unwrap();
-                }
-            }
-        }
-    }
-
-    /// A visit that keeps its work to itself gives its later gulps the rest of its budget as
-    /// room: a ring of 200 actors in one queue passing 200 tokens 100 hops each (20,200
-    /// letters, within the visit's budget of 128 · 200) runs in a handful of gulps, its letters
-    /// appended rather than posted through the lock for the next gulp. Red with a room of one
-    /// budget per gulp (then each gulp holds ~200 letters: about 100 gulps).
-    #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "builds a system: topology detection calls hwloc through FFI"
-    )]
-    fn a_visit_that_keeps_to_itself_appends_its_letters_to_the_gulp() {
-        const MEMBERS: usize = 200;
-        const HOPS: u32 = 100;
-        let system = one_queue_system();
-        let (done, finished) = mpsc::channel();
-        let ring: Vec<ActorRef<Ring>> = (0..MEMBERS)
-            .map(|_| {
-                system.spawn(RingMember {
-                    next: None,
-                    hops: HOPS,
-                    done: done.clone(),
-                })
-            })
-            .collect();
-        for (k, member) in ring.iter().enumerate() {
-            member
-                .send(Ring::Next(ring[(k + 1) % MEMBERS].clone()))
-                .unwrap();
-        }
-        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
-        let gulps_before = system.stats().message_centric.expect("mc").gulps;
-        for member in &ring {
-            member.send(Ring::Token(0)).unwrap();
-        }
-        for _ in 0..MEMBERS {
-            finished
-                .recv_timeout(Duration::from_secs(10))
-                .expect("every token made its hops");
-        }
-        let gulps = system.stats().message_centric.expect("mc").gulps - gulps_before;
-        assert!(gulps <= 10, "{gulps} gulps for one visit's worth of letters");
     }
 
     struct Quiet;
