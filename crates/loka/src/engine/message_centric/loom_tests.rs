@@ -268,7 +268,24 @@ fn post(queues: &[BindQueue], actor: &BoundActor, letter: u8, mut follow_to: Opt
 
 /// A worker's gulp of `q`, as `MessageQueue::gulp` and `Worker::pass` make it: claim and swap
 /// under the lock (counting the gulp), run the letters without it, release the flag.
-fn gulp_and_run(q: &BindQueue, actor: &BoundActor) {
+/// Letters to another actor than the one that moves (they stay in their queue).
+const OTHER: u8 = 100;
+
+/// A gulp's letters: the actor's run by its handler (loom flags two handlers at once), the
+/// other actor's counted.
+fn run_letters(letters: Vec<u8>, actor: &BoundActor, others: &AtomicU32) {
+    for letter in letters {
+        if letter >= OTHER {
+            others.fetch_add(1, Relaxed);
+        } else {
+            // SAFETY: the flag of the queue whose gulp holds the letter gives exclusive access
+            // to the actor (what the model checks).
+            actor.ran.with_mut(|ran| unsafe { (*ran).push(letter) });
+        }
+    }
+}
+
+fn gulp_and_run(q: &BindQueue, actor: &BoundActor, others: &AtomicU32) {
     let taken = {
         let mut locked = q.lock.lock().unwrap();
         let (buffer, generation) = &mut *locked;
@@ -280,11 +297,7 @@ fn gulp_and_run(q: &BindQueue, actor: &BoundActor) {
         }
     };
     if let Some(letters) = taken {
-        for letter in letters {
-            // SAFETY: the flag gives exclusive access to the actor bound to `q` (what the model
-            // checks: loom flags two handlers running at once).
-            actor.ran.with_mut(|ran| unsafe { (*ran).push(letter) });
-        }
+        run_letters(letters, actor, others);
         q.processing.release();
     }
 }
@@ -311,7 +324,7 @@ fn a_post_re_binds_only_an_idle_actor() {
         let workers: Vec<_> = (0..2)
             .map(|w| {
                 let (queues, actor) = (queues.clone(), actor.clone());
-                thread::spawn(move || gulp_and_run(&queues[w], &actor))
+                thread::spawn(move || gulp_and_run(&queues[w], &actor, &AtomicU32::new(0)))
             })
             .collect();
         post(&queues, &actor, 3, None);
@@ -328,7 +341,7 @@ fn a_post_re_binds_only_an_idle_actor() {
             "an actor's letters in two queues: {left:?}"
         );
         for q in queues.iter() {
-            gulp_and_run(q, &actor);
+            gulp_and_run(q, &actor, &AtomicU32::new(0));
         }
         // SAFETY: every thread has joined.
         let ran = actor.ran.with(|ran| unsafe { (*ran).clone() });
@@ -338,23 +351,6 @@ fn a_post_re_binds_only_an_idle_actor() {
         let at = |l| ran.iter().position(|&r| r == l);
         assert!(at(1) < at(2), "a sender's letters out of order: {ran:?}");
     });
-}
-
-/// Letters to another actor than the one that moves (they stay in their queue).
-const OTHER: u8 = 100;
-
-/// A gulp's letters: the actor's run by its handler (loom flags two handlers at once), the
-/// other actor's counted.
-fn run_letters(letters: Vec<u8>, actor: &BoundActor, others: &AtomicU32) {
-    for letter in letters {
-        if letter >= OTHER {
-            others.fetch_add(1, Relaxed);
-        } else {
-            // SAFETY: the flag of the queue whose gulp holds the letter gives exclusive access
-            // to the actor (what the model checks).
-            actor.ran.with_mut(|ran| unsafe { (*ran).push(letter) });
-        }
-    }
 }
 
 /// A post from a handler of `local`, the gulp of queue `running` that this thread processes,
@@ -438,23 +434,7 @@ fn an_actor_moves_with_its_queued_letters_in_order() {
         };
         let worker0 = {
             let (queues, actor, others) = (queues.clone(), actor.clone(), others.clone());
-            thread::spawn(move || {
-                let q0 = &queues[0];
-                let taken = {
-                    let mut locked = q0.lock.lock().unwrap();
-                    let (buffer, generation) = &mut *locked;
-                    if buffer.is_empty() || !q0.processing.claim_locked() {
-                        None
-                    } else {
-                        *generation += 1;
-                        Some(std::mem::take(buffer))
-                    }
-                };
-                if let Some(letters) = taken {
-                    run_letters(letters, &actor, &others);
-                    q0.processing.release();
-                }
-            })
+            thread::spawn(move || gulp_and_run(&queues[0], &actor, &others))
         };
         post(&queues, &actor, 3, None);
         post(&queues, &actor, 4, None);
