@@ -32,21 +32,45 @@ impl<T> CopyQueue<T> {
     /// Appends an item (amortised O(1); no allocation unless the array is full).
     #[inline]
     pub(crate) fn push(&mut self, item: T) {
-        self.make_room();
-        self.items.push(item);
+        // SAFETY: `end_slot` gives a place past the live items within the capacity; it is
+        // written at once, before anything else uses the queue.
+        unsafe { self.end_slot().write(item) };
     }
 
-    /// Before an append to a full array: if at least half of it was popped, moves the live
-    /// items down to the front instead of letting the array grow. A gulp that its handlers keep
+    /// A place for one more item at the end, counted as live: the array's own capacity check
+    /// is the only one on the way, and [`make_room`](Self::make_room) runs only when it fails.
+    ///
+    /// # Safety
+    /// The caller writes a valid `T` there before the next call on this queue.
+    #[inline]
+    unsafe fn end_slot(&mut self) -> *mut T {
+        let len = self.items.len();
+        if len == self.items.capacity() {
+            self.make_room();
+        }
+        let len = self.items.len();
+        // SAFETY: `make_room` left `len < capacity`; the caller initialises the new item before
+        // it is read (its contract).
+        unsafe {
+            self.items.set_len(len + 1);
+            self.items.as_mut_ptr().add(len)
+        }
+    }
+
+    /// The array is full: if at least half of it was popped, moves the live items down to the
+    /// front instead of letting the array grow; else grows it. A gulp that its handlers keep
     /// feeding (a group whose letters make the next ones) pops from the front while it appends
     /// at the end and never empties until its visit ends; without this its array grew by every
     /// letter it ever held (192,000 letters, ~9 MiB, for a visit of the executor at Cforall's
     /// size), with each append writing a fresh line. The move costs at most one copy per item
     /// popped since the last one.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     fn make_room(&mut self) {
-        if self.items.len() == self.items.capacity() && 2 * self.head >= self.items.len() {
+        if self.head != 0 && 2 * self.head >= self.items.len() {
             self.compact();
+        } else {
+            self.items.reserve(1);
         }
     }
 
@@ -90,15 +114,8 @@ impl<T> CopyQueue<T> {
     /// (until then the queue counts an uninitialised item, which a pop or a drop would read).
     #[inline]
     pub(crate) unsafe fn reserve_slot(&mut self) -> *mut T {
-        self.make_room();
-        self.items.reserve(1);
-        let len = self.items.len();
-        // SAFETY: `reserve` made room for `len + 1` items; the caller initialises the new one
-        // before it is read (its contract).
-        unsafe {
-            self.items.set_len(len + 1);
-            self.items.as_mut_ptr().add(len)
-        }
+        // SAFETY: forwarded (the same contract).
+        unsafe { self.end_slot() }
     }
 
     /// Takes the oldest item where it lies: the caller must read it (`ptr::read`) before the
