@@ -32,29 +32,8 @@ impl<T> CopyQueue<T> {
     /// Appends an item (amortised O(1); no allocation unless the array is full).
     #[inline]
     pub(crate) fn push(&mut self, item: T) {
-        // SAFETY: `end_slot` gives a place past the live items within the capacity; it is
-        // written at once, before anything else uses the queue.
-        unsafe { self.end_slot().write(item) };
-    }
-
-    /// A place for one more item at the end, counted as live: the array's own capacity check
-    /// is the only one on the way, and [`make_room`](Self::make_room) runs only when it fails.
-    ///
-    /// # Safety
-    /// The caller writes a valid `T` there before the next call on this queue.
-    #[inline]
-    unsafe fn end_slot(&mut self) -> *mut T {
-        let len = self.items.len();
-        if len == self.items.capacity() {
-            self.make_room();
-        }
-        let len = self.items.len();
-        // SAFETY: `make_room` left `len < capacity`; the caller initialises the new item before
-        // it is read (its contract).
-        unsafe {
-            self.items.set_len(len + 1);
-            self.items.as_mut_ptr().add(len)
-        }
+        // SAFETY: written at once, before anything else uses the queue.
+        unsafe { self.reserve_slot().write(item) };
     }
 
     /// The array is full: if at least half of it was popped, moves the live items down to the
@@ -114,8 +93,18 @@ impl<T> CopyQueue<T> {
     /// (until then the queue counts an uninitialised item, which a pop or a drop would read).
     #[inline]
     pub(crate) unsafe fn reserve_slot(&mut self) -> *mut T {
-        // SAFETY: forwarded (the same contract).
-        unsafe { self.end_slot() }
+        // The array's own capacity check is the only one on the way: `make_room` runs only
+        // when it fails.
+        if self.items.len() == self.items.capacity() {
+            self.make_room();
+        }
+        let len = self.items.len();
+        // SAFETY: `make_room` left `len < capacity`; the caller initialises the new item before
+        // it is read (its contract).
+        unsafe {
+            self.items.set_len(len + 1);
+            self.items.as_mut_ptr().add(len)
+        }
     }
 
     /// Takes the oldest item where it lies: the caller must read it (`ptr::read`) before the
@@ -149,7 +138,8 @@ impl<T> CopyQueue<T> {
     }
 
     /// Moves every item `take` picks out of the queue, oldest first, into `sink`, and closes
-    /// the gap: the items left keep their order. O(items) and no allocation. An actor that
+    /// the gap: the items left keep their order. Returns how many moved. O(items) and no
+    /// allocation. An actor that
     /// follows its partners to another worker takes its queued letters along this way
     /// (`Engine::follow_target`).
     ///
@@ -160,7 +150,7 @@ impl<T> CopyQueue<T> {
         &mut self,
         mut take: impl FnMut(&T) -> bool,
         mut sink: impl FnMut(T),
-    ) {
+    ) -> usize {
         /// The compaction's state: `items[head..kept]` are the items kept so far, packed;
         /// `items[next..len]` are not looked at yet; the places between hold nothing live.
         /// Dropped at the end or on unwinding: moves the unread items down behind the kept ones
@@ -216,10 +206,12 @@ impl<T> CopyQueue<T> {
                 gap.kept += 1;
             }
         }
+        let moved = gap.next - gap.kept;
         drop(gap);
         if self.head == self.items.len() {
             self.reset();
         }
+        moved
     }
 
     /// Items not yet popped.
@@ -396,7 +388,8 @@ mod tests {
             drop(q.pop());
         }
         let mut moved = Vec::new();
-        q.move_out_where(|(i, _)| i % 3 == 0, |item| moved.push(item));
+        let n = q.move_out_where(|(i, _)| i % 3 == 0, |item| moved.push(item));
+        assert_eq!(n, moved.len(), "counted");
         let moved: Vec<u32> = moved.into_iter().map(|(i, _)| i).collect();
         assert_eq!(moved, (5..40).filter(|i| i % 3 == 0).collect::<Vec<_>>());
         let left: Vec<u32> = q.remaining().iter().map(|(i, _)| *i).collect();

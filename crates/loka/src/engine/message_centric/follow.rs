@@ -1,8 +1,9 @@
 //! Actors that follow their partners (docs/message-centric.md, "Actors follow their partners";
-//! docs/decisions.md §47): beyond Cforall, whose actors keep the queue they were bound to at
-//! spawn, an idle actor that hears mostly from handlers on another worker is re-bound, under
-//! the lock of the queue it leaves, into the queue of the handler that posts to it. The post
-//! path (`Engine::admit_locked`) calls in here only while following is on.
+//! docs/decisions.md §47, §48): beyond Cforall, whose actors keep the queue they were bound to
+//! at spawn, an actor that hears mostly from handlers of another worker (or of a lower queue of
+//! its own) is re-bound, under the lock of the queue it leaves and with its queued letters, into
+//! the queue of the handler that posts to it. The post path (`Engine::admit_locked`) calls in
+//! here only while following is on.
 
 use super::post::Admit;
 use super::queue::{Locked, MessageQueue};
@@ -48,23 +49,22 @@ impl Engine {
             if let Some(to) = self.follow_target(qi, q, locked, task) {
                 b.score.store(0, Relaxed);
                 // Its letters are all in the gulp it joins now, which its new queue's next
-                // gulp count will pass (`idle`). Before the binding: a poster that reads the new
-                // binding (Acquire) and then posts to the new queue notes its letter after this.
+                // gulp count will pass (`movable`). Before the binding: a poster that reads the
+                // new binding (Acquire) and then posts to the new queue notes its letter after.
                 b.pending.store(0, Relaxed);
                 b.queue.store(to as u32, Release);
                 return Admit::Moved;
             }
         }
+        // The letter goes into gulp `next`: the first since the last gulp, or one more.
         let next = q.generation() + 1;
-        if b.pending.load(Relaxed) != next {
-            b.pending.store(next, Relaxed);
-            b.queued.store(1, Relaxed);
+        let queued = if b.pending.load(Relaxed) == next {
+            b.queued.load(Relaxed).saturating_add(1)
         } else {
-            let queued = b.queued.load(Relaxed);
-            if queued != u8::MAX {
-                b.queued.store(queued + 1, Relaxed);
-            }
-        }
+            b.pending.store(next, Relaxed);
+            1
+        };
+        b.queued.store(queued, Relaxed);
         Admit::Here
     }
 
@@ -75,18 +75,21 @@ impl Engine {
     /// workers crosses cores under the destination queue's lock (docs/message-centric.md,
     /// "Actors follow their partners").
     ///
-    /// Each post from a handler scores the actor: one up from another worker than `q`'s owner,
-    /// one down from the same worker. It follows once the score reaches [`FOLLOW_MAJORITY`],
-    /// when no worker processes `q` (so none of its handlers runs, and every letter to it not
-    /// yet run is in `q`'s buffer) and it is no hub. It goes into the posting handler's own
-    /// queue, where its partners' letters to it are appended to their gulp (no lock) and a
-    /// visit to the queue keeps the group's lines in cache (`Worker::pass`). Its letters still
-    /// queued in `q` ([`Binding::pending`] ahead of `q`'s gulp count) go along, taken out in
-    /// order and moved to the end of the running gulp, where they run before any letter posted
-    /// to it from now on: waiting for an actor that hears from a hundred partners to have no
-    /// letter queued, it followed in 4% of its chances (docs/decisions.md §48). The queue is not
-    /// capped: a client's servers gathered into the client's queue ran faster than spread
-    /// (docs/decisions.md §47).
+    /// Each post from a handler scores the actor: one up when the handler *pulls* it (it runs on
+    /// another worker than `q`'s owner, or in a lower queue of the same worker: one way, so the
+    /// two halves of a group in two queues join one rather than trade places), one down when
+    /// it runs in a higher queue of the same worker. It follows once the score reaches
+    /// [`FOLLOW_MAJORITY`], when no worker processes `q` (so none of its handlers runs, and
+    /// every letter to it not yet run is in `q`'s buffer) and it is no hub. It goes into the
+    /// posting handler's own queue, where its partners' letters to it are appended to their
+    /// gulp (no lock) and a visit to the queue keeps the group's lines in cache
+    /// (`Worker::pass`). Its letters still queued in `q` ([`Binding::pending`] ahead of `q`'s
+    /// gulp count), at most [`FOLLOW_MAX_LETTERS`], go along: taken out in order and moved to
+    /// the end of the running gulp, where they run before any letter posted to it from now on.
+    /// Waiting for an actor that hears from a hundred partners to have no letter queued, it
+    /// followed in 4% of its chances (docs/decisions.md §48). The queue is not capped: a
+    /// client's servers gathered into the client's queue ran faster than spread, and caps kept
+    /// groups split (docs/decisions.md §47, §48).
     #[inline]
     fn follow_target(
         &self,
@@ -96,11 +99,12 @@ impl Engine {
         task: TaskRef,
     ) -> Option<usize> {
         let b = binding(&task);
-        let gulp = running::running_gulp()?;
-        let to = self.index_of(gulp.queue);
+        // The gulp this thread's worker runs, whose queue the actor would join.
+        let gulp = running::current_gulp()?;
+        let to = self.index_of(gulp.queue());
         let score = b.score.load(Relaxed);
-        let foreign = q.owner.load(Relaxed) != gulp.worker || to < qi;
-        let next = if foreign {
+        let pulls = q.owner.load(Relaxed) != gulp.worker() || to < qi;
+        let next = if pulls {
             score.saturating_add(1).min(2 * FOLLOW_MAJORITY)
         } else {
             score.saturating_sub(1)
@@ -108,35 +112,32 @@ impl Engine {
         if next != score {
             b.score.store(next, Relaxed);
         }
-        if !foreign || next < FOLLOW_MAJORITY {
+        if !pulls || next < FOLLOW_MAJORITY || b.hub.load(Relaxed) {
             return None;
         }
         // Acquire (the flag): when no worker processes `q`, the actor's last handler happens
         // before the re-binding, and so before whatever runs it next.
-        let letters = match movable(
+        let with_letters = match movable(
             b.pending.load(Relaxed),
             q.generation(),
             q.processing.is_claimed_locked(),
         ) {
             Movable::No => return None,
-            _ if b.hub.load(Relaxed) => return None,
             Movable::Idle => false,
             Movable::WithLetters if b.queued.load(Relaxed) > FOLLOW_MAX_LETTERS => return None,
             Movable::WithLetters => true,
         };
-        let counters = self.shared.counters.worker(gulp.worker);
+        let counters = self.shared.counters.worker(gulp.worker());
         counters.actors_followed.bump(1);
-        // The running gulp is `to`'s: this thread's worker processes it.
-        let running = running::running_gulp_of(&self.queues[to])?;
-        if letters {
-            let moved = running.push_moved(|sink| locked.buffer.move_out(task, sink));
+        if with_letters {
+            let moved = gulp.take_letters(&mut locked.buffer, task);
             q.set_len(locked.buffer.len());
             counters.letters_followed.bump(moved as u64);
         }
         // Its letters posted before, through the lock, to actors of the running queue wait
         // behind this gulp: its next ones must not be appended ahead of them, so the gulp takes
         // no more letters, as once its budget has run out (`running.rs`).
-        running.close_room();
+        gulp.close_room();
         Some(to)
     }
 }

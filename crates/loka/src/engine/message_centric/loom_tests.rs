@@ -237,11 +237,22 @@ fn bound_to_queue_0(letters: [Vec<u8>; 2]) -> (Arc<Vec<BindQueue>>, Arc<BoundAct
     (Arc::new(queues), Arc::new(actor))
 }
 
-/// A post as `Engine::post_locked` and `Engine::admit_locked` make it: read the binding, lock
-/// its queue, read the binding again and start over if it changed; if `follow_to` names another
-/// queue and the actor is idle ([`movable`]), re-bind it there (Release) and start over, at most
-/// once per post; else push the letter and note its gulp.
-fn post(queues: &[BindQueue], actor: &BoundActor, letter: u8, mut follow_to: Option<u32>) {
+/// Where a post may take its actor ([`post`]): to queue `to`, and, if the poster runs in `to`'s
+/// gulp (`gulp`, its letters), with the actor's queued letters; without a gulp, only an idle
+/// actor moves.
+struct Follow<'a> {
+    to: u32,
+    gulp: Option<&'a mut Vec<u8>>,
+}
+
+/// A post as `Engine::post_locked`, `Engine::admit_following` and `Engine::follow_target` make
+/// it: read the binding, lock its queue, read the binding again and start over if it changed.
+/// If `follow` names another queue and no worker processes this one ([`movable`]), re-bind the
+/// actor there (pending reset, then the binding with Release) and start over, at most once per
+/// post; its queued letters, if any, go along into the follow's gulp, in order, the other
+/// actor's letters staying (the letter itself then goes through the new queue's lock, the
+/// gulp's room being closed by the move). Else push the letter and note its gulp.
+fn post(queues: &[BindQueue], actor: &BoundActor, letter: u8, mut follow: Option<Follow<'_>>) {
     loop {
         let qi = actor.queue.load(Acquire);
         let q = &queues[qi as usize];
@@ -250,15 +261,26 @@ fn post(queues: &[BindQueue], actor: &BoundActor, letter: u8, mut follow_to: Opt
         if actor.queue.load(Relaxed) != qi {
             continue;
         }
-        let follows = follow_to.is_some_and(|to| to != qi)
-            && movable(
+        if let Some(f) = follow.take_if(|f| f.to != qi) {
+            let how = movable(
                 actor.pending.load(Relaxed),
                 *generation,
                 q.processing.is_claimed_locked(),
-            ) == Movable::Idle;
-        if follows {
-            actor.queue.store(follow_to.take().unwrap(), Release);
-            continue;
+            );
+            let moves = match (how, f.gulp) {
+                (Movable::Idle, _) => true,
+                (Movable::WithLetters, Some(gulp)) => {
+                    gulp.extend(buffer.iter().copied().filter(|&l| l < OTHER));
+                    buffer.retain(|&l| l >= OTHER);
+                    true
+                }
+                _ => false,
+            };
+            if moves {
+                actor.pending.store(0, Relaxed);
+                actor.queue.store(f.to, Release);
+                continue;
+            }
         }
         buffer.push(letter);
         actor.pending.store(*generation + 1, Relaxed);
@@ -317,8 +339,10 @@ fn a_post_re_binds_only_an_idle_actor() {
         let sender = {
             let (queues, actor) = (queues.clone(), actor.clone());
             thread::spawn(move || {
-                post(&queues, &actor, 1, Some(1));
-                post(&queues, &actor, 2, Some(1));
+                for letter in [1, 2] {
+                    let follow = Follow { to: 1, gulp: None };
+                    post(&queues, &actor, letter, Some(follow));
+                }
             })
         };
         let workers: Vec<_> = (0..2)
@@ -353,52 +377,6 @@ fn a_post_re_binds_only_an_idle_actor() {
     });
 }
 
-/// A post from a handler of `local`, the gulp of queue `running` that this thread processes,
-/// as `Engine::admit_following` and `Engine::follow_target` make it when the actor follows:
-/// under the lock of the actor's queue, if it is another queue and no worker processes it
-/// ([`movable`]), take the actor's queued letters out in order into `local` (its running gulp),
-/// re-bind it (pending reset, then the binding with Release) and start over; the letter then
-/// goes through the new queue's lock (the gulp's room is closed by the move).
-fn post_following(
-    queues: &[BindQueue],
-    actor: &BoundActor,
-    letter: u8,
-    running: u32,
-    local: &mut Vec<u8>,
-) {
-    let mut follow = true;
-    loop {
-        let qi = actor.queue.load(Acquire);
-        let q = &queues[qi as usize];
-        let mut locked = q.lock.lock().unwrap();
-        let (buffer, generation) = &mut *locked;
-        if actor.queue.load(Relaxed) != qi {
-            continue;
-        }
-        if follow && qi != running {
-            let how = movable(
-                actor.pending.load(Relaxed),
-                *generation,
-                q.processing.is_claimed_locked(),
-            );
-            if how != Movable::No {
-                if how == Movable::WithLetters {
-                    // In order, the other actor's letters kept in theirs.
-                    local.extend(buffer.iter().copied().filter(|&l| l < OTHER));
-                    buffer.retain(|&l| l >= OTHER);
-                }
-                actor.pending.store(0, Relaxed);
-                actor.queue.store(running, Release);
-                follow = false;
-                continue;
-            }
-        }
-        buffer.push(letter);
-        actor.pending.store(*generation + 1, Relaxed);
-        return;
-    }
-}
-
 /// Moving an actor with its queued letters (`Engine::follow_target`): it is bound to queue 0,
 /// where a plain sender's letter 0 waits beside a letter to another actor. Worker 1 gulps queue 1
 /// and one of its handlers posts letters 1 and 2 to the actor, free to take it, letters and
@@ -426,8 +404,13 @@ fn an_actor_moves_with_its_queued_letters_in_order() {
                     locked.1 += 1;
                     std::mem::take(&mut locked.0)
                 };
-                post_following(&queues, &actor, 1, 1, &mut local);
-                post_following(&queues, &actor, 2, 1, &mut local);
+                for letter in [1, 2] {
+                    let follow = Follow {
+                        to: 1,
+                        gulp: Some(&mut local),
+                    };
+                    post(&queues, &actor, letter, Some(follow));
+                }
                 run_letters(local, &actor, &others);
                 q1.processing.release();
             })

@@ -197,19 +197,17 @@ impl Engine {
             running::note_queued(q);
         }
         let mut held = q.locked.hold();
-        let slot =
-            held.with(
-                |locked| match self.admit_locked::<FOLLOWING>(qi, q, locked, task, follow) {
-                    Admit::Closed => Some(Slot::Closed),
-                    Admit::Moved => None,
-                    // SAFETY: the caller writes the letter at once (`Slot::Queued`'s contract), before
-                    // anything else reaches the buffer: we keep the lock until `finish_post`.
-                    Admit::Here => match unsafe { locked.buffer.reserve_slot() } {
-                        Some(at) => Some(Slot::Queued(at)),
-                        None => Some(Slot::Elsewhere),
-                    },
-                },
-            );
+        let slot = held.with(|locked| {
+            match self.admit_locked::<FOLLOWING>(qi, q, locked, task, follow) {
+                Admit::Closed => Some(Slot::Closed),
+                Admit::Moved => None,
+                // SAFETY: the caller writes the letter at once (`Slot::Queued`'s contract),
+                // before anything else reaches the buffer: we keep the lock until `finish_post`.
+                Admit::Here => Some(
+                    unsafe { locked.buffer.reserve_slot() }.map_or(Slot::Elsewhere, Slot::Queued),
+                ),
+            }
+        });
         if matches!(slot, Some(Slot::Queued(..))) {
             held.keep();
         }

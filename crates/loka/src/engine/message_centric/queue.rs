@@ -146,29 +146,21 @@ impl Buffer {
     }
 
     /// Moves every letter to `task` out, oldest first, into `sink`; the others keep their order.
-    /// Returns how many moved. Neither `task`'s test nor `sink` may run user code.
+    /// Returns how many moved. `sink` must not run user code.
     pub(crate) fn move_out(&mut self, task: TaskRef, mut sink: impl FnMut(Letter)) -> usize {
-        let mut moved = 0;
-        let mut sink = |letter| {
-            moved += 1;
-            sink(letter);
-        };
         match self {
-            Buffer::Copy(q) => q.move_out_where(|l| l.task() == task, &mut sink),
+            Buffer::Copy(q) => q.move_out_where(|l| l.task() == task, sink),
             Buffer::List(l) => {
                 // The ablation's list: relinked node by node (no stable in-place filter).
-                let mut kept = LinkedList::new();
-                while let Some(letter) = l.pop_front() {
-                    if letter.task() == task {
-                        sink(letter);
-                    } else {
-                        kept.push_back(letter);
-                    }
-                }
+                let (mine, kept) = std::mem::take(l)
+                    .into_iter()
+                    .partition::<LinkedList<_>, _>(|letter| letter.task() == task);
                 *l = kept;
+                let moved = mine.len();
+                mine.into_iter().for_each(&mut sink);
+                moved
             }
         }
-        moved
     }
 
     /// A gulp of `used` letters from this buffer is done: give memory back (copy queue only).
@@ -344,6 +336,37 @@ mod tests {
     use crate::runtime::letter::tests::{COUNTED_RELEASE, RELEASED, STRING_LETTER, TASK_VTABLE};
     use crate::runtime::task::Header;
     use crate::runtime::ActorId;
+
+    /// Moving one actor's letters out of a buffer (an actor that follows, with its letters), in
+    /// a copy buffer and in a list buffer: all of its letters and only them leave, counted, and
+    /// the other actor's stay, in their order (its release letter last).
+    #[test]
+    fn moving_an_actors_letters_out_leaves_the_others_in_order() {
+        for kind in [QueueKind::Copy, QueueKind::List] {
+            let (one, other) = (
+                Header::new(&TASK_VTABLE, ActorId::from_worker(0, 1)),
+                Header::new(&TASK_VTABLE, ActorId::from_worker(0, 2)),
+            );
+            let (one, other) = (TaskRef::from_header(&one), TaskRef::from_header(&other));
+            let mut buffer = Buffer::new(kind);
+            for task in [one, other, one, one, other] {
+                buffer.push(Letter::new(task, &STRING_LETTER, String::from("x")));
+            }
+            buffer.push_release(other, &COUNTED_RELEASE);
+            let mut moved = Vec::new();
+            assert_eq!(buffer.move_out(one, |l| moved.push(l)), 3, "{kind:?}");
+            assert!(moved.iter().all(|l| l.task() == one), "{kind:?}");
+            let mut left = Vec::new();
+            while let Some(letter) = buffer.pop() {
+                left.push((letter.task() == other, letter.is_envelope()));
+            }
+            assert_eq!(
+                left,
+                [(true, true), (true, true), (true, false)],
+                "{kind:?}"
+            );
+        }
+    }
 
     /// A release letter written in place (`push_release`), in a copy buffer and in a list
     /// buffer, comes out whole behind the letter pushed before it: its task and vtable as given,

@@ -232,31 +232,14 @@ fn with_current<R>(f: impl FnOnce(&Running) -> Option<R>) -> Option<R> {
 /// `letters` letters still to deliver.
 #[inline]
 pub(super) fn running_queue_below(letters: usize) -> Option<*const MessageQueue> {
-    running_gulp().and_then(|g| (g.left < letters).then_some(g.queue))
+    current_gulp().and_then(|g| (g.left() < letters).then_some(g.queue()))
 }
 
-/// The gulp this thread's worker is processing.
-pub(super) struct RunningGulp {
-    /// The worker.
-    pub(super) worker: usize,
-    /// The queue it gulped.
-    pub(super) queue: *const MessageQueue,
-    /// Letters of the gulp still to deliver.
-    pub(super) left: usize,
-}
-
-/// The gulp this thread's worker is processing; `None` between gulps and on other threads.
+/// The gulp this thread's worker is processing (room or not); `None` between gulps and on
+/// other threads.
 #[inline]
-pub(super) fn running_gulp() -> Option<RunningGulp> {
-    with_current(|r| {
-        let queue = r.queue.get();
-        // Called from a spawn or a post, which run no code inside `with_local`.
-        (!queue.is_null()).then(|| RunningGulp {
-            worker: r.worker,
-            queue,
-            left: r.with_local(|local| local.len()),
-        })
-    })
+pub(super) fn current_gulp() -> Option<Appender> {
+    with_current(|r| (!r.queue.get().is_null()).then_some(Appender(r)))
 }
 
 /// The gulp this thread's worker is processing, when it is `queue`'s (room or not).
@@ -270,6 +253,22 @@ pub(super) fn running_gulp_of(queue: &MessageQueue) -> Option<Appender> {
 pub(super) struct Appender(*const Running);
 
 impl Appender {
+    /// The worker processing the gulp.
+    pub(super) fn worker(&self) -> usize {
+        self.running().worker
+    }
+
+    /// The queue it gulped.
+    pub(super) fn queue(&self) -> *const MessageQueue {
+        self.running().queue.get()
+    }
+
+    /// Letters of the gulp still to deliver. Called from a spawn or a post, which run no code
+    /// inside `with_local`.
+    fn left(&self) -> usize {
+        self.running().with_local(|local| local.len())
+    }
+
     /// Appends `letter`. The caller has checked that its addressee has not closed: the addressee
     /// is an actor of the gulp being processed on this thread, whose closed flag is written only
     /// by this thread (when the actor stops, during this gulp) or by an earlier holder of the
@@ -310,16 +309,13 @@ impl Appender {
         running.with_local(push);
     }
 
-    /// Moves the letters `move_out` hands over into the gulp, whatever the room left: the
-    /// queued letters of an actor that follows a handler of this gulp, taken out of its old
-    /// queue in order (`Engine::follow_target`). They were counted when posted, so they are
-    /// not counted as appended. Returns how many moved.
-    pub(super) fn push_moved(
-        &self,
-        move_out: impl FnOnce(&mut dyn FnMut(Letter)) -> usize,
-    ) -> usize {
+    /// Moves `task`'s letters out of `from` (another queue's buffer, under its lock) into the
+    /// gulp, in order and whatever the room left: the queued letters of an actor that follows a
+    /// handler of this gulp (`Engine::follow_target`). They were counted when posted, so they
+    /// are not counted as appended. Returns how many moved.
+    pub(super) fn take_letters(&self, from: &mut Buffer, task: TaskRef) -> usize {
         let running = self.running();
-        let moved = running.with_local(|local| move_out(&mut |letter| local.push(letter)));
+        let moved = running.with_local(|local| from.move_out(task, |letter| local.push(letter)));
         running.moved.set(running.moved.get() + moved);
         moved
     }
