@@ -47,7 +47,7 @@ pub use actor::{
 };
 pub use config::{
     Config, ConfigError, EngineKind, IdleStrategy, MessageCentricConfig, QueueKind, SimCompute,
-    SimConfig, UnknownEngine, VictimSelection,
+    SimConfig, StallGuard, UnknownEngine, VictimSelection,
 };
 pub use exec_policy::{Characteristics, ExecMode, ExecPolicy};
 pub use introspect::{ActorInfo, ActorState};

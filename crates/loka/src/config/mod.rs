@@ -144,6 +144,60 @@ impl IdleStrategy {
     }
 }
 
+/// The stall guard of the actor-centric engine (`[stall]` in TOML; docs/stalls.md): while a
+/// worker stays in one handler, the actors only it could run (its next slot and its held actor)
+/// move to a worker that is free, its due timers fire elsewhere, and an actor caught blocking in
+/// the kernel twice moves to a thread of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StallGuard {
+    /// Whether the guard runs (a monitor thread per system, and the rescue protocol).
+    pub guard: bool,
+    /// Microseconds a woken actor may wait in a busy worker's next slot before an idle worker
+    /// takes it ([`SLOT_US`](Self::SLOT_US) by default; `docs/stalls.md` derives it).
+    pub slot_us: u64,
+    /// Microseconds between two looks of the monitor, which rescues for workers that are all
+    /// asleep or busy ([`TICK_US`](Self::TICK_US) by default).
+    pub tick_us: u64,
+    /// Whether an actor the monitor caught blocking a worker twice moves to its own thread
+    /// (execution policy `thread`).
+    pub promote: bool,
+}
+
+impl Default for StallGuard {
+    fn default() -> Self {
+        StallGuard {
+            guard: true,
+            slot_us: Self::SLOT_US,
+            tick_us: Self::TICK_US,
+            promote: true,
+        }
+    }
+}
+
+impl StallGuard {
+    /// The default slot bound: 50 µs. Moving an actor to another core costs it its cache lines
+    /// (a few µs for a small actor on this host's ~100 ns cross-core line transfers), so an
+    /// actor that has waited ten times that is better off moved; shorter would tear ping-pong
+    /// pairs whose handlers are merely long-ish.
+    pub const SLOT_US: u64 = 50;
+    /// The default monitor period: 1 ms, a few µs of the monitor's time per look (well under 1%
+    /// of a core) and a rescue within about two periods when no worker is idle and looking.
+    pub const TICK_US: u64 = 1_000;
+    /// The shortest accepted monitor period: 100 µs. Each look wakes a thread (~5 µs on a VM);
+    /// more often than this, the monitor itself takes a noticeable share of a core.
+    pub const MIN_TICK_US: u64 = 100;
+    /// The longest accepted bound or period: one second; beyond it the guard would not guard.
+    pub const MAX_US: u64 = 1_000_000;
+
+    pub(crate) fn slot_bound(&self) -> Duration {
+        Duration::from_micros(self.slot_us)
+    }
+    pub(crate) fn tick(&self) -> Duration {
+        Duration::from_micros(self.tick_us)
+    }
+}
+
 /// The engine running the actors: how runnable work is queued and handed to worker threads. Every
 /// engine runs the same actors with the same guarantees; they differ in what they queue and where.
 ///
@@ -277,6 +331,8 @@ pub struct Config {
     pub seed: u64,
     /// Idle strategy.
     pub idle: IdleStrategy,
+    /// The stall guard (actor-centric engine).
+    pub stall: StallGuard,
     /// Initial placement of regular actors (changeable at run time: `System::set_placement`).
     pub placement: PlacementStrategy,
     /// Initial placement of hubs.
@@ -352,6 +408,7 @@ impl Default for Config {
             lifo_slot: true,
             seed: 0x5eed,
             idle: IdleStrategy::default(),
+            stall: StallGuard::default(),
             placement: PlacementStrategy::Default,
             hub_placement: PlacementStrategy::Circular,
             balance_interval: 2_000,
@@ -444,6 +501,10 @@ impl Config {
         env_field!("LOKA_EXEC", "exec", exec);
         env_field!("LOKA_IDLE_SPIN_US", "idle.spin_us", idle.spin_us);
         env_field!("LOKA_IDLE_YIELD_US", "idle.yield_us", idle.yield_us);
+        env_field!("LOKA_STALL_GUARD", "stall.guard", stall.guard);
+        env_field!("LOKA_STALL_SLOT_US", "stall.slot_us", stall.slot_us);
+        env_field!("LOKA_STALL_TICK_US", "stall.tick_us", stall.tick_us);
+        env_field!("LOKA_STALL_PROMOTE", "stall.promote", stall.promote);
         env_field!(
             "LOKA_MC_VICTIMS",
             "message_centric.victims",
@@ -514,6 +575,29 @@ impl Config {
                     ),
                 ));
             }
+        }
+        let stall = &self.stall;
+        if !(1..=StallGuard::MAX_US).contains(&stall.slot_us) {
+            return Err(invalid(
+                "stall.slot_us",
+                stall.slot_us.to_string(),
+                &format!(
+                    "between 1 and {} µs: the longest a woken actor waits behind a busy handler",
+                    StallGuard::MAX_US
+                ),
+            ));
+        }
+        if !(StallGuard::MIN_TICK_US..=StallGuard::MAX_US).contains(&stall.tick_us) {
+            return Err(invalid(
+                "stall.tick_us",
+                stall.tick_us.to_string(),
+                &format!(
+                    "between {} and {} µs: a faster monitor takes a share of a core, a slower one \
+                     guards nothing",
+                    StallGuard::MIN_TICK_US,
+                    StallGuard::MAX_US
+                ),
+            ));
         }
         if !(self.balance_threshold > 0.0 && self.balance_threshold.is_finite()) {
             return Err(invalid(

@@ -8,6 +8,8 @@
 //! Beyond CAF: the woken actor goes into a non-stealable *next slot* (as tokio's LIFO slot) instead
 //! of the stealable head, so an idle thief cannot tear a ping-pong pair across cores; the actor the
 //! slot displaces goes to the stealable head. `lifo_slot = false` restores CAF's exact behaviour.
+//! The slot is not a hostage: while its worker stays in one handler past the stall guard's bound,
+//! an idle worker or the monitor takes its actor (docs/stalls.md).
 
 use super::placement::Placement;
 use super::Route;

@@ -185,6 +185,13 @@ impl TaskRef {
         unsafe { (self.0.as_ref().vtable.release)(self.0) }
     }
 
+    /// The task whose header `ptr` points to: the inverse of [`Self::as_ptr`], for a task kept
+    /// as a raw pointer in an atomic slot (the stall guard's next slot).
+    #[inline]
+    pub(crate) fn from_ptr(ptr: NonNull<Header>) -> TaskRef {
+        TaskRef(ptr)
+    }
+
     /// The pointer to the header (the cell's first field).
     #[inline]
     pub(crate) fn as_ptr(self) -> NonNull<Header> {

@@ -15,7 +15,7 @@ pub use shutdown::{ShutdownReport, UnstoppedActor};
 pub use signal::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};
 
 use crate::actor::{Actor, ActorFailure, ActorRef, SpawnError, SpawnOptions};
-use crate::config::{Config, ConfigError, EngineKind, IdleStrategy};
+use crate::config::{Config, ConfigError, EngineKind, IdleStrategy, StallGuard};
 use crate::engine::Engine;
 use crate::machine::Machine;
 use crate::policy::PolicyKind;
@@ -379,6 +379,12 @@ impl SystemBuilder {
     /// The idle strategy.
     pub fn idle(mut self, idle: IdleStrategy) -> Self {
         self.config.idle = idle;
+        self
+    }
+
+    /// The stall guard (see [`StallGuard`], docs/stalls.md).
+    pub fn stall(mut self, stall: StallGuard) -> Self {
+        self.config.stall = stall;
         self
     }
 

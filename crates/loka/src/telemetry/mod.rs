@@ -174,6 +174,9 @@ worker_counters! {
     /// Wake-ups this worker took from a neighbour's inbox before re-running an actor that had
     /// used its budget (a neighbour descheduled by the OS would otherwise hold them).
     inbox_helps,
+    /// Actors this worker took, while idle, from the next slot or the hold of a worker that had
+    /// stayed in one handler past the stall guard's slot bound (docs/stalls.md).
+    slot_rescues,
     /// Activations on the actor's home PU (its HPU; under `cls` the worker that first ran it).
     exec_home_pu,
     /// Activations elsewhere on the home PU's NUMA node.
@@ -281,6 +284,14 @@ pub struct Stats {
     /// Execution policies: actors promoted to `thread` because they were caught blocking a worker
     /// (`exec = "auto"`).
     pub promoted_to_thread: u64,
+    /// Stall guard (docs/stalls.md): actors taken from the next slot or the hold of a worker
+    /// that stayed in one handler past the slot bound, and queued elsewhere by the monitor
+    /// (those an idle worker took and ran are counted in its `stall_rescues`).
+    pub stall_rescues: u64,
+    /// Stall guard: looks of the monitor that fired a stalled worker's due timers.
+    pub stall_timers: u64,
+    /// Stall guard: handlers the monitor saw blocking a worker in the kernel past 2 ms.
+    pub stalls_blocked: u64,
     /// Execution policies: sends from an inline run to an actor further down the same inline
     /// chain (a cycle): queued, handled as a task message, never by re-entering the handler.
     pub monitor_cycles: u64,
@@ -464,6 +475,9 @@ impl Counters {
             message_centric: None,
             dedicated_threads: system.dedicated_threads.get(),
             promoted_to_thread: system.promoted_to_thread.get(),
+            stall_rescues: system.stall_rescues.get(),
+            stall_timers: system.stall_timers.get(),
+            stalls_blocked: system.stalls_blocked.get(),
             monitor_cycles: system.monitor_cycles.get(),
             mapped_online: system.mapped_online.get(),
             seq_demotions: system.seq_demotions.get(),
@@ -490,6 +504,9 @@ pub(crate) struct SystemCounters {
     pub(crate) dedicated_threads: Counter,
     pub(crate) promoted_to_thread: Counter,
     pub(crate) monitor_cycles: Counter,
+    pub(crate) stall_rescues: Counter,
+    pub(crate) stall_timers: Counter,
+    pub(crate) stalls_blocked: Counter,
     pub(crate) seq_demotions: Counter,
     pub(crate) mapped_online: Counter,
 }

@@ -23,13 +23,17 @@ impl Engine {
     /// Parks worker `w` until work arrives, one of its timers is due, or shutdown. Returns at
     /// once if the final re-check finds work.
     pub(super) fn park(&self, w: usize) {
-        self.sleepers.park(
+        let slept = self.sleepers.park(
             w,
             || self.has_visible_work(),
             || self.is_shutdown(),
             || self.shared.counters.worker(w).parks.bump(1),
             || self.shared.park_until_timer(w),
         );
+        if slept && self.guarded {
+            // The monitor may sleep because every worker did (`monitor.rs`).
+            self.wake_monitor();
+        }
     }
 
     /// A timer armed in `shard` is due before any other there: its worker, if it sleeps, wakes

@@ -108,3 +108,88 @@ fn quiescence_is_not_seen_while_a_worker_takes_work() {
         worker.join().unwrap();
     });
 }
+
+/// The stall guard's protocol (`stall.rs`), on the real `StallWatch`: an owner that puts an actor
+/// in its next slot, runs user code (during which it puts another one there, as a handler's
+/// wake-up does), then takes the slot back; a rescuer that saw a user-code state and tries to take
+/// the slots. Every actor put in the slot is taken exactly once, by one side or the other: none
+/// runs twice, none is lost.
+#[test]
+fn a_rescue_and_the_owner_never_both_take_a_slot() {
+    use super::stall::{StallWatch, IN_USER};
+    use crate::runtime::TaskRef;
+    use std::ptr::NonNull;
+
+    // Two distinct fake tasks: the protocol stores and compares pointers, never follows them.
+    fn task(n: usize) -> TaskRef {
+        TaskRef::from_ptr(NonNull::new(n as *mut crate::runtime::Header).unwrap())
+    }
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(|| {
+        let watch = Arc::new(StallWatch::default());
+        let rescuer = {
+            let watch = watch.clone();
+            thread::spawn(move || {
+                let state = watch.state();
+                if state & IN_USER == 0 {
+                    return Vec::new();
+                }
+                watch
+                    .rescue(state, false)
+                    .map(|h| [h.next, h.held].into_iter().flatten().collect())
+                    .unwrap_or_default()
+            })
+        };
+        // The owner: a slot filled from the worker loop, user code, a wake-up from the handler
+        // (out of user code and back in), the end of the activation, the slot taken.
+        let mut owner_took = Vec::new();
+        let _ = watch.replace_next(task(8));
+        watch.enter_user(1);
+        assert!(!watch.leave_user(1));
+        if let Some(displaced) = watch.replace_next(task(16)) {
+            owner_took.push(displaced);
+        }
+        watch.enter_user(2);
+        assert!(!watch.leave_user(2));
+        owner_took.extend(watch.take_next());
+        let rescued = rescuer.join().unwrap();
+        let mut all: Vec<_> = owner_took.iter().chain(&rescued).copied().collect();
+        all.sort_by_key(|t| t.as_ptr().as_ptr() as usize);
+        assert_eq!(all, vec![task(8), task(16)], "each taken once");
+    });
+}
+
+/// The monitor's note that a handler blocked reaches the owner when that handler ends, and only
+/// then: a rescue with the note happens while the owner is in the user code the monitor saw (and
+/// the `leave_user` ending that stretch reports it, no other) or backs off.
+#[test]
+fn a_blocked_note_is_reported_for_the_user_code_it_saw() {
+    use super::stall::{StallWatch, IN_USER};
+    loom::model(|| {
+        let watch = Arc::new(StallWatch::default());
+        watch.enter_user(1);
+        let monitor = {
+            let watch = watch.clone();
+            thread::spawn(move || {
+                let state = watch.state();
+                // The stretch the note is for, if the rescue happened.
+                (state & IN_USER != 0 && watch.rescue(state, true).is_some()).then_some(state >> 1)
+            })
+        };
+        let first = watch.leave_user(1);
+        watch.enter_user(2);
+        let second = watch.leave_user(2);
+        let noted = monitor.join().unwrap();
+        assert_eq!(
+            first,
+            noted == Some(1),
+            "stretch 1 reports its own note only"
+        );
+        assert_eq!(
+            second,
+            noted == Some(2),
+            "stretch 2 reports its own note only"
+        );
+    });
+}

@@ -6,25 +6,29 @@
 //!
 //! | file | concern |
 //! |---|---|
-//! //! | `queues.rs` | a worker's queues (deque, inbox, urgent, pinned, foreign) |
+//! | `queues.rs` | a worker's queues (deque, inbox, urgent, pinned, foreign) |
 //! | `worker.rs` | the worker loop: local work, activation, re-queueing |
 //! | `routing.rs` | where a woken or spawned actor is queued (cls, LGS Listing 5.3, hierarchical) |
 //! | `steal.rs` | idle workers stealing (random, weighted groups, Alg. 4.4 plan), spin/yield/park |
 //! | `balance.rs` | hierarchical load balancing (Alg. 4.1/4.2) |
 //! | `idle.rs` | what "work" means when a worker parks (the protocol: `engine/sleepers.rs`) |
+//! | `stall.rs` | the stall guard's protocol: taking a busy worker's next slot and held actor |
+//! | `monitor.rs` | the stall guard's monitor thread: rescues, timers and blocking while workers stall |
 //! | `quiescence.rs` | waiting until nothing is runnable (via `Sleepers::wait_quiescent`) |
 //! | `shutdown.rs` | stopping the workers |
-//! //!
+//!
 //! `docs/architecture.md` states the park/wake and quiescence protocols and why no wake-up is lost.
 
 mod balance;
 mod idle;
 #[cfg(all(test, loom))]
 mod loom_tests;
+mod monitor;
 mod queues;
 mod quiescence;
 mod routing;
 mod shutdown;
+mod stall;
 mod steal;
 mod worker;
 
@@ -52,6 +56,10 @@ struct WorkerShared {
     migration: balance::Migration,
     /// Set when the worker went idle since the last balancing round (Erlang's `OutOfWork`).
     out_of_work: AtomicBool,
+    /// The stall guard's view of this worker: its next slot, held actor and user-code state.
+    watch: CachePadded<stall::StallWatch>,
+    /// The worker thread's kernel thread id (the monitor reads whether it sleeps in the kernel).
+    tid: OnceLock<i32>,
 }
 
 /// State shared by all workers of one actor-centric system.
@@ -77,6 +85,10 @@ pub(crate) struct Engine {
     /// `places`: spawns given a place so far (the round robin over places and inside them).
     place_tickets: CachePadded<AtomicUsize>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The stall guard runs (configured on, and the heavy barrier available).
+    guarded: bool,
+    /// The stall guard's monitor thread.
+    monitor: monitor::Monitor,
 }
 
 impl Engine {
@@ -96,6 +108,8 @@ impl Engine {
                 thread: OnceLock::new(),
                 migration: balance::Migration::default(),
                 out_of_work: AtomicBool::new(false),
+                watch: CachePadded::new(stall::StallWatch::default()),
+                tid: OnceLock::new(),
             })
             .collect();
         let engine = Arc::new(Engine {
@@ -120,6 +134,8 @@ impl Engine {
                 .collect(),
             place_tickets: CachePadded::new(AtomicUsize::new(0)),
             threads: Mutex::new(Vec::new()),
+            guarded: config.stall.guard && crate::sync::asymmetric::available(),
+            monitor: monitor::Monitor::default(),
             shared: Arc::clone(&shared),
         });
         let for_workers = Arc::clone(&engine);
@@ -131,6 +147,7 @@ impl Engine {
                 let engine = Arc::clone(&for_workers);
                 let index = exec.index();
                 let _ = engine.workers[index].thread.set(std::thread::current());
+                let _ = engine.workers[index].tid.set(monitor::current_tid());
                 let deque = engine.deques.lock()[index]
                     .take()
                     .expect("each worker's deque is taken once");
@@ -139,7 +156,15 @@ impl Engine {
             },
         );
         *engine.threads.lock() = threads;
+        if engine.guarded {
+            monitor::start(&engine);
+        }
         (engine, root)
+    }
+
+    /// Whether the stall guard runs (`stall.rs`).
+    pub(super) fn guarded(&self) -> bool {
+        self.guarded
     }
 
     fn is_shutdown(&self) -> bool {

@@ -11,6 +11,8 @@ impl Engine {
         if self.shutdown.swap(true, SeqCst) {
             return false;
         }
+        // The monitor first: nothing it rescues or fires may overlap the workers' end.
+        self.stop_monitor();
         // Claim every sleeper (so none stays counted as asleep), then wake every thread. The flag
         // is set first: a worker about to park sees it in its re-check or is claimed here.
         self.sleepers.notify_all();

@@ -5,6 +5,7 @@
 //! Francesquini's Alg. 4.4 (bring home, then nearest first; docs/references.md).
 
 use super::queues::{pop, pop_rare};
+use super::stall::IN_USER;
 use super::worker::Worker;
 use crate::engine::choices::Victims;
 use crate::policy::hierarchical::StealStep;
@@ -15,6 +16,9 @@ use std::time::{Duration, Instant};
 
 /// `spin_loop` hints between two steal rounds in the spin phase.
 const SPIN_PAUSES: u32 = 32;
+/// Other workers an idle worker looks at per look of the stall guard (the victims take turns):
+/// a bound on the lines it reads per look on a big machine.
+const LOOKS_PER_ROUND: usize = 4;
 /// How long an `lgs:nosleep` worker keeps polling before it parks after all.
 const NOSLEEP_POLL: Duration = Duration::from_millis(10);
 
@@ -38,6 +42,9 @@ impl Worker {
         }
         engine.note_out_of_work(self.index());
         let start = Instant::now();
+        // The stall guard: every quarter of the slot bound, a look at other workers' next slots.
+        let look_every = engine.shared.config.stall.slot_bound() / 4;
+        let mut next_look = Duration::ZERO;
         loop {
             if let Some(task) = self.steal_once(victims, rng) {
                 return Some(task);
@@ -60,6 +67,12 @@ impl Worker {
                 return None;
             }
             let idle_for = start.elapsed();
+            if self.guarded() && idle_for >= next_look {
+                next_look = idle_for + look_every;
+                if let Some(task) = self.rescue_look() {
+                    return Some(task);
+                }
+            }
             if idle_for < spin_until {
                 for _ in 0..SPIN_PAUSES {
                     std::hint::spin_loop();
@@ -71,6 +84,59 @@ impl Worker {
                 return None;
             }
         }
+    }
+
+    /// The stall guard, from an idle worker: looks at up to [`LOOKS_PER_ROUND`] other workers (in
+    /// turn); one that has stayed in the same stretch of user code for the slot bound with an
+    /// actor in its next slot or hold loses them to this worker, which runs the next slot's actor
+    /// now (`stall.rs`, docs/stalls.md). Reads one line per worker looked at, only while idle.
+    fn rescue_look(&self) -> Option<TaskRef> {
+        let engine = self.engine();
+        let n = engine.workers.len();
+        let bound = engine.shared.config.stall.slot_bound();
+        let now = Instant::now();
+        let mut looks = self.looks.borrow_mut();
+        for _ in 0..LOOKS_PER_ROUND.min(n - 1) {
+            let turn = self.look_turn.get();
+            let victim = if turn == self.index() {
+                (turn + 1) % n
+            } else {
+                turn
+            };
+            self.look_turn.set((victim + 1) % n);
+            let watch = &engine.workers[victim].watch;
+            let state = watch.state();
+            let seen = &mut looks[victim];
+            if seen.0 != state {
+                *seen = (state, now);
+                continue;
+            }
+            if state & IN_USER == 0
+                || now.saturating_duration_since(seen.1) < bound
+                || !watch.has_hostages()
+            {
+                continue;
+            }
+            let Some(hostages) = watch.rescue(state, false) else {
+                continue;
+            };
+            let answered = hostages.held.filter(|held| {
+                // SAFETY: the rescue gave us the held actor's schedule (`stall.rs`).
+                !unsafe { held.release() }
+            });
+            let mut rescued = [hostages.next, answered].into_iter().flatten();
+            let first = rescued.next();
+            for other in rescued {
+                self.push_head(other);
+            }
+            if let Some(task) = first {
+                self.counters()
+                    .slot_rescues
+                    .bump(1 + u64::from(hostages.next.is_some() && answered.is_some()));
+                return Some(task);
+            }
+        }
+        None
     }
 
     /// One steal attempt (a whole pass over the plan under `hierarchical`).

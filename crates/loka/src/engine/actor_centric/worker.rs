@@ -33,11 +33,27 @@ pub(super) struct Worker {
     /// check cost every activation ~10 instructions).
     own: *const super::queues::WorkerQueues,
     deque: crossbeam_deque::Worker<TaskRef>,
-    /// The actor woken last by this worker's actors: runs next, cannot be stolen meanwhile.
-    next_slot: Cell<Option<TaskRef>>,
-    /// An actor whose activation emptied its mailbox and did not go idle ([`RunOutcome::Drained`]):
-    /// still scheduled, in no queue. See [`Self::hold`].
-    held: Cell<Option<TaskRef>>,
+    /// This worker's stall watch in `engine.workers`, found once as `own`. It keeps the *next
+    /// slot* (the actor woken last by this worker's actors: runs next, no thief takes it) and the
+    /// *held* actor (its activation emptied its mailbox and did not go idle,
+    /// [`RunOutcome::Drained`]: still scheduled, in no queue; see [`Self::hold`]). Both are this
+    /// worker's alone except while it runs user code for longer than the slot bound: then an
+    /// idle worker or the monitor may take them (`stall.rs`).
+    watch: *const super::stall::StallWatch,
+    /// The stall watch's sequence number of this worker's latest stretch of user code.
+    seq: Cell<u64>,
+    /// Whether this worker is in user code now (between `enter_user` and `leave_user`): a
+    /// wake-up made by a handler steps out of it to use the next slot.
+    in_user: Cell<bool>,
+    /// The stall guard runs: rescuers may take the slots, so activations are bracketed.
+    guarded: bool,
+    /// The monitor may promote an actor it saw block to its own thread.
+    promote: bool,
+    /// The stall guard from this worker while idle: what it last saw of each worker's state
+    /// word, and since when (`steal.rs`, `rescue_look`).
+    pub(super) looks: std::cell::RefCell<Vec<(u64, std::time::Instant)>>,
+    /// Which worker the next look starts with.
+    pub(super) look_turn: Cell<usize>,
     /// Activations may end drained instead of idle: `wake_next` (every wake-up from here goes to
     /// the next slot anyway) and no blocking watch.
     holds: bool,
@@ -94,14 +110,21 @@ impl Worker {
             }
         }
         let own: *const super::queues::WorkerQueues = &engine.workers[index].queues;
+        let watch: *const super::stall::StallWatch = &*engine.workers[index].watch;
+        let guarded = engine.guarded();
         let wake_next = engine.routing == Routing::Local && config.lifo_slot;
         let watch_blocking = config.exec == crate::exec_policy::ExecMode::Auto;
         Worker {
             exec,
             own,
             deque,
-            next_slot: Cell::new(None),
-            held: Cell::new(None),
+            watch,
+            seq: Cell::new(0),
+            in_user: Cell::new(false),
+            guarded,
+            promote: guarded && config.stall.promote,
+            looks: std::cell::RefCell::new(vec![(0, std::time::Instant::now()); config.workers]),
+            look_turn: Cell::new(0),
             hold_score: Cell::new(0),
             hold_now: Cell::new(false),
             holds: wake_next && !watch_blocking,
@@ -193,8 +216,61 @@ impl Worker {
     /// The next slot; a displaced actor goes to the deque's head.
     #[inline]
     pub(super) fn push_next(&self, task: TaskRef) {
-        if let Some(displaced) = self.next_slot.replace(Some(task)) {
+        if self.in_user.get() {
+            return self.push_next_from_handler(task);
+        }
+        if let Some(displaced) = self.watch().replace_next(task) {
             self.push_head(displaced);
+        }
+    }
+
+    /// [`Self::push_next`] from a handler: out of user code for the slot's update, so that no
+    /// rescuer takes the slot meanwhile, and back in with a new sequence number (the slot's
+    /// actor waits from now on, `stall.rs`). Out of line: a wake-up from the worker loop (a
+    /// ping-pong pair's, through the hold) does not come here.
+    #[inline(never)]
+    fn push_next_from_handler(&self, task: TaskRef) {
+        let blocked = self.leave_user();
+        debug_assert!(!blocked, "a handler that is sending is not blocked");
+        if let Some(displaced) = self.watch().replace_next(task) {
+            self.push_head(displaced);
+        }
+        self.enter_user();
+    }
+
+    /// Whether the stall guard runs.
+    #[inline]
+    pub(super) fn guarded(&self) -> bool {
+        self.guarded
+    }
+
+    /// This worker's stall watch.
+    #[inline]
+    pub(super) fn watch(&self) -> &super::stall::StallWatch {
+        // SAFETY: `watch` points into `self.engine.workers`, a boxed slice that is never resized
+        // or replaced and lives as long as the engine, which `self.engine` keeps alive.
+        unsafe { &*self.watch }
+    }
+
+    /// User code starts (`stall.rs`); nothing to do without the stall guard.
+    #[inline]
+    fn enter_user(&self) {
+        if self.guarded {
+            let seq = self.seq.get() + 1;
+            self.seq.set(seq);
+            self.in_user.set(true);
+            self.watch().enter_user(seq);
+        }
+    }
+
+    /// User code is over (`stall.rs`): returns whether the monitor saw it block.
+    #[inline]
+    fn leave_user(&self) -> bool {
+        if self.guarded {
+            self.in_user.set(false);
+            self.watch().leave_user(self.seq.get())
+        } else {
+            false
         }
     }
 
@@ -256,25 +332,64 @@ impl Worker {
         }
         self.account_locality(task);
         self.running.set(placement::waker_id(&task));
+        self.enter_user();
         let outcome = if self.watch_blocking {
-            match self.run_auto(task) {
-                Some(outcome) => outcome,
-                // Promoted to `thread` with work left: its own thread goes on with it.
-                None => return dedicated::hand_over(self.exec.runtime(), task),
-            }
+            self.run_auto(task)
         } else if self.hold_now.get() {
             // SAFETY: the task came out of a run queue (or the next slot, or the hold) of this
             // system, so this worker now holds its schedule.
-            unsafe { task.run_holding(&self.exec) }
+            Some(unsafe { task.run_holding(&self.exec) })
         } else {
             // SAFETY: as above.
-            unsafe { task.run(&self.exec) }
+            Some(unsafe { task.run(&self.exec) })
+        };
+        let blocked = self.leave_user();
+        // `None`: promoted to `thread` with work left: its own thread goes on with it.
+        let Some(outcome) = outcome else {
+            return dedicated::hand_over(self.exec.runtime(), task);
+        };
+        let outcome = if blocked {
+            match self.note_blocked(task, outcome) {
+                Some(outcome) => outcome,
+                None => return,
+            }
+        } else {
+            outcome
         };
         match outcome {
             RunOutcome::Drained => self.hold(task),
             RunOutcome::Idle | RunOutcome::Stopped => {}
             RunOutcome::Requeue => self.requeue(task, false),
             RunOutcome::Waiting => self.requeue(task, true),
+        }
+    }
+
+    /// The monitor saw the activation that just ended block in the kernel for longer than
+    /// [`blocking::LONG`] (`docs/stalls.md`): the second time, the actor moves to a thread of its
+    /// own. `None`: it did, and its thread has taken its work over.
+    #[cold]
+    #[inline(never)]
+    fn note_blocked(&self, task: TaskRef, outcome: RunOutcome) -> Option<RunOutcome> {
+        // A stopped actor may be freed already: not touched.
+        if outcome == RunOutcome::Stopped
+            || !self.promote
+            || !blocking::note_blocked(task, &self.exec)
+        {
+            return Some(outcome);
+        }
+        match outcome {
+            RunOutcome::Requeue | RunOutcome::Waiting => {
+                dedicated::hand_over(self.exec.runtime(), task);
+                None
+            }
+            RunOutcome::Drained => {
+                // SAFETY: a drained actor's schedule is this worker's until its hold ends here.
+                if !unsafe { task.release() } {
+                    dedicated::hand_over(self.exec.runtime(), task);
+                }
+                None
+            }
+            RunOutcome::Idle | RunOutcome::Stopped => Some(outcome),
         }
     }
 
@@ -341,7 +456,7 @@ impl Worker {
     /// latest, and the hold ends as soon as the next-slot chain breaks (`release_held`).
     #[inline]
     fn hold(&self, task: TaskRef) {
-        if let Some(previous) = self.held.replace(Some(task)) {
+        if let Some(previous) = self.watch().replace_held(task) {
             if let Some(answered) = self.release(previous) {
                 self.push_next(answered);
             }
@@ -351,7 +466,7 @@ impl Worker {
     /// Ends the hold, if any: `Some` if a message came for the held actor (run it now).
     #[inline]
     fn release_held(&self) -> Option<TaskRef> {
-        let task = self.held.take()?;
+        let task = self.watch().take_held()?;
         self.release(task)
     }
 
@@ -403,17 +518,17 @@ impl Worker {
                 // goes behind the others there, unless nothing else waits.
                 let layout = &self.engine.shared.machine.layout;
                 let place = layout.place_of(self.index());
-                if self.next_slot.get().is_none() && self.engine.place_queues[place].is_empty() {
-                    self.next_slot.set(Some(task));
+                if self.watch().next_is_empty() && self.engine.place_queues[place].is_empty() {
+                    let _ = self.watch().replace_next(task);
                 } else {
                     self.schedule(Route::Place(place), task);
                 }
                 return;
             }
         }
-        if self.next_slot.get().is_none() && !self.has_local_work() {
+        if self.watch().next_is_empty() && !self.has_local_work() {
             // Nothing else to run here: keep going with this actor.
-            self.next_slot.set(Some(task));
+            let _ = self.watch().replace_next(task);
         } else {
             // Fairness: behind everything else (CAF's `resume_later`), the inbox included: an
             // actor that used its budget while others waited there used to take the next slot
@@ -518,7 +633,7 @@ impl Worker {
                 return None;
             }
         }
-        if let Some(task) = self.next_slot.take() {
+        if let Some(task) = self.watch().take_next() {
             let streak = self.next_streak.get();
             if streak < NEXT_SLOT_STREAK_LIMIT {
                 self.next_streak.set(streak + 1);
@@ -528,7 +643,7 @@ impl Worker {
             // Every `NEXT_SLOT_STREAK_LIMIT` activations of a chain the hold ends too, whatever
             // the chain's activations answer (one of actors that stop keeps it otherwise).
             if let Some(held) = self.release_held() {
-                self.next_slot.set(Some(task));
+                let _ = self.watch().replace_next(task);
                 return Some(held);
             }
             if !self.has_local_work() {

@@ -27,6 +27,32 @@ use std::time::{Duration, Instant};
 /// stays under 1 ms) and far below what a user notices as a stall.
 pub(crate) const LONG: Duration = Duration::from_millis(2);
 
+/// The stall guard's monitor saw one activation of `task` asleep in the kernel for at least
+/// [`LONG`] (`docs/stalls.md`): the first time the actor becomes a suspect, the second time (the
+/// suspicion not cleared meanwhile) it is promoted to `thread`. Returns whether it was promoted.
+/// Only for a `task` actor; the caller holds its schedule (the activation just ended).
+pub(crate) fn note_blocked(task: TaskRef, exec: &Exec) -> bool {
+    let slot = &task.header().exec;
+    if slot.policy() != ExecPolicy::Task {
+        return false;
+    }
+    if !slot.flag(super::SUSPECT) {
+        slot.set_flag(super::SUSPECT, true);
+        tracing::debug!(actor = %task.header().id, "actor blocked a worker once: a suspect");
+        return false;
+    }
+    slot.set_flag(super::SUSPECT, false);
+    slot.set_policy(ExecPolicy::Thread);
+    exec.runtime()
+        .shared
+        .counters
+        .system
+        .promoted_to_thread
+        .add_shared(1);
+    tracing::debug!(actor = %task.header().id, "actor blocked a worker twice: promoted to its own thread");
+    true
+}
+
 /// The part of a long activation that must be off the CPU for it to count as blocking.
 const OFF_CPU_SHARE: u32 = 4;
 

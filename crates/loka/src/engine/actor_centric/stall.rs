@@ -1,0 +1,242 @@
+//! The stall guard: what a worker publishes so that, while it stays in one handler, others can
+//! take the actors only it could run (its *hostages*: the next slot and the held actor) and notice
+//! a handler that blocks. The rules and their thresholds: `docs/stalls.md`.
+//!
+//! ## Why a protocol
+//! The next slot and the hold (`worker.rs`) are what make a ping-pong pair or a ring cheap: the
+//! owner puts a woken actor in a slot no thief can take, and reads it back with plain loads and
+//! stores. Their cost is that an actor woken into the slot by a handler waits for the *end* of
+//! that handler; a handler that then computes or sleeps for 250 ms holds it hostage for 250 ms
+//! while other workers sit idle (tokio has the same problem with its LIFO slot).
+//!
+//! Making the slots stealable with a read-modify-write on every access would cost a locked
+//! instruction per message, as much as the rest of a send. Instead the owner marks when it runs
+//! *user code* (an activation's handlers), and a rescuer takes the slots only while the owner is
+//! there, which is exactly when the owner does not touch them.
+//!
+//! ## The protocol
+//! * `state = seq << 1 | IN_USER`, written only by the owner. [`StallWatch::enter_user`] stores a
+//!   fresh `seq` with `IN_USER` (`Release`: the slots' contents written before are visible to a
+//!   rescuer that reads this state with `Acquire`) before an activation, and again when a
+//!   handler's wake-up is done with the slot. [`StallWatch::leave_user`] stores the word without
+//!   `IN_USER`, then a *light* barrier, then loads `claim`; if a rescuer is at work it waits for it.
+//!   Between `leave_user` and the next `enter_user` the owner uses the slots with plain accesses.
+//! * A rescuer ([`StallWatch::rescue`]) that saw the same `IN_USER` state for longer than the
+//!   slot bound claims `claim` (compare-and-swap 0 → `RESCUING`: one rescuer at a time), runs a
+//!   *heavy* barrier, and loads `state` again. If it is still the state it saw, it takes both
+//!   slots and stores `claim = 0` (`Release`); otherwise it gives the claim back untouched.
+//!
+//! **Why no actor runs twice.** The light and heavy barriers pair as two `SeqCst` fences would
+//! (`sync::asymmetric`): of the owner's store to `state` then load of `claim`, and the rescuer's
+//! store to `claim` then load of `state`, at least one load sees the other side's store. If the
+//! rescuer's load misses the owner's `leave_user`, the owner's load sees `RESCUING` and it waits
+//! until the rescuer is done, then (by the `Release`/`Acquire` pair on `claim`) sees the emptied
+//! slots. If the owner's load misses the claim, the rescuer's load sees the state changed, and it
+//! backs off without touching a slot. A rescuer that sees the same state finds the owner in user
+//! code: the owner's next slot access comes after a `leave_user`, which waits for the claim.
+//! `seq` never repeats, so a state seen twice is one stretch of user code (no ABA).
+//!
+//! **Why nothing is lost.** A rescuer takes a slot's actor together with its schedule (the
+//! mailbox protocol: whoever holds a runnable actor is the only one who may run it), so it must
+//! run or queue it: an idle worker runs the next slot's actor itself; the monitor queues it where
+//! any worker may steal it. A held actor is drained and still scheduled: the rescuer ends its hold
+//! ([`crate::runtime::TaskRef::release`]) and queues it if a message came.
+//!
+//! The owner's cost: per activation two plain stores of `state`, a compiler fence and one load of
+//! `claim` from a line it owns; per wake-up made by a handler the same again. No locked
+//! instruction (`docs/decisions.md` §49 has the A/B). `crate::engine::actor_centric::loom_tests`
+//! checks the protocol on this code.
+
+use crate::runtime::{Header, TaskRef};
+use crate::sync::asymmetric::{heavy_barrier, light_barrier};
+use crate::sync::{AtomicPtr, AtomicU64, AtomicU8};
+use std::ptr::{self, NonNull};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+/// `state`: the owner is in user code (a handler) since it stored this word.
+pub(crate) const IN_USER: u64 = 1;
+/// `claim`: a rescuer owns the slots until it clears this bit.
+const RESCUING: u8 = 1;
+/// `claim`: the monitor saw the activation the owner is leaving block in the kernel.
+const BLOCKED: u8 = 2;
+
+/// What a rescuer took from a stalled worker: each with its schedule.
+#[derive(Debug, Default)]
+pub(crate) struct Hostages {
+    /// The actor in the next slot: runnable, to be run or queued.
+    pub(crate) next: Option<TaskRef>,
+    /// The held actor: drained and still scheduled; its hold must be ended.
+    pub(crate) held: Option<TaskRef>,
+}
+
+/// One worker's part of the stall guard, shared with idle workers and the monitor.
+pub(crate) struct StallWatch {
+    state: AtomicU64,
+    claim: AtomicU8,
+    /// The next slot (see `worker.rs`): the owner's while it is not in user code.
+    next: AtomicPtr<Header>,
+    /// The held actor (see `Worker::hold`): the owner's while it is not in user code.
+    held: AtomicPtr<Header>,
+}
+
+impl Default for StallWatch {
+    fn default() -> Self {
+        StallWatch {
+            state: AtomicU64::new(0),
+            claim: AtomicU8::new(0),
+            next: AtomicPtr::new(ptr::null_mut()),
+            held: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+}
+
+fn to_ptr(task: Option<TaskRef>) -> *mut Header {
+    task.map_or(ptr::null_mut(), |t| t.as_ptr().as_ptr())
+}
+
+fn from_ptr(p: *mut Header) -> Option<TaskRef> {
+    NonNull::new(p).map(TaskRef::from_ptr)
+}
+
+impl StallWatch {
+    // ------------------------------------------------------------------ the owner's side
+
+    /// Owner: user code starts (an activation, or a handler resumes after a wake-up). `seq` must
+    /// differ from every earlier one.
+    #[inline]
+    pub(crate) fn enter_user(&self, seq: u64) {
+        // Release: the slots as the owner left them are visible to a rescuer that reads this.
+        self.state.store(seq << 1 | IN_USER, Release);
+    }
+
+    /// Owner: user code is over; until the next [`enter_user`](Self::enter_user) the slots are
+    /// the owner's. Returns whether the monitor saw the user code that just ended block in the
+    /// kernel (see [`rescue`](Self::rescue)).
+    #[inline]
+    #[must_use = "a blocked activation is reported to the caller once"]
+    pub(crate) fn leave_user(&self, seq: u64) -> bool {
+        // Relaxed: the pair of barriers orders this store before the load below (module docs).
+        self.state.store(seq << 1, Relaxed);
+        light_barrier();
+        if self.claim.load(Acquire) != 0 {
+            return self.after_claim();
+        }
+        false
+    }
+
+    /// A rescuer was seen at work: wait until it is done (a few loads and stores, unless it was
+    /// preempted), then take the note it may have left.
+    #[cold]
+    #[inline(never)]
+    fn after_claim(&self) -> bool {
+        let mut spins = 0u32;
+        loop {
+            let claim = self.claim.load(Acquire);
+            if claim & RESCUING == 0 {
+                // A later rescuer only ever sets and clears `RESCUING` (and backs off: we are out
+                // of user code), so the note is taken exactly once.
+                return claim & BLOCKED != 0
+                    && self.claim.fetch_and(!BLOCKED, Relaxed) & BLOCKED != 0;
+            }
+            spins += 1;
+            if spins < 64 {
+                crate::sync::spin_hint();
+            } else {
+                // The rescuer lost its core mid-rescue: give it ours.
+                crate::sync::yield_now();
+            }
+        }
+    }
+
+    /// Owner, outside user code: takes the next slot's actor.
+    #[inline]
+    pub(crate) fn take_next(&self) -> Option<TaskRef> {
+        let p = self.next.load(Relaxed);
+        if p.is_null() {
+            return None;
+        }
+        self.next.store(ptr::null_mut(), Relaxed);
+        from_ptr(p)
+    }
+
+    /// Owner, outside user code: puts an actor in the next slot, returning the one it displaces.
+    #[inline]
+    pub(crate) fn replace_next(&self, task: TaskRef) -> Option<TaskRef> {
+        let old = self.next.load(Relaxed);
+        self.next.store(to_ptr(Some(task)), Relaxed);
+        from_ptr(old)
+    }
+
+    /// Owner, outside user code: whether the next slot is empty.
+    #[inline]
+    pub(crate) fn next_is_empty(&self) -> bool {
+        self.next.load(Relaxed).is_null()
+    }
+
+    /// Owner, outside user code: holds `task`, returning the actor held before.
+    #[inline]
+    pub(crate) fn replace_held(&self, task: TaskRef) -> Option<TaskRef> {
+        let old = self.held.load(Relaxed);
+        self.held.store(to_ptr(Some(task)), Relaxed);
+        from_ptr(old)
+    }
+
+    /// Owner, outside user code: ends the hold, returning the held actor.
+    #[inline]
+    pub(crate) fn take_held(&self) -> Option<TaskRef> {
+        let p = self.held.load(Relaxed);
+        if p.is_null() {
+            return None;
+        }
+        self.held.store(ptr::null_mut(), Relaxed);
+        from_ptr(p)
+    }
+
+    // ------------------------------------------------------------------ a rescuer's side
+
+    /// Any thread: the owner's state word (compare two reads to see it stay in one handler).
+    #[inline]
+    pub(crate) fn state(&self) -> u64 {
+        self.state.load(Acquire)
+    }
+
+    /// Any thread: whether a slot looks occupied (a hint; [`rescue`](Self::rescue) decides).
+    #[inline]
+    pub(crate) fn has_hostages(&self) -> bool {
+        !self.next.load(Relaxed).is_null() || !self.held.load(Relaxed).is_null()
+    }
+
+    /// Takes the slots if the owner is still in the user code it was in when `observed` was read
+    /// (an `IN_USER` state). With `blocked`, also leaves the note that this user code blocked,
+    /// which the owner's [`leave_user`](Self::leave_user) reports. `None`: nothing was taken (the
+    /// owner moved on, another rescuer is at work, or the heavy barrier is not available).
+    pub(crate) fn rescue(&self, observed: u64, blocked: bool) -> Option<Hostages> {
+        if observed & IN_USER == 0 {
+            return None;
+        }
+        // Acquire: a previous rescuer's takes are visible before ours. An RMW on the one bit,
+        // so the owner's clearing of `BLOCKED` is never undone by a rescuer that backs off.
+        if self.claim.fetch_or(RESCUING, Acquire) & RESCUING != 0 {
+            return None;
+        }
+        // The heavy barrier pairs with the owner's light one (module docs).
+        if !heavy_barrier() || self.state.load(Acquire) != observed {
+            self.claim.fetch_and(!RESCUING, Release);
+            return None;
+        }
+        let next = self.next.load(Relaxed);
+        let held = self.held.load(Relaxed);
+        self.next.store(ptr::null_mut(), Relaxed);
+        self.held.store(ptr::null_mut(), Relaxed);
+        if blocked {
+            // Before the claim ends: the owner, waiting for the claim, then sees the note.
+            self.claim.fetch_or(BLOCKED, Relaxed);
+        }
+        // Release: the owner sees the emptied slots (and the note) once it sees the claim end.
+        self.claim.fetch_and(!RESCUING, Release);
+        Some(Hostages {
+            next: from_ptr(next),
+            held: from_ptr(held),
+        })
+    }
+}
