@@ -401,6 +401,12 @@ fn blocked_worker(mode: ExecMode) -> (u64, loka::Stats) {
     let system = System::from_config(Config {
         workers: 1,
         exec: mode,
+        // Under `all-task` the stall guard would promote the sleeper too (docs/stalls.md): off,
+        // so that `all-task` is the control without any promotion.
+        stall: loka::StallGuard {
+            promote: mode != ExecMode::AllTask,
+            ..loka::StallGuard::default()
+        },
         // 1 message per activation: the blocked worker gets back to its queue between sleeps.
         throughput: 1,
         ..Config::default()
