@@ -244,26 +244,42 @@ impl<A: Actor> Context<A> {
 
     /// Calls [`Actor::timeout`] once `after` passes with no message handled, and again after
     /// each further `after` of silence, until [`clear_receive_timeout`](Self::clear_receive_timeout)
-    /// (like Akka's receive timeout and gen_server's timeout). Checked four times per `after`,
-    /// so it fires between `after` and 1.25 × `after` of silence; closures run through the
-    /// context (timers, asks) are not messages and do not reset it. Replaces an earlier one.
+    /// (like Akka's receive timeout and gen_server's timeout). Never earlier than `after` after
+    /// the later of: the last message's handling, the return of the previous `timeout`, this
+    /// call; late by at most one tick of the timer clock (1 ms) plus the time the worker takes to
+    /// get to it (docs/timers.md). Closures run through the context (timers, asks) are not
+    /// messages and do not reset it. A timeout too long to come (up to `Duration::MAX`) never
+    /// fires. Replaces an earlier one.
     pub fn set_receive_timeout(&mut self, after: Duration) -> Result<(), TimerError> {
         check_period(after)?;
         self.clear_receive_timeout();
-        let action = tick_into(self.hold(), receive_check::<A>);
-        let check = after / 4;
-        let check = check.max(Duration::from_nanos(1));
+        let since = self.inner().runtime().timer_now_ns();
+        let (check, generation) = self.arm_receive_check(after, after);
+        self.inner_mut().own_timers().receive = Some(ReceiveTimeout {
+            check,
+            generation,
+            after,
+            after_ns: u64::try_from(after.as_nanos()).unwrap_or(u64::MAX),
+            since,
+        });
+        Ok(())
+    }
+
+    /// Arms the receive timeout's check: first after `delay`, then every `after` (a fallback:
+    /// each check re-arms it for the deadline it finds). Returns the timer and its generation.
+    fn arm_receive_check(&mut self, delay: Duration, after: Duration) -> (Arc<TimerState>, u64) {
+        let inner = self.inner_mut();
+        let timers = inner.own_timers();
+        timers.checks += 1;
+        let generation = timers.checks;
+        let action = tick_into(self.hold(), move |actor, ctx| {
+            receive_check::<A>(generation, actor, ctx)
+        });
         let inner = self.inner_mut();
         let state = inner
             .runtime()
-            .arm_timer(check, Some(check), action, inner.exec());
-        inner.own_timers().receive = Some(ReceiveTimeout {
-            check: state,
-            after,
-            heard: false,
-            silent: 0,
-        });
-        Ok(())
+            .arm_timer(delay, Some(after), action, inner.exec());
+        (state, generation)
     }
 
     /// Turns the receive timeout off (nothing if none is set).
@@ -284,19 +300,50 @@ impl<A: Actor> Context<A> {
     }
 }
 
-/// One check of the receive timeout: a quarter of it passed; four silent quarters in a row fire it.
-fn receive_check<A: Actor>(actor: &mut A, ctx: &mut Context<A>) {
-    let Some(receive) = ctx.inner_mut().own_timers().receive.as_mut() else {
+/// The receive timeout's check (generation `generation`), due when it was armed. A message
+/// handled since moved the deadline: the check re-arms for the remainder instead of firing, so
+/// no message ever re-arms a timer itself. When it fires, the next deadline counts from the
+/// return of `Actor::timeout`.
+fn receive_check<A: Actor>(generation: u64, actor: &mut A, ctx: &mut Context<A>) {
+    let now = ctx.inner().runtime().timer_now_ns();
+    let Some(receive) = ctx.inner_mut().own_timers().receive.as_ref() else {
         return; // cleared meanwhile
     };
-    if std::mem::take(&mut receive.heard) {
-        receive.silent = 0;
+    if receive.generation != generation {
+        return; // queued by a check replaced since
+    }
+    let due = receive.due();
+    if now < due {
+        let remainder = Duration::from_nanos(due - now);
+        rearm_receive_check(ctx, remainder);
         return;
     }
-    receive.silent += 1;
-    if receive.silent >= 4 {
-        receive.silent = 0;
-        actor.timeout(ctx);
+    actor.timeout(ctx);
+    let now = ctx.inner().runtime().timer_now_ns();
+    match ctx.inner_mut().own_timers().receive.as_mut() {
+        // The handler did not clear or replace it: the next one is due `after` from now. Re-armed
+        // now, not left to the check's period, which started at the deadline and would come
+        // early by however late this call came (one more check, one more call into the actor).
+        Some(receive) if receive.generation == generation => {
+            receive.since = now;
+            let after = receive.after;
+            rearm_receive_check(ctx, after);
+        }
+        _ => {}
+    }
+}
+
+/// Replaces the receive timeout's check by one due after `delay`.
+fn rearm_receive_check<A: Actor>(ctx: &mut Context<A>, delay: Duration) {
+    let Some(receive) = ctx.inner_mut().own_timers().receive.as_ref() else {
+        return;
+    };
+    let (old, after) = (Arc::clone(&receive.check), receive.after);
+    ctx.inner().runtime().shared.timers.cancel(&old);
+    let (check, generation) = ctx.arm_receive_check(delay, after);
+    if let Some(receive) = ctx.inner_mut().own_timers().receive.as_mut() {
+        receive.check = check;
+        receive.generation = generation;
     }
 }
 

@@ -18,18 +18,35 @@ pub(crate) struct OwnTimers {
     pruned_at: usize,
     /// The receive timeout, if one is set.
     pub(crate) receive: Option<ReceiveTimeout>,
+    /// Receive timeout checks armed so far (each check's generation).
+    pub(crate) checks: u64,
 }
 
-/// A receive timeout: a periodic check every quarter of the timeout (see `Context::set_receive_timeout`).
+/// A receive timeout (see `Context::set_receive_timeout`): the time it is measured from, and one
+/// timer armed for the deadline that time gave when it was armed. A message only moves `since`
+/// (no timer is touched on the message path); the check, when it comes, sees the deadline moved
+/// and re-arms for the remainder.
 pub(crate) struct ReceiveTimeout {
-    /// The periodic check's timer.
+    /// The armed check: a periodic timer of period `after` (periodic so that quiescence does not
+    /// wait for it, as for any interval), re-armed whenever the deadline moved.
     pub(crate) check: Arc<TimerState>,
+    /// Which check is the current one (`OwnTimers::checks` when it was armed): a call queued by
+    /// one replaced since is ignored.
+    pub(crate) generation: u64,
     /// The timeout asked for.
     pub(crate) after: std::time::Duration,
-    /// A user message was handled since the last check.
-    pub(crate) heard: bool,
-    /// Checks in a row that found no message.
-    pub(crate) silent: u32,
+    /// `after` in nanoseconds, saturated: a deadline past `u64::MAX` ns (584 years) is never.
+    pub(crate) after_ns: u64,
+    /// Nanoseconds on the timer clock of the later of: the last user message's handling (read
+    /// before its handler), the end of the previous timeout's handler, the setting.
+    pub(crate) since: u64,
+}
+
+impl ReceiveTimeout {
+    /// When the timeout is due (ns on the timer clock; `u64::MAX`: never).
+    pub(crate) fn due(&self) -> u64 {
+        self.since.saturating_add(self.after_ns)
+    }
 }
 
 impl OwnTimers {
@@ -63,7 +80,7 @@ impl<B: Behavior> ActorCell<B> {
     pub(super) fn note_message(&self) {
         // SAFETY: our caller is the activation holding the schedule.
         if let Some(extras) = unsafe { self.extras_if_any() } {
-            note_heard(extras);
+            note_heard(extras, &self.runtime);
         }
     }
 
@@ -107,11 +124,13 @@ impl<B: Behavior> Drop for Hold<B> {
     }
 }
 
-/// The receive timeout's "a message came" mark (an actor that uses a feature).
+/// The receive timeout's "a message came now" mark (an actor that uses a feature): one clock
+/// read, and only with a receive timeout set; the armed check is left alone (re-arming it here
+/// would cost every such message a lock of the timer shard).
 #[cold]
 #[inline(never)]
-fn note_heard(extras: &mut super::extras::Extras) {
+fn note_heard(extras: &mut super::extras::Extras, runtime: &crate::runtime::Runtime) {
     if let Some(receive) = &mut extras.timers.receive {
-        receive.heard = true;
+        receive.since = runtime.timer_now_ns();
     }
 }
