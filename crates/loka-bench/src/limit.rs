@@ -27,8 +27,10 @@ fn process_cpu() -> Option<Duration> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limit {
     timeout: Duration,
-    /// Wall-clock deadline: the limit (real engines) or its cap (simulation).
-    deadline: Instant,
+    /// Wall-clock deadline: the limit (real engines) or its cap (simulation); `None` when that
+    /// is past the end of the clock (a `timeout` of `Duration::MAX`, `--timeout
+    /// 18446744073709551615`): no wall-clock limit, where `Instant + timeout` panicked.
+    deadline: Option<Instant>,
     /// Under the simulation: the process's CPU time when the wait began.
     cpu_start: Option<Duration>,
 }
@@ -47,14 +49,14 @@ impl Limit {
         };
         Limit {
             timeout,
-            deadline: Instant::now() + wall,
+            deadline: Instant::now().checked_add(wall),
             cpu_start,
         }
     }
 
     /// Whether the run is out of time.
     pub(crate) fn passed(&self) -> bool {
-        if Instant::now() >= self.deadline {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
             return true;
         }
         match (self.cpu_start, process_cpu()) {
@@ -63,9 +65,12 @@ impl Limit {
         }
     }
 
-    /// The longest a waiter may still block in one go (the wall-clock deadline).
+    /// The longest a waiter may still block in one go (the wall-clock deadline; `Duration::MAX`
+    /// with none).
     pub(crate) fn remaining_wall(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
+        self.deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        })
     }
 
     /// What the error says the limit was.

@@ -51,3 +51,28 @@ fn a_real_run_past_its_wall_time_fails() {
     assert!(err.contains("slow: no result within 100ms"), "{err}");
     system.shutdown();
 }
+
+/// A limit too long for the clock to count (`Duration::MAX`, what `loka bench run --timeout
+/// 18446744073709551615` asks for) is no limit, under a real engine and under the simulation; it
+/// panicked with "overflow when adding duration to instant".
+#[test]
+fn a_limit_too_long_for_the_clock_is_no_limit() {
+    for engine in [EngineKind::ActorCentric, EngineKind::Sim] {
+        let mut config = Config {
+            engine,
+            workers: 1,
+            ..Config::default()
+        };
+        config.sim.quiet_ms = 0;
+        let system = System::from_config(config).unwrap();
+        let slow = system.spawn(Slow);
+        let pending = slow.ask(|reply| reply).unwrap();
+        let run = Run::new(Size::Quick).with_timeout(Duration::MAX);
+        assert_eq!(
+            await_result(&system, pending, &run, "slow"),
+            Ok(7),
+            "{engine}"
+        );
+        system.shutdown();
+    }
+}

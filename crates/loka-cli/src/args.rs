@@ -33,8 +33,8 @@ pub struct SystemArgs {
     /// nearest).
     #[arg(long, value_name = "NAME")]
     pub victims: Option<String>,
-    /// Message-centric engine: total sharded queues (default 16 per worker; at least one per
-    /// worker).
+    /// Message-centric engine: total sharded queues (default 16 per worker; at least one and at
+    /// most 1024 per worker).
     #[arg(long, value_name = "N")]
     pub queues: Option<usize>,
     /// Message-centric engine: the queue data structure, copy or list.

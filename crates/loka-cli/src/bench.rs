@@ -31,7 +31,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     pub repeat: usize,
     /// Seconds a run may take before it counts as failed (default 60 quick, 600 full; under
-    /// `--engine sim`, seconds of the process's CPU time).
+    /// `--engine sim`, seconds of the process's CPU time). At least 1; a count too large for the
+    /// clock (up to 18446744073709551615) means no limit.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
     #[command(flatten)]

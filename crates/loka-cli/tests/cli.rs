@@ -327,3 +327,82 @@ fn a_machine_beyond_the_pu_limit_is_one_line_naming_it_and_its_count() {
     let out = loka_with_env(&["topo", "--topology", spec], &[("RUST_BACKTRACE", "1")]);
     assert_one_line_error(&out, spec, &[spec, "1000000 PUs", "at most 4096"]);
 }
+
+/// A message-centric queue count past 1024 per worker (each queue is allocated at start: these
+/// were a "capacity overflow" panic, an abort on a 128 GB allocation and a run that never
+/// finished) is one line naming the key and the allowed range, and nothing runs.
+#[test]
+fn too_many_message_centric_queues_is_one_line_naming_the_key_and_its_range() {
+    let dir = scratch("queues");
+    let results = dir.join("r.jsonl");
+    let r = results.to_str().unwrap();
+    for queues in ["18446744073709551615", "1000000000", "1000000"] {
+        let args = [
+            "bench",
+            "run",
+            "pingpong",
+            "--engine",
+            "message-centric",
+            "--workers",
+            "1",
+            "--queues",
+            queues,
+            "--out",
+            r,
+        ];
+        let out = loka_with_env(&args, &[("RUST_BACKTRACE", "1")]);
+        let value = format!("message_centric.queues = `{queues}`");
+        assert_one_line_error(&out, queues, &[&value, "(allowed: 1..=1024)"]);
+        assert!(!results.exists(), "--queues {queues} wrote results");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The same counts from the environment: one line naming the key and the range.
+#[test]
+fn too_many_message_centric_queues_in_the_environment_is_one_line() {
+    for (name, key, range) in [
+        ("LOKA_MC_QUEUES", "message_centric.queues", "1..=1024"),
+        (
+            "LOKA_MC_QUEUES_PER_WORKER",
+            "message_centric.queues_per_worker",
+            "1..=1024",
+        ),
+    ] {
+        let out = loka_with_env(
+            &["bench", "run", "pingpong", "--engine", "message-centric"],
+            &[
+                ("LOKA_WORKERS", "1"),
+                (name, "18446744073709551615"),
+                ("RUST_BACKTRACE", "1"),
+            ],
+        );
+        let value = format!("{key} = `18446744073709551615` in the environment");
+        let range = format!("(allowed: {range})");
+        assert_one_line_error(&out, name, &[&value, &range]);
+    }
+}
+
+/// `--timeout` too large for the clock to count (it panicked with "overflow when adding duration
+/// to instant") means no limit: the run completes and is verified.
+#[test]
+fn a_timeout_too_large_for_the_clock_means_no_limit() {
+    let out = loka_with_env(
+        &[
+            "bench",
+            "run",
+            "pingpong",
+            "--workers",
+            "1",
+            "--timeout",
+            "18446744073709551615",
+        ],
+        &[("RUST_BACKTRACE", "1")],
+    );
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("pingpong") && stdout.contains("verified"),
+        "{stdout}"
+    );
+}

@@ -144,23 +144,43 @@ impl<R> Pending<R> {
         }
     }
 
-    /// Like [`wait`](Pending::wait), giving up after `timeout`.
+    /// Like [`wait`](Pending::wait), giving up after `timeout`: [`Duration::ZERO`] only takes a
+    /// reply already there, and a `timeout` too long for the clock to count (`Duration::MAX`)
+    /// waits as [`wait`](Pending::wait) does, with no deadline.
     pub fn wait_timeout(self, timeout: Duration) -> Result<R, AskError> {
         self.announce_wait();
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         let mut slot = self.shared.slot.lock();
         loop {
             if let Some(value) = slot.value.take() {
                 return value;
             }
-            if self
-                .shared
-                .ready
-                .wait_until(&mut slot, deadline)
-                .timed_out()
-            {
+            if wait_until(&self.shared.ready, &mut slot, deadline) {
                 return slot.value.take().unwrap_or(Err(AskError::Timeout(timeout)));
             }
+        }
+    }
+}
+
+/// When a wait of `timeout` from now ends; `None` when that is past the end of the clock
+/// (`Instant` cannot hold it): no deadline. `Instant + Duration::MAX` panicked with "overflow
+/// when adding duration to instant"; a caller passing it means "wait as long as it takes", as
+/// with std's and tokio's timeouts.
+fn deadline_after(timeout: Duration) -> Option<Instant> {
+    Instant::now().checked_add(timeout)
+}
+
+/// Waits on `ready` until notified or `deadline` (`None`: no deadline); whether it timed out.
+fn wait_until<T>(
+    ready: &Condvar,
+    guard: &mut parking_lot::MutexGuard<'_, T>,
+    deadline: Option<Instant>,
+) -> bool {
+    match deadline {
+        Some(deadline) => ready.wait_until(guard, deadline).timed_out(),
+        None => {
+            ready.wait(guard);
+            false
         }
     }
 }
@@ -169,21 +189,17 @@ impl<R> Pending<R> {
     /// Waits up to `timeout` for the reply without giving up the `Pending`: `Some` with the
     /// reply (or [`AskError::NoReply`]) once it has arrived, `None` if it has not yet. Lets a
     /// thread wait in slices and look at something else in between (progress, a deadline, whether
-    /// the system went idle without answering).
+    /// the system went idle without answering). [`Duration::ZERO`] only looks; a `timeout` too
+    /// long for the clock to count (`Duration::MAX`) waits with no deadline, until the reply.
     pub fn wait_for(&self, timeout: Duration) -> Option<Result<R, AskError>> {
         self.announce_wait();
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         let mut slot = self.shared.slot.lock();
         loop {
             if let Some(value) = slot.value.take() {
                 return Some(value);
             }
-            if self
-                .shared
-                .ready
-                .wait_until(&mut slot, deadline)
-                .timed_out()
-            {
+            if wait_until(&self.shared.ready, &mut slot, deadline) {
                 return slot.value.take();
             }
         }
@@ -230,6 +246,41 @@ mod tests {
         assert_eq!(pending.wait_for(Duration::from_millis(1)), None);
         reply.send(9);
         assert_eq!(pending.wait_for(Duration::from_millis(1)), Some(Ok(9)));
+    }
+
+    /// A reply some time after a wait of `Duration::MAX` began (it panicked with "overflow when
+    /// adding duration to instant"), and a zero wait that only looks.
+    #[test]
+    fn wait_timeout_of_duration_max_has_no_deadline_and_zero_only_looks() {
+        let (reply, pending) = oneshot::<u32>();
+        let replier = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            reply.send(7);
+        });
+        assert_eq!(pending.wait_timeout(Duration::MAX), Ok(7));
+        replier.join().unwrap();
+        let (_reply, pending) = oneshot::<u32>();
+        assert_eq!(
+            pending.wait_timeout(Duration::ZERO),
+            Err(AskError::Timeout(Duration::ZERO))
+        );
+        let (reply, pending) = oneshot::<u32>();
+        reply.send(8);
+        assert_eq!(pending.wait_timeout(Duration::ZERO), Ok(8));
+    }
+
+    /// As above, for `wait_for`.
+    #[test]
+    fn wait_for_of_duration_max_has_no_deadline_and_zero_only_looks() {
+        let (reply, pending) = oneshot::<u32>();
+        assert_eq!(pending.wait_for(Duration::ZERO), None);
+        let replier = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            reply.send(9);
+        });
+        assert_eq!(pending.wait_for(Duration::MAX), Some(Ok(9)));
+        replier.join().unwrap();
+        assert_eq!(pending.wait_for(Duration::ZERO), None, "taken already");
     }
 
     #[test]

@@ -100,10 +100,12 @@ impl std::str::FromStr for QueueKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MessageCentricConfig {
-    /// Queues each worker owns (Cforall's sharding; ≥ 1). Ignored when `queues` is set.
+    /// Queues each worker owns (Cforall's sharding; 1 to
+    /// [`MAX_QUEUES_PER_WORKER`](Self::MAX_QUEUES_PER_WORKER)). Ignored when `queues` is set.
     pub queues_per_worker: usize,
     /// Total queues, split over the workers in contiguous ranges as evenly as possible (at least
-    /// one per worker). `None`: `queues_per_worker` × workers.
+    /// one per worker, at most [`MAX_QUEUES_PER_WORKER`](Self::MAX_QUEUES_PER_WORKER) per
+    /// worker). `None`: `queues_per_worker` × workers.
     pub queues: Option<usize>,
     /// Whom an idle worker steals a queue from.
     pub victims: VictimSelection,
@@ -131,6 +133,35 @@ impl Default for MessageCentricConfig {
 }
 
 impl MessageCentricConfig {
+    /// The most queues one worker may own: the upper bound of `queues_per_worker`, and of
+    /// `queues` as a multiple of the worker count ([`Config::validate`](crate::Config::validate)
+    /// refuses more, naming the key and the allowed range).
+    ///
+    /// Why there is a bound at all: every queue is allocated when the system starts, so an
+    /// unchecked count turned `--queues 18446744073709551615` into a "capacity overflow" panic,
+    /// 10⁹ queues into an abort on a 128 GB allocation, and 10⁶ into a run that never finished.
+    ///
+    /// Why this one, per worker:
+    /// * Time. A worker looks for letters by passing over all of its own queues (one load of each
+    ///   queue's length hint, each on a cache line of its own), and an idle worker re-checks them
+    ///   all under their locks before it parks; a letter waits for the pass to reach its queue. So
+    ///   a pass costs in proportion to the queues a worker owns, whether they hold letters or
+    ///   not: `pingpong` on one worker ran at 10.1 M messages/s with 16 queues, 3.7 M with 256,
+    ///   1.1 M with 1,024, 0.34 M with 4,096 and 0.05 M with 16,384 (about 1 ns per queue per
+    ///   message). What more queues buy — fewer posters meeting on one lock, finer pieces of a
+    ///   backlog for thieves — is already had at the default 16 (a thief takes one queue, so
+    ///   1,024 queues cut a worker's backlog into pieces of under 0.1 %), so beyond 1,024 a
+    ///   queue only slows every worker down.
+    /// * Memory. An idle queue costs one cache-padded `MessageQueue` (128 bytes on x86-64;
+    ///   `engine/message_centric/queue.rs`)
+    ///   and an 8-byte slot in the worker array, and allocates nothing until a letter arrives; so
+    ///   1,024 queues are ~136 KiB per worker, less than a tenth of the worker's own 2 MiB thread
+    ///   stack. With the worker count itself bounded by
+    ///   [`Topology::MAX_PUS`](loka_topology::Topology::MAX_PUS) (4,096), the most any system
+    ///   allocates for its queues is ~570 MB, and the queue index (32 bits in an actor's
+    ///   binding) never overflows.
+    pub const MAX_QUEUES_PER_WORKER: usize = 1024;
+
     /// The total number of queues for `workers` workers.
     pub fn total_queues(&self, workers: usize) -> usize {
         self.queues

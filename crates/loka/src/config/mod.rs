@@ -27,8 +27,8 @@
 //! compute = "fixed"    # or "measured": add handlers' measured CPU time (not reproducible)
 //! quiet_ms = 200       # fold plain threads' input after this long without any (0: only on a wait)
 //! [message_centric]    # the message-centric engine (engine = "message-centric"; docs/message-centric.md)
-//! queues_per_worker = 16
-//! # queues = 64        # total queues instead (at least one per worker)
+//! queues_per_worker = 16 # 1..=1024
+//! # queues = 64        # total queues instead (1 to 1024 per worker)
 //! victims = "longest"  # random | longest | none | nearest
 //! queue = "copy"       # or "list" (ablation: one allocation per message)
 //! ```
@@ -625,19 +625,36 @@ impl Config {
             ));
         }
         let mc = &self.message_centric;
+        // Every queue is allocated at start and passed over by its worker: bounded per worker
+        // (`MessageCentricConfig::MAX_QUEUES_PER_WORKER` says why).
+        let per_worker = MessageCentricConfig::MAX_QUEUES_PER_WORKER;
         if mc.queues_per_worker == 0 {
             return Err(invalid(
                 "message_centric.queues_per_worker",
                 "0".into(),
-                "each worker needs at least one queue",
+                &format!("each worker needs at least one queue (allowed: 1..={per_worker})"),
+            ));
+        }
+        if mc.queues_per_worker > per_worker {
+            return Err(invalid(
+                "message_centric.queues_per_worker",
+                mc.queues_per_worker.to_string(),
+                &format!(
+                    "at most {per_worker} queues per worker (allowed: 1..={per_worker}): a \
+                     worker passes over all its queues, so more only slow it down"
+                ),
             ));
         }
         if let Some(queues) = mc.queues {
+            let most = self.workers.saturating_mul(per_worker);
             if queues == 0 {
                 return Err(invalid(
                     "message_centric.queues",
                     "0".into(),
-                    "at least one queue per worker is needed",
+                    &format!(
+                        "at least one queue per worker is needed (allowed: {}..={most})",
+                        self.workers
+                    ),
                 ));
             }
             if queues < self.workers {
@@ -645,8 +662,21 @@ impl Config {
                     "message_centric.queues",
                     queues.to_string(),
                     &format!(
-                        "fewer queues than the {} workers: every worker must own at least one",
-                        self.workers
+                        "fewer queues than the {} workers: every worker must own at least one \
+                         (allowed: {}..={most})",
+                        self.workers, self.workers
+                    ),
+                ));
+            }
+            if queues > most {
+                return Err(invalid(
+                    "message_centric.queues",
+                    queues.to_string(),
+                    &format!(
+                        "more than {per_worker} queues per worker for the {} workers \
+                         (allowed: {}..={most}): a worker passes over all its queues, so more \
+                         only slow it down",
+                        self.workers, self.workers
                     ),
                 ));
             }

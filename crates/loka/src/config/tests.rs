@@ -92,6 +92,175 @@ fn message_centric_bad_input_names_the_key_and_the_file() {
     );
 }
 
+/// The refusal of a message-centric queue count: names the key, the value, the source and the
+/// allowed range.
+fn assert_queue_count_refused(err: ConfigError, key: &str, value: &str, range: &str, source: &str) {
+    let text = err.to_string();
+    assert!(
+        matches!(&err, ConfigError::Invalid { key: k, value: v, .. } if *k == key && v == value),
+        "{key} = {value}: {text}"
+    );
+    assert!(
+        text.starts_with(&format!("invalid {key} = `{value}` in {source}: "))
+            && text.contains(&format!("(allowed: {range})")),
+        "{key} = {value}: {text}"
+    );
+}
+
+#[test]
+fn message_centric_queue_counts_in_a_file_have_a_maximum() {
+    let max = MessageCentricConfig::MAX_QUEUES_PER_WORKER;
+    // At the bound: accepted.
+    let ok = Config::from_toml_str(
+        &format!("workers = 2\n[message_centric]\nqueues = {}\n", 2 * max),
+        "q.toml",
+    )
+    .unwrap();
+    assert_eq!(ok.message_centric.total_queues(2), 2 * max);
+    Config::from_toml_str(
+        &format!("[message_centric]\nqueues_per_worker = {max}\n"),
+        "q.toml",
+    )
+    .unwrap();
+    // Past it (TOML integers end at i64::MAX): each value the outside check ran.
+    for value in [
+        i64::MAX as u64,
+        1_000_000_000,
+        1_000_000,
+        2 * max as u64 + 1,
+    ] {
+        let err = Config::from_toml_str(
+            &format!("workers = 2\n[message_centric]\nqueues = {value}\n"),
+            "q.toml",
+        )
+        .unwrap_err();
+        let range = format!("2..={}", 2 * max);
+        assert_queue_count_refused(
+            err,
+            "message_centric.queues",
+            &value.to_string(),
+            &range,
+            "q.toml",
+        );
+    }
+    for value in [i64::MAX as u64, max as u64 + 1] {
+        let err = Config::from_toml_str(
+            &format!("[message_centric]\nqueues_per_worker = {value}\n"),
+            "q.toml",
+        )
+        .unwrap_err();
+        let range = format!("1..={max}");
+        assert_queue_count_refused(
+            err,
+            "message_centric.queues_per_worker",
+            &value.to_string(),
+            &range,
+            "q.toml",
+        );
+    }
+}
+
+#[test]
+fn message_centric_queue_counts_in_the_environment_have_a_maximum() {
+    let max = MessageCentricConfig::MAX_QUEUES_PER_WORKER;
+    for (name, key, value, range) in [
+        (
+            "LOKA_MC_QUEUES",
+            "message_centric.queues",
+            u64::MAX,
+            format!("1..={max}"),
+        ),
+        (
+            "LOKA_MC_QUEUES",
+            "message_centric.queues",
+            1_000_000_000,
+            format!("1..={max}"),
+        ),
+        (
+            "LOKA_MC_QUEUES",
+            "message_centric.queues",
+            1_000_000,
+            format!("1..={max}"),
+        ),
+        (
+            "LOKA_MC_QUEUES_PER_WORKER",
+            "message_centric.queues_per_worker",
+            u64::MAX,
+            format!("1..={max}"),
+        ),
+        (
+            "LOKA_MC_QUEUES_PER_WORKER",
+            "message_centric.queues_per_worker",
+            max as u64 + 1,
+            format!("1..={max}"),
+        ),
+    ] {
+        let mut c = Config::default();
+        let before = c.clone();
+        let err = c
+            .apply_vars(|k| match k {
+                "LOKA_WORKERS" => Some("1".to_owned()),
+                k if k == name => Some(value.to_string()),
+                _ => None,
+            })
+            .unwrap_err();
+        assert_queue_count_refused(err, key, &value.to_string(), &range, "the environment");
+        assert_eq!(c, before, "{name}={value} changed the configuration");
+    }
+    // At the bound: accepted.
+    let mut c = Config::default();
+    c.apply_vars(|k| match k {
+        "LOKA_WORKERS" => Some("1".to_owned()),
+        "LOKA_MC_QUEUES" => Some(max.to_string()),
+        _ => None,
+    })
+    .unwrap();
+    assert_eq!(c.message_centric.queues, Some(max));
+}
+
+#[test]
+fn message_centric_queue_counts_from_code_have_a_maximum() {
+    let max = MessageCentricConfig::MAX_QUEUES_PER_WORKER;
+    let base = Config {
+        workers: 1,
+        engine: EngineKind::MessageCentric,
+        ..Config::default()
+    };
+    for queues in [usize::MAX, 1_000_000_000, 1_000_000, max + 1] {
+        let mut c = base.clone();
+        c.message_centric.queues = Some(queues);
+        let err = c.validate("the builder").unwrap_err();
+        let range = format!("1..={max}");
+        let value = queues.to_string();
+        assert_queue_count_refused(err, "message_centric.queues", &value, &range, "the builder");
+    }
+    let mut c = base.clone();
+    c.message_centric.queues_per_worker = usize::MAX;
+    let err = c.validate("the builder").unwrap_err();
+    let value = usize::MAX.to_string();
+    let range = format!("1..={max}");
+    assert_queue_count_refused(
+        err,
+        "message_centric.queues_per_worker",
+        &value,
+        &range,
+        "the builder",
+    );
+    // Starting a system validates the same way, before anything is allocated (this one was a
+    // "capacity overflow" panic).
+    let mut c = base;
+    c.message_centric.queues = Some(usize::MAX);
+    let err = crate::System::builder().config(c).build().unwrap_err();
+    let value = usize::MAX.to_string();
+    assert_queue_count_refused(
+        err,
+        "message_centric.queues",
+        &value,
+        &range,
+        "the configuration",
+    );
+}
+
 #[test]
 fn env_overrides_and_bad_env_changes_nothing() {
     let mut c = Config::default();

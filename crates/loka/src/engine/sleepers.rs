@@ -194,7 +194,8 @@ impl Sleepers {
         is_empty: impl Fn() -> bool,
         timeout: Option<Duration>,
     ) -> bool {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // Past the end of the clock (`Duration::MAX`): no deadline, not an overflow panic.
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut guard = self.quiet_lock.lock();
         loop {
             if self.quiescent_now(&is_empty) {
@@ -251,6 +252,16 @@ mod tests {
         );
         s.announce(1);
         assert!(s.wait_quiescent(|| true, Some(Duration::from_millis(20))));
+    }
+
+    /// A wait of `Duration::MAX` has no deadline (it panicked with "overflow when adding
+    /// duration to instant"); a zero wait on a busy engine gives up at once.
+    #[test]
+    fn a_wait_too_long_for_the_clock_has_no_deadline_and_zero_gives_up_at_once() {
+        let s = Sleepers::new(1);
+        s.announce(0);
+        assert!(s.wait_quiescent(|| true, Some(Duration::MAX)));
+        assert!(!s.wait_quiescent(|| false, Some(Duration::ZERO)));
     }
 
     #[test]

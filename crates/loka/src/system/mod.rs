@@ -163,7 +163,9 @@ impl System {
     }
 
     /// [`run_until_idle`](Self::run_until_idle) with a time limit; returns whether the system
-    /// became quiescent (or finished shutting down) in time.
+    /// became quiescent (or finished shutting down) in time. [`Duration::ZERO`] asks once
+    /// ("quiet now?"); a `timeout` too long for the clock to count (`Duration::MAX`) has no
+    /// deadline, as [`run_until_idle`](Self::run_until_idle).
     pub fn run_until_idle_timeout(&self, timeout: Duration) -> bool {
         self.settle(Some(timeout))
     }
@@ -174,7 +176,8 @@ impl System {
     /// the wait, which then waits for the shutdown to complete: a stopped engine is never
     /// quiescent in the engines' sense (its workers are gone, not parked).
     fn settle(&self, timeout: Option<Duration>) -> bool {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // Past the end of the clock (`Duration::MAX`): no deadline, not an overflow panic.
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let threads = &self.shared.dedicated;
         loop {
             let handed = threads.handed();

@@ -1,8 +1,9 @@
 //! Shutting a system down (docs/shutdown.md).
 //!
 //! * **Prompt** ([`System::shutdown`], dropping the system): every worker finishes the
-//!   activation it runs and stops; the actors left are terminated where the shutdown runs (their
-//!   `stopped` hooks there), and their queued messages become dead letters.
+//!   activation it runs and stops; the actors left are terminated where the shutdown runs (the
+//!   `stopped` hooks of those that had started run there; one whose first activation never ran
+//!   gets no hook), and their queued messages become dead letters.
 //! * **Graceful** ([`System::shutdown_timeout`]): the actors are stopped children first, as an
 //!   OTP supervision tree stops, by a stop signal queued behind their messages — so each handles
 //!   what it was sent, then runs its `stopped` hook on its own worker; at the deadline whatever
@@ -72,9 +73,11 @@ impl System {
     /// activation it runs: at most [`throughput`](crate::Config::throughput) messages of one
     /// actor); everything still queued becomes dead letters, counted in
     /// [`stats`](Self::stats)`().dead_letters` and recorded in
-    /// [`dead_letters`](Self::dead_letters). Every live actor is then stopped: its
-    /// [`Actor::stopped`](crate::Actor::stopped) hook runs on the calling thread. Pending timers
-    /// never fire. For a graceful shutdown that lets actors handle what they were sent, see
+    /// [`dead_letters`](Self::dead_letters). Every live actor is then stopped, children first:
+    /// if its [`Actor::started`](crate::Actor::started) hook has run, its
+    /// [`Actor::stopped`](crate::Actor::stopped) hook runs on the calling thread; an actor whose
+    /// first activation never ran gets neither hook (its state is dropped), as OTP calls no
+    /// `terminate` for a process whose `init` never ran. Pending timers never fire. For a graceful shutdown that lets actors handle what they were sent, see
     /// [`shutdown_timeout`](Self::shutdown_timeout).
     ///
     /// Idempotent: a later call (or one from another thread) returns once the shutdown is
@@ -109,6 +112,10 @@ impl System {
     /// sent to an actor that has stopped fails as usual, one queued behind its stop signal is a
     /// dead letter.
     ///
+    /// A `timeout` too long for the clock to count (`Duration::MAX`) sets no deadline: the actors
+    /// get as long as they take. [`Duration::ZERO`] gives no grace: no stop signal is sent,
+    /// every actor is left to the prompt part (below), and the call returns at once.
+    ///
     /// At the deadline whatever is left is stopped as by [`shutdown`](Self::shutdown), in the
     /// background if a handler still runs then, and the call returns a [`ShutdownReport`]: how
     /// many actors stopped in time, which did not, the dead letters, and whether the shutdown
@@ -127,7 +134,8 @@ impl System {
     /// (by this call or another): [`System::is_shutting_down`] holds from then on.
     pub(super) fn graceful(&self, timeout: Duration, begun: impl FnOnce()) -> ShutdownReport {
         let start = Instant::now();
-        let deadline = start + timeout;
+        // Past the end of the clock (`Duration::MAX`): no deadline, not an overflow panic.
+        let deadline = start.checked_add(timeout);
         let lifecycle = &self.shared.lifecycle;
         let dead_before = self.shared.counters.system.dead_letters.get();
         let own = self.on_own_thread();
@@ -144,7 +152,7 @@ impl System {
             report.terminated = if own {
                 lifecycle.phase() == TERMINATED
             } else {
-                lifecycle.wait_terminated(Some(deadline))
+                lifecycle.wait_terminated(deadline)
             };
         } else if own {
             let (engine, shared) = (self.engine.clone(), Arc::clone(&self.shared));
@@ -159,7 +167,7 @@ impl System {
             report.stopped = lifecycle.terminations();
             report.terminated = if !lifecycle.advance(DRAINING, STOPPING) {
                 // A prompt shutdown overtook this one: it completes it.
-                lifecycle.wait_terminated(Some(deadline))
+                lifecycle.wait_terminated(deadline)
             } else if report.not_stopped.is_empty() {
                 // Nothing is left to run a handler: the rest is quick, done here.
                 finish(&self.engine, &self.shared);
@@ -167,7 +175,7 @@ impl System {
             } else {
                 // A handler may still run past the deadline: it must not hold this call.
                 finish_elsewhere(self.engine.clone(), Arc::clone(&self.shared));
-                lifecycle.wait_terminated(Some(deadline))
+                lifecycle.wait_terminated(deadline)
             };
         }
         report.dead_letters = self.shared.counters.system.dead_letters.get() - dead_before;
@@ -203,15 +211,17 @@ impl System {
 }
 
 /// The graceful part: stop signals to the actors with no live child, wave after wave, until
-/// none is left, the deadline passes, or a prompt shutdown takes over. Returns the actors left.
-fn drain(engine: &Engine, shared: &Shared, deadline: Instant) -> Vec<UnstoppedActor> {
+/// none is left, the deadline (if any) passes, or a prompt shutdown takes over. Returns the
+/// actors left.
+fn drain(engine: &Engine, shared: &Shared, deadline: Option<Instant>) -> Vec<UnstoppedActor> {
     let lifecycle = &shared.lifecycle;
     let registry = &shared.registry;
     let mut signalled = rustc_hash::FxHashSet::default();
     loop {
         let seen = lifecycle.terminations();
         let tree = registry.tree();
-        if tree.is_empty() || lifecycle.phase() != DRAINING || Instant::now() >= deadline {
+        let late = deadline.is_some_and(|d| Instant::now() >= d);
+        if tree.is_empty() || lifecycle.phase() != DRAINING || late {
             return tree
                 .into_iter()
                 .filter_map(|(id, _)| {
@@ -240,7 +250,8 @@ fn drain(engine: &Engine, shared: &Shared, deadline: Instant) -> Vec<UnstoppedAc
         }
         // The simulation runs only while someone waits: the stop signals are input to it.
         engine.nudge();
-        lifecycle.wait_terminations(seen + wave, deadline.min(Instant::now() + WAVE_LOOK));
+        let look = Instant::now() + WAVE_LOOK;
+        lifecycle.wait_terminations(seen + wave, deadline.map_or(look, |d| d.min(look)));
     }
 }
 

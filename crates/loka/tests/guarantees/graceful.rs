@@ -118,6 +118,46 @@ fn prompt_shutdown_also_stops_children_before_their_parents() {
     }
 }
 
+/// A timeout too long for the clock to count (`Duration::MAX`, which panicked with "overflow when
+/// adding duration to instant") sets no deadline: the tree stops cleanly, children first. A zero
+/// timeout gives no grace: the call returns at once and the prompt part stops everything.
+#[test]
+fn graceful_shutdown_of_duration_max_has_no_deadline_and_zero_gives_no_grace() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let log = StopLog::default();
+        let _root = system.spawn(Node {
+            depth: 2,
+            fanout: 3,
+            parent: None,
+            log: Arc::clone(&log),
+            children: Vec::new(),
+        });
+        system.run_until_idle();
+        let report = system.shutdown_timeout(Duration::MAX);
+        assert!(report.is_clean(), "{label}: {report:?}");
+        assert_eq!(report.stopped, 13, "{label}");
+        assert_eq!(log.lock().unwrap().len(), 13, "{label}: every node stopped");
+
+        let system = crate::common::system(&config);
+        let handled = Arc::new(AtomicU64::new(0));
+        let counter = system.spawn(Counter {
+            handled: Arc::clone(&handled),
+        });
+        for i in 0..100 {
+            counter.send(i).unwrap();
+        }
+        let report = system.shutdown_timeout(Duration::ZERO);
+        assert!(
+            report.not_stopped.iter().all(|a| !a.signalled),
+            "{label}: no stop signal with no grace: {report:?}"
+        );
+        system.shutdown();
+        assert!(system.is_shut_down(), "{label}");
+        assert!(counter.is_stopped(), "{label}");
+    }
+}
+
 /// Counts its messages, each a little work.
 struct Counter {
     handled: Arc<AtomicU64>,

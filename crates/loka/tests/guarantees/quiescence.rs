@@ -66,6 +66,23 @@ fn idle_system_is_quiescent_quickly() {
     }
 }
 
+/// A timeout too long for the clock to count (`Duration::MAX`, which panicked with "overflow when
+/// adding duration to instant") means no deadline: it waits for quiescence as `run_until_idle`.
+#[test]
+fn a_timeout_too_long_for_the_clock_waits_without_a_deadline() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let started = Arc::new(AtomicU64::new(0));
+        drop(system.spawn(Spawner {
+            depth: 3,
+            fanout: 4,
+            started: Arc::clone(&started),
+        }));
+        assert!(system.run_until_idle_timeout(Duration::MAX), "{label}");
+        assert_eq!(started.load(SeqCst), (4u64.pow(4) - 1) / 3, "{label}");
+    }
+}
+
 /// A zero timeout is a poll: it looks once and says whether the system is quiet now. Polling is
 /// how a thread that also waits on something else (a benchmark's driver reading a channel) learns
 /// that nothing more will come; it must see quiescence once it holds, and, under the simulation,
