@@ -2,7 +2,8 @@
 //! find the first seed whose schedule breaks it, and replay that seed as often as needed.
 //!
 //! Under the simulation engine (docs/simulation.md) a program's schedule is a function of its
-//! seed: which virtual worker runs first when clocks tie, and whom idle workers steal from. A test
+//! seed: which virtual worker runs first when clocks tie, whom idle workers steal from, and which
+//! of two interchangeable workers gets each actor a plain thread spawns or wakes. A test
 //! that passes on one seed and fails on another depends on an ordering that actors do not
 //! guarantee (only per sender→receiver FIFO is guaranteed). This is how to find such bugs
 //! before a real machine's timing finds them:

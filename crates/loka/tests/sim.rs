@@ -230,8 +230,9 @@ impl Actor for Collector {
     }
 }
 
-/// Runs the program; `buggy` checks the unguaranteed order, the fixed version only the set.
-fn reporters(system: &System, buggy: bool) -> Result<(), String> {
+/// The reporters' program: a collector and two reporters spawned from the test thread, "a" on
+/// worker 1 and "b" on worker 0, each told once to report. Returns the order the collector saw.
+fn report_order(system: &System) -> Vec<&'static str> {
     use loka::{Placement, SpawnOptions};
     let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let collector = system.spawn(Collector {
@@ -246,11 +247,17 @@ fn reporters(system: &System, buggy: bool) -> Result<(), String> {
             SpawnOptions::default().placement(Placement::Worker(worker)),
         )
     };
-    let (a, b) = (spawn("a", 1), spawn("b", 2));
+    let (a, b) = (spawn("a", 1), spawn("b", 0));
     a.send(()).unwrap();
     b.send(()).unwrap();
     system.run_until_idle();
     let seen = seen.lock().clone();
+    seen
+}
+
+/// Runs the program; `buggy` checks the unguaranteed order, the fixed version only the set.
+fn reporters(system: &System, buggy: bool) -> Result<(), String> {
+    let seen = report_order(system);
     let mut sorted = seen.clone();
     sorted.sort_unstable();
     if sorted != ["a", "b"] {
@@ -262,16 +269,23 @@ fn reporters(system: &System, buggy: bool) -> Result<(), String> {
     Ok(())
 }
 
-#[test]
-fn seed_search_finds_a_planted_ordering_bug_and_replays_it() {
-    let config = Config {
+/// The configuration a user reaches for: two workers (a laptop's default), `cls`.
+fn two_workers() -> Config {
+    Config {
         topology: "preset:opteron6376".to_owned(),
-        workers: 4,
+        workers: 2,
         policy: PolicyKind::Cls,
         ..Config::default()
-    };
+    }
+}
+
+#[test]
+fn seed_search_finds_a_planted_ordering_bug_and_replays_it() {
+    // Two workers: the default on a 2-core laptop, and the count at which every seed used to
+    // give the same schedule (the search found nothing).
+    let config = two_workers();
     let found = loka::sim::find_failing_seed(&config, 0..64, |s| reporters(s, true))
-        .expect("some seed runs b before a");
+        .expect("some seed of 64 runs b before a on 2 workers");
     assert!(found.message.contains("before"), "{found:?}");
     // The same seed fails the same way every time, with the same schedule.
     for _ in 0..3 {
@@ -286,6 +300,67 @@ fn seed_search_finds_a_planted_ordering_bug_and_replays_it() {
     // A panicking test is a failure too, with its message.
     let panicked = loka::sim::run_seed(&config, 1, |_| panic!("boom")).unwrap_err();
     assert_eq!((panicked.seed, panicked.message.as_str()), (1, "boom"));
+}
+
+/// On two workers the seeds must explore both orders of a two-sender race, as real threads do
+/// (the actor-centric engine on 2 workers ran them in either order over 200 runs). Until
+/// 2026-12-02 work from the test thread went round robin whatever the seed, and two workers
+/// leave one steal victim: all 64 seeds gave "a" first.
+#[test]
+fn seeds_explore_both_orders_of_a_two_sender_race_on_two_workers() {
+    let (a_first, b_first) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+    for seed in 0..64 {
+        loka::sim::run_seed(&two_workers(), seed, |system| {
+            match report_order(system).as_slice() {
+                ["a", "b"] => a_first.set(a_first.get() + 1),
+                ["b", "a"] => b_first.set(b_first.get() + 1),
+                other => return Err(format!("lost or duplicated reports: {other:?}")),
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    let (a_first, b_first) = (a_first.get(), b_first.get());
+    eprintln!("64 seeds on 2 workers: \"a\" first {a_first}, \"b\" first {b_first}");
+    assert!(
+        a_first >= 5 && b_first >= 5,
+        "64 seeds on 2 workers: \"a\" first {a_first} times, \"b\" first {b_first} times"
+    );
+}
+
+/// One seed is one schedule on two workers too: the same trace hash and virtual time every run,
+/// and the same order of reports.
+#[test]
+fn same_seed_same_schedule_on_two_workers() {
+    for seed in [0, 1, 5, 42] {
+        let run = || {
+            let mut config = Config {
+                engine: EngineKind::Sim,
+                seed,
+                ..two_workers()
+            };
+            config.sim.quiet_ms = 0;
+            let system = System::from_config(config).unwrap();
+            let order = report_order(&system);
+            let stats = system.stats().sim.unwrap();
+            system.shutdown();
+            (order, stats)
+        };
+        let first = run();
+        for _ in 0..2 {
+            assert_eq!(run(), first, "seed {seed}: two runs differ");
+        }
+        let a = rings(sim("preset:opteron6376", 2, "cls", seed))
+            .sim
+            .unwrap();
+        let b = rings(sim("preset:opteron6376", 2, "cls", seed))
+            .sim
+            .unwrap();
+        assert_eq!(
+            a, b,
+            "seed {seed}: two runs of the rings differ on 2 workers"
+        );
+    }
 }
 
 /// Answers each ping with its count, and declares `charge` of compute for each.

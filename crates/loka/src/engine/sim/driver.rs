@@ -58,9 +58,11 @@ impl Engine {
             }
             if let Some(due) = self.timer_due() {
                 // Nothing runnable, a timer pending. The earliest-clock worker fires it.
-                let w = (0..st.workers.len())
-                    .min_by_key(|&w| (st.workers[w].clock, st.priority[w]))
-                    .expect("a system has a worker");
+                let mut earliest = Earliest::default();
+                for w in 0..st.workers.len() {
+                    earliest.offer(w, st.workers[w].clock, &mut st.ties);
+                }
+                let w = earliest.best.expect("a system has a worker");
                 if self.shared.timers.pending_once() > 0 {
                     // A one-shot timer is a message in flight: virtual time jumps to it.
                     st.idle = false;
@@ -115,8 +117,8 @@ impl Engine {
         st.running = None;
     }
 
-    /// The unparked worker with the earliest clock (ties: the seed's priority order). Workers
-    /// with no local work and nothing to steal anywhere park first. `None`: all are parked.
+    /// The unparked worker with the earliest clock (ties: a draw from the seed). Workers with no
+    /// local work and nothing to steal anywhere park first. `None`: all are parked.
     fn pick(&self, st: &mut State) -> Option<usize> {
         let stealable = st.workers.iter().any(|w| w.stealable() > 0)
             || st.place_queues.iter().any(|q| !q.is_empty())
@@ -125,7 +127,7 @@ impl Engine {
                     .workers
                     .iter()
                     .any(|w| w.foreign.iter().any(|q| !q.is_empty())));
-        let mut best: Option<usize> = None;
+        let mut earliest = Earliest::default();
         for i in 0..st.workers.len() {
             let w = &st.workers[i];
             if w.parked {
@@ -138,17 +140,9 @@ impl Engine {
                 self.shared.counters.worker(i).parks.bump(1);
                 continue;
             }
-            best = match best {
-                Some(b)
-                    if (st.workers[b].clock, st.priority[b])
-                        <= (st.workers[i].clock, st.priority[i]) =>
-                {
-                    Some(b)
-                }
-                _ => Some(i),
-            };
+            earliest.offer(i, st.workers[i].clock, &mut st.ties);
         }
-        best
+        earliest.best
     }
 
     /// One step of worker `w`.
@@ -526,6 +520,31 @@ impl Engine {
             me.yielded.push_back(task);
             let now = me.clock;
             self.wake_any(st, now);
+        }
+    }
+}
+
+/// The worker with the earliest clock among those offered; among equal clocks, one drawn from
+/// the seed at this tie (`State::ties`): simultaneous steps happen in an order the seed decides,
+/// afresh at every tie, not always the same worker first.
+#[derive(Default)]
+struct Earliest {
+    best: Option<usize>,
+    clock: u64,
+    /// How many offered workers share `clock`.
+    tied: u32,
+}
+
+impl Earliest {
+    fn offer(&mut self, w: usize, clock: u64, ties: &mut fastrand::Rng) {
+        if self.best.is_none() || clock < self.clock {
+            (self.best, self.clock, self.tied) = (Some(w), clock, 1);
+        } else if clock == self.clock {
+            // Reservoir sampling: each of the `tied` workers wins with probability 1 / `tied`.
+            self.tied += 1;
+            if ties.u32(..self.tied) == 0 {
+                self.best = Some(w);
+            }
         }
     }
 }

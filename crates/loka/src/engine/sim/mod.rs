@@ -3,7 +3,7 @@
 //!
 //! One driver thread runs N virtual workers (N = `workers`, up to the topology's PUs). A
 //! discrete-event loop always advances the worker with the earliest virtual clock (ties broken
-//! by a seed-drawn priority); that worker does what a real worker of the actor-centric engine
+//! by a fresh draw from the seed at every tie); that worker does what a real worker of the actor-centric engine
 //! does — takes local work in the same order, or steals from the victims its policy names, or
 //! parks — calling the same `policy/` functions, and runs one activation of a real actor: the
 //! user's handler, real messages, real results. The activation's *virtual* cost comes from the
@@ -29,8 +29,9 @@
 //! quiescent, at the latest virtual time reached, and only once a thread waits on the system
 //! (`run_until_idle`, a [`crate::Pending`] reply, shutdown) or no such input arrived for
 //! `[sim] quiet_ms` (programs that wait some other way; 0: never): so a program that sets up
-//! its actors and then waits runs the same way every time. Messages from plain threads to actors that are already
-//! scheduled are taken as they come (they are in the mailbox at once); a program that keeps
+//! its actors and then waits runs the same way every time. Unplaced, such work goes round robin
+//! over the workers relabelled by a seeded symmetry of the machine (`routing.rs`).
+//! Messages from plain threads to actors that are already scheduled are taken as they come (they are in the mailbox at once); a program that keeps
 //! sending from a plain thread while the simulation runs is correct but not reproducible.
 //!
 //! **Contention** ([`contention`], [`mailbox_tail`]): a fetch waits behind the other workers'
@@ -110,9 +111,12 @@ struct State {
     /// When each actor's latest activation ends in virtual time (by actor id; removed when
     /// it stops): a send before then finds it still running.
     busy_until: rustc_hash::FxHashMap<u64, u64>,
-    /// Tie-break order of workers with equal clocks (drawn from the seed).
-    priority: Vec<u32>,
-    round_robin: usize,
+    /// Breaks ties between workers with equal clocks: a fresh draw at every tie, from the seed
+    /// (a fixed order would make the same worker win every tie of a run; on 2 workers the seeds
+    /// then gave two schedules at most).
+    ties: fastrand::Rng,
+    /// Where plain threads' spawns and wake-ups go (`routing.rs`).
+    external_order: routing::ExternalOrder,
     tickets: [usize; 2],
     /// `places:a`: one shared queue per place (empty under every other policy).
     place_queues: Vec<VecDeque<TaskRef>>,
@@ -199,10 +203,9 @@ impl Engine {
                 }
             })
             .collect();
-        let mut priority: Vec<u32> = (0..n as u32).collect();
-        fastrand::Rng::with_seed(config.seed ^ 0x51u64).shuffle(&mut priority);
         let distances = Distances::new(&shared.machine.topology, layout, &cost);
         let memory = memory::Memory::new(&shared.machine.topology, layout, &distances);
+        let external_order = routing::ExternalOrder::new(layout, &distances, config.seed);
         let engine = Arc::new(Engine {
             routing: Routing::of(config.policy),
             distances,
@@ -219,8 +222,8 @@ impl Engine {
                 woken_by: Default::default(),
                 sender_of: Default::default(),
                 busy_until: Default::default(),
-                priority,
-                round_robin: 0,
+                ties: fastrand::Rng::with_seed(config.seed ^ 0x51u64),
+                external_order,
                 tickets: [0; 2],
                 place_queues: (0..layout.place_count()).map(|_| VecDeque::new()).collect(),
                 memory,
