@@ -104,9 +104,9 @@ fn stalled_reply(guard: bool) -> (Result<u64, AskError>, Duration) {
 #[test]
 fn a_reply_is_not_held_behind_the_stall_of_the_handler_that_sent_it() {
     let _serial = one_at_a_time();
-    // Best of three: one run on a machine busy elsewhere may lose its core for a few ms.
+    // Best of five: a run on a machine busy elsewhere may lose its core for a few ms.
     let mut best = Duration::MAX;
-    for _ in 0..3 {
+    for _ in 0..5 {
         let (answer, took) = stalled_reply(true);
         assert_eq!(
             answer.ok(),
@@ -119,7 +119,7 @@ fn a_reply_is_not_held_behind_the_stall_of_the_handler_that_sent_it() {
         );
         best = best.min(took);
     }
-    assert!(best < Duration::from_millis(5), "best of 3 took {best:?}");
+    assert!(best < Duration::from_millis(5), "best of 5 took {best:?}");
 }
 
 #[test]

@@ -192,6 +192,15 @@ impl StallWatch {
         from_ptr(p)
     }
 
+    /// Owner, in user code: keeps a note that [`leave_user`](Self::leave_user) took in the middle
+    /// of an activation (a handler that blocked, then woke an actor), so that the activation's
+    /// end reports it. One read-modify-write, on that rare path only: rescuers change only the
+    /// `RESCUING` bit, with read-modify-writes too.
+    #[cold]
+    pub(crate) fn note_blocked_again(&self) {
+        self.claim.fetch_or(BLOCKED, Relaxed);
+    }
+
     // ------------------------------------------------------------------ a rescuer's side
 
     /// Any thread: the owner's state word (compare two reads to see it stay in one handler).

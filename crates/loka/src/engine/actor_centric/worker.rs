@@ -231,11 +231,14 @@ impl Worker {
     #[inline(never)]
     fn push_next_from_handler(&self, task: TaskRef) {
         let blocked = self.leave_user();
-        debug_assert!(!blocked, "a handler that is sending is not blocked");
         if let Some(displaced) = self.watch().replace_next(task) {
             self.push_head(displaced);
         }
         self.enter_user();
+        if blocked {
+            // The handler blocked before this send: the activation's end reports it.
+            self.watch().note_blocked_again();
+        }
     }
 
     /// Whether the stall guard runs.

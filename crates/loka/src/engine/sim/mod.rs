@@ -291,7 +291,8 @@ impl Engine {
     /// one-shot timer pending) or
     /// `timeout` passes; asks the driver to fold in buffered input at once.
     pub(crate) fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // A timeout too long for the clock is no deadline (as `Sleepers::wait_quiescent`).
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut st = self.state.lock();
         loop {
             // A pending one-shot timer is a message in flight (the driver fires it at once).
