@@ -147,7 +147,7 @@ impl IdleStrategy {
 /// The stall guard of the actor-centric engine (`[stall]` in TOML; docs/stalls.md): while a
 /// worker stays in one handler, the actors only it could run (its next slot and its held actor)
 /// move to a worker that is free, its due timers fire elsewhere, and an actor caught blocking in
-/// the kernel twice moves to a thread of its own.
+/// the kernel twice moves to a thread of its own. Off with one worker (nowhere else to run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StallGuard {

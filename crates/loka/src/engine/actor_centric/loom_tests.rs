@@ -145,13 +145,13 @@ fn a_rescue_and_the_owner_never_both_take_a_slot() {
         // (out of user code and back in), the end of the activation, the slot taken.
         let mut owner_took = Vec::new();
         let _ = watch.replace_next(task(8));
-        watch.enter_user(1);
-        assert!(!watch.leave_user(1));
+        watch.enter_user(8);
+        assert!(!watch.leave_user(8));
         if let Some(displaced) = watch.replace_next(task(16)) {
             owner_took.push(displaced);
         }
-        watch.enter_user(2);
-        assert!(!watch.leave_user(2));
+        watch.enter_user(16);
+        assert!(!watch.leave_user(16));
         owner_took.extend(watch.take_next());
         let rescued = rescuer.join().unwrap();
         let mut all: Vec<_> = owner_took.iter().chain(&rescued).copied().collect();
@@ -168,28 +168,29 @@ fn a_blocked_note_is_reported_for_the_user_code_it_saw() {
     use super::stall::{StallWatch, IN_USER};
     loom::model(|| {
         let watch = Arc::new(StallWatch::default());
-        watch.enter_user(1);
+        watch.enter_user(8);
         let monitor = {
             let watch = watch.clone();
             thread::spawn(move || {
                 let state = watch.state();
                 // The stretch the note is for, if the rescue happened.
-                (state & IN_USER != 0 && watch.rescue(state, true).is_some()).then_some(state >> 1)
+                (state & IN_USER != 0 && watch.rescue(state, true).is_some())
+                    .then_some(state & !IN_USER)
             })
         };
-        let first = watch.leave_user(1);
-        watch.enter_user(2);
-        let second = watch.leave_user(2);
+        let first = watch.leave_user(8);
+        watch.enter_user(16);
+        let second = watch.leave_user(16);
         let noted = monitor.join().unwrap();
         assert_eq!(
             first,
-            noted == Some(1),
-            "stretch 1 reports its own note only"
+            noted == Some(8),
+            "stretch 8 reports its own note only"
         );
         assert_eq!(
             second,
-            noted == Some(2),
-            "stretch 2 reports its own note only"
+            noted == Some(16),
+            "stretch 16 reports its own note only"
         );
     });
 }

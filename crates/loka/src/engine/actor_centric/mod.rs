@@ -134,7 +134,8 @@ impl Engine {
                 .collect(),
             place_tickets: CachePadded::new(AtomicUsize::new(0)),
             threads: Mutex::new(Vec::new()),
-            guarded: config.stall.guard && crate::sync::asymmetric::available(),
+            // One worker: nowhere else to run a hostage (docs/stalls.md).
+            guarded: config.stall.guard && n > 1 && crate::sync::asymmetric::available(),
             monitor: monitor::Monitor::default(),
             shared: Arc::clone(&shared),
         });

@@ -15,10 +15,10 @@
 //! there, which is exactly when the owner does not touch them.
 //!
 //! ## The protocol
-//! * `state = seq << 1 | IN_USER`, written only by the owner. [`StallWatch::enter_user`] stores a
-//!   fresh `seq` with `IN_USER` (`Release`: the slots' contents written before are visible to a
-//!   rescuer that reads this state with `Acquire`) before an activation, and again when a
-//!   handler's wake-up is done with the slot. [`StallWatch::leave_user`] stores the word without
+//! * `state = word | IN_USER`, written only by the owner, `word` new (even) for each activation.
+//!   [`StallWatch::enter_user`] stores it with `IN_USER` (`Release`: the slots' contents written
+//!   before are visible to a rescuer that reads this state with `Acquire`) before an activation,
+//!   and again when a handler's wake-up is done with the slot. [`StallWatch::leave_user`] stores the word without
 //!   `IN_USER`, then a *light* barrier, then loads `claim`; if a rescuer is at work it waits for it.
 //!   Between `leave_user` and the next `enter_user` the owner uses the slots with plain accesses.
 //! * A rescuer ([`StallWatch::rescue`]) that saw the same `IN_USER` state for longer than the
@@ -34,7 +34,10 @@
 //! slots. If the owner's load misses the claim, the rescuer's load sees the state changed, and it
 //! backs off without touching a slot. A rescuer that sees the same state finds the owner in user
 //! code: the owner's next slot access comes after a `leave_user`, which waits for the claim.
-//! `seq` never repeats, so a state seen twice is one stretch of user code (no ABA).
+//! A state seen twice, `slot_us` apart, is one activation that lasted that long: words never
+//! repeat (a word naming the running actor did, across a ping-pong pair's activations, and the
+//! rescues it caused tore the pair every few ms). Safety does not rest on it: what makes a rescue
+//! safe is that the owner is in user code when the rescuer checks after its barrier.
 //!
 //! **Why nothing is lost.** A rescuer takes a slot's actor together with its schedule (the
 //! mailbox protocol: whoever holds a runnable actor is the only one who may run it), so it must
@@ -43,7 +46,9 @@
 //! ([`crate::runtime::TaskRef::release`]) and queues it if a message came.
 //!
 //! The owner's cost: per activation two plain stores of `state`, a compiler fence and one load of
-//! `claim` from a line it owns; per wake-up made by a handler the same again. No locked
+//! `claim` from a line it owns; per wake-up made by a handler a load of `state` and the same
+//! again. Without the guard (one worker, or `stall.guard = false`) a wake-up pays the load of
+//! `state` only. No locked
 //! instruction (`docs/decisions.md` §49 has the A/B). `crate::engine::actor_centric::loom_tests`
 //! checks the protocol on this code.
 
@@ -101,12 +106,12 @@ fn from_ptr(p: *mut Header) -> Option<TaskRef> {
 impl StallWatch {
     // ------------------------------------------------------------------ the owner's side
 
-    /// Owner: user code starts (an activation, or a handler resumes after a wake-up). `seq` must
-    /// differ from every earlier one.
+    /// Owner: user code starts (an activation, or a handler resumes after a wake-up). `word` is
+    /// even and new for each activation (a handler resuming keeps its activation's word).
     #[inline]
-    pub(crate) fn enter_user(&self, seq: u64) {
+    pub(crate) fn enter_user(&self, word: u64) {
         // Release: the slots as the owner left them are visible to a rescuer that reads this.
-        self.state.store(seq << 1 | IN_USER, Release);
+        self.state.store(word | IN_USER, Release);
     }
 
     /// Owner: user code is over; until the next [`enter_user`](Self::enter_user) the slots are
@@ -114,14 +119,21 @@ impl StallWatch {
     /// kernel (see [`rescue`](Self::rescue)).
     #[inline]
     #[must_use = "a blocked activation is reported to the caller once"]
-    pub(crate) fn leave_user(&self, seq: u64) -> bool {
+    pub(crate) fn leave_user(&self, word: u64) -> bool {
         // Relaxed: the pair of barriers orders this store before the load below (module docs).
-        self.state.store(seq << 1, Relaxed);
+        self.state.store(word & !IN_USER, Relaxed);
         light_barrier();
         if self.claim.load(Acquire) != 0 {
             return self.after_claim();
         }
         false
+    }
+
+    /// Owner: its own state word (whether it is in user code now: a wake-up made by a handler
+    /// must step out of it to use the slot). A load of a line only the owner writes.
+    #[inline]
+    pub(crate) fn own_state(&self) -> u64 {
+        self.state.load(Relaxed)
     }
 
     /// A rescuer was seen at work: wait until it is done (a few loads and stores, unless it was

@@ -1,6 +1,7 @@
 //! One worker thread: run local actors, otherwise steal, otherwise park.
 
 use super::queues::{pop, pop_rare};
+use super::stall::IN_USER;
 use super::Engine;
 use crate::engine::choices::{
     inbox_first, Routing, Victims, INBOX_CHECK_INTERVAL, NEXT_SLOT_STREAK_LIMIT,
@@ -40,11 +41,8 @@ pub(super) struct Worker {
     /// worker's alone except while it runs user code for longer than the slot bound: then an
     /// idle worker or the monitor may take them (`stall.rs`).
     watch: *const super::stall::StallWatch,
-    /// The stall watch's sequence number of this worker's latest stretch of user code.
-    seq: Cell<u64>,
-    /// Whether this worker is in user code now (between `enter_user` and `leave_user`): a
-    /// wake-up made by a handler steps out of it to use the next slot.
-    in_user: Cell<bool>,
+    /// The stall word of the latest activation here (`stall.rs`): even, +2 per activation.
+    stretch: Cell<u64>,
     /// The stall guard runs: rescuers may take the slots, so activations are bracketed.
     guarded: bool,
     /// The monitor may promote an actor it saw block to its own thread.
@@ -119,8 +117,7 @@ impl Worker {
             own,
             deque,
             watch,
-            seq: Cell::new(0),
-            in_user: Cell::new(false),
+            stretch: Cell::new(0),
             guarded,
             promote: guarded && config.stall.promote,
             looks: std::cell::RefCell::new(vec![(0, std::time::Instant::now()); config.workers]),
@@ -216,8 +213,10 @@ impl Worker {
     /// The next slot; a displaced actor goes to the deque's head.
     #[inline]
     pub(super) fn push_next(&self, task: TaskRef) {
-        if self.in_user.get() {
-            return self.push_next_from_handler(task);
+        // In user code (a handler's wake-up) only under the guard: then step out for the slot.
+        let state = self.watch().own_state();
+        if state & IN_USER != 0 {
+            return self.push_next_from_handler(task, state);
         }
         if let Some(displaced) = self.watch().replace_next(task) {
             self.push_head(displaced);
@@ -225,19 +224,19 @@ impl Worker {
     }
 
     /// [`Self::push_next`] from a handler: out of user code for the slot's update, so that no
-    /// rescuer takes the slot meanwhile, and back in with a new sequence number (the slot's
-    /// actor waits from now on, `stall.rs`). Out of line: a wake-up from the worker loop (a
-    /// ping-pong pair's, through the hold) does not come here.
+    /// rescuer takes the slot meanwhile, and back in (`stall.rs`). Out of line: a wake-up from
+    /// the worker loop (a ping-pong pair's, through the hold) does not come here.
     #[inline(never)]
-    fn push_next_from_handler(&self, task: TaskRef) {
-        let blocked = self.leave_user();
-        if let Some(displaced) = self.watch().replace_next(task) {
+    fn push_next_from_handler(&self, task: TaskRef, state: u64) {
+        let watch = self.watch();
+        let blocked = watch.leave_user(state);
+        if let Some(displaced) = watch.replace_next(task) {
             self.push_head(displaced);
         }
-        self.enter_user();
+        watch.enter_user(state);
         if blocked {
             // The handler blocked before this send: the activation's end reports it.
-            self.watch().note_blocked_again();
+            watch.note_blocked_again();
         }
     }
 
@@ -255,26 +254,26 @@ impl Worker {
         unsafe { &*self.watch }
     }
 
-    /// User code starts (`stall.rs`); nothing to do without the stall guard.
+    /// User code starts: a new activation (`stall.rs`); nothing without the stall guard. Returns
+    /// the activation's word for [`Self::leave_user`].
     #[inline]
-    fn enter_user(&self) {
-        if self.guarded {
-            let seq = self.seq.get() + 1;
-            self.seq.set(seq);
-            self.in_user.set(true);
-            self.watch().enter_user(seq);
+    fn enter_user(&self) -> u64 {
+        if !self.guarded {
+            return 0;
         }
+        // A new word per activation: a rescuer that sees the same word twice has seen one
+        // activation last that long (a word naming the actor repeated across a ping-pong pair's
+        // activations, and rescues tore the pair every few ms).
+        let word = self.stretch.get().wrapping_add(2);
+        self.stretch.set(word);
+        self.watch().enter_user(word);
+        word
     }
 
     /// User code is over (`stall.rs`): returns whether the monitor saw it block.
     #[inline]
-    fn leave_user(&self) -> bool {
-        if self.guarded {
-            self.in_user.set(false);
-            self.watch().leave_user(self.seq.get())
-        } else {
-            false
-        }
+    fn leave_user(&self, word: u64) -> bool {
+        self.guarded && self.watch().leave_user(word)
     }
 
     /// The head of this worker's deque (stealable), then wake an idle worker to steal. Out of
@@ -335,29 +334,36 @@ impl Worker {
         }
         self.account_locality(task);
         self.running.set(placement::waker_id(&task));
-        self.enter_user();
+        let word = self.enter_user();
         let outcome = if self.watch_blocking {
-            self.run_auto(task)
-        } else if self.hold_now.get() {
-            // SAFETY: the task came out of a run queue (or the next slot, or the hold) of this
-            // system, so this worker now holds its schedule.
-            Some(unsafe { task.run_holding(&self.exec) })
-        } else {
-            // SAFETY: as above.
-            Some(unsafe { task.run(&self.exec) })
-        };
-        let blocked = self.leave_user();
-        // `None`: promoted to `thread` with work left: its own thread goes on with it.
-        let Some(outcome) = outcome else {
-            return dedicated::hand_over(self.exec.runtime(), task);
-        };
-        let outcome = if blocked {
-            match self.note_blocked(task, outcome) {
+            let outcome = self.run_auto(task);
+            let blocked = self.leave_user(word);
+            match outcome {
+                // Promoted to `thread` with work left: its own thread goes on with it.
+                None => return dedicated::hand_over(self.exec.runtime(), task),
+                Some(outcome) if blocked => match self.note_blocked(task, outcome) {
+                    Some(outcome) => outcome,
+                    None => return,
+                },
                 Some(outcome) => outcome,
-                None => return,
             }
         } else {
-            outcome
+            let outcome = if self.hold_now.get() {
+                // SAFETY: the task came out of a run queue (or the next slot, or the hold) of
+                // this system, so this worker now holds its schedule.
+                unsafe { task.run_holding(&self.exec) }
+            } else {
+                // SAFETY: as above.
+                unsafe { task.run(&self.exec) }
+            };
+            if self.leave_user(word) {
+                match self.note_blocked(task, outcome) {
+                    Some(outcome) => outcome,
+                    None => return,
+                }
+            } else {
+                outcome
+            }
         };
         match outcome {
             RunOutcome::Drained => self.hold(task),
