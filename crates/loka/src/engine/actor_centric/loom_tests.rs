@@ -194,3 +194,69 @@ fn a_blocked_note_is_reported_for_the_user_code_it_saw() {
         );
     });
 }
+
+/// A handler's first wake-up, published in `pending` with one store while the owner stays in user
+/// code (`stall.rs`): a rescuer's swap and the owner's take after `leave_user` never both get it,
+/// and one of them always does. Red with the rescuer's swap made a load and a store.
+#[test]
+fn a_pending_wake_up_is_taken_once() {
+    use super::stall::{StallWatch, IN_USER};
+    use crate::runtime::TaskRef;
+    use std::ptr::NonNull;
+
+    fn task(n: usize) -> TaskRef {
+        TaskRef::from_ptr(NonNull::new(n as *mut crate::runtime::Header).unwrap())
+    }
+    loom::model(|| {
+        let watch = Arc::new(StallWatch::default());
+        watch.enter_user(2);
+        let rescuer = {
+            let watch = watch.clone();
+            thread::spawn(move || {
+                let state = watch.state();
+                if state & IN_USER == 0 {
+                    return Vec::new();
+                }
+                watch
+                    .rescue(state, false)
+                    .map(|h| [h.next, h.held, h.pending].into_iter().flatten().collect())
+                    .unwrap_or_default()
+            })
+        };
+        watch.publish_pending(task(8));
+        let blocked = watch.leave_user(2);
+        let owner_took: Vec<_> = watch.take_pending().into_iter().collect();
+        assert!(!blocked);
+        let rescued = rescuer.join().unwrap();
+        let all: Vec<_> = owner_took.iter().chain(&rescued).copied().collect();
+        assert_eq!(all, vec![task(8)], "taken exactly once");
+    });
+}
+
+/// Why `publish_pending` is a swap under loom (`stall.rs`): loom orders two stores to one atomic
+/// only by happens-before, so after a swap on one thread and a plain store on another that do not
+/// synchronise, it lets the storing thread read the swap's value, older than its own store in
+/// every total modification order the memory model requires. This documents loom's behaviour
+/// (the assertion holds under loom and would fail on real hardware's model): if a later loom
+/// orders them, this test goes red and the workaround can go.
+#[test]
+fn loom_orders_a_plain_store_after_a_concurrent_swap_only_partially() {
+    use crate::sync::AtomicUsize;
+    let seen_stale = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = seen_stale.clone();
+    loom::model(move || {
+        let a = Arc::new(AtomicUsize::new(0));
+        let b = a.clone();
+        let swapper = thread::spawn(move || b.swap(0, Relaxed));
+        a.store(8, Relaxed);
+        let seen = a.load(Relaxed);
+        let got = swapper.join().unwrap();
+        if seen == 0 && got == 0 {
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    assert!(
+        seen_stale.load(std::sync::atomic::Ordering::Relaxed),
+        "loom now orders the store after the swap: publish_pending's swap under loom can go"
+    );
+}

@@ -135,7 +135,10 @@ impl Engine {
             // SAFETY: the rescue gave us the held actor's schedule (`stall.rs`).
             !unsafe { held.release() }
         });
-        for task in [hostages.next, answered].into_iter().flatten() {
+        for task in [hostages.next, hostages.pending, answered]
+            .into_iter()
+            .flatten()
+        {
             self.shared.counters.system.stall_rescues.add_shared(1);
             self.push_tail(from, task);
         }

@@ -45,9 +45,16 @@
 //! any worker may steal it. A held actor is drained and still scheduled: the rescuer ends its hold
 //! ([`crate::runtime::TaskRef::release`]) and queues it if a message came.
 //!
+//! * A handler's first wake-up in an activation does not step out of user code: the owner
+//!   publishes it in `pending` with one `Release` store ([`StallWatch::publish_pending`]) and
+//!   writes `pending` no more until the activation is over; a rescuer takes it with a swap, so the
+//!   store and the swap cannot both keep it. After `leave_user` the owner takes what is left and
+//!   puts it in the next slot. A second wake-up in the same activation steps out of user code
+//!   for the slot, as above.
+//!
 //! The owner's cost: per activation two plain stores of `state`, a compiler fence and one load of
-//! `claim` from a line it owns; per wake-up made by a handler a load of `state` and the same
-//! again. Without the guard (one worker, or `stall.guard = false`) a wake-up pays the load of
+//! `claim` from a line it owns, and one test of a flag; per wake-up made by a handler a load of
+//! `state`, a test and a store (a second one in the same activation: the step out and back). Without the guard (one worker, or `stall.guard = false`) a wake-up pays the load of
 //! `state` only. No locked
 //! instruction (`docs/decisions.md` §49 has the A/B). `crate::engine::actor_centric::loom_tests`
 //! checks the protocol on this code.
@@ -72,6 +79,8 @@ pub(crate) struct Hostages {
     pub(crate) next: Option<TaskRef>,
     /// The held actor: drained and still scheduled; its hold must be ended.
     pub(crate) held: Option<TaskRef>,
+    /// The actor a handler of the stalled activation woke: runnable, to be run or queued.
+    pub(crate) pending: Option<TaskRef>,
 }
 
 /// One worker's part of the stall guard, shared with idle workers and the monitor.
@@ -82,6 +91,10 @@ pub(crate) struct StallWatch {
     next: AtomicPtr<Header>,
     /// The held actor (see `Worker::hold`): the owner's while it is not in user code.
     held: AtomicPtr<Header>,
+    /// The first actor a handler of the running activation woke (see
+    /// [`StallWatch::publish_pending`]): written once by the owner in user code, taken by a
+    /// rescuer with a swap or by the owner once user code is over.
+    pending: AtomicPtr<Header>,
 }
 
 impl Default for StallWatch {
@@ -91,6 +104,7 @@ impl Default for StallWatch {
             claim: AtomicU8::new(0),
             next: AtomicPtr::new(ptr::null_mut()),
             held: AtomicPtr::new(ptr::null_mut()),
+            pending: AtomicPtr::new(ptr::null_mut()),
         }
     }
 }
@@ -108,7 +122,7 @@ impl StallWatch {
 
     /// Owner: user code starts (an activation, or a handler resumes after a wake-up). `word` is
     /// even and new for each activation (a handler resuming keeps its activation's word).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn enter_user(&self, word: u64) {
         // Release: the slots as the owner left them are visible to a rescuer that reads this.
         self.state.store(word | IN_USER, Release);
@@ -117,7 +131,7 @@ impl StallWatch {
     /// Owner: user code is over; until the next [`enter_user`](Self::enter_user) the slots are
     /// the owner's. Returns whether the monitor saw the user code that just ended block in the
     /// kernel (see [`rescue`](Self::rescue)).
-    #[inline]
+    #[inline(always)]
     #[must_use = "a blocked activation is reported to the caller once"]
     pub(crate) fn leave_user(&self, word: u64) -> bool {
         // Relaxed: the pair of barriers orders this store before the load below (module docs).
@@ -131,7 +145,7 @@ impl StallWatch {
 
     /// Owner: its own state word (whether it is in user code now: a wake-up made by a handler
     /// must step out of it to use the slot). A load of a line only the owner writes.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn own_state(&self) -> u64 {
         self.state.load(Relaxed)
     }
@@ -160,8 +174,43 @@ impl StallWatch {
         }
     }
 
+    /// Owner, in user code: the first wake-up a handler of this activation makes, published
+    /// without stepping out of user code (one store): a rescuer may take it from now on. The
+    /// owner must not write `pending` again before [`take_pending`](Self::take_pending) (after
+    /// [`leave_user`](Self::leave_user)); a second wake-up in the activation steps out of user
+    /// code instead (`Worker::push_next_from_handler`).
+    #[inline(always)]
+    pub(crate) fn publish_pending(&self, task: TaskRef) {
+        // Release: the woken actor's state (its schedule, taken by the send) is visible to the
+        // rescuer that takes it with `Acquire`. A plain store: the modification order of
+        // `pending` is total, so either the rescuer's swap comes after it and takes the actor,
+        // or it comes before (and finds nothing) and this store is the latest, which the owner's
+        // own later load reads. Loom keeps the modification order of stores from threads that
+        // do not synchronise only partial (by happens-before), and lets the owner's load read
+        // the swap's null after its own store, which the memory model forbids; under loom the
+        // store is a swap, which loom orders (minimal case: `loom_tests`,
+        // `loom_orders_a_plain_store_after_a_concurrent_swap_only_partially`).
+        #[cfg(not(loom))]
+        self.pending.store(to_ptr(Some(task)), Release);
+        #[cfg(loom)]
+        self.pending.swap(to_ptr(Some(task)), Release);
+    }
+
+    /// Owner, outside user code: the actor published with
+    /// [`publish_pending`](Self::publish_pending), unless a rescuer took it.
+    #[inline(always)]
+    pub(crate) fn take_pending(&self) -> Option<TaskRef> {
+        // No rescuer is at work (the owner is out of user code): a plain load and store.
+        let p = self.pending.load(Relaxed);
+        if p.is_null() {
+            return None;
+        }
+        self.pending.store(ptr::null_mut(), Relaxed);
+        from_ptr(p)
+    }
+
     /// Owner, outside user code: takes the next slot's actor.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn take_next(&self) -> Option<TaskRef> {
         let p = self.next.load(Relaxed);
         if p.is_null() {
@@ -172,7 +221,7 @@ impl StallWatch {
     }
 
     /// Owner, outside user code: puts an actor in the next slot, returning the one it displaces.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn replace_next(&self, task: TaskRef) -> Option<TaskRef> {
         let old = self.next.load(Relaxed);
         self.next.store(to_ptr(Some(task)), Relaxed);
@@ -180,13 +229,13 @@ impl StallWatch {
     }
 
     /// Owner, outside user code: whether the next slot is empty.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_is_empty(&self) -> bool {
         self.next.load(Relaxed).is_null()
     }
 
     /// Owner, outside user code: holds `task`, returning the actor held before.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn replace_held(&self, task: TaskRef) -> Option<TaskRef> {
         let old = self.held.load(Relaxed);
         self.held.store(to_ptr(Some(task)), Relaxed);
@@ -194,7 +243,7 @@ impl StallWatch {
     }
 
     /// Owner, outside user code: ends the hold, returning the held actor.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn take_held(&self) -> Option<TaskRef> {
         let p = self.held.load(Relaxed);
         if p.is_null() {
@@ -224,7 +273,9 @@ impl StallWatch {
     /// Any thread: whether a slot looks occupied (a hint; [`rescue`](Self::rescue) decides).
     #[inline]
     pub(crate) fn has_hostages(&self) -> bool {
-        !self.next.load(Relaxed).is_null() || !self.held.load(Relaxed).is_null()
+        !self.next.load(Relaxed).is_null()
+            || !self.held.load(Relaxed).is_null()
+            || !self.pending.load(Relaxed).is_null()
     }
 
     /// Takes the slots if the owner is still in the user code it was in when `observed` was read
@@ -249,6 +300,10 @@ impl StallWatch {
         let held = self.held.load(Relaxed);
         self.next.store(ptr::null_mut(), Relaxed);
         self.held.store(ptr::null_mut(), Relaxed);
+        // A swap: the owner, in user code, may publish its first wake-up at this very moment;
+        // either the swap takes it or the owner's store comes after and the owner keeps it.
+        // Acquire: pairs with `publish_pending`'s Release.
+        let pending = self.pending.swap(ptr::null_mut(), Acquire);
         if blocked {
             // Before the claim ends: the owner, waiting for the claim, then sees the note.
             self.claim.fetch_or(BLOCKED, Relaxed);
@@ -258,6 +313,7 @@ impl StallWatch {
         Some(Hostages {
             next: from_ptr(next),
             held: from_ptr(held),
+            pending: from_ptr(pending),
         })
     }
 }

@@ -124,16 +124,19 @@ impl Worker {
                 // SAFETY: the rescue gave us the held actor's schedule (`stall.rs`).
                 !unsafe { held.release() }
             });
-            let mut rescued = [hostages.next, answered].into_iter().flatten();
+            let mut rescued = [hostages.next, hostages.pending, answered]
+                .into_iter()
+                .flatten();
             let first = rescued.next();
+            self.counters()
+                .slot_rescues
+                .bump(u64::from(first.is_some()));
             for other in rescued {
+                self.counters().slot_rescues.bump(1);
                 self.push_head(other);
             }
-            if let Some(task) = first {
-                self.counters()
-                    .slot_rescues
-                    .bump(1 + u64::from(hostages.next.is_some() && answered.is_some()));
-                return Some(task);
+            if first.is_some() {
+                return first;
             }
         }
         None

@@ -43,6 +43,8 @@ pub(super) struct Worker {
     watch: *const super::stall::StallWatch,
     /// The stall word of the latest activation here (`stall.rs`): even, +2 per activation.
     stretch: Cell<u64>,
+    /// A handler of the running activation published a wake-up as pending (`stall.rs`).
+    pending_set: Cell<bool>,
     /// The stall guard runs: rescuers may take the slots, so activations are bracketed.
     guarded: bool,
     /// The monitor may promote an actor it saw block to its own thread.
@@ -118,6 +120,7 @@ impl Worker {
             deque,
             watch,
             stretch: Cell::new(0),
+            pending_set: Cell::new(false),
             guarded,
             promote: guarded && config.stall.promote,
             looks: std::cell::RefCell::new(vec![(0, std::time::Instant::now()); config.workers]),
@@ -216,6 +219,12 @@ impl Worker {
         // In user code (a handler's wake-up) only under the guard: then step out for the slot.
         let state = self.watch().own_state();
         if state & IN_USER != 0 {
+            if !self.pending_set.get() {
+                // The activation's first wake-up: published in one store (`stall.rs`), put in
+                // the next slot when the activation is over.
+                self.pending_set.set(true);
+                return self.watch().publish_pending(task);
+            }
             return self.push_next_from_handler(task, state);
         }
         if let Some(displaced) = self.watch().replace_next(task) {
@@ -223,16 +232,20 @@ impl Worker {
         }
     }
 
-    /// [`Self::push_next`] from a handler: out of user code for the slot's update, so that no
-    /// rescuer takes the slot meanwhile, and back in (`stall.rs`). Out of line: a wake-up from
-    /// the worker loop (a ping-pong pair's, through the hold) does not come here.
+    /// [`Self::push_next`] for a handler's second wake-up in one activation: out of user code
+    /// for the slots' update, so that no rescuer takes them meanwhile, and back in (`stall.rs`).
+    /// The pending wake-up goes to the next slot first, then this one, as they came. Out of
+    /// line: one wake-up per activation (a ring, a ping-pong pair) never comes here.
     #[inline(never)]
     fn push_next_from_handler(&self, task: TaskRef, state: u64) {
         let watch = self.watch();
         let blocked = watch.leave_user(state);
-        if let Some(displaced) = watch.replace_next(task) {
-            self.push_head(displaced);
+        for task in [watch.take_pending(), Some(task)].into_iter().flatten() {
+            if let Some(displaced) = watch.replace_next(task) {
+                self.push_head(displaced);
+            }
         }
+        self.pending_set.set(false);
         watch.enter_user(state);
         if blocked {
             // The handler blocked before this send: the activation's end reports it.
@@ -273,7 +286,23 @@ impl Worker {
     /// User code is over (`stall.rs`): returns whether the monitor saw it block.
     #[inline]
     fn leave_user(&self, word: u64) -> bool {
-        self.guarded && self.watch().leave_user(word)
+        self.guarded && self.end_user(self.watch(), word)
+    }
+
+    /// [`Self::leave_user`] under the guard: a wake-up a handler left pending goes to the next
+    /// slot now.
+    #[inline(always)]
+    fn end_user(&self, watch: &super::stall::StallWatch, word: u64) -> bool {
+        let blocked = watch.leave_user(word);
+        if self.pending_set.get() {
+            self.pending_set.set(false);
+            if let Some(task) = watch.take_pending() {
+                if let Some(displaced) = watch.replace_next(task) {
+                    self.push_head(displaced);
+                }
+            }
+        }
+        blocked
     }
 
     /// The head of this worker's deque (stealable), then wake an idle worker to steal. Out of
@@ -334,42 +363,58 @@ impl Worker {
         }
         self.account_locality(task);
         self.running.set(placement::waker_id(&task));
-        let word = self.enter_user();
-        let outcome = if self.watch_blocking {
-            let outcome = self.run_auto(task);
-            let blocked = self.leave_user(word);
-            match outcome {
-                // Promoted to `thread` with work left: its own thread goes on with it.
-                None => return dedicated::hand_over(self.exec.runtime(), task),
-                Some(outcome) if blocked => match self.note_blocked(task, outcome) {
-                    Some(outcome) => outcome,
-                    None => return,
-                },
-                Some(outcome) => outcome,
-            }
+        if self.watch_blocking {
+            return self.run_task_auto(task);
+        }
+        // The stall guard's bracket (`stall.rs`), its fields read once: after the fence in
+        // `leave_user` every field of `self` is read again.
+        let (guarded, watch) = (self.guarded, self.watch());
+        let word = if guarded { self.enter_user() } else { 0 };
+        let outcome = if self.hold_now.get() {
+            // SAFETY: the task came out of a run queue (or the next slot, or the hold) of this
+            // system, so this worker now holds its schedule.
+            unsafe { task.run_holding(&self.exec) }
         } else {
-            let outcome = if self.hold_now.get() {
-                // SAFETY: the task came out of a run queue (or the next slot, or the hold) of
-                // this system, so this worker now holds its schedule.
-                unsafe { task.run_holding(&self.exec) }
-            } else {
-                // SAFETY: as above.
-                unsafe { task.run(&self.exec) }
-            };
-            if self.leave_user(word) {
-                match self.note_blocked(task, outcome) {
-                    Some(outcome) => outcome,
-                    None => return,
-                }
-            } else {
-                outcome
-            }
+            // SAFETY: as above.
+            unsafe { task.run(&self.exec) }
         };
+        if guarded && self.end_user(watch, word) {
+            return self.after_blocked(task, outcome);
+        }
+        self.finish(task, outcome);
+    }
+
+    /// What an activation's outcome obliges this worker to do with the task.
+    #[inline]
+    fn finish(&self, task: TaskRef, outcome: RunOutcome) {
         match outcome {
             RunOutcome::Drained => self.hold(task),
             RunOutcome::Idle | RunOutcome::Stopped => {}
             RunOutcome::Requeue => self.requeue(task, false),
             RunOutcome::Waiting => self.requeue(task, true),
+        }
+    }
+
+    /// [`Self::run_task`] under `exec = "auto"` (out of line: timed activations).
+    #[inline(never)]
+    fn run_task_auto(&self, task: TaskRef) {
+        let word = self.enter_user();
+        let outcome = self.run_auto(task);
+        let blocked = self.leave_user(word);
+        match outcome {
+            // Promoted to `thread` with work left: its own thread goes on with it.
+            None => dedicated::hand_over(self.exec.runtime(), task),
+            Some(outcome) if blocked => self.after_blocked(task, outcome),
+            Some(outcome) => self.finish(task, outcome),
+        }
+    }
+
+    /// An activation the monitor saw block: [`Self::note_blocked`], then the outcome's due.
+    #[cold]
+    #[inline(never)]
+    fn after_blocked(&self, task: TaskRef, outcome: RunOutcome) {
+        if let Some(outcome) = self.note_blocked(task, outcome) {
+            self.finish(task, outcome);
         }
     }
 
