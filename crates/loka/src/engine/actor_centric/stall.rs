@@ -317,3 +317,110 @@ impl StallWatch {
         })
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Distinct fake tasks: the watch stores and compares pointers, never follows them.
+    fn task(n: usize) -> TaskRef {
+        TaskRef::from_ptr(NonNull::new((n * 8) as *mut Header).unwrap())
+    }
+
+    #[test]
+    fn the_owner_alone_gets_back_what_it_put() {
+        let watch = StallWatch::default();
+        assert!(!watch.has_hostages());
+        assert_eq!(watch.replace_next(task(1)), None);
+        assert_eq!(watch.replace_next(task(2)), Some(task(1)), "displaced");
+        assert_eq!(watch.replace_held(task(3)), None);
+        watch.enter_user(2);
+        assert_eq!(watch.own_state(), 2 | IN_USER);
+        watch.publish_pending(task(4));
+        assert!(!watch.leave_user(2));
+        assert_eq!(watch.own_state(), 2);
+        assert_eq!(watch.take_pending(), Some(task(4)));
+        assert_eq!(watch.take_next(), Some(task(2)));
+        assert_eq!(watch.take_held(), Some(task(3)));
+        assert!(watch.next_is_empty() && !watch.has_hostages());
+    }
+
+    #[test]
+    fn a_rescue_takes_every_slot_only_while_the_owner_is_in_user_code() {
+        let watch = StallWatch::default();
+        let _ = watch.replace_next(task(1));
+        let _ = watch.replace_held(task(2));
+        // Not in user code: nothing to take, the owner may be using the slots.
+        assert!(watch.rescue(watch.state(), false).is_none());
+        watch.enter_user(4);
+        watch.publish_pending(task(3));
+        // A stale word (an earlier activation): the owner moved on, nothing taken.
+        assert!(watch.rescue(2 | IN_USER, false).is_none());
+        let taken = watch.rescue(watch.state(), true).expect("in user code");
+        assert_eq!(
+            (taken.next, taken.held, taken.pending),
+            (Some(task(1)), Some(task(2)), Some(task(3)))
+        );
+        assert!(!watch.has_hostages());
+        // The note reaches the owner once, when the activation ends.
+        assert!(watch.leave_user(4));
+        watch.enter_user(6);
+        assert!(!watch.leave_user(6));
+        assert_eq!(watch.take_pending(), None);
+    }
+
+    /// Owner and rescuer on two threads, many rounds: every task the owner publishes is taken
+    /// exactly once, by one of them. This runs the real barrier (`membarrier`), and under Miri
+    /// checks the code for data races; it rarely hits the narrow windows a broken protocol opens
+    /// (removing the rescuer's second read did not turn it red in three runs): the loom models
+    /// in `loom_tests.rs` check every interleaving of a round.
+    #[test]
+    fn owner_and_rescuer_on_two_threads_never_both_take_a_task() {
+        let rounds: usize = if cfg!(miri) { 20 } else { 50_000 };
+        let watch = Arc::new(StallWatch::default());
+        let done = Arc::new(crate::sync::AtomicBool::new(false));
+        let rescuer = {
+            let (watch, done) = (Arc::clone(&watch), Arc::clone(&done));
+            std::thread::spawn(move || {
+                let mut taken = Vec::new();
+                while !done.load(Acquire) {
+                    let state = watch.state();
+                    if let Some(h) = watch.rescue(state, false) {
+                        taken.extend([h.next, h.held, h.pending].into_iter().flatten());
+                    }
+                    std::thread::yield_now();
+                }
+                taken
+            })
+        };
+        // Work between the accesses, so that a rescuer acting at the wrong moment has a window.
+        let pause = |n: usize| (0..n).for_each(|_| std::hint::spin_loop());
+        let mut owner = Vec::new();
+        for round in 1..=rounds {
+            let word = (round as u64) << 1;
+            owner.extend(watch.replace_next(task(3 * round)));
+            watch.enter_user(word);
+            pause(200);
+            watch.publish_pending(task(3 * round + 1));
+            pause(200);
+            let _ = watch.leave_user(word);
+            let next = watch.take_next();
+            pause(200);
+            owner.extend(next);
+            owner.extend(watch.take_pending());
+            owner.extend(watch.replace_held(task(3 * round + 2)));
+        }
+        owner.extend(watch.take_next());
+        owner.extend(watch.take_held());
+        done.store(true, Release);
+        let mut all: Vec<usize> = owner
+            .into_iter()
+            .chain(rescuer.join().unwrap())
+            .map(|t| t.as_ptr().as_ptr() as usize / 8)
+            .collect();
+        all.sort_unstable();
+        let expected: Vec<usize> = (3..3 * rounds + 3).collect();
+        assert_eq!(all, expected, "every task taken exactly once");
+    }
+}
