@@ -216,7 +216,8 @@ impl Worker {
     /// The next slot; a displaced actor goes to the deque's head.
     #[inline]
     pub(super) fn push_next(&self, task: TaskRef) {
-        // In user code (a handler's wake-up) only under the guard: then step out for the slot.
+        // In user code (a handler's wake-up; only under the guard) the slot is not the owner's:
+        // the wake-up is published as pending, or a second one steps out of user code.
         let state = self.watch().own_state();
         if state & IN_USER != 0 {
             if !self.pending_set.get() {
