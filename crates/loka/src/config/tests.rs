@@ -454,6 +454,86 @@ fn idle_phases_are_capped_at_one_second() {
 }
 
 #[test]
+fn stall_guard_bounds_name_the_key_and_its_range_from_every_source() {
+    // The defaults and the edges of each range are accepted.
+    let ok = Config::from_toml_str(
+        "[stall]\nguard = false\nslot_us = 1\ntick_us = 100\npromote = false\n",
+        "s.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        (ok.stall.guard, ok.stall.slot_us, ok.stall.tick_us),
+        (false, 1, 100)
+    );
+    assert!(Config::from_toml_str("[stall]\nslot_us = 1000000\ntick_us = 1000000\n", "s").is_ok());
+    // Zero and absurd values, in a file: one line naming the key and its range.
+    for (toml, key, range) in [
+        ("slot_us = 0", "stall.slot_us", "between 1 and 1000000 µs"),
+        (
+            "slot_us = 1000001",
+            "stall.slot_us",
+            "between 1 and 1000000 µs",
+        ),
+        ("tick_us = 0", "stall.tick_us", "between 100 and 1000000 µs"),
+        (
+            "tick_us = 99",
+            "stall.tick_us",
+            "between 100 and 1000000 µs",
+        ),
+        (
+            "tick_us = 9223372036854775807",
+            "stall.tick_us",
+            "between 100 and 1000000 µs",
+        ),
+    ] {
+        let err = Config::from_toml_str(&format!("[stall]\n{toml}\n"), "s.toml").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!("invalid {key} = `"))
+                && text.contains("in s.toml")
+                && text.contains(range)
+                && !text.contains('\n'),
+            "{toml}: {text}"
+        );
+    }
+    // From code.
+    let mut c = Config::default();
+    c.stall.slot_us = 0;
+    let err = c.validate("the builder").unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ConfigError::Invalid {
+                key: "stall.slot_us",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // From the environment: refused, naming the key, and nothing changes.
+    let mut c = Config::default();
+    let before = c.clone();
+    let err = c
+        .apply_vars(|k| (k == "LOKA_STALL_TICK_US").then(|| "0".to_owned()))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ConfigError::Invalid {
+                key: "stall.tick_us",
+                ..
+            }
+        ) && err.to_string().contains("in the environment"),
+        "{err}"
+    );
+    assert_eq!(c, before);
+    let mut c = Config::default();
+    c.apply_vars(|k| (k == "LOKA_STALL_GUARD").then(|| "false".to_owned()))
+        .unwrap();
+    assert!(!c.stall.guard);
+}
+
+#[test]
 fn execution_mode_and_places_bad_input_names_the_value() {
     // An unknown mode, in a file and in the environment (which then changes nothing).
     let err = Config::from_toml_str("exec = \"all-fibers\"\n", "x.toml").unwrap_err();

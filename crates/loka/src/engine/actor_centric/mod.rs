@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `queues.rs` | a worker's queues (deque, inbox, urgent, pinned, foreign) |
 //! | `worker.rs` | the worker loop: local work, activation, re-queueing |
+//! | `user_code.rs` | the stall guard's bracket around activations, blocked activations, `exec = "auto"`'s timed ones |
 //! | `routing.rs` | where a woken or spawned actor is queued (cls, LGS Listing 5.3, hierarchical) |
 //! | `steal.rs` | idle workers stealing (random, weighted groups, Alg. 4.4 plan), spin/yield/park |
 //! | `balance.rs` | hierarchical load balancing (Alg. 4.1/4.2) |
@@ -30,6 +31,7 @@ mod routing;
 mod shutdown;
 mod stall;
 mod steal;
+mod user_code;
 mod worker;
 
 use super::choices::Routing;

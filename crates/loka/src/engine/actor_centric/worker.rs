@@ -9,7 +9,7 @@ use crate::engine::choices::{
 use crate::engine::placement;
 use crate::policy::cls::Cls;
 use crate::policy::{lgs, Route};
-use crate::runtime::exec_policy::{blocking, dedicated, online};
+use crate::runtime::exec_policy::online;
 use crate::runtime::{Exec, RunOutcome, TaskRef};
 use crate::telemetry::{WorkerCounters, MAX_LEVELS};
 use std::cell::Cell;
@@ -28,7 +28,7 @@ thread_local! {
 
 /// A worker's thread-local state.
 pub(super) struct Worker {
-    exec: Exec,
+    pub(super) exec: Exec,
     engine: Arc<Engine>,
     /// This worker's queues in `engine.workers`, found once (the index arithmetic and bounds
     /// check cost every activation ~10 instructions).
@@ -40,15 +40,15 @@ pub(super) struct Worker {
     /// [`RunOutcome::Drained`]: still scheduled, in no queue; see [`Self::hold`]). Both are this
     /// worker's alone except while it runs user code for longer than the slot bound: then an
     /// idle worker or the monitor may take them (`stall.rs`).
-    watch: *const super::stall::StallWatch,
+    pub(super) watch: *const super::stall::StallWatch,
     /// The stall word of the latest activation here (`stall.rs`): even, +2 per activation.
-    stretch: Cell<u64>,
+    pub(super) stretch: Cell<u64>,
     /// A handler of the running activation published a wake-up as pending (`stall.rs`).
-    pending_set: Cell<bool>,
+    pub(super) pending_set: Cell<bool>,
     /// The stall guard runs: rescuers may take the slots, so activations are bracketed.
-    guarded: bool,
+    pub(super) guarded: bool,
     /// The monitor may promote an actor it saw block to its own thread.
-    promote: bool,
+    pub(super) promote: bool,
     /// The stall guard from this worker while idle: what it last saw of each worker's state
     /// word, and since when (`steal.rs`, `rescue_look`).
     pub(super) looks: std::cell::RefCell<Vec<(u64, std::time::Instant)>>,
@@ -68,7 +68,7 @@ pub(super) struct Worker {
     hold_now: Cell<bool>,
     next_streak: Cell<u32>,
     tick: Cell<u32>,
-    sample_tick: Cell<u32>,
+    pub(super) sample_tick: Cell<u32>,
     policy: Cls,
     /// How runnable actors are routed (the engine's decision, kept at hand).
     routing: Routing,
@@ -90,7 +90,7 @@ pub(super) struct Worker {
     /// `exec = "auto"`: time activations to catch actors that block (runtime/exec_policy/blocking.rs).
     watch_blocking: bool,
     /// `exec = "auto"`: figures of the undeclared actors run here (runtime/exec_policy/online.rs).
-    online: std::cell::RefCell<online::Watch>,
+    pub(super) online: std::cell::RefCell<online::Watch>,
 }
 
 impl Worker {
@@ -233,79 +233,6 @@ impl Worker {
         }
     }
 
-    /// [`Self::push_next`] for a handler's second wake-up in one activation: out of user code
-    /// for the slots' update, so that no rescuer takes them meanwhile, and back in (`stall.rs`).
-    /// The pending wake-up goes to the next slot first, then this one, as they came. Out of
-    /// line: one wake-up per activation (a ring, a ping-pong pair) never comes here.
-    #[inline(never)]
-    fn push_next_from_handler(&self, task: TaskRef, state: u64) {
-        let watch = self.watch();
-        let blocked = watch.leave_user(state);
-        for task in [watch.take_pending(), Some(task)].into_iter().flatten() {
-            if let Some(displaced) = watch.replace_next(task) {
-                self.push_head(displaced);
-            }
-        }
-        self.pending_set.set(false);
-        watch.enter_user(state);
-        if blocked {
-            // The handler blocked before this send: the activation's end reports it.
-            watch.note_blocked_again();
-        }
-    }
-
-    /// Whether the stall guard runs.
-    #[inline]
-    pub(super) fn guarded(&self) -> bool {
-        self.guarded
-    }
-
-    /// This worker's stall watch.
-    #[inline]
-    pub(super) fn watch(&self) -> &super::stall::StallWatch {
-        // SAFETY: `watch` points into `self.engine.workers`, a boxed slice that is never resized
-        // or replaced and lives as long as the engine, which `self.engine` keeps alive.
-        unsafe { &*self.watch }
-    }
-
-    /// User code starts: a new activation (`stall.rs`); nothing without the stall guard. Returns
-    /// the activation's word for [`Self::leave_user`].
-    #[inline]
-    fn enter_user(&self) -> u64 {
-        if !self.guarded {
-            return 0;
-        }
-        // A new word per activation: a rescuer that sees the same word twice has seen one
-        // activation last that long (a word naming the actor repeated across a ping-pong pair's
-        // activations, and rescues tore the pair every few ms).
-        let word = self.stretch.get().wrapping_add(2);
-        self.stretch.set(word);
-        self.watch().enter_user(word);
-        word
-    }
-
-    /// User code is over (`stall.rs`): returns whether the monitor saw it block.
-    #[inline]
-    fn leave_user(&self, word: u64) -> bool {
-        self.guarded && self.end_user(self.watch(), word)
-    }
-
-    /// [`Self::leave_user`] under the guard: a wake-up a handler left pending goes to the next
-    /// slot now.
-    #[inline(always)]
-    fn end_user(&self, watch: &super::stall::StallWatch, word: u64) -> bool {
-        let blocked = watch.leave_user(word);
-        if self.pending_set.get() {
-            self.pending_set.set(false);
-            if let Some(task) = watch.take_pending() {
-                if let Some(displaced) = watch.replace_next(task) {
-                    self.push_head(displaced);
-                }
-            }
-        }
-        blocked
-    }
-
     /// The head of this worker's deque (stealable), then wake an idle worker to steal. Out of
     /// line: the wake-up path that inlines `push_next` keeps fewer registers live (a ping-pong
     /// pair never displaces anyone).
@@ -387,114 +314,13 @@ impl Worker {
 
     /// What an activation's outcome obliges this worker to do with the task.
     #[inline]
-    fn finish(&self, task: TaskRef, outcome: RunOutcome) {
+    pub(super) fn finish(&self, task: TaskRef, outcome: RunOutcome) {
         match outcome {
             RunOutcome::Drained => self.hold(task),
             RunOutcome::Idle | RunOutcome::Stopped => {}
             RunOutcome::Requeue => self.requeue(task, false),
             RunOutcome::Waiting => self.requeue(task, true),
         }
-    }
-
-    /// [`Self::run_task`] under `exec = "auto"` (out of line: timed activations).
-    #[inline(never)]
-    fn run_task_auto(&self, task: TaskRef) {
-        let word = self.enter_user();
-        let outcome = self.run_auto(task);
-        let blocked = self.leave_user(word);
-        match outcome {
-            // Promoted to `thread` with work left: its own thread goes on with it.
-            None => dedicated::hand_over(self.exec.runtime(), task),
-            Some(outcome) if blocked => self.after_blocked(task, outcome),
-            Some(outcome) => self.finish(task, outcome),
-        }
-    }
-
-    /// An activation the monitor saw block: [`Self::note_blocked`], then the outcome's due.
-    #[cold]
-    #[inline(never)]
-    fn after_blocked(&self, task: TaskRef, outcome: RunOutcome) {
-        if let Some(outcome) = self.note_blocked(task, outcome) {
-            self.finish(task, outcome);
-        }
-    }
-
-    /// The monitor saw the activation that just ended block in the kernel for longer than
-    /// [`blocking::LONG`] (`docs/stalls.md`): the second time, the actor moves to a thread of its
-    /// own. `None`: it did, and its thread has taken its work over.
-    #[cold]
-    #[inline(never)]
-    fn note_blocked(&self, task: TaskRef, outcome: RunOutcome) -> Option<RunOutcome> {
-        // A stopped actor may be freed already: not touched.
-        if outcome == RunOutcome::Stopped
-            || !self.promote
-            || !blocking::note_blocked(task, &self.exec)
-        {
-            return Some(outcome);
-        }
-        match outcome {
-            RunOutcome::Requeue | RunOutcome::Waiting => {
-                dedicated::hand_over(self.exec.runtime(), task);
-                None
-            }
-            RunOutcome::Drained => {
-                // SAFETY: a drained actor's schedule is this worker's until its hold ends here.
-                if !unsafe { task.release() } {
-                    dedicated::hand_over(self.exec.runtime(), task);
-                }
-                None
-            }
-            RunOutcome::Idle | RunOutcome::Stopped => Some(outcome),
-        }
-    }
-
-    /// An activation under `exec = "auto"`: timed to catch blocking (`blocking.rs`), and measured
-    /// while the actor's characteristics are still unknown (`online.rs`). `None`: the actor was
-    /// promoted to `thread` and still has work, which its thread must take over.
-    fn run_auto(&self, task: TaskRef) -> Option<RunOutcome> {
-        let watched = task.header().exec.is_watched();
-        let id = task.header().id;
-        let counters = self.counters();
-        let own = |c: &crate::telemetry::WorkerCounters| c.messages.get() - c.inline_messages.get();
-        let (messages, wakes) = (own(counters), self.wakes());
-        // SAFETY: the task came out of a run queue (or the next slot) of this system, so this
-        // worker holds its schedule.
-        let (outcome, promoted, wall) = unsafe { blocking::run_watched(task, &self.exec) };
-        if promoted {
-            return match outcome {
-                RunOutcome::Requeue | RunOutcome::Waiting => None,
-                other => Some(other),
-            };
-        }
-        if watched && outcome != RunOutcome::Stopped {
-            // Its own messages: those its sends ran inline are the receivers'.
-            let handled = own(counters) - messages;
-            let caused = self.wakes() - wakes;
-            let measured = self.online.borrow_mut().observe(id, handled, caused, wall);
-            if let Some(characteristics) = measured {
-                let slot = &task.header().exec;
-                slot.unwatch();
-                let policy = online::policy(&characteristics);
-                if policy != crate::exec_policy::ExecPolicy::Task {
-                    slot.set_policy(policy);
-                    let system = &self.engine.shared.counters.system;
-                    system.mapped_online.add_shared(1);
-                    tracing::debug!(actor = %id, ?characteristics, %policy, "execution policy measured and mapped");
-                    if policy == crate::exec_policy::ExecPolicy::Thread
-                        && matches!(outcome, RunOutcome::Requeue | RunOutcome::Waiting)
-                    {
-                        return None;
-                    }
-                }
-            }
-        }
-        Some(outcome)
-    }
-
-    /// Wake-ups this worker's activations caused so far: actors routed from here, and actors run
-    /// inline here.
-    fn wakes(&self) -> u64 {
-        u64::from(self.sample_tick.get()) + self.counters().inline_runs.get()
     }
 
     /// Holds an actor that emptied its mailbox, instead of letting it go idle, and ends the hold
