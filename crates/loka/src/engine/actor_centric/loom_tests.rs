@@ -117,13 +117,7 @@ fn quiescence_is_not_seen_while_a_worker_takes_work() {
 #[test]
 fn a_rescue_and_the_owner_never_both_take_a_slot() {
     use super::stall::{StallWatch, IN_USER};
-    use crate::runtime::TaskRef;
-    use std::ptr::NonNull;
 
-    // Two distinct fake tasks: the protocol stores and compares pointers, never follows them.
-    fn task(n: usize) -> TaskRef {
-        TaskRef::from_ptr(NonNull::new(n as *mut crate::runtime::Header).unwrap())
-    }
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(3);
     builder.check(|| {
@@ -201,12 +195,7 @@ fn a_blocked_note_is_reported_for_the_user_code_it_saw() {
 #[test]
 fn a_pending_wake_up_is_taken_once() {
     use super::stall::{StallWatch, IN_USER};
-    use crate::runtime::TaskRef;
-    use std::ptr::NonNull;
 
-    fn task(n: usize) -> TaskRef {
-        TaskRef::from_ptr(NonNull::new(n as *mut crate::runtime::Header).unwrap())
-    }
     loom::model(|| {
         let watch = Arc::new(StallWatch::default());
         watch.enter_user(2);
@@ -259,4 +248,11 @@ fn loom_orders_a_plain_store_after_a_concurrent_swap_only_partially() {
         seen_stale.load(std::sync::atomic::Ordering::Relaxed),
         "loom now orders the store after the swap: publish_pending's swap under loom can go"
     );
+}
+
+/// A fake task for the stall guard's models: the protocol stores and compares pointers, never
+/// follows them.
+fn task(n: usize) -> crate::runtime::TaskRef {
+    let header = std::ptr::NonNull::new(n as *mut crate::runtime::Header).expect("non-zero");
+    crate::runtime::TaskRef::from_ptr(header)
 }

@@ -117,6 +117,26 @@ fn from_ptr(p: *mut Header) -> Option<TaskRef> {
     NonNull::new(p).map(TaskRef::from_ptr)
 }
 
+/// The owner's take of a slot outside user code: a plain load and, if it held an actor, a plain
+/// store (no rescuer is at work then, `StallWatch::leave_user`).
+#[inline(always)]
+fn take(slot: &AtomicPtr<Header>) -> Option<TaskRef> {
+    let p = slot.load(Relaxed);
+    if p.is_null() {
+        return None;
+    }
+    slot.store(ptr::null_mut(), Relaxed);
+    from_ptr(p)
+}
+
+/// The owner's replacement of a slot's actor outside user code (as [`take`]).
+#[inline(always)]
+fn replace(slot: &AtomicPtr<Header>, task: TaskRef) -> Option<TaskRef> {
+    let old = slot.load(Relaxed);
+    slot.store(to_ptr(Some(task)), Relaxed);
+    from_ptr(old)
+}
+
 impl StallWatch {
     // ------------------------------------------------------------------ the owner's side
 
@@ -201,31 +221,19 @@ impl StallWatch {
     #[inline(always)]
     pub(crate) fn take_pending(&self) -> Option<TaskRef> {
         // No rescuer is at work (the owner is out of user code): a plain load and store.
-        let p = self.pending.load(Relaxed);
-        if p.is_null() {
-            return None;
-        }
-        self.pending.store(ptr::null_mut(), Relaxed);
-        from_ptr(p)
+        take(&self.pending)
     }
 
     /// Owner, outside user code: takes the next slot's actor.
     #[inline(always)]
     pub(crate) fn take_next(&self) -> Option<TaskRef> {
-        let p = self.next.load(Relaxed);
-        if p.is_null() {
-            return None;
-        }
-        self.next.store(ptr::null_mut(), Relaxed);
-        from_ptr(p)
+        take(&self.next)
     }
 
     /// Owner, outside user code: puts an actor in the next slot, returning the one it displaces.
     #[inline(always)]
     pub(crate) fn replace_next(&self, task: TaskRef) -> Option<TaskRef> {
-        let old = self.next.load(Relaxed);
-        self.next.store(to_ptr(Some(task)), Relaxed);
-        from_ptr(old)
+        replace(&self.next, task)
     }
 
     /// Owner, outside user code: whether the next slot is empty.
@@ -237,20 +245,13 @@ impl StallWatch {
     /// Owner, outside user code: holds `task`, returning the actor held before.
     #[inline(always)]
     pub(crate) fn replace_held(&self, task: TaskRef) -> Option<TaskRef> {
-        let old = self.held.load(Relaxed);
-        self.held.store(to_ptr(Some(task)), Relaxed);
-        from_ptr(old)
+        replace(&self.held, task)
     }
 
     /// Owner, outside user code: ends the hold, returning the held actor.
     #[inline(always)]
     pub(crate) fn take_held(&self) -> Option<TaskRef> {
-        let p = self.held.load(Relaxed);
-        if p.is_null() {
-            return None;
-        }
-        self.held.store(ptr::null_mut(), Relaxed);
-        from_ptr(p)
+        take(&self.held)
     }
 
     /// Owner, in user code: keeps a note that [`leave_user`](Self::leave_user) took in the middle
@@ -296,10 +297,9 @@ impl StallWatch {
             self.claim.fetch_and(!RESCUING, Release);
             return None;
         }
-        let next = self.next.load(Relaxed);
-        let held = self.held.load(Relaxed);
-        self.next.store(ptr::null_mut(), Relaxed);
-        self.held.store(ptr::null_mut(), Relaxed);
+        // The claim keeps the owner out (it waits in `leave_user`): plain takes, as the owner's.
+        let next = take(&self.next);
+        let held = take(&self.held);
         // A swap: the owner, in user code, may publish its first wake-up at this very moment;
         // either the swap takes it or the owner's store comes after and the owner keeps it.
         // Acquire: pairs with `publish_pending`'s Release.
@@ -311,8 +311,8 @@ impl StallWatch {
         // Release: the owner sees the emptied slots (and the note) once it sees the claim end.
         self.claim.fetch_and(!RESCUING, Release);
         Some(Hostages {
-            next: from_ptr(next),
-            held: from_ptr(held),
+            next,
+            held,
             pending: from_ptr(pending),
         })
     }

@@ -42,15 +42,21 @@ pub(crate) fn note_blocked(task: TaskRef, exec: &Exec) -> bool {
         return false;
     }
     slot.set_flag(super::SUSPECT, false);
-    slot.set_policy(ExecPolicy::Thread);
+    promote(task, exec);
+    tracing::debug!(actor = %task.header().id, "actor blocked a worker twice: promoted to its own thread");
+    true
+}
+
+/// Makes `task` a `thread` actor, counted (`promoted_to_thread`): its next wake-up goes to a
+/// thread of its own. The caller holds its schedule.
+fn promote(task: TaskRef, exec: &Exec) {
+    task.header().exec.set_policy(ExecPolicy::Thread);
     exec.runtime()
         .shared
         .counters
         .system
         .promoted_to_thread
         .add_shared(1);
-    tracing::debug!(actor = %task.header().id, "actor blocked a worker twice: promoted to its own thread");
-    true
 }
 
 /// The part of a long activation that must be off the CPU for it to count as blocking.
@@ -93,13 +99,7 @@ pub(crate) unsafe fn run_watched(task: TaskRef, exec: &Exec) -> (RunOutcome, boo
         _ => true,
     };
     if cpu * OFF_CPU_SHARE < wall && gave_up_the_cpu {
-        slot.set_policy(ExecPolicy::Thread);
-        exec.runtime()
-            .shared
-            .counters
-            .system
-            .promoted_to_thread
-            .add_shared(1);
+        promote(task, exec);
         tracing::debug!(actor = %task.header().id, ?wall, ?cpu, "actor blocked a worker: promoted to its own thread");
         return (outcome, true, wall);
     }
