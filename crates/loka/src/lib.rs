@@ -29,7 +29,6 @@ pub mod actor;
 pub mod config;
 mod engine;
 pub mod exec_policy;
-mod introspect;
 pub mod machine;
 mod mailbox;
 pub mod policy;
@@ -50,12 +49,13 @@ pub use config::{
     SimConfig, StallGuard, UnknownEngine, VictimSelection,
 };
 pub use exec_policy::{Characteristics, ExecMode, ExecPolicy};
-pub use introspect::{ActorInfo, ActorState};
 pub use loka_topology as topology;
 pub use machine::Machine;
 pub use policy::placement::PlacementStrategy;
 pub use policy::PolicyKind;
+pub use runtime::location::ActorState;
 pub use runtime::{DeadLetter, DeadLetterReason, DEAD_LETTER_WINDOW};
+pub use system::ActorInfo;
 pub use system::{ShutdownReport, System, SystemBuilder, UnstoppedActor};
 #[cfg(unix)]
 pub use system::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};

@@ -3,23 +3,21 @@
 
 mod ask;
 mod context;
-mod error;
 pub(crate) mod names;
-pub(crate) mod options;
 mod pipe;
 mod send_async;
 mod timers;
 mod watch;
 
+pub use crate::runtime::errors::{HubError, SendError, SendErrorReason, SpawnError, TrySendError};
+pub use crate::runtime::options::{Overflow, Placement, SpawnOptions};
+pub use crate::runtime::stop_reason::StopReason;
 pub use crate::runtime::{ActorFailure, ActorId};
 pub use ask::{AskError, Pending, ReplyTo};
 pub use context::Context;
-pub use error::{HubError, SendError, SendErrorReason, SpawnError, TrySendError};
 pub use names::{LookupError, RegisterError};
-pub use options::{Overflow, Placement, SpawnOptions};
 pub use send_async::SendAsync;
 pub use timers::{TimerError, TimerHandle};
-pub use watch::StopReason;
 
 use crate::runtime::{Behavior, CellContext, Deliver};
 use std::fmt;

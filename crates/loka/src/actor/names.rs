@@ -15,10 +15,7 @@
 //! unreferenced like any other actor.
 
 use super::{Actor, ActorId, ActorRef, Context};
-use crate::System;
-use parking_lot::Mutex;
-use std::any::Any;
-use std::collections::HashMap;
+use crate::runtime::names::{Directory, Entry};
 use std::sync::Arc;
 
 /// A [`System::register`] that was refused; nothing was registered.
@@ -87,28 +84,8 @@ pub enum LookupError {
     },
 }
 
-/// One registered name.
-struct Entry {
-    actor: ActorId,
-    /// The actor's message type, for [`LookupError::WrongType`].
-    message_type: &'static str,
-    /// An `ActorRef<M>` of the actor's message type `M`.
-    actor_ref: Box<dyn Any + Send + Sync>,
-}
-
-#[derive(Default)]
-struct Table {
-    by_name: HashMap<Arc<str>, Entry>,
-    by_actor: HashMap<ActorId, Arc<str>, rustc_hash::FxBuildHasher>,
-}
-
-/// The registered names of one system. One lock: registering and looking up are rare next to
-/// sends, and a lookup's result is meant to be kept.
-#[derive(Default)]
-pub(crate) struct Directory(Mutex<Table>);
-
 impl Directory {
-    fn register<M: Send + 'static>(
+    pub(crate) fn register<M: Send + 'static>(
         &self,
         shared: &crate::runtime::Shared,
         name: &str,
@@ -167,7 +144,7 @@ impl Directory {
         Ok(())
     }
 
-    fn lookup<M: Send + 'static>(&self, name: &str) -> Result<ActorRef<M>, LookupError> {
+    pub(crate) fn lookup<M: Send + 'static>(&self, name: &str) -> Result<ActorRef<M>, LookupError> {
         let table = self.0.lock();
         let entry = table
             .by_name
@@ -185,7 +162,7 @@ impl Directory {
         }
     }
 
-    fn unregister(&self, name: &str) -> Option<ActorId> {
+    pub(crate) fn unregister(&self, name: &str) -> Option<ActorId> {
         let entry = {
             let mut table = self.0.lock();
             let entry = table.by_name.remove(name)?;
@@ -196,88 +173,6 @@ impl Directory {
         // Dropped unlocked: the last reference's drop queues the actor's `Unreferenced` signal.
         drop(entry);
         Some(actor)
-    }
-
-    /// The actor stopped: frees its name (called by `terminate`, when the actor was registered).
-    pub(crate) fn remove_actor(&self, id: ActorId) {
-        let entry = {
-            let mut table = self.0.lock();
-            let Some(name) = table.by_actor.remove(&id) else {
-                return;
-            };
-            table.by_name.remove(&name)
-        };
-        drop(entry);
-    }
-
-    /// Fills in the registered names of `actors` (introspection).
-    pub(crate) fn names_of(&self, actors: &mut [crate::ActorInfo]) {
-        let table = self.0.lock();
-        if table.by_actor.is_empty() {
-            return;
-        }
-        for info in actors {
-            info.registered = table.by_actor.get(&info.id).map(|name| name.to_string());
-        }
-    }
-
-    /// Frees every name (after shutdown).
-    pub(crate) fn clear(&self) {
-        let table = std::mem::take(&mut *self.0.lock());
-        drop(table);
-    }
-}
-
-impl System {
-    /// Registers `actor` under `name`, unique in this system, until the actor stops (or
-    /// [`unregister`](Self::unregister)). Registering an actor again under its own name is
-    /// accepted and changes nothing. The name keeps the actor referenced: it does not stop as
-    /// unreferenced while registered.
-    ///
-    /// Fails, registering nothing, if another actor holds the name ([`RegisterError::Taken`]),
-    /// the actor has stopped ([`RegisterError::Stopped`]), it is registered under another name
-    /// ([`RegisterError::AlreadyNamed`]), it belongs to another system, or the name is empty.
-    ///
-    /// ```
-    /// use loka::{Actor, Context, System};
-    ///
-    /// struct Logger;
-    /// impl Actor for Logger {
-    ///     type Msg = String;
-    ///     fn handle(&mut self, _ctx: &mut Context<Self>, line: String) { println!("{line}") }
-    /// }
-    ///
-    /// let system = System::builder().workers(1).build().unwrap();
-    /// system.register("logger", &system.spawn(Logger)).unwrap();
-    /// // Elsewhere, typed by the message type:
-    /// let logger = system.lookup::<String>("logger").unwrap();
-    /// logger.send("hello".to_owned()).unwrap();
-    /// assert!(system.lookup::<u64>("logger").is_none(), "wrong message type");
-    /// ```
-    pub fn register<M: Send + 'static>(
-        &self,
-        name: &str,
-        actor: &ActorRef<M>,
-    ) -> Result<(), RegisterError> {
-        self.shared.directory.register(&self.shared, name, actor)
-    }
-
-    /// The actor registered under `name`, if there is one and it takes messages of type `M`
-    /// (`None` otherwise; [`try_lookup`](Self::try_lookup) says which).
-    pub fn lookup<M: Send + 'static>(&self, name: &str) -> Option<ActorRef<M>> {
-        self.try_lookup(name).ok()
-    }
-
-    /// The actor registered under `name`, or why there is none of type `M`:
-    /// [`LookupError::NotRegistered`] or [`LookupError::WrongType`] (naming both types).
-    pub fn try_lookup<M: Send + 'static>(&self, name: &str) -> Result<ActorRef<M>, LookupError> {
-        self.shared.directory.lookup(name)
-    }
-
-    /// Frees `name`; returns the actor that held it (`None`: the name was not registered). The
-    /// actor goes on; with no other reference it then stops as unreferenced.
-    pub fn unregister(&self, name: &str) -> Option<ActorId> {
-        self.shared.directory.unregister(name)
     }
 }
 

@@ -5,88 +5,9 @@
 //! The cell's side (where watchers are kept, how they are told) is in `runtime/cell/watch.rs`.
 
 use super::ask::{self, Pending};
-use super::{Actor, ActorId, ActorRef, Context};
+use super::{Actor, ActorId, ActorRef, Context, StopReason};
 use crate::runtime::cell::Notice;
-use std::fmt;
 use std::sync::Arc;
-
-/// Why an actor stopped, as its watchers and linked actors are told.
-///
-/// | reason | when |
-/// |---|---|
-/// | `Normal` | the actor stopped itself ([`Context::stop`]), or stopped because no [`ActorRef`] to it was left and its mailbox was empty |
-/// | `Stopped` | it was stopped from outside: [`ActorRef::stop`]'s stop signal reached it |
-/// | `Panicked` | its factory, `started`, a handler, a continuation or a piped future's poll panicked (the panic message) |
-/// | `Killed` | the system shut down while it was alive ([`crate::System::shutdown`], or dropping the system) |
-/// | `Linked` | an actor linked to it ([`Context::link`]) failed, and it did not trap exits |
-/// | `Escalated` | it was a [`Supervisor`](crate::supervisor::Supervisor) whose children failed more often than its restart intensity allows: it terminated them and gave up |
-///
-/// A failure is `Panicked`, `Linked` or `Escalated` ([`is_failure`](Self::is_failure)): only
-/// failures travel along links, and a supervisor restarts a
-/// [`Transient`](crate::supervisor::Restart::Transient) child only after one.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum StopReason {
-    /// Stopped itself, or became unreferenced.
-    Normal,
-    /// Stopped from outside by a stop signal.
-    Stopped,
-    /// A panic; the panic message.
-    Panicked(String),
-    /// The system shut down.
-    Killed,
-    /// The linked actor `peer` failed, and this actor was stopped with it.
-    Linked {
-        /// The linked actor whose failure stopped this one.
-        peer: ActorId,
-        /// The first failure's panic message, passed along every link it crossed.
-        message: String,
-    },
-    /// A supervisor gave up: its children failed more often than its restart intensity allows
-    /// ([`SupervisorSpec::max_restarts`](crate::supervisor::SupervisorSpec::max_restarts)). It
-    /// terminated them, then stopped with this reason, which its own parent hears as a failure.
-    Escalated {
-        /// Which intensity was exceeded, and the last child failure.
-        message: String,
-    },
-}
-
-impl StopReason {
-    /// Whether the actor failed (a panic, its own or a linked actor's, or a supervisor's
-    /// escalation): what links propagate.
-    pub fn is_failure(&self) -> bool {
-        matches!(
-            self,
-            StopReason::Panicked(_) | StopReason::Linked { .. } | StopReason::Escalated { .. }
-        )
-    }
-
-    /// The message behind a failure: the panic's, or the escalation's (`None` for other
-    /// reasons).
-    pub fn panic_message(&self) -> Option<&str> {
-        match self {
-            StopReason::Panicked(message)
-            | StopReason::Linked { message, .. }
-            | StopReason::Escalated { message } => Some(message),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for StopReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StopReason::Normal => f.write_str("stopped normally"),
-            StopReason::Stopped => f.write_str("stopped by a stop signal"),
-            StopReason::Panicked(message) => write!(f, "panicked: {message}"),
-            StopReason::Killed => f.write_str("killed by the system's shutdown"),
-            StopReason::Linked { peer, message } => {
-                write!(f, "stopped because linked actor {peer} failed: {message}")
-            }
-            StopReason::Escalated { message } => write!(f, "escalated: {message}"),
-        }
-    }
-}
 
 impl<A: Actor> Context<A> {
     /// Watches `other`: when it stops, `message` turns the [`StopReason`] into a message of this

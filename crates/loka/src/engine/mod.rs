@@ -10,10 +10,12 @@
 pub(crate) mod actor_centric;
 pub(crate) mod balance_round;
 pub(crate) mod choices;
+pub(crate) mod kind;
 pub(crate) mod message_centric;
 pub(crate) mod placement;
 pub(crate) mod sim;
 pub(crate) mod sleepers;
+pub(crate) mod stats;
 
 use crate::config::{ConfigError, EngineKind};
 use crate::policy::placement::PlacementStrategy;

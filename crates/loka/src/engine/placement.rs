@@ -15,7 +15,7 @@
 //! | `remote_wakes`, `local_wakes`, `last_waker` | `lgs:auto` and `hierarchical:auto` ([`crate::policy::lgs::should_release_hub`]) |
 //! | `enqueued_at` | the sampled queue-wait telemetry |
 
-use crate::actor::options::SpawnOptions;
+use crate::runtime::options::SpawnOptions;
 use crate::runtime::task::SCHED_WORDS;
 use crate::runtime::{SchedState, TaskRef};
 use crate::sync::{AtomicU32, AtomicU64, AtomicU8};
@@ -197,8 +197,8 @@ impl ActorPlacement {
     }
 
     /// Where the actor last ran, else its home (introspection); the mailbox tells its state.
-    pub(crate) fn locate(&self) -> crate::introspect::Location {
-        crate::introspect::Location {
+    pub(crate) fn locate(&self) -> crate::runtime::location::Location {
+        crate::runtime::location::Location {
             worker: self.last().or_else(|| self.home()),
             ..Default::default()
         }

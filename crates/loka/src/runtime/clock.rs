@@ -16,7 +16,6 @@
 
 use super::timer::{Action, TimerState};
 use super::{Exec, Runtime, Shared};
-use crate::config::{Config, EngineKind};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,15 +24,6 @@ use std::time::Duration;
 pub(crate) const WALL_TICK_NS: u64 = 1_000_000;
 /// One tick of the simulation's virtual clock, in nanoseconds (1 µs).
 pub(crate) const VIRTUAL_TICK_NS: u64 = 1_000;
-
-/// How many timer shards a system of this configuration has: one per worker, one in all under
-/// the simulation (its single driver thread fires every timer).
-pub(crate) fn shards(config: &Config) -> usize {
-    match config.engine {
-        EngineKind::Sim => 1,
-        _ => config.workers.max(1),
-    }
-}
 
 impl Shared {
     /// The wall clock in ticks (floored: a timer due at tick `t` fires once this reaches `t`).

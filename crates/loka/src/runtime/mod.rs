@@ -21,15 +21,21 @@
 pub(crate) mod cell;
 pub(crate) mod clock;
 pub(crate) mod dead_letters;
+pub(crate) mod errors;
 pub(crate) mod exec;
 pub(crate) mod exec_policy;
 mod handles;
 pub(crate) mod id;
 pub(crate) mod letter;
 pub(crate) mod lifecycle;
+pub(crate) mod location;
 #[cfg(all(test, loom))]
 mod loom_tests;
+pub(crate) mod names;
+pub(crate) mod options;
 pub(crate) mod registry;
+pub(crate) mod restart;
+pub(crate) mod stop_reason;
 pub(crate) mod task;
 pub(crate) mod timer;
 
@@ -40,9 +46,9 @@ pub use id::ActorId;
 pub(crate) use letter::{Letter, Slot};
 pub(crate) use task::{Header, RunOutcome, SchedState, TaskRef};
 
-use crate::actor::options::SpawnOptions;
 use crate::config::Config;
 use crate::machine::Machine;
+use crate::runtime::options::SpawnOptions;
 use crate::telemetry::{Counters, Stats};
 use id::ExternalIds;
 use parking_lot::Mutex;
@@ -163,7 +169,7 @@ pub(crate) trait Scheduler: Send + Sync + 'static {
 
     /// Where the actor is bound or last ran, and its state where the engine knows it better than
     /// the mailbox does (introspection: [`crate::System::actors`]). A snapshot, from any thread.
-    fn locate(&self, task: TaskRef) -> crate::introspect::Location;
+    fn locate(&self, task: TaskRef) -> crate::runtime::location::Location;
 }
 
 /// A record of an actor that failed: it panicked in a handler, in `started`, or in its `stopped`
@@ -209,7 +215,7 @@ pub(crate) struct Shared {
     /// Names of live actors spawned with one (unnamed actors pay nothing for the feature).
     names: Mutex<HashMap<ActorId, Arc<str>, rustc_hash::FxBuildHasher>>,
     /// Names actors are registered under ([`crate::System::register`]).
-    pub(crate) directory: crate::actor::names::Directory,
+    pub(crate) directory: names::Directory,
     /// The Tokio runtime whose context every poll of a piped future enters
     /// ([`crate::SystemBuilder::tokio_handle`]).
     #[cfg(feature = "tokio")]
@@ -226,7 +232,7 @@ impl Shared {
             policy_reason,
             counters: Counters::new(config.workers),
             dedicated: exec_policy::dedicated::Threads::default(),
-            timers: timer::Timers::new(clock::shards(&config)),
+            timers: timer::Timers::new(config.engine.timer_shards(config.workers)),
             epoch: std::time::Instant::now(),
             timer_turn: std::sync::atomic::AtomicUsize::new(0),
             config,

@@ -4,7 +4,7 @@
 
 use super::spec::AnyChild;
 use super::{ChildSpec, Restart, Supervisor, SupervisorError, SupervisorSpec};
-use crate::{Actor, ActorId, ActorRef, Context, ReplyTo, SpawnError, System};
+use crate::{Actor, ActorId, ActorRef, Context, ReplyTo, SpawnError};
 use std::fmt;
 use std::sync::Arc;
 
@@ -280,26 +280,13 @@ impl fmt::Debug for SupervisorRef {
     }
 }
 
-fn spawn_error(error: SpawnError) -> SupervisorError {
+pub(crate) fn spawn_error(error: SpawnError) -> SupervisorError {
     match error {
         SpawnError::ShutDown => SupervisorError::ShutDown,
         error => SupervisorError::Spawn {
             id: String::new(),
             error,
         },
-    }
-}
-
-impl System {
-    /// Spawns a top-level supervisor of `spec` from a plain thread; its children start with it.
-    /// Checks every child's spawn options first (nested supervisors' included). Once the system
-    /// has shut down: [`SupervisorError::ShutDown`]. A supervisor spawned here has no parent:
-    /// when it gives up, the failure is recorded in [`System::failures`] and logged.
-    pub fn spawn_supervisor(&self, spec: SupervisorSpec) -> Result<SupervisorRef, SupervisorError> {
-        spec.check(self.machine().places())?;
-        self.try_spawn(Supervisor::new(spec))
-            .map(SupervisorRef::new)
-            .map_err(spawn_error)
     }
 }
 

@@ -66,8 +66,10 @@ mod handle;
 mod rounds;
 mod spec;
 
+pub use crate::runtime::restart::Restart;
 pub use actor::Supervisor;
 pub use error::SupervisorError;
+pub(crate) use handle::spawn_error;
 pub use handle::{ChildInfo, ChildState, SupervisorMsg, SupervisorRef, SupervisorStats};
 pub use spec::{ChildSpec, SupervisorSpec};
 
@@ -84,22 +86,4 @@ pub enum Strategy {
     /// The child that failed and those started after it (`rest_for_one`), in the same order as
     /// `OneForAll`. For a chain where later children depend on earlier ones.
     RestForOne,
-}
-
-/// When a child is restarted (Erlang's restart types).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Restart {
-    /// Always: after a failure and after a normal stop ([`Context::stop`](crate::Context::stop),
-    /// a stop signal). The default.
-    #[default]
-    Permanent,
-    /// Only after an abnormal exit (a failure: [`StopReason::is_failure`]). A normal stop
-    /// terminates it; it stays listed as stopped and [`SupervisorRef::restart_child`] can start
-    /// it again.
-    ///
-    /// [`StopReason::is_failure`]: crate::StopReason::is_failure
-    Transient,
-    /// Never: once it stops or fails it terminates and the supervisor forgets it. A
-    /// `OneForAll`/`RestForOne` restart of its siblings terminates it too.
-    Temporary,
 }

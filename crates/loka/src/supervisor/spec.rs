@@ -295,7 +295,7 @@ impl SupervisorSpec {
 
     /// Checks every child's spawn options (nested supervisors' included) against a machine of
     /// `places` places.
-    pub(super) fn check(&self, places: usize) -> Result<(), SupervisorError> {
+    pub(crate) fn check(&self, places: usize) -> Result<(), SupervisorError> {
         self.children.iter().try_for_each(|c| c.check(places))
     }
 

@@ -6,10 +6,14 @@
 //! | `shutdown.rs` | prompt and graceful shutdown, also from inside a handler (docs/shutdown.md) |
 //! | `signal.rs` | running a service until SIGINT or SIGTERM |
 
+mod introspect;
+mod names;
 mod shutdown;
 #[cfg(unix)]
 mod signal;
+mod supervise;
 
+pub use introspect::ActorInfo;
 pub use shutdown::{ShutdownReport, UnstoppedActor};
 #[cfg(unix)]
 pub use signal::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};
@@ -57,13 +61,10 @@ impl System {
         config.validate("the configuration")?;
         let machine = Machine::load(&config)?;
         let requested = config.policy;
-        let (chosen, reason) = match (config.engine, requested) {
-            (EngineKind::MessageCentric, PolicyKind::Auto) => (
-                PolicyKind::Cls,
-                Some("message-centric engine: it queues messages, not actors; its victim selection is its policy"),
-            ),
-            _ => requested.resolve(machine.layout.node_count(), config.workers),
-        };
+        let (chosen, reason) =
+            config
+                .engine
+                .resolve_policy(requested, machine.layout.node_count(), config.workers);
         let config = Config {
             policy: chosen,
             ..config

@@ -37,9 +37,9 @@ mod worker;
 use super::choices::Routing;
 use super::placement::{self, ActorPlacement};
 use super::sleepers::Sleepers;
-use crate::actor::options::SpawnOptions;
 use crate::engine::balance_round::BalanceHistory;
 use crate::policy::placement::PlacementStrategy;
+use crate::runtime::options::SpawnOptions;
 use crate::runtime::{Exec, Header, Runtime, Scheduler, Shared, TaskRef};
 use crate::sync::{AtomicBool, AtomicU8, AtomicUsize};
 use crossbeam_utils::CachePadded;
@@ -233,7 +233,7 @@ impl Scheduler for Engine {
         placement::of(&task).is_hub()
     }
 
-    fn locate(&self, task: TaskRef) -> crate::introspect::Location {
+    fn locate(&self, task: TaskRef) -> crate::runtime::location::Location {
         placement::of(&task).locate()
     }
 }

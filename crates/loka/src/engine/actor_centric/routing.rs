@@ -11,11 +11,11 @@
 
 use super::worker::Worker;
 use super::{queues, Engine};
-use crate::actor::options::SpawnOptions;
 use crate::engine::choices::{self, Routing};
 use crate::engine::placement::{self, ActorPlacement};
 use crate::policy::placement::{Placement, PlacementStrategy};
 use crate::policy::{cls, lgs, places, LgsVariants, PlacesMode, Route};
+use crate::runtime::options::SpawnOptions;
 use crate::runtime::TaskRef;
 use std::sync::atomic::Ordering::Relaxed;
 

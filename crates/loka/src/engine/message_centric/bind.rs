@@ -3,8 +3,8 @@
 //! queue" and "Actors created together share a queue").
 
 use super::{running, worker, Engine};
-use crate::actor::options::{Placement, SpawnOptions};
 use crate::policy::placement::PlacementStrategy;
+use crate::runtime::options::{Placement, SpawnOptions};
 use crate::runtime::Exec;
 use std::sync::atomic::Ordering::Relaxed;
 

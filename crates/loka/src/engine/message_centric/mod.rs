@@ -44,9 +44,9 @@ mod swap;
 mod worker;
 
 use super::sleepers::Sleepers;
-use crate::actor::options::SpawnOptions;
 use crate::config::{QueueKind, VictimSelection};
 use crate::runtime::letter::LetterVtable;
+use crate::runtime::options::SpawnOptions;
 use crate::runtime::task::SchedState;
 use crate::runtime::{Exec, Header, Letter, Runtime, Scheduler, Shared, Slot, TaskRef};
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize};
@@ -276,7 +276,7 @@ impl Engine {
             .map(|q| q.locked.with(|locked| locked.posted) + q.appended())
             .sum();
         let total = self.shared.counters.stats().total;
-        MessageCentricStats::from_counters(&total, self.queues.len() as u64, posted)
+        stats_from_counters(&total, self.queues.len() as u64, posted)
     }
 }
 
@@ -411,18 +411,18 @@ impl Scheduler for Engine {
         }
     }
 
-    fn locate(&self, task: TaskRef) -> crate::introspect::Location {
+    fn locate(&self, task: TaskRef) -> crate::runtime::location::Location {
         // Messages, not actors, are queued here: the actor's state is its queue's.
         let queue = binding(&task).queue.load(Relaxed) as usize;
         let q = &self.queues[queue];
         let state = if q.processing.is_claimed() {
-            crate::introspect::ActorState::Running
+            crate::runtime::location::ActorState::Running
         } else if q.len_hint() > 0 {
-            crate::introspect::ActorState::Scheduled
+            crate::runtime::location::ActorState::Scheduled
         } else {
-            crate::introspect::ActorState::Idle
+            crate::runtime::location::ActorState::Idle
         };
-        crate::introspect::Location {
+        crate::runtime::location::Location {
             worker: Some(q.owner.load(Relaxed)),
             queue: Some(queue),
             state: Some(state),
@@ -450,3 +450,28 @@ impl Scheduler for Engine {
 
 #[cfg(all(test, not(loom)))]
 mod tests;
+
+/// The statistics from the workers' counters, with the engine's own totals.
+fn stats_from_counters(
+    total: &crate::telemetry::WorkerStats,
+    queues: u64,
+    letters_posted: u64,
+) -> MessageCentricStats {
+    let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    MessageCentricStats {
+        queues,
+        letters_posted,
+        gulps: total.gulps,
+        avg_gulp_size: ratio(total.gulped, total.gulps),
+        missed_gulps: total.missed_gulps,
+        steal_attempts: total.steal_attempts,
+        steal_no_candidate: total.steal_no_candidate,
+        steal_deferred: total.steal_deferred,
+        steal_failed_swap: total.steal_failed_swap,
+        queues_stolen: total.steals,
+        letters_stolen: total.letters_stolen,
+        avg_steal_size: ratio(total.letters_stolen, total.steals),
+        actors_followed: total.actors_followed,
+        letters_followed: total.letters_followed,
+    }
+}

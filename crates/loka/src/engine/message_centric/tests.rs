@@ -1,7 +1,7 @@
 //! Regression tests of the engine's wake-ups (a letter in a sleeping worker's range is always
 //! reached) and of a worker's visits.
 
-use crate::actor::options::{Placement, SpawnOptions};
+use crate::runtime::options::{Placement, SpawnOptions};
 use crate::{Actor, ActorRef, Config, Context, EngineKind, System};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc;

@@ -56,12 +56,12 @@ mod worker;
 
 pub(crate) use cost::CostModel;
 
-use crate::actor::options::SpawnOptions;
 use crate::engine::choices::{Routing, Victims};
 use crate::engine::placement::{self, ActorPlacement};
 use crate::policy::cls::Cls;
 use crate::policy::placement::PlacementStrategy;
 use crate::policy::Route;
+use crate::runtime::options::SpawnOptions;
 use crate::runtime::{Exec, Header, Runtime, Scheduler, Shared, TaskRef};
 use crate::telemetry::{SimStats, MAX_LEVELS};
 use cost::Distances;
@@ -427,7 +427,7 @@ impl Scheduler for Engine {
         })
     }
 
-    fn locate(&self, task: TaskRef) -> crate::introspect::Location {
+    fn locate(&self, task: TaskRef) -> crate::runtime::location::Location {
         crate::engine::placement::of(&task).locate()
     }
 

@@ -4,11 +4,11 @@
 
 use super::cost::Distances;
 use super::{Engine, External, State};
-use crate::actor::options::SpawnOptions;
 use crate::engine::choices::{self, Routing};
 use crate::engine::placement;
 use crate::policy::placement::{Placement, PlacementStrategy};
 use crate::policy::{cls, lgs, places, Route};
+use crate::runtime::options::SpawnOptions;
 use crate::runtime::TaskRef;
 use loka_topology::WorkerLayout;
 

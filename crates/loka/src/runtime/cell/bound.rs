@@ -24,7 +24,7 @@
 //!   room, so a waiter that registered while the mailbox was full is always seen (no lost
 //!   wake-up: see [`Bound::register`]).
 
-use crate::actor::options::Overflow;
+use crate::runtime::options::Overflow;
 use crate::sync::AtomicU64;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};

@@ -4,8 +4,8 @@
 
 use super::bound::{Bound, Room};
 use super::{ActorCell, Behavior, Envelope, Watchable};
-use crate::actor::options::Overflow;
-use crate::actor::TrySendError;
+use crate::runtime::errors::TrySendError;
+use crate::runtime::options::Overflow;
 use crate::runtime::{ActorId, Runtime};
 use std::any::type_name;
 use std::sync::Arc;

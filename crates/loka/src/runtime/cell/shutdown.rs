@@ -79,7 +79,7 @@ impl<B: Behavior> ActorCell<B> {
         let cell = unsafe { ptr.cast::<Self>().as_ref() };
         // SAFETY: no activation runs, so we have exclusive access to `inner`.
         let inner = unsafe { &mut *cell.inner.get() };
-        cell.terminate(inner, crate::actor::StopReason::Killed, None);
+        cell.terminate(inner, crate::runtime::stop_reason::StopReason::Killed, None);
     }
 
     pub(super) unsafe fn control_raw(ptr: NonNull<Header>) -> Arc<dyn Control> {

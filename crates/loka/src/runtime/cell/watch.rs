@@ -18,7 +18,7 @@
 //! at once.
 
 use super::{ActorCell, Behavior, CellContext, Continuation, Envelope};
-use crate::actor::StopReason;
+use crate::runtime::stop_reason::StopReason;
 use crate::runtime::ActorId;
 use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,7 +5,7 @@
 use super::super::failure::{panic_message, stopped_panicked};
 use super::super::{bound, ActorCell, Behavior, Envelope, Inner, Life, Stopping};
 use super::{ChildEvent, Command};
-use crate::actor::StopReason;
+use crate::runtime::stop_reason::StopReason;
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;

@@ -133,7 +133,10 @@ pub enum SpawnError {
 
 impl SpawnError {
     /// Checks `options` against a machine of `places` places.
-    pub(crate) fn check(options: &crate::SpawnOptions, places: usize) -> Result<(), SpawnError> {
+    pub(crate) fn check(
+        options: &super::options::SpawnOptions,
+        places: usize,
+    ) -> Result<(), SpawnError> {
         if let Some(place) = options.place {
             if place >= places {
                 return Err(SpawnError::UnknownPlace { place, places });

@@ -2,20 +2,9 @@
 
 use crate::actor::ActorId;
 use crate::exec_policy::ExecPolicy;
+use crate::runtime::location::ActorState;
 use crate::System;
 use serde::Serialize;
-
-/// What an actor is doing, as far as a look from outside can tell (see [`ActorInfo::state`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ActorState {
-    /// Nothing to do: its mailbox is empty and it is queued nowhere.
-    Idle,
-    /// Runnable: queued on a worker (or its thread) with messages to handle.
-    Scheduled,
-    /// A thread runs it now (or it is stopping: running its `stopped` hook).
-    Running,
-}
 
 /// One live actor, as [`System::actors`] saw it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -46,15 +35,6 @@ pub struct ActorInfo {
     /// with the other actors bound there (running: a worker processes the queue; scheduled: the
     /// queue holds letters).
     pub state: ActorState,
-}
-
-/// Where an engine says an actor is (see [`crate::runtime::Scheduler::locate`]).
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Location {
-    pub(crate) worker: Option<usize>,
-    pub(crate) queue: Option<usize>,
-    /// The engine's own reading of the state, where the mailbox cannot tell it.
-    pub(crate) state: Option<ActorState>,
 }
 
 impl System {
@@ -109,5 +89,18 @@ impl System {
         }
         shared.directory.names_of(&mut actors);
         actors
+    }
+}
+
+impl crate::runtime::names::Directory {
+    /// Fills in the registered names of `actors` (introspection).
+    pub(crate) fn names_of(&self, actors: &mut [ActorInfo]) {
+        let table = self.0.lock();
+        if table.by_actor.is_empty() {
+            return;
+        }
+        for info in actors {
+            info.registered = table.by_actor.get(&info.id).map(|name| name.to_string());
+        }
     }
 }

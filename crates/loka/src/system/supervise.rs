@@ -1,0 +1,17 @@
+//! Supervisors from a plain thread: the [`System`] side of `supervisor/`.
+
+use crate::supervisor::{Supervisor, SupervisorError, SupervisorRef, SupervisorSpec};
+use crate::System;
+
+impl System {
+    /// Spawns a top-level supervisor of `spec` from a plain thread; its children start with it.
+    /// Checks every child's spawn options first (nested supervisors' included). Once the system
+    /// has shut down: [`SupervisorError::ShutDown`]. A supervisor spawned here has no parent:
+    /// when it gives up, the failure is recorded in [`System::failures`] and logged.
+    pub fn spawn_supervisor(&self, spec: SupervisorSpec) -> Result<SupervisorRef, SupervisorError> {
+        spec.check(self.machine().places())?;
+        self.try_spawn(Supervisor::new(spec))
+            .map(SupervisorRef::new)
+            .map_err(crate::supervisor::spawn_error)
+    }
+}
