@@ -127,7 +127,7 @@ impl<R> Pending<R> {
     /// Tells the engine, if it wants to know, that a thread waits for this reply.
     fn announce_wait(&self) {
         if let Some(runtime) = &self.notify {
-            runtime.scheduler().waiting();
+            runtime.core().waiting();
         }
     }
 

@@ -90,7 +90,7 @@ impl Runtime {
     /// the system started.
     pub(crate) fn timer_now_ns(&self) -> u64 {
         if self.virtual_time {
-            self.scheduler.virtual_now_ns().unwrap_or(0)
+            self.core.virtual_now_ns().unwrap_or(0)
         } else {
             self.shared.epoch.elapsed().as_nanos() as u64
         }
@@ -139,7 +139,7 @@ impl Runtime {
         // The worker that owns the shard looks at it before it parks: no need to wake itself.
         let own = !self.virtual_time && from.and_then(Exec::worker) == Some(shard);
         if earliest && !own {
-            self.scheduler.timer_armed(shard);
+            self.core.timer_armed(shard);
         }
         state
     }

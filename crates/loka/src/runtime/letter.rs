@@ -67,14 +67,14 @@ pub(crate) struct Delivered {
     pub(crate) letters: u32,
 }
 
-/// Where a handler's letter goes ([`crate::runtime::Scheduler::append_slot`]).
+/// Where a handler's letter goes ([`crate::runtime::LetterQueues::append_slot`]).
 pub(crate) enum Slot {
     /// A place reserved at the end of the gulp the calling thread's worker is processing: the
     /// caller must [`Letter::write_at`] it at once, before anything else touches the gulp.
     At(NonNull<Letter>),
     /// A place reserved at the end of the actor's queue, whose lock the engine keeps: the caller
     /// must [`Letter::write_at`] it at once and then call
-    /// [`crate::runtime::Scheduler::finish_post`] for the same actor, which publishes the
+    /// [`crate::runtime::LetterQueues::finish_post`] for the same actor, which publishes the
     /// letter and releases the lock.
     Queued(NonNull<Letter>),
     /// The actor has closed: the letter is refused.

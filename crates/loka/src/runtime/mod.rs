@@ -11,13 +11,15 @@
 //! * [`cell`]: the actor cell (mailbox, state, lifecycle) and its activation loop;
 //! * [`exec`]: the execution context a worker passes to an activation ([`Exec`]);
 //! * [`id`] and [`registry`]: actor ids and the live-actor registry;
-//! * this file: the [`Scheduler`] boundary (what the runtime asks of an engine), the state every
-//!   engine shares ([`Shared`]) and the handle cells keep ([`Runtime`]).
+//! * [`boundary`]: what the runtime asks of an engine ([`EngineCore`] and one of
+//!   [`TaskQueues`] / [`LetterQueues`]);
+//! * this file: the state every engine shares ([`Shared`]) and the handle cells keep ([`Runtime`]).
 //!
-//! The runtime knows no engine: it calls one through [`Scheduler`], and an engine gives it work
+//! The runtime knows no engine: it calls one through its [`Boundary`], and an engine gives it work
 //! through [`TaskRef::run`]. The actor layer knows no engine either: it sees only this layer.
 //! `docs/architecture.md` walks through the layers and their protocols.
 
+pub(crate) mod boundary;
 pub(crate) mod cell;
 pub(crate) mod clock;
 pub(crate) mod dead_letters;
@@ -39,6 +41,7 @@ pub(crate) mod stop_reason;
 pub(crate) mod task;
 pub(crate) mod timer;
 
+pub(crate) use boundary::{Boundary, Delivery, EngineCore, LetterQueues, TaskQueues};
 pub(crate) use cell::{Behavior, CellContext, Deliver, MAX_CAPACITY};
 pub use dead_letters::{DeadLetter, DeadLetterReason, DEAD_LETTER_WINDOW};
 pub(crate) use exec::Exec;
@@ -54,123 +57,7 @@ use id::ExternalIds;
 use parking_lot::Mutex;
 use registry::Registry;
 use std::collections::{HashMap, VecDeque};
-use std::ptr::NonNull;
 use std::sync::Arc;
-
-/// What the runtime asks of the engine that runs its actors: the engine boundary. Each method is
-/// called by the runtime or the actor layer; nothing else of an engine is visible to them.
-pub(crate) trait Scheduler: Send + Sync + 'static {
-    /// Gives a new actor's per-actor scheduling state ([`Header::sched`]) its initial value.
-    ///
-    /// # Safety
-    /// Called once per task, before the task is shared with any other thread. `from` is the
-    /// worker spawning it (`None` for a plain thread).
-    unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, from: Option<&Exec>);
-
-    /// Queues a new actor for its first activation. `from` is the worker that spawned it (`None`
-    /// for a plain thread).
-    fn schedule_spawned(&self, task: TaskRef, options: &SpawnOptions, from: Option<&Exec>);
-
-    /// A send found `task` idle and made it runnable: queue it. Called exactly once per idle →
-    /// scheduled transition of its mailbox, from any thread.
-    fn schedule_woken(&self, task: TaskRef);
-
-    /// Sets or clears the actor's hub mark; returns whether it changed.
-    fn set_hub(&self, task: TaskRef, hub: bool) -> bool;
-
-    /// Whether the actor is a hub.
-    fn is_hub(&self, task: TaskRef) -> bool;
-
-    /// Whether [`waiting`](Self::waiting) must be called when a plain thread starts waiting for
-    /// a reply (read once, when a [`Runtime`] handle is made). Engines that run by themselves
-    /// say no and cost nothing.
-    fn wants_wait_notice(&self) -> bool {
-        false
-    }
-
-    /// A plain thread starts waiting for a reply ([`crate::Pending`]) or for room in a bounded
-    /// mailbox: an engine that runs only when someone waits (the simulation) runs now. May also
-    /// be called from an actor's handler (a bounded mailbox found full), where it must do nothing
-    /// harmful.
-    fn waiting(&self) {}
-
-    /// Whether actors get direct mailboxes: their envelopes come to the engine as [`Letter`]s
-    /// through [`post`](Self::post) instead of waiting in the mailbox (the message-centric
-    /// engine). Read once, when a [`Runtime`] handle is made. The other methods below are only
-    /// called when this is `true`.
-    fn direct(&self) -> bool {
-        false
-    }
-
-    /// Queues a letter for `task`, sealed by `seal` straight where it will wait (it is called at
-    /// most once, with a place to [`Letter::write_at`]); `false`, without calling `seal`, if
-    /// the actor has closed (see [`close`](Self::close)). `append`: the letter may join the
-    /// calling thread's running gulp instead of the queue.
-    fn post_sealed(
-        &self,
-        task: TaskRef,
-        append: bool,
-        seal: &mut dyn FnMut(NonNull<Letter>),
-    ) -> bool {
-        let _ = (task, append, seal);
-        unreachable!("letters are only posted to engines with direct mailboxes");
-    }
-
-    /// Where a letter to `task` sent from the calling thread goes: a place at the end of the
-    /// gulp this thread's worker is processing, if `task` is one of its actors (written in place
-    /// by the caller), or [`Slot::Elsewhere`] for [`post_sealed`](Self::post_sealed).
-    fn append_slot(&self, task: TaskRef) -> Slot {
-        let _ = task;
-        Slot::Elsewhere
-    }
-
-    /// Publishes the letter to `task` written in a [`Slot::Queued`] place and releases its
-    /// queue.
-    fn finish_post(&self, task: TaskRef) {
-        let _ = task;
-        unreachable!("only engines with direct mailboxes hand out queued slots");
-    }
-
-    /// [`append_slot`](Self::append_slot) for a letter that must come after every letter already
-    /// queued for `task` (a stop, the last handle's signal): it may join the gulp only while the
-    /// actor's queue holds nothing. A method of its own, so that a message's path carries no
-    /// extra argument.
-    fn append_slot_after_queued(&self, task: TaskRef) -> Slot {
-        let _ = task;
-        Slot::Elsewhere
-    }
-
-    /// The actor `task` has stopped: refuse its later letters and queue its release letter (a
-    /// `release` letter with no envelope, which frees the actor) behind those already queued;
-    /// `None` for an actor that never lived (refused at spawn: no letter, nothing to free).
-    /// The engine writes the letter where it goes: built by the caller and moved here, it was
-    /// read back while its stores were still in flight.
-    fn close(&self, task: TaskRef, release: Option<&'static letter::LetterVtable>) {
-        let _ = (task, release);
-        unreachable!("only engines with direct mailboxes close actors");
-    }
-
-    /// Whether letters to `task` are queued (behind the one being delivered). Called by the
-    /// actor's own delivery, rarely (an actor about to stop because no reference is left).
-    fn has_queued(&self, task: TaskRef) -> bool {
-        let _ = task;
-        unreachable!("only engines with direct mailboxes queue letters");
-    }
-
-    /// The engine's own clock in nanoseconds, if it keeps virtual time (the simulation): timers
-    /// then run on it (`runtime/clock.rs`). `None`: wall-clock time.
-    fn virtual_now_ns(&self) -> Option<u64> {
-        None
-    }
-
-    /// A timer was armed in `shard` with an earlier deadline than any other there: whoever sleeps
-    /// until that shard's next deadline (its worker) must wake and sleep again, shorter.
-    fn timer_armed(&self, shard: usize);
-
-    /// Where the actor is bound or last ran, and its state where the engine knows it better than
-    /// the mailbox does (introspection: [`crate::System::actors`]). A snapshot, from any thread.
-    fn locate(&self, task: TaskRef) -> crate::runtime::location::Location;
-}
 
 /// A record of an actor that failed: it panicked in a handler, in `started`, or in its `stopped`
 /// hook (see [`crate::Actor::stopped`]), or it was a supervisor that gave up
@@ -445,18 +332,19 @@ impl Shared {
     }
 }
 
-/// What an actor cell keeps to reach its system: the engine (as a [`Scheduler`]) and the shared
+/// What an actor cell keeps to reach its system: the engine (its [`Boundary`]) and the shared
 /// state. Each worker owns one and the `System` one more; a cell clones the handle of whoever
 /// spawned it, so the reference counts cells touch stay in that worker's cache.
 pub(crate) struct Runtime {
-    scheduler: Arc<dyn Scheduler>,
+    /// What every engine implements.
+    core: Arc<dyn EngineCore>,
+    /// How the engine takes work: runnable actors or letters.
+    delivery: Delivery,
     pub(crate) shared: Arc<Shared>,
     /// Messages one activation may handle (copied here: read once per activation).
     throughput: usize,
     /// The engine wants to hear when a plain thread waits for a reply.
     wait_notice: bool,
-    /// Actors get direct mailboxes (see [`Scheduler::direct`]).
-    direct: bool,
     /// The engine runs execution policies other than `task` (dedicated threads, inline runs).
     exec_policies: bool,
     /// Timers run on the engine's virtual clock (the simulation), in microsecond ticks.
@@ -464,22 +352,62 @@ pub(crate) struct Runtime {
 }
 
 impl Runtime {
-    pub(crate) fn new(scheduler: Arc<dyn Scheduler>, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(boundary: Boundary, shared: Arc<Shared>) -> Self {
+        let Boundary { core, delivery } = boundary;
         Runtime {
             throughput: shared.config.throughput,
-            wait_notice: scheduler.wants_wait_notice(),
-            direct: scheduler.direct(),
+            wait_notice: core.wants_wait_notice(),
             exec_policies: shared.config.engine.runs_exec_policies(),
-            virtual_time: scheduler.virtual_now_ns().is_some(),
-            scheduler,
+            virtual_time: core.virtual_now_ns().is_some(),
+            core,
+            delivery,
             shared,
         }
     }
 
-    /// The engine.
+    /// What every engine implements.
     #[inline]
-    pub(crate) fn scheduler(&self) -> &dyn Scheduler {
-        &*self.scheduler
+    pub(crate) fn core(&self) -> &dyn EngineCore {
+        &*self.core
+    }
+
+    /// The engine as one that queues runnable actors. Called only for a cell whose mailbox is
+    /// not direct (its idle → scheduled transitions, its first activation) and by execution
+    /// policies, which only engines that queue actors run.
+    #[inline]
+    pub(crate) fn tasks(&self) -> &dyn TaskQueues {
+        match &self.delivery {
+            Delivery::Tasks(engine) => &**engine,
+            Delivery::Letters(_) => {
+                debug_assert!(
+                    false,
+                    "an engine that queues letters was asked to queue an actor"
+                );
+                // SAFETY: cells choose their way by their mailbox, which is direct exactly when
+                // the delivery is `Letters` (`cell::spawn` reads `direct()` of the runtime it
+                // clones, and every runtime of a system holds one boundary): a direct mailbox
+                // never reports an idle → scheduled transition, so no caller reaches this under
+                // `Letters`; execution policies other than `task` run only under the
+                // actor-centric engine (`EngineKind::runs_exec_policies`). The send path then
+                // reads the interface without testing which one it is.
+                unsafe { std::hint::unreachable_unchecked() }
+            }
+        }
+    }
+
+    /// The engine as one that queues letters. Called only for a cell whose mailbox is direct.
+    #[inline]
+    pub(crate) fn letters(&self) -> &dyn LetterQueues {
+        match &self.delivery {
+            Delivery::Letters(engine) => &**engine,
+            Delivery::Tasks(_) => {
+                debug_assert!(false, "an engine that queues actors was handed a letter");
+                // SAFETY: a mailbox is direct exactly when the delivery is `Letters` (see
+                // `tasks`), and only cells with direct mailboxes post, close or ask about
+                // letters.
+                unsafe { std::hint::unreachable_unchecked() }
+            }
+        }
     }
 
     #[inline]
@@ -487,10 +415,10 @@ impl Runtime {
         self.throughput
     }
 
-    /// Whether actors get direct mailboxes (message-centric engine).
+    /// Whether actors get direct mailboxes: the engine queues letters (message-centric).
     #[inline]
     pub(crate) fn direct(&self) -> bool {
-        self.direct
+        matches!(self.delivery, Delivery::Letters(_))
     }
 
     /// Whether the engine wants to hear when a plain thread waits for a reply.
@@ -523,7 +451,7 @@ impl Runtime {
     #[inline]
     pub(crate) fn wake(self: &Arc<Self>, task: TaskRef) {
         match task.header().exec.policy() {
-            crate::exec_policy::ExecPolicy::Task => self.scheduler.schedule_woken(task),
+            crate::exec_policy::ExecPolicy::Task => self.tasks().schedule_woken(task),
             other => exec_policy::wake(self, task, other),
         }
     }
@@ -539,7 +467,7 @@ impl Runtime {
     ) {
         match task.header().exec.policy() {
             crate::exec_policy::ExecPolicy::Thread => exec_policy::dedicated::hand_over(self, task),
-            _ => self.scheduler.schedule_spawned(task, options, from),
+            _ => self.tasks().schedule_spawned(task, options, from),
         }
     }
 }

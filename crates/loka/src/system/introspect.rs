@@ -50,13 +50,13 @@ impl System {
     pub fn actors(&self) -> Vec<ActorInfo> {
         let shared = &self.shared;
         let running = shared.counters.running();
-        let scheduler = self.runtime.scheduler();
+        let engine = self.runtime.core();
         let mut actors = Vec::new();
         let mut labelled = Vec::new();
         shared.registry.for_each(|id, task, parent| {
             // SAFETY: registered, and kept so while `for_each` holds its shard's lock.
             let cell = unsafe { task.info() };
-            let location = scheduler.locate(task);
+            let location = engine.locate(task);
             let thread = task.header().exec.policy() == ExecPolicy::Thread;
             let state = if cell.closed || running.contains(&id.as_u64()) {
                 ActorState::Running

@@ -20,7 +20,7 @@ pub use signal::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};
 
 use crate::actor::{Actor, ActorFailure, ActorRef, SpawnError, SpawnOptions};
 use crate::config::{Config, ConfigError, EngineKind, IdleStrategy, StallGuard};
-use crate::engine::Engine;
+use crate::engine::dispatch::Engine;
 use crate::machine::Machine;
 use crate::policy::PolicyKind;
 use crate::runtime::cell::{self, Life};

@@ -14,7 +14,7 @@
 //!   thread of its own, which joins the workers once the handler has returned.
 
 use super::System;
-use crate::engine::Engine;
+use crate::engine::dispatch::Engine;
 use crate::runtime::lifecycle::{Lifecycle, DRAINING, RUNNING, STOPPING, TERMINATED};
 use crate::runtime::{ActorId, Shared};
 use std::sync::Arc;

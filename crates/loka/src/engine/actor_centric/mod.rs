@@ -40,7 +40,7 @@ use super::sleepers::Sleepers;
 use crate::engine::balance_round::BalanceHistory;
 use crate::policy::placement::PlacementStrategy;
 use crate::runtime::options::SpawnOptions;
-use crate::runtime::{Exec, Header, Runtime, Scheduler, Shared, TaskRef};
+use crate::runtime::{Boundary, EngineCore, Exec, Header, Runtime, Shared, TaskQueues, TaskRef};
 use crate::sync::{AtomicBool, AtomicU8, AtomicUsize};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
@@ -142,9 +142,9 @@ impl Engine {
             shared: Arc::clone(&shared),
         });
         let for_workers = Arc::clone(&engine);
-        let (threads, root) = super::start_workers(
+        let (threads, root) = super::workers::start_workers(
             &shared,
-            engine.clone(),
+            Boundary::tasks(engine.clone()),
             "loka-worker",
             move |exec, ready| {
                 let engine = Arc::clone(&for_workers);
@@ -190,7 +190,22 @@ impl Engine {
     }
 }
 
-impl Scheduler for Engine {
+impl TaskQueues for Engine {
+    fn schedule_spawned(&self, task: TaskRef, options: &SpawnOptions, from: Option<&Exec>) {
+        let worker = from.and_then(|_| Worker::current_of(self));
+        self.place_spawned(task, options, worker);
+    }
+
+    #[inline]
+    fn schedule_woken(&self, task: TaskRef) {
+        match Worker::current_of(self) {
+            Some(worker) => worker.schedule_woken(task),
+            None => self.schedule_woken_external(task),
+        }
+    }
+}
+
+impl EngineCore for Engine {
     fn timer_armed(&self, shard: usize) {
         self.wake_for_timer(shard);
     }
@@ -210,19 +225,6 @@ impl Scheduler for Engine {
         }
         // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
         unsafe { header.sched.init(placement) }
-    }
-
-    fn schedule_spawned(&self, task: TaskRef, options: &SpawnOptions, from: Option<&Exec>) {
-        let worker = from.and_then(|_| Worker::current_of(self));
-        self.place_spawned(task, options, worker);
-    }
-
-    #[inline]
-    fn schedule_woken(&self, task: TaskRef) {
-        match Worker::current_of(self) {
-            Some(worker) => worker.schedule_woken(task),
-            None => self.schedule_woken_external(task),
-        }
     }
 
     fn set_hub(&self, task: TaskRef, hub: bool) -> bool {

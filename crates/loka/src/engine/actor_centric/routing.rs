@@ -24,7 +24,7 @@ const QUEUE_WAIT_SAMPLE_INTERVAL: u32 = 16;
 
 impl Engine {
     /// Queues an actor woken by a send from a plain thread. Out of line, so that the wake-up
-    /// from a worker (`Scheduler::schedule_woken`) stays a small function.
+    /// from a worker (`TaskQueues::schedule_woken`) stays a small function.
     #[inline(never)]
     pub(super) fn schedule_woken_external(&self, task: TaskRef) {
         self.shared.counters.system.external_sends.add_shared(1);

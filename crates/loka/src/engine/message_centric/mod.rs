@@ -48,7 +48,9 @@ use crate::config::{QueueKind, VictimSelection};
 use crate::runtime::letter::LetterVtable;
 use crate::runtime::options::SpawnOptions;
 use crate::runtime::task::SchedState;
-use crate::runtime::{Exec, Header, Letter, Runtime, Scheduler, Shared, Slot, TaskRef};
+use crate::runtime::{
+    Boundary, EngineCore, Exec, Header, Letter, LetterQueues, Runtime, Shared, Slot, TaskRef,
+};
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize};
 use crate::telemetry::MessageCentricStats;
 use bind::strategy_index;
@@ -192,9 +194,9 @@ impl Engine {
             shared: Arc::clone(&shared),
         });
         let for_workers = Arc::clone(&engine);
-        let (threads, root) = super::start_workers(
+        let (threads, root) = super::workers::start_workers(
             &shared,
-            engine.clone(),
+            Boundary::letters(engine.clone()),
             "loka-mc-worker",
             move |exec, ready| {
                 let engine = Arc::clone(&for_workers);
@@ -280,7 +282,7 @@ impl Engine {
     }
 }
 
-impl Scheduler for Engine {
+impl EngineCore for Engine {
     fn timer_armed(&self, shard: usize) {
         // Its worker, if it sleeps, wakes and sleeps again until the new deadline
         // (`Shared::park_until_timer`); a running worker just takes one more turn later.
@@ -304,14 +306,6 @@ impl Scheduler for Engine {
         }
     }
 
-    fn schedule_spawned(&self, _: TaskRef, _: &SpawnOptions, _: Option<&Exec>) {
-        unreachable!("direct mailboxes post their start letter instead");
-    }
-
-    fn schedule_woken(&self, _: TaskRef) {
-        unreachable!("direct mailboxes never schedule their actor");
-    }
-
     fn set_hub(&self, task: TaskRef, hub: bool) -> bool {
         binding(&task).hub.swap(hub, Relaxed) != hub
     }
@@ -320,10 +314,26 @@ impl Scheduler for Engine {
         binding(&task).hub.load(Relaxed)
     }
 
-    fn direct(&self) -> bool {
-        true
+    fn locate(&self, task: TaskRef) -> crate::runtime::location::Location {
+        // Messages, not actors, are queued here: the actor's state is its queue's.
+        let queue = binding(&task).queue.load(Relaxed) as usize;
+        let q = &self.queues[queue];
+        let state = if q.processing.is_claimed() {
+            crate::runtime::location::ActorState::Running
+        } else if q.len_hint() > 0 {
+            crate::runtime::location::ActorState::Scheduled
+        } else {
+            crate::runtime::location::ActorState::Idle
+        };
+        crate::runtime::location::Location {
+            worker: Some(q.owner.load(Relaxed)),
+            queue: Some(queue),
+            state: Some(state),
+        }
     }
+}
 
+impl LetterQueues for Engine {
     fn post_sealed(
         &self,
         task: TaskRef,
@@ -408,24 +418,6 @@ impl Scheduler for Engine {
                 _ => {}
             }
             return;
-        }
-    }
-
-    fn locate(&self, task: TaskRef) -> crate::runtime::location::Location {
-        // Messages, not actors, are queued here: the actor's state is its queue's.
-        let queue = binding(&task).queue.load(Relaxed) as usize;
-        let q = &self.queues[queue];
-        let state = if q.processing.is_claimed() {
-            crate::runtime::location::ActorState::Running
-        } else if q.len_hint() > 0 {
-            crate::runtime::location::ActorState::Scheduled
-        } else {
-            crate::runtime::location::ActorState::Idle
-        };
-        crate::runtime::location::Location {
-            worker: Some(q.owner.load(Relaxed)),
-            queue: Some(queue),
-            state: Some(state),
         }
     }
 

@@ -1,6 +1,6 @@
 //! How a letter reaches its actor's queue: appended to the running gulp of this thread's worker
 //! when the actor is one of its queue's (no lock), else written into the queue under its lock
-//! (`queued_slot`, kept until `Scheduler::finish_post`) or sealed there (`post_locked`). Under
+//! (`queued_slot`, kept until `LetterQueues::finish_post`) or sealed there (`post_locked`). Under
 //! the lock a post checks that the actor has not closed and, while actors follow
 //! (`follow.rs`), that it is still bound to this queue; if it moved, the post starts over with
 //! its new queue.
@@ -130,7 +130,7 @@ impl Engine {
         (!b.closed.load(Relaxed)).then_some(Target::Gulp(gulp))
     }
 
-    /// `Scheduler::append_slot`; `after_queued`: only while the actor's queue holds nothing.
+    /// `LetterQueues::append_slot`; `after_queued`: only while the actor's queue holds nothing.
     #[inline(always)]
     pub(super) fn append_slot_if(&self, task: TaskRef, after_queued: bool) -> Slot {
         let b = binding(&task);
@@ -145,7 +145,7 @@ impl Engine {
 
     /// A place at the end of `q`'s buffer (queue `qi`) for a letter to the actor bound as `b`,
     /// with `q`'s lock kept until
-    /// [`Scheduler::finish_post`](crate::runtime::Scheduler::finish_post): the letter is written
+    /// [`LetterQueues::finish_post`](crate::runtime::LetterQueues::finish_post): the letter is written
     /// straight into its queue, with no closure and no further call between the two halves.
     /// `Slot::Elsewhere` for a list buffer (its letters are moved into nodes: `post_sealed`).
     /// Out of line: the append path stays short.

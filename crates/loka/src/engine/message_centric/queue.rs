@@ -92,7 +92,7 @@ impl Buffer {
     /// place in a copy buffer.
     #[inline]
     pub(crate) fn push_sealed(&mut self, mut seal: impl FnMut(NonNull<Letter>)) {
-        // SAFETY: `seal` writes the letter at once (`Scheduler::post_sealed`'s contract), before
+        // SAFETY: `seal` writes the letter at once (`LetterQueues::post_sealed`'s contract), before
         // any other use of the buffer.
         match unsafe { self.reserve_slot() } {
             Some(at) => seal(at),
@@ -100,7 +100,7 @@ impl Buffer {
         }
     }
 
-    /// Appends the release letter of `task` (no envelope: `Scheduler::close`).
+    /// Appends the release letter of `task` (no envelope: `LetterQueues::close`).
     #[inline]
     pub(crate) fn push_release(&mut self, task: TaskRef, release: &'static LetterVtable) {
         // SAFETY: `at` is a place for one letter, written once here.

@@ -34,7 +34,7 @@ fn parked_system(workers: usize, victims: crate::VictimSelection) -> System {
 }
 
 fn engine(system: &System) -> &super::Engine {
-    let crate::engine::Engine::MessageCentric(engine) = system.engine() else {
+    let crate::engine::dispatch::Engine::MessageCentric(engine) = system.engine() else {
         unreachable!("configured message-centric")
     };
     engine

@@ -14,7 +14,7 @@
 //!
 //! | file | concern |
 //! |---|---|
-//! | `mod.rs` | the engine, the [`Scheduler`] boundary, waiting for quiescence, stopping |
+//! | `mod.rs` | the engine, the runtime's boundary (`EngineCore`, `TaskQueues`), waiting for quiescence, stopping |
 //! | `driver.rs` | the event loop: choosing a worker, stealing, running and pricing activations |
 //! | `routing.rs` | where woken and spawned actors are queued (the policies' decisions) |
 //! | `worker.rs` | a virtual worker's queues and clock |
@@ -62,7 +62,7 @@ use crate::policy::cls::Cls;
 use crate::policy::placement::PlacementStrategy;
 use crate::policy::Route;
 use crate::runtime::options::SpawnOptions;
-use crate::runtime::{Exec, Header, Runtime, Scheduler, Shared, TaskRef};
+use crate::runtime::{Boundary, EngineCore, Exec, Header, Runtime, Shared, TaskQueues, TaskRef};
 use crate::telemetry::{SimStats, MAX_LEVELS};
 use cost::Distances;
 use parking_lot::{Condvar, Mutex};
@@ -250,8 +250,10 @@ impl Engine {
             thread: Mutex::new(None),
             shared: Arc::clone(&shared),
         });
-        let scheduler: Arc<dyn Scheduler> = engine.clone();
-        let runtime = Arc::new(Runtime::new(Arc::clone(&scheduler), Arc::clone(&shared)));
+        let runtime = Arc::new(Runtime::new(
+            Boundary::tasks(engine.clone()),
+            Arc::clone(&shared),
+        ));
         // Every virtual worker starts parked, as every real one parks when it finds no work.
         for w in 0..n {
             shared.counters.worker(w).parks.bump(1);
@@ -355,26 +357,7 @@ impl Engine {
     }
 }
 
-impl Scheduler for Engine {
-    unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
-        let placement = ActorPlacement::new(options);
-        if let (Routing::Places(_), crate::policy::placement::Placement::Default) =
-            (self.routing, options.placement)
-        {
-            let ticket = self
-                .place_tickets
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let layout = &self.shared.machine.layout;
-            placement.set_home(Some(crate::engine::choices::places_home(
-                layout,
-                options.place,
-                ticket,
-            )));
-        }
-        // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
-        unsafe { header.sched.init(placement) }
-    }
-
+impl TaskQueues for Engine {
     fn schedule_spawned(&self, task: TaskRef, options: &SpawnOptions, from: Option<&Exec>) {
         let mut st = self.state.lock();
         match (from, st.running) {
@@ -404,6 +387,27 @@ impl Scheduler for Engine {
                 self.work.notify_one();
             }
         }
+    }
+}
+
+impl EngineCore for Engine {
+    unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
+        let placement = ActorPlacement::new(options);
+        if let (Routing::Places(_), crate::policy::placement::Placement::Default) =
+            (self.routing, options.placement)
+        {
+            let ticket = self
+                .place_tickets
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let layout = &self.shared.machine.layout;
+            placement.set_home(Some(crate::engine::choices::places_home(
+                layout,
+                options.place,
+                ticket,
+            )));
+        }
+        // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
+        unsafe { header.sched.init(placement) }
     }
 
     fn set_hub(&self, task: TaskRef, hub: bool) -> bool {

@@ -238,7 +238,7 @@ impl<B: Behavior> ActorCell<B> {
     fn can_stop_unreferenced(&self) -> bool {
         if self.mailbox.is_direct() {
             // Handles first, then the queue: the order `Handles::can_stop` explains.
-            self.handles.none_left() && !self.runtime.scheduler().has_queued(self.task())
+            self.handles.none_left() && !self.runtime.letters().has_queued(self.task())
         } else {
             // SAFETY: we hold the schedule (the only callers are activations).
             unsafe { self.handles.can_stop(&self.mailbox) }

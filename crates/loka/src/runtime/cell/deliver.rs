@@ -100,7 +100,7 @@ impl<B: Behavior> ActorCell<B> {
             if self.runtime.wants_wait_notice() {
                 // A thread that finds a mailbox full waits for the actor one way or another:
                 // an engine that runs only when someone waits (the simulation) runs now.
-                self.runtime.scheduler().waiting();
+                self.runtime.core().waiting();
             }
             return Err(TrySendError::Full(msg));
         }

@@ -47,7 +47,7 @@ impl<B: Behavior> ActorCell<B> {
     /// that gulp; any other goes through the queue.
     #[inline]
     pub(super) fn post(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
-        let slot = self.runtime.scheduler().append_slot(self.task());
+        let slot = self.runtime.letters().append_slot(self.task());
         self.post_to(slot, envelope, true)
     }
 
@@ -57,7 +57,7 @@ impl<B: Behavior> ActorCell<B> {
     /// (the executor's hottest instruction at 2 workers: docs/decisions.md §42).
     #[inline]
     pub(super) fn post_message(&self, msg: B::Msg) -> Result<(), B::Msg> {
-        let slot = self.runtime.scheduler().append_slot(self.task());
+        let slot = self.runtime.letters().append_slot(self.task());
         self.post_to(slot, Envelope::Msg(msg), true)
             .map_err(super::deliver::message)
     }
@@ -75,10 +75,7 @@ impl<B: Behavior> ActorCell<B> {
     /// the signal was sent through a handle made since, whose own drop sends a new signal.
     #[inline(never)]
     pub(super) fn post_after_queued(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
-        let slot = self
-            .runtime
-            .scheduler()
-            .append_slot_after_queued(self.task());
+        let slot = self.runtime.letters().append_slot_after_queued(self.task());
         self.post_to(slot, envelope, false)
     }
 
@@ -96,7 +93,7 @@ impl<B: Behavior> ActorCell<B> {
                 // SAFETY: as for `Slot::At`; writing a letter runs no user code and cannot
                 // panic, so the queue's lock is released right after, by `finish_post`.
                 unsafe { Letter::write_at(at, self.task(), &Self::LETTER, envelope) };
-                self.runtime.scheduler().finish_post(self.task());
+                self.runtime.letters().finish_post(self.task());
                 Ok(())
             }
             Slot::Closed => Err(envelope),
@@ -111,16 +108,13 @@ impl<B: Behavior> ActorCell<B> {
         let task = self.task();
         let envelope = ManuallyDrop::new(envelope);
         let mut sealed = false;
-        let posted = self
-            .runtime
-            .scheduler()
-            .post_sealed(task, append, &mut |at| {
-                debug_assert!(!sealed, "sealed once");
-                sealed = true;
-                // SAFETY: `post_sealed` gives a place for one letter, and calls this at most once,
-                // so the envelope is read out once (and then not handed back: `posted` is true).
-                unsafe { Letter::write_at(at, task, &Self::LETTER, ptr::read(&*envelope)) };
-            });
+        let posted = self.runtime.letters().post_sealed(task, append, &mut |at| {
+            debug_assert!(!sealed, "sealed once");
+            sealed = true;
+            // SAFETY: `post_sealed` gives a place for one letter, and calls this at most once,
+            // so the envelope is read out once (and then not handed back: `posted` is true).
+            unsafe { Letter::write_at(at, task, &Self::LETTER, ptr::read(&*envelope)) };
+        });
         if posted {
             Ok(())
         } else {
@@ -330,7 +324,7 @@ impl<B: Behavior> ActorCell<B> {
     /// behind those already queued (called by `terminate` after closing the mailbox).
     pub(super) fn close_direct(&self) {
         self.runtime
-            .scheduler()
+            .letters()
             .close(self.task(), Some(&Self::RELEASE));
     }
 }

@@ -5,7 +5,7 @@
 //! why queued tasks are therefore alive).
 //!
 //! The cell knows actors only through [`Behavior`], which the actor layer implements for every
-//! [`crate::Actor`]; it knows the engine only through [`super::Scheduler`].
+//! [`crate::Actor`]; it knows the engine only through its boundary (`runtime/boundary.rs`).
 
 mod activation;
 mod bound;
@@ -277,7 +277,7 @@ pub(crate) fn spawn<B: Behavior>(
     // allocation until dropped there.
     unsafe {
         cell.mailbox.settle();
-        runtime.scheduler().init_task(&cell.header, &options, from);
+        runtime.core().init_task(&cell.header, &options, from);
     }
     let (policy, watched) = runtime.exec_policy_of(
         options.exec.or_else(B::exec_policy),
@@ -354,7 +354,7 @@ impl<B: Behavior> ActorCell<B> {
         if self.mailbox.is_closed() {
             return false;
         }
-        if self.runtime.scheduler().set_hub(self.task(), hub) && hub {
+        if self.runtime.core().set_hub(self.task(), hub) && hub {
             self.runtime.shared.note_hub(from);
         }
         true
@@ -367,7 +367,7 @@ impl<B: Behavior> ActorCell<B> {
 
     /// Whether the actor is a hub.
     pub(crate) fn is_hub(&self) -> bool {
-        self.runtime.scheduler().is_hub(self.task())
+        self.runtime.core().is_hub(self.task())
     }
 
     /// Puts an envelope in the mailbox and schedules the actor if it was idle. Hands the envelope

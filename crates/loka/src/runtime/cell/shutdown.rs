@@ -100,7 +100,7 @@ impl<B: Behavior> ActorCell<B> {
         self.mailbox.close();
         if self.mailbox.is_direct() {
             // No life reference was taken yet: no release letter.
-            self.runtime.scheduler().close(self.task(), None);
+            self.runtime.letters().close(self.task(), None);
         }
         if let Some(bound) = &self.bound {
             bound.close();

@@ -99,7 +99,7 @@ pub(crate) fn run_or_queue(runtime: &Arc<Runtime>, task: TaskRef, policy: ExecPo
     let exec = (!exec.is_null()).then(|| unsafe { &*exec });
     let Some(exec) = exec.filter(|e| Arc::ptr_eq(&e.runtime().shared, &runtime.shared)) else {
         // A plain thread, or another system's thread.
-        return runtime.scheduler().schedule_woken(task);
+        return runtime.tasks().schedule_woken(task);
     };
     let slot = &task.header().exec;
     if policy == ExecPolicy::Seq {
@@ -117,7 +117,7 @@ pub(crate) fn run_or_queue(runtime: &Arc<Runtime>, task: TaskRef, policy: ExecPo
     let depth = DEPTH.with(Cell::get);
     if depth >= MAX_DEPTH {
         exec.counters().inline_depth_fallbacks.bump(1);
-        return runtime.scheduler().schedule_woken(task);
+        return runtime.tasks().schedule_woken(task);
     }
     CHAIN.with(|c| {
         let mut chain = c.get();
@@ -142,7 +142,7 @@ pub(crate) fn run_or_queue(runtime: &Arc<Runtime>, task: TaskRef, policy: ExecPo
     match outcome {
         RunOutcome::Idle | RunOutcome::Stopped => {}
         // Still scheduled, with messages left: a worker goes on with it.
-        RunOutcome::Requeue | RunOutcome::Waiting => runtime.scheduler().schedule_woken(task),
+        RunOutcome::Requeue | RunOutcome::Waiting => runtime.tasks().schedule_woken(task),
         RunOutcome::Drained => unreachable!("`run` never answers `Drained`"),
     }
 }

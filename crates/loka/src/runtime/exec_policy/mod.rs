@@ -132,7 +132,7 @@ pub(crate) fn wake(runtime: &Arc<Runtime>, task: TaskRef, policy: ExecPolicy) {
     match policy {
         ExecPolicy::Thread => dedicated::hand_over(runtime, task),
         ExecPolicy::Monitor | ExecPolicy::Seq => inline::run_or_queue(runtime, task, policy),
-        ExecPolicy::Task => runtime.scheduler().schedule_woken(task),
+        ExecPolicy::Task => runtime.tasks().schedule_woken(task),
     }
 }
 
