@@ -1,5 +1,5 @@
 //! Engines: how runnable work is queued and handed to worker threads. One actor API, several
-//! engines (docs/architecture.md).
+//! engines (docs/internals/architecture.md).
 //!
 //! An engine is started from a [`Config`](crate::Config) whose `engine` names it; it implements
 //! the runtime's [`Scheduler`](crate::runtime::Scheduler) boundary (what actors need while they
