@@ -75,6 +75,8 @@ clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p loka --all-targets --features tokio -- -D warnings
 
+# `cargo test --workspace` includes crates/loka/tests/doc_paths.rs: every repository path the docs
+# and the code comments cite exists, and docs/decisions/README.md indexes every decision file.
 # `--workspace --features loka/tokio` resolves dependency features as the run before it does, so
 # only loka is rebuilt (`-p loka` rebuilt a dozen dependencies).
 unit:

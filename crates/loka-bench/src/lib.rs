@@ -1,5 +1,5 @@
 //! loka's benchmark workloads, the runner that measures them under a configuration, and their
-//! result records. Workload definitions shared with the peers: `docs/benchmarks.md`.
+//! result records. Workload definitions shared with the peers: `docs/internals/benchmarks.md`.
 
 pub mod bencherl;
 #[cfg(test)]
@@ -165,7 +165,7 @@ pub fn await_result<R>(
 /// What one run of a workload measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
-    /// Messages the workload delivered (the count defined in `docs/benchmarks.md`).
+    /// Messages the workload delivered (the count defined in `docs/internals/benchmarks.md`).
     pub messages: u64,
     /// From the driver's first message to the verified completion.
     pub elapsed: Duration,
@@ -304,14 +304,14 @@ pub enum BenchError {
 /// What one [`compute`] call takes on this project's host, declared to the simulation engine with
 /// `ctx.charge` wherever a handler calls it (docs/simulation.md). Measured with
 /// `cargo test --release -p loka-bench --lib compute_cost -- --ignored --nocapture --test-threads=1`:
-/// independent calls, as a worker handling a batch of messages makes them (docs/benchmarks.md);
+/// independent calls, as a worker handling a batch of messages makes them (docs/internals/benchmarks.md);
 /// the least of six runs on 2026-11-24 (8.3 ns; the others up to 11.8 ns on the shared host).
 pub const COMPUTE_COST: std::time::Duration = std::time::Duration::from_nanos(COMPUTE_NS);
 const COMPUTE_NS: u64 = 8;
 
 /// Savina's per-message work for the fork-join benchmarks (fjthrput, fjcreate): the square of
 /// the sine of the message's angle ([`compute_angle`]). Identical in every peer
-/// (`docs/benchmarks.md`); the handler adds the result to its actor's state, which the run's
+/// (`docs/internals/benchmarks.md`); the handler adds the result to its actor's state, which the run's
 /// check reads, so the call is never dead code, and the angle comes from a message, so it is
 /// never constant-folded.
 #[inline]

@@ -1,4 +1,4 @@
-//! The result record, one JSON object per run (`docs/benchmarks.md`).
+//! The result record, one JSON object per run (`docs/internals/benchmarks.md`).
 
 use serde::{Deserialize, Serialize};
 

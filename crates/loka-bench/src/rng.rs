@@ -1,5 +1,5 @@
 //! The workloads' deterministic pseudo-random numbers: xorshift64* (Vigna), the generator
-//! `docs/benchmarks.md` spells out for the peers too.
+//! `docs/internals/benchmarks.md` spells out for the peers too.
 
 /// xorshift64*: `state ^= state >> 12; state ^= state << 25; state ^= state >> 27;` output
 /// `state · 0x2545F4914F6CDD1D`. The state must not be 0.

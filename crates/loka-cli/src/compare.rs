@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Every peer runtime `peers/` builds (docs/benchmarks.md, peers/README.md).
+/// Every peer runtime `peers/` builds (docs/internals/benchmarks.md, peers/README.md).
 pub const PEERS: &[&str] = &[
     "actix",
     "actix-1thread",

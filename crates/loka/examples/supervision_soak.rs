@@ -171,7 +171,7 @@ fn main() -> ExitCode {
 
     // Warm-up: a burst of 64 messages to each worker, so that every mailbox grows to its working
     // size (a mailbox keeps one spare block once it held more than its small first block:
-    // docs/decisions.md §13) before memory is measured. Not counted below.
+    // docs/decisions/0013-mailbox-first-block-and-spare.md) before memory is measured. Not counted below.
     let mut next_seq = vec![0u64; workers.len()];
     for (w, worker) in workers.iter().enumerate() {
         for _ in 0..64 {

@@ -10,7 +10,7 @@
 //! send and its handling are at most about one budget each; a worker that let a busy actor keep
 //! the next slot while others waited ran dozens of budgets first. The actor-centric engine does
 //! better: an actor that used its budget waits behind wake-ups from outside (its own queue,
-//! docs/decisions.md §35), so the probe waits for the activation that is running and at most one
+//! docs/decisions/0035-yielded-queue.md), so the probe waits for the activation that is running and at most one
 //! more.
 
 use loka::{Actor, Config, Context, Placement, SpawnOptions, System};
@@ -62,7 +62,7 @@ fn a_message_from_outside_does_not_queue_behind_busy_actors() {
 /// probe in another queue starves. Six busy actors in one queue (placed on the worker, they fill
 /// its queues 32 at a time), the probe in another. The message-centric engine gives a queue
 /// whose gulps keep their work to themselves a visit of one budget per letter its first gulp
-/// took (docs/decisions.md §46); one per letter the gulp held, appended ones included, kept
+/// took (docs/decisions/0046-longer-visits-growing-blocks.md); one per letter the gulp held, appended ones included, kept
 /// the probe behind 2,075 busy messages (bound 768), and one per run of the gulp behind 1,036.
 #[test]
 fn busy_actors_sharing_a_queue_do_not_hold_the_worker_from_another_queue() {
@@ -152,7 +152,7 @@ fn probe_behind_busy_actors_with(engine: loka::EngineKind, one_queue: bool) {
         // before the inbox (they take turns going first). The median is checked, not the worst:
         // a test thread preempted between reading the count and pushing the probe (a loaded CI
         // machine) lets the worker run budgets that have nothing to do with the queue order.
-        // Measured: medians ~20 messages; ~185 when the yielded actors shared the inbox (§35).
+        // Measured: medians ~20 messages; ~185 when the yielded actors shared the inbox (docs/decisions/0035-yielded-queue.md).
         loka::EngineKind::ActorCentric => assert!(
             median <= THROUGHPUT as u64,
             "{engine:?}: the probe waited behind a median {median} busy messages (bound \
@@ -201,7 +201,7 @@ impl Actor for Ping {
 /// A worker whose only work is actors that used their budget takes a wake-up waiting in a
 /// neighbour's inbox: a message sent from outside to a worker that cannot run (here, held by a
 /// handler; on a machine with more threads than cores, descheduled by the OS) does not wait for
-/// it. Before docs/decisions.md §35 it waited: a busy worker never stole, and the probe sat in the
+/// it. Before docs/decisions/0035-yielded-queue.md it waited: a busy worker never stole, and the probe sat in the
 /// held worker's inbox until the hold ended (p99.9 of milliseconds on 2 vCPUs,
 /// docs/results/latency.md).
 #[test]

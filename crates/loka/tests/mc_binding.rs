@@ -129,7 +129,7 @@ fn actors_placed_on_a_worker_fill_its_queues_in_turn() {
 }
 
 /// Past two rounds of a worker's queues, each doubling of the actors placed on it is one round
-/// over its queues in blocks twice as long as the last (docs/decisions.md §46): with 8 queues,
+/// over its queues in blocks twice as long as the last (docs/decisions/0046-longer-visits-growing-blocks.md): with 8 queues,
 /// actors 0–511 come in runs of 32, 512–1,023 in runs of 64 and 1,024–2,047 in runs of 128, each
 /// queue taking one run of every doubling. Red with fixed blocks (runs of 32 throughout).
 /// Children spawned by an actor keep fixed blocks (`many_children_keep_blocks_of_fill`).
@@ -166,7 +166,7 @@ fn blocks_grow_with_the_actors_placed_on_a_worker() {
 
 /// Children spawned by an actor keep blocks of `FILL` however many there are: a fork tree's
 /// children are short-lived and spread for thieves (growing blocks cost fjcreate a third of its
-/// throughput at 1 worker, docs/decisions.md §46). 640 children past the parent's gulp, beyond
+/// throughput at 1 worker, docs/decisions/0046-longer-visits-growing-blocks.md). 640 children past the parent's gulp, beyond
 /// the 512 where placed actors' blocks start growing (8 queues). Red if children take the
 /// growing blocks.
 #[test]

@@ -634,7 +634,7 @@ impl Actor for Probe {
     }
 }
 
-/// The real worker's fairness rule (docs/decisions.md §30) holds in the simulation: an actor that
+/// The real worker's fairness rule (docs/decisions/0030-budget-fairness.md) holds in the simulation: an actor that
 /// used its budget goes behind everything waiting on its worker, the inbox included. Three busy
 /// actors and a probe are woken together on one worker; the probe runs after at most one budget of
 /// each. (With the rule the simulation kept until 2026-11-24, a requeued actor took the next slot

@@ -1,7 +1,7 @@
 //! The automatic hub rules (`lgs:auto` releases convoyed hubs, `hierarchical:auto` marks hubs
 //! online) pick out an actor that many partners wake, not the actors a single distant partner
 //! wakes: Matrix Search's shape, a controller feeding seekers spread over the machine
-//! (docs/decisions.md §37). Run under the simulation engine on a preset 8-node machine, so that
+//! (docs/decisions/0037-hub-rules-count-partners.md). Run under the simulation engine on a preset 8-node machine, so that
 //! the seekers really are remote from the controller.
 
 use loka::{

@@ -1,7 +1,7 @@
 //! big (BenchErl): N actors each ping every actor once — itself included — all at the same time,
 //! answer every ping with a pong, and take their pongs in a fixed order — an all-to-all exchange
 //! with no hub that stands out. Francesquini's fork nevertheless spawns every pinger as a
-//! `hub_process`; we keep that hint (see `docs/workloads.md`).
+//! `hub_process`; we keep that hint (see `docs/internals/workloads.md`).
 
 use super::{noting, params, CollectMsg, Collector, Scale};
 use crate::{await_result, Bench, Fault, Measured, Run, Size};

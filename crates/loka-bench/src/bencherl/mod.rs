@@ -1,5 +1,5 @@
 //! The BenchErl workloads Francesquini used (thesis ch. 5, Table 5.3), with the hub hints of his
-//! BenchErl fork (definitions, sizes and deviations in `docs/workloads.md`).
+//! BenchErl fork (definitions, sizes and deviations in `docs/internals/workloads.md`).
 //!
 //! BenchErl scales each input with the machine's core count: `full` is BenchErl's `short` input
 //! for `FULL_CORES` cores (Francesquini's 32-core NUMA 32 platform), so the message count of a

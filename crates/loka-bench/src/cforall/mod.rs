@@ -1,7 +1,7 @@
 //! The actor benchmarks of Cforall's actor chapter (Parsons, *High Level Concurrency in C∀*,
 //! ch. "Actors", section "Performance"; docs/references.md): message sends (static and dynamic),
 //! the executor and repeat stress tests, matrix multiply, and the two work-stealing balance tests.
-//! Definitions, sizes and deviations in `docs/benchmarks.md` (*Cforall*).
+//! Definitions, sizes and deviations in `docs/internals/benchmarks.md` (*Cforall*).
 //!
 //! `full` sizes are the text's (balance: our choice, the text gives none); `quick` sizes are for a
 //! 2-core machine. Every benchmark's message count is exact, counted by its actors, and part of

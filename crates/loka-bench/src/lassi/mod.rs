@@ -1,6 +1,6 @@
 //! The benchmarks of LASSI's place hints (Weibel, *An Advanced Scheduler for Intervals*, ETH
 //! Zürich 2010; docs/references.md), each with best / worst / ignorant / random hints
-//! (docs/places.md). Definitions, sizes and deviations in `docs/benchmarks.md` (*LASSI*).
+//! (docs/places.md). Definitions, sizes and deviations in `docs/internals/benchmarks.md` (*LASSI*).
 //!
 //! Every workload is one file with the hint variant as a parameter ([`Variant`]); the
 //! [`variants!`] macro makes its four [`Bench`]es. The hints only matter under the `places`

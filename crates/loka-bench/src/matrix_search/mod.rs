@@ -3,7 +3,7 @@
 //! columns only (the matrix is stored row-wise, so a column walk defeats the prefetcher).
 //!
 //! Four benchmarks, one per job-assignment variant of the text (definitions in
-//! `docs/workloads.md`):
+//! `docs/internals/workloads.md`):
 //!
 //! | bench | jobs | assignment |
 //! |---|---|---|

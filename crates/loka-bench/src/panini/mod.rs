@@ -1,6 +1,6 @@
 //! The benchmarks of Panini's automatic actor-to-thread mapping (Upadhyaya & Rajan, AGERE! 2014;
 //! docs/references.md), each run under the execution modes all-thread, all-task and auto
-//! (docs/exec-policies.md). Definitions, sizes and deviations in `docs/benchmarks.md` (*Panini*).
+//! (docs/exec-policies.md). Definitions, sizes and deviations in `docs/internals/benchmarks.md` (*Panini*).
 //!
 //! Every actor type declares the characteristics vector ⟨BLK, STATE, PAR, COMM, CPU⟩ that the
 //! paper's tables (§4.5, Figures 9–11, §5.1.5–5.1.6) give its capsule, through

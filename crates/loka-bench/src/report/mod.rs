@@ -538,7 +538,7 @@ impl Report {
         self.line(format!(
             "Written by `loka report` from {} records in {} file(s). Medians over repetitions, \
              min–max in the next column; msgs/s = messages / seconds of the measured part \
-             (`docs/benchmarks.md`). A chart's y axis is logarithmic when its values span more than 20× (the axis says so).",
+             (`docs/internals/benchmarks.md`). A chart's y axis is logarithmic when its values span more than 20× (the axis says so).",
             loaded.entries.len(),
             loaded.files.len()
         ));

@@ -236,7 +236,7 @@ mod tests {
     use std::hint::black_box;
     use std::time::Instant;
 
-    /// The per-call cost of the shared per-message work, as documented in docs/benchmarks.md:
+    /// The per-call cost of the shared per-message work, as documented in docs/internals/benchmarks.md:
     /// `cargo test -p loka-bench --lib compute_cost -- --ignored --nocapture`.
     #[test]
     #[ignore = "a measurement, not a test"]

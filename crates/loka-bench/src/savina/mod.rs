@@ -1,4 +1,4 @@
-//! The Savina micro benchmarks (definitions in `docs/benchmarks.md`; `full` sizes are Wölke's,
+//! The Savina micro benchmarks (definitions in `docs/internals/benchmarks.md`; `full` sizes are Wölke's,
 //! thesis §6.2.1, see `docs/references.md`).
 
 mod apsp;

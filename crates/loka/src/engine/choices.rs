@@ -38,14 +38,14 @@ pub(crate) const NEXT_SLOT_STREAK_LIMIT: u32 = 32;
 
 /// At the periodic look of activation `tick` (a multiple of [`INBOX_CHECK_INTERVAL`]): whether
 /// the inbox goes before the yielded actors. They take turns, so neither wake-ups from outside nor
-/// actors that used their budget can starve the other (docs/decisions.md §35).
+/// actors that used their budget can starve the other (docs/decisions/0035-yielded-queue.md).
 pub(crate) fn inbox_first(tick: u32) -> bool {
     (tick / INBOX_CHECK_INTERVAL) % 2 == 0
 }
 
 impl Routing {
     /// The workers whose inboxes worker `me` looks at before re-running an actor that used its
-    /// budget (docs/decisions.md §35): its innermost victim group under `cls` and `lgs`, nobody
+    /// budget (docs/decisions/0035-yielded-queue.md): its innermost victim group under `cls` and `lgs`, nobody
     /// under the policies with their own rules for what may move (`hierarchical`, `places`).
     pub(crate) fn helped(self, me: usize, layout: &WorkerLayout) -> Vec<usize> {
         match self {

@@ -1,5 +1,5 @@
 //! Engines: how runnable work is queued and handed to worker threads. One actor API, several
-//! engines (docs/internals/architecture.md, "Adding an engine").
+//! engines (`docs/internals/architecture.md`, "Adding an engine").
 //!
 //! | file or folder | what it is | layer |
 //! |---|---|---|

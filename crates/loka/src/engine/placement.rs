@@ -183,7 +183,7 @@ impl ActorPlacement {
     /// single distant partner wakes again and again. Matrix Search's seekers are the second kind:
     /// the controller wakes each of them from its own PU, remote for almost all; counted, they
     /// were released and then ran wherever their job came from, away from the matrix they hold
-    /// (docs/decisions.md §37). When [`crate::policy::lgs::should_release_hub`] holds, sets `flag`
+    /// (docs/decisions/0037-hub-rules-count-partners.md). When [`crate::policy::lgs::should_release_hub`] holds, sets `flag`
     /// and returns whether this call set it.
     fn count_remote_wake_and_set(&self, waker: u32, flag: u8) -> bool {
         if self.last_waker.load(Relaxed) == waker {

@@ -208,7 +208,7 @@ fn close_races_with_send() {
     });
 }
 
-/// A drained actor held by its worker (docs/decisions.md §36): its consumer does not go idle when
+/// A drained actor held by its worker (docs/decisions/0036-hold-drained-actor.md): its consumer does not go idle when
 /// the mailbox empties, and later ends the hold with `has_claims` (a plain load) and, if that saw
 /// nothing, `try_idle`. A send racing with the release is never lost: either the release fails
 /// and the consumer takes the message, or the actor went idle and the sender schedules it; never

@@ -24,7 +24,7 @@
 //! big block as the spare, and the sender takes it at its next block end where a big block may
 //! start: a stream that stays behind then allocates nothing either, and no block crosses threads
 //! through `free` (the arena lock drew a third of fjthrput's time even with big blocks,
-//! docs/decisions.md §33). A big block whose successor is small is freed, and so is a big spare
+//! docs/decisions/0033-big-block-recycling.md). A big block whose successor is small is freed, and so is a big spare
 //! when the actor goes idle: an idle actor holds at most its current block, as before.
 //!
 //! ## The tail word
@@ -91,7 +91,7 @@ pub(crate) const FIRST_CAP: usize = 3;
 pub(crate) const FIRST_CAP: usize = 1;
 /// Laps per big block (module docs, *Blocks sized by backlog*): 248 slots (4–8 KB for messages
 /// of a word or two). With the big spare, eight laps ran fjthrput fastest; sixteen and more made
-/// glibc return and re-fault a single long backlog's pages (counting, docs/decisions.md §33).
+/// glibc return and re-fault a single long backlog's pages (counting, docs/decisions/0033-big-block-recycling.md).
 pub(crate) const BIG_LAPS: usize = if cfg!(loom) { 2 } else { 8 };
 /// Messages a big block holds.
 pub(crate) const BIG_CAP: usize = BIG_LAPS * BLOCK_CAP;
@@ -227,7 +227,7 @@ struct ConsumerSide<T> {
 /// Distance, not alignment: the padding of `CachePadded` raised the mailbox's alignment, and so
 /// the actor cell's, to 128 bytes, and an over-aligned `Arc` is allocated by `posix_memalign`,
 /// which cost every spawn ~720 instructions and left split chunks that glibc's `free` later
-/// merged (docs/decisions.md §28). With gaps the cell keeps the alignment of its fields (8), and
+/// merged (docs/decisions/0028-spawn-stop-cost.md). With gaps the cell keeps the alignment of its fields (8), and
 /// its allocation takes `malloc`'s fast path.
 pub(crate) const GAP: usize = 128;
 
@@ -346,7 +346,7 @@ impl<T> Mailbox<T> {
     /// and may go on to use it (the activation runs the handler there). The consumer's position
     /// advances once `take` returns or unwinds. Moving a message straight from its slot into
     /// the handler's argument avoided a copy through the stack that stalled on store
-    /// forwarding (docs/decisions.md §26).
+    /// forwarding (docs/decisions/0026-micro-benchmark-losses.md).
     ///
     /// # Safety
     /// As [`Self::pop`]; besides, `take` must move the value out of the pointer (`ptr::read`)

@@ -247,7 +247,7 @@ fn pop_with_advances_when_the_taker_unwinds() {
 /// The producers' group (tail word, block pointers) and the consumer's are [`GAP`] bytes apart,
 /// the producers' group is a gap away from what precedes the mailbox, and the mailbox asks for no
 /// alignment beyond its fields': an over-aligned cell is allocated by `posix_memalign`, which
-/// cost every spawn hundreds of instructions (docs/decisions.md §28).
+/// cost every spawn hundreds of instructions (docs/decisions/0028-spawn-stop-cost.md).
 #[test]
 fn writers_are_a_gap_apart_without_over_alignment() {
     type M = Mailbox<u64>;

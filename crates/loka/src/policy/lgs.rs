@@ -173,7 +173,7 @@ pub fn route_woken(
 /// remote as local ones. The engines count a remote wake-up only when another actor sent it than
 /// the latest remote one (`engine/placement.rs`): an actor that one distant partner wakes again and
 /// again (Matrix Search's seekers, fed by the controller) is no hub, and unpinned it would only
-/// follow that partner away from its data (docs/decisions.md §37).
+/// follow that partner away from its data (docs/decisions/0037-hub-rules-count-partners.md).
 pub fn should_release_hub(remote_wakes: u32, local_wakes: u32) -> bool {
     remote_wakes >= HUB_MIN_WAKES && remote_wakes > HUB_REMOTE_RATIO * local_wakes
 }

@@ -1,4 +1,4 @@
-//! Pure scheduling decisions (docs/decisions.md, principle 1).
+//! Pure scheduling decisions (docs/decisions/README.md, principle 1).
 //!
 //! A policy sees a read-only view of the situation (my worker, the worker count, a seeded RNG, an
 //! actor's spawn options) and returns a decision that the engine carries out. Nothing here touches

@@ -187,7 +187,7 @@ impl Letter {
     /// the header, the vtable's `hot` lines) into the cache, without waiting for them. A gulp
     /// delivers its letters in queue order, a whole pass after they were sent, so with more
     /// actors than the cache holds every delivery began with a miss on its actor's cell
-    /// (docs/decisions.md §41); issued a few letters ahead, the misses overlap the deliveries
+    /// (docs/decisions/0041-gulp-prefetch.md); issued a few letters ahead, the misses overlap the deliveries
     /// before them.
     #[inline(always)]
     pub(crate) fn prefetch(&self) {

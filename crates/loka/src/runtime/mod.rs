@@ -17,7 +17,7 @@
 //!
 //! The runtime knows no engine: it calls one through its [`Boundary`], and an engine gives it work
 //! through [`TaskRef::run`]. The actor layer knows no engine either: it sees only this layer.
-//! `docs/architecture.md` walks through the layers and their protocols.
+//! `docs/internals/architecture.md` walks through the layers and their protocols.
 
 pub(crate) mod boundary;
 pub(crate) mod cell;

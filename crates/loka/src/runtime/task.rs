@@ -31,7 +31,7 @@ pub(crate) enum RunOutcome {
     /// It is still scheduled, in no queue: the engine holds it and must later either run it again
     /// (a message came) or release it ([`TaskRef::release`]). A sender meanwhile only claims a slot
     /// and schedules nothing, so a ping-pong pair saves the idle compare-and-swap and the wake-up
-    /// on every message (docs/decisions.md §36).
+    /// on every message (docs/decisions/0036-hold-drained-actor.md).
     Drained,
 }
 

@@ -1,4 +1,4 @@
-//! The docs/benchmarks.md workloads on actix: every actor an `Actor` with one `Handler<M>` per
+//! The docs/internals/benchmarks.md workloads on actix: every actor an `Actor` with one `Handler<M>` per
 //! message, `do_send` for one-way sends and `send(..).await` (answered by a `ResponseFuture`
 //! where the answer comes later) wherever someone waits for an answer.
 //!

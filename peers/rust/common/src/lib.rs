@@ -1,5 +1,5 @@
 //! What every Rust peer shares: the command line, the workload sizes and message counts of
-//! docs/benchmarks.md, the JSON result record, and the small helpers the workloads need
+//! docs/internals/benchmarks.md, the JSON result record, and the small helpers the workloads need
 //! (`compute()` and the fork-join fingerprints, the xorshift64* generator of `big`, the chameneos
 //! colours, fib).
 //!
@@ -77,7 +77,7 @@ impl Size {
     }
 }
 
-/// One workload with its parameters for the chosen size (table in docs/benchmarks.md).
+/// One workload with its parameters for the chosen size (table in docs/internals/benchmarks.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
     PingPong { round_trips: u64 },
@@ -139,7 +139,7 @@ impl Workload {
         }
     }
 
-    /// The `messages` column of docs/benchmarks.md: what msgs/s is computed from.
+    /// The `messages` column of docs/internals/benchmarks.md: what msgs/s is computed from.
     pub fn messages(&self) -> u64 {
         match *self {
             Workload::PingPong { round_trips } => 2 * round_trips,
@@ -155,7 +155,7 @@ impl Workload {
 }
 
 /// Savina's per-message work for the fork-join benchmarks (fjthrput, fjcreate), exactly as
-/// docs/benchmarks.md and loka's `loka_bench::compute` define it: the square of the sine of the
+/// docs/internals/benchmarks.md and loka's `loka_bench::compute` define it: the square of the sine of the
 /// message's angle. The handler adds the result to its actor's state and reports it, so the call
 /// is never dead code, and the angle comes from the message, so it is never constant-folded.
 #[inline]
@@ -229,7 +229,7 @@ pub fn fib_actors(n: u32) -> u64 {
 pub struct XorShift64Star(u64);
 
 impl XorShift64Star {
-    /// Seeded with `actor_index + 1`, as docs/benchmarks.md prescribes.
+    /// Seeded with `actor_index + 1`, as docs/internals/benchmarks.md prescribes.
     pub fn for_actor(index: usize) -> Self {
         XorShift64Star(index as u64 + 1)
     }
@@ -411,7 +411,7 @@ pub fn run_all(
     }
 }
 
-/// The result record of docs/benchmarks.md. Every string in it is one of our own names, so
+/// The result record of docs/internals/benchmarks.md. Every string in it is one of our own names, so
 /// nothing needs escaping.
 pub fn record(id: Identity<'_>, args: &Args, w: &Workload, repeat: usize, o: Outcome) -> String {
     let seconds = o.elapsed.as_secs_f64();

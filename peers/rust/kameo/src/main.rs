@@ -1,4 +1,4 @@
-//! The docs/benchmarks.md workloads on kameo: one tokio multi-thread runtime with `--threads`
+//! The docs/internals/benchmarks.md workloads on kameo: one tokio multi-thread runtime with `--threads`
 //! workers, every actor a `#[derive(Actor)]` struct with one `Message<M>` impl per message,
 //! `tell` for one-way sends and `ask` (with delegated or forwarded replies) wherever someone
 //! waits for an answer.

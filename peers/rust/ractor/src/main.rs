@@ -1,4 +1,4 @@
-//! The docs/benchmarks.md workloads on ractor: one tokio multi-thread runtime with `--threads`
+//! The docs/internals/benchmarks.md workloads on ractor: one tokio multi-thread runtime with `--threads`
 //! workers, every actor an `Actor` impl with an enum `Msg`, `cast` for one-way sends and
 //! `call` / `RpcReplyPort` wherever someone waits for an answer.
 

@@ -1,4 +1,4 @@
-//! The docs/benchmarks.md workloads on plain tokio, the way many Rust teams write "actors"
+//! The docs/internals/benchmarks.md workloads on plain tokio, the way many Rust teams write "actors"
 //! without an actor crate: every actor is a `tokio::spawn`ed task looping on the receiving end of
 //! a `tokio::sync::mpsc::unbounded_channel`, its address is the channel's sender, and whoever
 //! waits for an answer sends a `tokio::sync::oneshot` sender inside the request.

@@ -18,7 +18,7 @@
 //! | `quiescence.rs` | waiting until nothing is runnable (via `Sleepers::wait_quiescent`) |
 //! | `shutdown.rs` | stopping the workers |
 //!
-//! `docs/architecture.md` states the park/wake and quiescence protocols and why no wake-up is lost.
+//! `docs/internals/architecture.md` states the park/wake and quiescence protocols and why no wake-up is lost.
 
 mod balance;
 mod idle;

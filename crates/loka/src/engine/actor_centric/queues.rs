@@ -7,7 +7,7 @@
 //!   plain threads or routed here by other workers;
 //! * *yielded*: actors that used up their throughput budget while others waited here. They run
 //!   after the deque and the inbox, so a wake-up from outside waits for the activation that is
-//!   running, not for one budget of every busy actor ahead of it (docs/decisions.md §35);
+//!   running, not for one budget of every busy actor ahead of it (docs/decisions/0035-yielded-queue.md);
 //! * *urgent*: wake-ups other workers push at this worker's head (LGS-DFS); taken first;
 //! * *pinned*: actors only this worker may run (hubs under `hierarchical`); thieves never look;
 //! * *foreign*, one per home NUMA node: actors runnable here that live away from home
@@ -92,7 +92,7 @@ pub(crate) fn pop(queue: &Injector<TaskRef>) -> Option<TaskRef> {
 /// foreign queues, LGS-DFS's urgent queue), looking first whether it is empty:
 /// `Injector::steal` on an empty queue issues a `SeqCst` fence (a full barrier on x86), and the
 /// worker polls the pinned queue before every activation, so that fence alone cost
-/// `hierarchical` ~17% of pingpong's time (docs/decisions.md, "Polling empty queues").
+/// `hierarchical` ~17% of pingpong's time (docs/decisions/0017-look-before-stealing.md).
 /// `is_empty` reads the two indices and nothing more. A push racing with the check is found on
 /// the next poll, exactly as if `steal` had run just before the push: a pusher wakes a parked
 /// worker after pushing, and a worker polls again before it parks.

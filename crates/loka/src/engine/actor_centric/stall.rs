@@ -56,7 +56,7 @@
 //! `claim` from a line it owns, and one test of a flag; per wake-up made by a handler a load of
 //! `state`, a test and a store (a second one in the same activation: the step out and back). Without the guard (one worker, or `stall.guard = false`) a wake-up pays the load of
 //! `state` only. No locked
-//! instruction (`docs/decisions.md` §49 has the A/B). `crate::engine::actor_centric::loom_tests`
+//! instruction (docs/decisions/0049-stall-guard.md has the A/B). `crate::engine::actor_centric::loom_tests`
 //! checks the protocol on this code.
 
 use crate::runtime::{Header, TaskRef};

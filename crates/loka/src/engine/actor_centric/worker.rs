@@ -63,7 +63,7 @@ pub(super) struct Worker {
     hold_score: Cell<i32>,
     /// Activations run holding now: `holds` and a score ≥ 0, recomputed at each release, so the
     /// activation loop tests one flag (a test of the score and the tick cost threadring 13
-    /// instructions an activation, docs/decisions.md §36). While it is off, every periodic look
+    /// instructions an activation, docs/decisions/0036-hold-drained-actor.md). While it is off, every periodic look
     /// (61 activations) turns it on for a probe: the next release scores it again.
     hold_now: Cell<bool>,
     next_streak: Cell<u32>,
@@ -332,7 +332,7 @@ impl Worker {
     /// answer's send then finds the actor idle and must schedule it (a second routing decision).
     /// Held, the actor stays scheduled: the answer only claims its slot, and the worker finds
     /// the message with a plain load when the next activation drains. One compare-and-swap a
-    /// message instead of two (docs/decisions.md §36). A held actor is not stealable, as the
+    /// message instead of two (docs/decisions/0036-hold-drained-actor.md). A held actor is not stealable, as the
     /// next slot is not; a message for it from elsewhere waits for this worker's next pick at the
     /// latest, and the hold ends as soon as the next-slot chain breaks (`release_held`).
     #[inline]
@@ -417,7 +417,7 @@ impl Worker {
             // row (or 61 activations, until the periodic inbox check) ahead of them: a message
             // from a plain thread waited a median 3 ms behind 8 busy actors on 2 workers
             // (docs/results/latency.md). Its own queue, not the inbox: a wake-up that arrives
-            // there meanwhile runs before it instead of behind every busy actor (§35).
+            // there meanwhile runs before it instead of behind every busy actor (docs/decisions/0035-yielded-queue.md).
             self.own_queues().yielded.push(task);
             self.engine.notify(Some(self.index()));
         }

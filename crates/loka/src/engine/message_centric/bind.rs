@@ -14,8 +14,8 @@ use std::sync::atomic::Ordering::Relaxed;
 /// queue, their letters travel in one gulp, where a handler's letter to a partner is appended
 /// (no lock) and the partners' cells are still cached. Bound one per queue in turn, as
 /// Cforall does, every gulp reached every group: with 40,000 actors the executor's deliveries
-/// missed the cache on each cell, at the send and again at the delivery (docs/decisions.md
-/// §41). The same number as the backlog that wakes a thief ([`worker::WAKE_BACKLOG`]): a queue
+/// missed the cache on each cell, at the send and again at the delivery (
+/// docs/decisions/0041-gulp-prefetch.md). The same number as the backlog that wakes a thief ([`worker::WAKE_BACKLOG`]): a queue
 /// of `FILL` actors is the unit worth stealing, and 16 queues of a worker still spread 512.
 pub(super) const FILL: usize = worker::WAKE_BACKLOG;
 
@@ -81,7 +81,7 @@ impl Engine {
     /// an equal share of each doubling (what a thief takes stays a Qth of them), and a large
     /// population keeps long runs of consecutive actors together: 40,000 actors in groups of
     /// 100 (Cforall's executor) find most of their groups within one queue, where fixed blocks
-    /// spread every group over four queues (docs/decisions.md §46). Only for placed actors: a
+    /// spread every group over four queues (docs/decisions/0046-longer-visits-growing-blocks.md). Only for placed actors: a
     /// population laid out at set-up, whose neighbours in creation order work together.
     /// Children spawned as the program runs (a fork tree) keep fixed blocks, which spread
     /// them for thieves (growing blocks cost fjcreate a third at 1 worker).

@@ -1,5 +1,5 @@
 //! Actors that follow their partners (docs/message-centric.md, "Actors follow their partners";
-//! docs/decisions.md §47, §48): beyond Cforall, whose actors keep the queue they were bound to
+//! docs/decisions/0047-follow-partners.md, docs/decisions/0048-follow-with-letters.md): beyond Cforall, whose actors keep the queue they were bound to
 //! at spawn, an actor that hears mostly from handlers of another worker (or of a lower queue of
 //! its own) is re-bound, under the lock of the queue it leaves and with its queued letters, into
 //! the queue of the handler that posts to it. The post path (`Engine::admit_locked`) calls in
@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering::{Relaxed, Release};
 /// its own worker's before it follows that worker (`Engine::follow_target`). A rule that reads
 /// only the last few posts sends an actor hearing from partners on both workers back and forth
 /// (a complete graph of partners reaches agreement only by drift, like the voter model); a
-/// majority gathers each group on one worker (docs/decisions.md §44, §47).
+/// majority gathers each group on one worker (docs/decisions/0044-follow-the-waker.md, docs/decisions/0047-follow-partners.md).
 pub(super) const FOLLOW_MAJORITY: u8 = 8;
 
 /// The most letters an actor takes along when it follows ([`Binding::queued`]). An actor with a
@@ -24,7 +24,7 @@ pub(super) const FOLLOW_MAJORITY: u8 = 8;
 /// its partners are everywhere, so moving it gathers nothing, and its backlog would cross
 /// cores. Eight is the majority that decides a move: a member of a group gets about as many
 /// letters from its partners in a gulp's time (fjcreate's driver moved 38 times with 1,100–2,200
-/// letters each and lost 18% without this bound; docs/decisions.md §48).
+/// letters each and lost 18% without this bound; docs/decisions/0048-follow-with-letters.md).
 const FOLLOW_MAX_LETTERS: u8 = FOLLOW_MAJORITY;
 
 impl Engine {
@@ -87,9 +87,9 @@ impl Engine {
     /// gulp count), at most [`FOLLOW_MAX_LETTERS`], go along: taken out in order and moved to
     /// the end of the running gulp, where they run before any letter posted to it from now on.
     /// Waiting for an actor that hears from a hundred partners to have no letter queued, it
-    /// followed in 4% of its chances (docs/decisions.md §48). The queue is not capped: a
+    /// followed in 4% of its chances (docs/decisions/0048-follow-with-letters.md). The queue is not capped: a
     /// client's servers gathered into the client's queue ran faster than spread, and caps kept
-    /// groups split (docs/decisions.md §47, §48).
+    /// groups split (docs/decisions/0047-follow-partners.md, docs/decisions/0048-follow-with-letters.md).
     #[inline]
     fn follow_target(
         &self,

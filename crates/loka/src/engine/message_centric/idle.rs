@@ -4,7 +4,7 @@
 //! A post wakes only its queue's owner, if it sleeps (`notify_owner`); a pass that meets a
 //! backlog wakes a thief (`wake_a_thief`); a worker about to park re-checks its own queues and
 //! wakes the sleeping holders of others (`recheck_before_parking`); a worker that parks while
-//! another is awake watches it (`park` with a period, docs/decisions.md §43).
+//! another is awake watches it (`park` with a period, docs/decisions/0043-idle-worker-parks-and-watches.md).
 
 use super::Engine;
 use std::sync::atomic::Ordering::{Acquire, SeqCst};

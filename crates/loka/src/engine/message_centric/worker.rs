@@ -78,7 +78,7 @@ pub(super) struct Worker {
     /// The current gulp, which handlers on this thread reach (`running.rs`). On the heap, a
     /// line of its own: on the stack its address moved with every change to `run`'s frame,
     /// and so did its 4 KiB aliasing with the gulp's letters; static send swung by 10% with no
-    /// change in instructions (decisions.md §43).
+    /// change in instructions (docs/decisions/0043-idle-worker-parks-and-watches.md).
     running: Box<CachePadded<Running>>,
     rng: fastrand::Rng,
     /// A candidate queue seen at an earlier steal attempt: its slot, the queue, its gulp count
@@ -135,7 +135,7 @@ impl Worker {
     /// What follows a pass that found nothing: after two such passes a steal attempt, then the
     /// spin, yield and park phases. Out of line: a busy worker's loop stays the pass alone (with
     /// this inlined, the loop's code moved and static send lost 7–10% with the same instructions:
-    /// decisions.md §43).
+    /// docs/decisions/0043-idle-worker-parks-and-watches.md).
     #[inline(never)]
     fn idle_turn(&mut self, s: &mut IdleState) {
         // Copied out, not an `Arc` clone: every idle turn of every idle worker would otherwise
@@ -203,7 +203,7 @@ impl Worker {
     /// budget for every message. A queue whose actors keep one another busy (a group of
     /// partners, laid out in one queue by `Engine::filled_growing`) then stays with its worker
     /// while its actors' lines are cached, instead of leaving after 128 letters and meeting
-    /// them cold a pass later (docs/decisions.md §46). A queue whose letters mostly go
+    /// them cold a pass later (docs/decisions/0046-longer-visits-growing-blocks.md). A queue whose letters mostly go
     /// elsewhere leaves as before: a producer (a driver feeding workers, a parent spawning
     /// children) would otherwise run ahead of its consumers, and a group split across workers
     /// has its partners run by another worker.
@@ -212,7 +212,7 @@ impl Worker {
     /// room (`running.rs`): the group's letters to one another join the gulp instead of going
     /// through the queue's lock to wait for the next gulp, which the visit would take anyway.
     /// With the room of a single budget, seven in eight of them took the lock (the executor at
-    /// Cforall's size, whose gulps hold ~1,500 letters: docs/decisions.md §48). The visit's
+    /// Cforall's size, whose gulps hold ~1,500 letters: docs/decisions/0048-follow-with-letters.md). The visit's
     /// bound is the same: its gulps end once they have handled the budget.
     fn pass(&self) -> bool {
         let engine = &*self.engine;

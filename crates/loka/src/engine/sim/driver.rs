@@ -515,7 +515,7 @@ impl Engine {
         } else {
             // Fairness, as the real worker does: behind everything else, the inbox included
             // (until 2026-11-24 the real engine, and this model, kept the next slot whenever the
-            // deque was empty), in the yielded queue (docs/decisions.md §35). It is stealable, so
+            // deque was empty), in the yielded queue (docs/decisions/0035-yielded-queue.md). It is stealable, so
             // a parked worker is told.
             me.yielded.push_back(task);
             let now = me.clock;

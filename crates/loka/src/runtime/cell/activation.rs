@@ -59,7 +59,7 @@ impl<B: Behavior> ActorCell<B> {
             Some(_) => RunOutcome::Stopped,
             // One unwinding boundary per activation, not per message: a panic ends the
             // activation anyway, and the message then goes from its slot to the handler without
-            // passing through a closure's environment (docs/decisions.md §26).
+            // passing through a closure's environment (docs/decisions/0026-micro-benchmark-losses.md).
             None => match catch_unwind(AssertUnwindSafe(|| {
                 self.run_envelopes::<HOLD>(inner, &mut ctx, budget, &mut processed)
             })) {

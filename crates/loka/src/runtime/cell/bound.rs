@@ -1,7 +1,7 @@
 //! The bookkeeping of a bounded mailbox ([`SpawnOptions::capacity`](crate::SpawnOptions::capacity)):
 //! how many user messages it holds, how many queued ones are doomed by `DropOldest`, and the
 //! senders waiting for room (`send_async`). docs/bounded-mailboxes.md says what it does,
-//! docs/decisions.md §23 why it is built this way.
+//! docs/decisions/0023-bounded-mailboxes.md why it is built this way.
 //!
 //! Only bounded actors have one (the cell's `bound` is `None` otherwise), so an unbounded actor
 //! pays a test of that field per received message and, per send, the test of the cell's

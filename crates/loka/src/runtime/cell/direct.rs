@@ -54,7 +54,7 @@ impl<B: Behavior> ActorCell<B> {
     /// [`post`](Self::post) for a user message (`Deliver::deliver`), its envelope made where
     /// the letter is written: the caller has just stored the message in narrower pieces, and
     /// reading it back at once into an envelope stalled each send on a failed store forwarding
-    /// (the executor's hottest instruction at 2 workers: docs/decisions.md §42).
+    /// (the executor's hottest instruction at 2 workers: docs/decisions/0042-message-as-sent.md).
     #[inline]
     pub(super) fn post_message(&self, msg: B::Msg) -> Result<(), B::Msg> {
         let slot = self.runtime.letters().append_slot(self.task());

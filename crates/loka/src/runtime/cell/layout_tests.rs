@@ -11,7 +11,7 @@ impl crate::Actor for Quiet {
 /// The fields written only at spawn (or once: the exit word, the registered mark) sit between the
 /// header and the mailbox, whose leading gap keeps them off the consumer's line: the tests of every
 /// send (`plain_send`, `bound`) read a line the actor does not write. The cell needs no alignment beyond 16, so
-/// its allocation takes `malloc`'s fast path (docs/decisions.md §28).
+/// its allocation takes `malloc`'s fast path (docs/decisions/0028-spawn-stop-cost.md).
 #[test]
 fn spawn_time_fields_sit_between_the_header_and_the_mailbox() {
     let mailbox = std::mem::offset_of!(ActorCell<Quiet>, mailbox);

@@ -169,8 +169,8 @@ pub(crate) enum FailureSink {
     /// To the parent actor's `child_failed` hook. The parent is found by id in the live-actor
     /// registry when the failure happens, which is rare: a child holds no reference to its
     /// parent, so a spawn allocates nothing for it and touches no reference count of the
-    /// parent's, a line every spawn and every stop on other workers wrote (docs/decisions.md
-    /// §28).
+    /// parent's, a line every spawn and every stop on other workers wrote (
+    /// docs/decisions/0028-spawn-stop-cost.md).
     Hook,
     /// The parent is a supervisor, which hears of its children through its own sink: the
     /// failure counts as told, so nothing is logged twice.

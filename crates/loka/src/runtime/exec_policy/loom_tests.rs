@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 /// call to unpark are made visible to the thread that consumes the token"), so the second
 /// hand-over's store is visible there and the thread takes it; loom's model does not carry the
 /// unparker's history into a thread unparked before it started. Kept at 1 until that is settled
-/// (docs/decisions.md §20); the guarantee suite runs the protocol under `all-thread`.
+/// (docs/decisions/0020-places-and-exec-policies.md); the guarantee suite runs the protocol under `all-thread`.
 const N: u32 = 1;
 
 #[test]
