@@ -264,10 +264,10 @@ pub(crate) mod tests {
     unsafe fn no_release(_: NonNull<Header>) -> bool {
         unreachable!()
     }
-    unsafe fn no_info(_: NonNull<Header>) -> crate::runtime::cell::CellInfo {
+    unsafe fn no_info(_: NonNull<Header>) -> crate::runtime::task::CellInfo {
         unreachable!()
     }
-    unsafe fn no_control(_: NonNull<Header>) -> std::sync::Arc<dyn crate::runtime::cell::Control> {
+    unsafe fn no_control(_: NonNull<Header>) -> std::sync::Arc<dyn crate::runtime::task::Control> {
         unreachable!()
     }
     unsafe fn no_parent(_: NonNull<Header>) -> Option<crate::runtime::id::ActorId> {

@@ -126,10 +126,10 @@ pub(crate) struct Vtable {
     /// Terminates the actor at shutdown. Safety: no activation runs any more.
     pub(crate) shutdown: unsafe fn(NonNull<Header>),
     /// Reads what introspection shows of the actor. Safety: the cell is alive.
-    pub(crate) info: unsafe fn(NonNull<Header>) -> super::cell::CellInfo,
+    pub(crate) info: unsafe fn(NonNull<Header>) -> CellInfo,
     /// A strong reference to the cell, to stop and describe the actor from a shutdown (see
     /// [`TaskRef::control`]). Safety: the cell is alive.
-    pub(crate) control: unsafe fn(NonNull<Header>) -> std::sync::Arc<dyn super::cell::Control>,
+    pub(crate) control: unsafe fn(NonNull<Header>) -> std::sync::Arc<dyn Control>,
     /// `size_of` the actor's state: the simulation's memory model prices it (static data, read by
     /// no real engine).
     pub(crate) state_bytes: usize,
@@ -220,7 +220,7 @@ impl TaskRef {
     ///
     /// # Safety
     /// The task is alive: registered, and kept so (the caller holds its registry shard's lock).
-    pub(crate) unsafe fn info(self) -> super::cell::CellInfo {
+    pub(crate) unsafe fn info(self) -> CellInfo {
         // SAFETY: forwarded contract.
         unsafe { (self.0.as_ref().vtable.info)(self.0) }
     }
@@ -249,8 +249,39 @@ impl TaskRef {
     ///
     /// # Safety
     /// The cell is alive (e.g. still registered, looked at under the registry's lock).
-    pub(crate) unsafe fn control(self) -> std::sync::Arc<dyn super::cell::Control> {
+    pub(crate) unsafe fn control(self) -> std::sync::Arc<dyn Control> {
         // SAFETY: forwarded contract.
         unsafe { (self.0.as_ref().vtable.control)(self.0) }
     }
+}
+
+/// One actor's part of an [`crate::ActorInfo`]: read from its cell, racing with its senders and
+/// its activation (every field is a snapshot of an atomic, or written only at spawn).
+pub(crate) struct CellInfo {
+    /// The actor's Rust type.
+    pub(crate) actor_type: &'static str,
+    /// Spawned with a name (a label in the runtime's name table).
+    pub(crate) named: bool,
+    /// User messages queued (see `ActorRef::mailbox_len`).
+    pub(crate) mailbox_len: usize,
+    /// The mailbox is idle: not scheduled, not running. Meaningless for a direct mailbox.
+    pub(crate) idle: bool,
+    /// The mailbox has closed: the actor is stopping.
+    pub(crate) closed: bool,
+    /// The actor's messages travel through the engine's queues (message-centric engine).
+    pub(crate) direct: bool,
+}
+
+/// What a shutdown does with an actor whatever its type: a strong reference to its cell, taken
+/// while the actor is known to be alive (see [`crate::runtime::TaskRef::control`]).
+pub(crate) trait Control: Send + Sync {
+    /// Queues the stop signal behind the messages already queued; `false` if it has stopped.
+    fn stop_signal(&self) -> bool;
+    /// Its name (if spawned with one) and its Rust type name.
+    fn describe(&self) -> (Option<String>, &'static str);
+    /// Queues a `Start` envelope: a supervisor's order to a supervised child waits behind the
+    /// messages already queued (`supervised/`). `false` if it has stopped.
+    fn start_signal(&self) -> bool;
+    /// Queues a child's failure for the `child_failed` hook; `false` if it has stopped.
+    fn child_failed(&self, failure: crate::runtime::ActorFailure) -> bool;
 }

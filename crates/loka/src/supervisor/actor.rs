@@ -2,7 +2,7 @@
 //! restarts them is `rounds.rs`.
 
 use super::handle::{ChildInfo, ChildState, SupervisorMsg, SupervisorStats};
-use super::rounds::{Job, Round};
+use super::jobs::{Job, Round};
 use super::spec::{AnyChild, Live};
 use super::{Restart, SupervisorError, SupervisorSpec};
 use crate::runtime::cell::{event_sink, Command, EventSink};

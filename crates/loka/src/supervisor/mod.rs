@@ -63,6 +63,7 @@
 mod actor;
 mod error;
 mod handle;
+mod jobs;
 mod rounds;
 mod spec;
 

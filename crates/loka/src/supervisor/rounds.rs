@@ -11,54 +11,13 @@
 
 use super::actor::Supervisor;
 use super::handle::ChildState;
-use super::{Restart, Strategy, SupervisorError};
+use super::jobs::{After, Job, Round, Step};
+use super::{Restart, Strategy};
 use crate::runtime::cell::{ChildEvent, Command};
 use crate::{ActorId, Context, StopReason};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// A reply to a request that completes later.
-pub(super) type Reply = Box<dyn FnOnce(Result<(), SupervisorError>) + Send>;
-
-/// Work for the supervisor, one at a time.
-pub(super) enum Job {
-    /// A child exited (stopped or failed) and waits suspended for a restart.
-    Failure {
-        child: Arc<str>,
-        actor: ActorId,
-        reason: StopReason,
-    },
-    /// `terminate_child`.
-    Terminate { child: Arc<str>, reply: Reply },
-    /// `stop`: every child, then the supervisor.
-    Stop { reply: Reply },
-}
-
-/// One order of a round.
-#[derive(Debug, Clone)]
-enum Step {
-    /// Give the child this order (by id: the list may change during the round).
-    Order(Arc<str>, Command),
-}
-
-/// What a round does once its last order is acknowledged.
-enum After {
-    Nothing,
-    Reply(Reply),
-    /// Give up with this message.
-    Escalate(String),
-    /// Stop, then reply.
-    Stop(Reply),
-}
-
-/// A round under way.
-pub(super) struct Round {
-    steps: VecDeque<Step>,
-    /// The child whose acknowledgement of order `seq` the round waits for.
-    waiting: Option<(ActorId, u64)>,
-    after: After,
-}
 
 impl ChildEvent {
     /// Whether this event ends the wait for the acknowledgement of order `seq`.

@@ -3,7 +3,8 @@
 //! supervised.
 
 use super::{Restart, Strategy, Supervisor, SupervisorError};
-use crate::runtime::cell::{self, Control, EventSink, Orders, Supervised};
+use crate::runtime::cell::{self, EventSink, Orders, Supervised};
+use crate::runtime::task::Control;
 use crate::{Actor, ActorId, ActorRef, Context, SpawnError, SpawnOptions};
 use std::any::Any;
 use std::fmt;

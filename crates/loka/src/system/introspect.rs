@@ -1,9 +1,9 @@
 //! Introspection: [`System::actors`] lists the live actors, what they are and where they run.
 
+use super::System;
 use crate::actor::ActorId;
 use crate::exec_policy::ExecPolicy;
 use crate::runtime::location::ActorState;
-use crate::System;
 use serde::Serialize;
 
 /// One live actor, as [`System::actors`] saw it.

@@ -1,7 +1,8 @@
 //! Registered names from a plain thread: the [`System`] side of `actor/names.rs`.
 
+use super::System;
 use crate::actor::{ActorRef, LookupError, RegisterError};
-use crate::{ActorId, System};
+use crate::runtime::ActorId;
 
 impl System {
     /// Registers `actor` under `name`, unique in this system, until the actor stops (or

@@ -256,7 +256,7 @@ fn drain(engine: &Engine, shared: &Shared, deadline: Option<Instant>) -> Vec<Uns
 }
 
 /// A strong reference to live actor `id`, if it is still registered.
-fn control(shared: &Shared, id: ActorId) -> Option<Arc<dyn crate::runtime::cell::Control>> {
+fn control(shared: &Shared, id: ActorId) -> Option<Arc<dyn crate::runtime::task::Control>> {
     // SAFETY: `with_live` calls us under the registry's lock while the actor is registered, and
     // an actor unregisters before its cell can be freed: the cell is alive.
     shared

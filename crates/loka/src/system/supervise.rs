@@ -1,7 +1,7 @@
 //! Supervisors from a plain thread: the [`System`] side of `supervisor/`.
 
+use super::System;
 use crate::supervisor::{Supervisor, SupervisorError, SupervisorRef, SupervisorSpec};
-use crate::System;
 
 impl System {
     /// Spawns a top-level supervisor of `spec` from a plain thread; its children start with it.

@@ -2,25 +2,8 @@
 //! knowing its type, through the task's vtable (`runtime/task.rs`).
 
 use super::{ActorCell, Behavior, Deliver};
-use crate::runtime::task::Header;
+use crate::runtime::task::{CellInfo, Header};
 use std::ptr::NonNull;
-
-/// One actor's part of an [`crate::ActorInfo`]: read from its cell, racing with its senders and
-/// its activation (every field is a snapshot of an atomic, or written only at spawn).
-pub(crate) struct CellInfo {
-    /// The actor's Rust type.
-    pub(crate) actor_type: &'static str,
-    /// Spawned with a name (a label in the runtime's name table).
-    pub(crate) named: bool,
-    /// User messages queued (see `ActorRef::mailbox_len`).
-    pub(crate) mailbox_len: usize,
-    /// The mailbox is idle: not scheduled, not running. Meaningless for a direct mailbox.
-    pub(crate) idle: bool,
-    /// The mailbox has closed: the actor is stopping.
-    pub(crate) closed: bool,
-    /// The actor's messages travel through the engine's queues (message-centric engine).
-    pub(crate) direct: bool,
-}
 
 impl<B: Behavior> ActorCell<B> {
     /// The actor that spawned this one (the live-actor registry reads it for the tree of actors).

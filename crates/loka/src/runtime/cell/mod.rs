@@ -20,11 +20,8 @@ mod supervised;
 mod timers;
 mod watch;
 
-use extras::Extras;
 use failure::panic_message;
-pub(crate) use info::CellInfo;
 pub(crate) use pipes::{Piped, Pipes};
-pub(crate) use shutdown::Control;
 pub(crate) use supervised::{event_sink, ChildEvent, Command, EventSink, Orders, Supervised};
 pub(crate) use timers::{Hold, ReceiveTimeout};
 use watch::Exit;
@@ -593,3 +590,51 @@ pub(crate) fn spawn_supervised<B: Behavior>(
 
 #[cfg(all(test, not(loom)))]
 mod layout_tests;
+
+/// The features in use.
+#[derive(Default)]
+pub(crate) struct Extras {
+    /// Timers armed through the context, and the receive timeout.
+    pub(crate) timers: timers::OwnTimers,
+    /// Futures piped through the context and still pending.
+    pub(crate) pipes: pipes::Pipes,
+    /// Death watch and links, either side.
+    pub(crate) watch: watch::WatchState,
+    /// A supervised child's slot (`supervised/`): a `Supervised<B>` of the actor's type.
+    pub(crate) supervised: Option<Box<dyn std::any::Any + Send>>,
+    /// Why a supervisor gives up, while it stops ([`crate::StopReason::Escalated`]).
+    pub(crate) escalation: Option<String>,
+}
+
+/// What a stopping actor still has to tell, once it is unregistered: its watchers and linked
+/// actors, its supervisor.
+pub(crate) struct Leftovers {
+    pub(crate) watch: watch::WatchState,
+    /// A supervised child's slot (a `Supervised<B>`).
+    pub(crate) supervised: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl<B: Behavior> ActorCell<B> {
+    /// The actor's extras, made on first use.
+    ///
+    /// # Safety
+    /// The caller holds the actor's schedule (it runs the actor's activation, or terminates it)
+    /// and drops the reference before anything else can reach the extras (no user code runs while
+    /// it is borrowed).
+    #[allow(clippy::mut_from_ref)]
+    pub(super) unsafe fn extras(&self) -> &mut Extras {
+        // SAFETY: the caller's contract: only the holder of the schedule touches them.
+        unsafe { (*self.extras.get()).get_or_insert_with(Box::default) }
+    }
+
+    /// The extras if the actor ever used a feature (no allocation otherwise).
+    ///
+    /// # Safety
+    /// As for [`extras`](Self::extras).
+    #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
+    pub(super) unsafe fn extras_if_any(&self) -> Option<&mut Extras> {
+        // SAFETY: the caller's contract.
+        unsafe { (*self.extras.get()).as_deref_mut() }
+    }
+}

@@ -1,29 +1,15 @@
 //! The cell at the end: terminating an actor at shutdown once no worker runs
 //! ([`Vtable::shutdown`]), the type-erased handle a graceful shutdown stops and describes actors
-//! with ([`Control`]), the stopped cell a spawn gets once the system has shut down, and the dead
+//! with ([`Control`](crate::runtime::task::Control)), the stopped cell a spawn gets once the system has shut down, and the dead
 //! letters a cell reports (to the end: those its `Drop` finds).
 //!
 //! [`Vtable::shutdown`]: crate::runtime::task::Vtable
 
 use super::{ActorCell, Behavior, Envelope, Life};
 use crate::mailbox::Pop;
-use crate::runtime::task::Header;
+use crate::runtime::task::{Control, Header};
 use std::ptr::NonNull;
 use std::sync::Arc;
-
-/// What a shutdown does with an actor whatever its type: a strong reference to its cell, taken
-/// while the actor is known to be alive (see [`crate::runtime::TaskRef::control`]).
-pub(crate) trait Control: Send + Sync {
-    /// Queues the stop signal behind the messages already queued; `false` if it has stopped.
-    fn stop_signal(&self) -> bool;
-    /// Its name (if spawned with one) and its Rust type name.
-    fn describe(&self) -> (Option<String>, &'static str);
-    /// Queues a `Start` envelope: a supervisor's order to a supervised child waits behind the
-    /// messages already queued (`supervised/`). `false` if it has stopped.
-    fn start_signal(&self) -> bool;
-    /// Queues a child's failure for the `child_failed` hook; `false` if it has stopped.
-    fn child_failed(&self, failure: crate::runtime::ActorFailure) -> bool;
-}
 
 impl<B: Behavior> Control for ActorCell<B> {
     fn stop_signal(&self) -> bool {

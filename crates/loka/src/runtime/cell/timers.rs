@@ -129,7 +129,7 @@ impl<B: Behavior> Drop for Hold<B> {
 /// would cost every such message a lock of the timer shard).
 #[cold]
 #[inline(never)]
-fn note_heard(extras: &mut super::extras::Extras, runtime: &crate::runtime::Runtime) {
+fn note_heard(extras: &mut super::Extras, runtime: &crate::runtime::Runtime) {
     if let Some(receive) = &mut extras.timers.receive {
         receive.since = runtime.timer_now_ns();
     }

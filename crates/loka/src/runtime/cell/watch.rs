@@ -271,7 +271,7 @@ impl<B: Behavior> ActorCell<B> {
     /// actor it watches forgets it, its supervisor (if supervised) hears it terminated. Called by
     /// `terminate` once the actor is closed and unregistered, with what it took out of the
     /// extras.
-    pub(super) fn notify_stopped(&self, leftovers: super::extras::Leftovers, reason: &StopReason) {
+    pub(super) fn notify_stopped(&self, leftovers: super::Leftovers, reason: &StopReason) {
         if let Some(slot) = leftovers.supervised {
             self.told_terminated(slot, reason);
         }

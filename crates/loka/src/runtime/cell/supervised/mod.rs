@@ -28,8 +28,8 @@
 
 mod orders;
 
-use super::extras::Leftovers;
 use super::failure::{panic_message, stopped_panicked};
+use super::Leftovers;
 use super::{ActorCell, Behavior, CellContext, Envelope, Inner, Life, Stopping};
 use crate::runtime::lifecycle::DRAINING;
 use crate::runtime::restart::Restart;
