@@ -13,7 +13,7 @@ pub(crate) use std::sync::atomic::{
 };
 
 /// The value of an atomic the caller holds exclusively (`&mut`, e.g. in `Drop`): std's
-/// `get_mut`, which loom's atomics lack (they offer `with_mut`). No atomic access in production.
+/// `get_mut`, which loom's atomics lack. No atomic access in production.
 pub(crate) trait ReadMut {
     /// What the atomic holds.
     type Value;
@@ -27,8 +27,9 @@ macro_rules! read_mut {
             type Value = $value;
             #[inline(always)]
             fn read_mut(&mut self) -> $value {
+                // Under loom a Relaxed load: `&mut` excludes every other access.
                 #[cfg(loom)]
-                return self.with_mut(|v| *v);
+                return self.load(std::sync::atomic::Ordering::Relaxed);
                 #[cfg(not(loom))]
                 return *self.get_mut();
             }
@@ -42,8 +43,9 @@ impl<T> ReadMut for AtomicPtr<T> {
     type Value = *mut T;
     #[inline(always)]
     fn read_mut(&mut self) -> *mut T {
+        // Under loom a Relaxed load: `&mut` excludes every other access.
         #[cfg(loom)]
-        return self.with_mut(|v| *v);
+        return self.load(std::sync::atomic::Ordering::Relaxed);
         #[cfg(not(loom))]
         return *self.get_mut();
     }

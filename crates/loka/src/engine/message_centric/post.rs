@@ -1,9 +1,9 @@
 //! How a letter reaches its actor's queue: appended to the running gulp of this thread's worker
 //! when the actor is one of its queue's (no lock), else written into the queue under its lock
 //! (`queued_slot`, kept until `Scheduler::finish_post`) or sealed there (`post_locked`). Under
-//! the lock a post checks that the actor has not closed and, while actors follow
-//! (`follow.rs`), that it is still bound to this queue; if it moved, the post starts over with
-//! its new queue.
+//! the lock a post checks that the actor has not closed and, while actors follow, that it is
+//! still bound to this queue; if it moved, the post starts over with its new queue. The steps,
+//! locks and argument of that protocol are in `follow.rs`'s module docs.
 
 use super::queue::{self, MessageQueue};
 use super::{binding, running, Binding, Engine};

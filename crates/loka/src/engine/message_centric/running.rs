@@ -15,11 +15,9 @@
 //! letter from any other sender (another queue's actor, a plain thread, a timer) goes through the
 //! queue's lock as before.
 //!
-//! An actor that follows a poster (`Engine::follow_target`) changes queue only while it is idle,
-//! under the lock of the queue it leaves, and goes into the poster's running queue. Every letter
-//! posted to it before has then run, so nothing posted after can overtake one; and its new
-//! queue is being processed by the poster's worker, which nobody else can re-bind it from until
-//! that gulp ends. As a *sender*, though, it may have letters to actors of its new queue waiting
+//! An actor that follows a poster (the protocol: `follow.rs`, module docs) goes into the
+//! poster's running gulp with its queued letters, ahead of anything posted to it after. As a
+//! *sender*, though, it may have letters to actors of its new queue waiting
 //! in that queue behind the running gulp (posted through the lock from its old queue); were its
 //! next letters appended to the gulp, they would overtake those. So a move closes the running
 //! gulp's room: for the rest of that gulp every letter to the queue goes through its lock,
