@@ -7,6 +7,7 @@ use crate::engine::placement::ActorPlacement;
 use crate::policy::cls::Cls;
 use crate::policy::hierarchical::{self, StealStep};
 use crate::policy::lgs::WeightedVictims;
+use crate::policy::placement::{Placement, PlacementStrategy};
 use crate::policy::places::PlaceVictims;
 use crate::policy::{LgsVariants, PolicyKind, Route};
 use crate::telemetry::WorkerCounters;
@@ -193,5 +194,172 @@ pub(crate) fn places_spawn_route(
         crate::policy::PlacesMode::Shared => Route::Place(layout.place_of(home)),
         crate::policy::PlacesMode::PerWorker if from == Some(home) => Route::LocalHead,
         crate::policy::PlacesMode::PerWorker => Route::Tail(home),
+    }
+}
+
+/// Where an actor woken by a send from worker `me` goes under `routing`, whose policy routes
+/// each wake-up (`local`: the `cls` route of the waking worker, for the policies that keep
+/// wake-ups local), with the bookkeeping the decision carries (LGS's home-PU pushes and hub
+/// release, `hierarchical:auto`'s hub detection). `waker`: the waking actor
+/// ([`crate::engine::placement::waker_id`]). The one rule both engines carry out: the
+/// actor-centric engine on its threads (`actor_centric/routing.rs`), the simulation on virtual
+/// workers (`sim/routing.rs`).
+#[inline]
+pub(crate) fn woken_route(
+    routing: Routing,
+    me: usize,
+    placement: &ActorPlacement,
+    waker: u32,
+    layout: &WorkerLayout,
+    local: Route,
+    counters: &WorkerCounters,
+) -> Route {
+    match routing {
+        Routing::Local => local,
+        Routing::Lgs(variants) => {
+            lgs_woken_route(variants, me, placement, waker, layout, local, counters)
+        }
+        Routing::Hierarchical { auto_hubs } => {
+            if auto_hubs {
+                note_hierarchical_wake(placement, me, waker, counters);
+            }
+            hierarchical_route(layout, placement, Some(me)).unwrap_or(Route::LocalNext)
+        }
+        Routing::Places(mode) => {
+            let home = placement.home().unwrap_or(me);
+            crate::policy::places::route_woken(mode, layout, home, Some(me), local)
+        }
+    }
+}
+
+/// LGS, Listing 5.3, for a wake-up from worker `me`, plus the bookkeeping of the hub rule: a
+/// push to a home PU elsewhere is counted, and under `lgs:auto` an actor woken again and again
+/// from elsewhere is released (it runs where its partners are from then on).
+#[inline]
+fn lgs_woken_route(
+    variants: LgsVariants,
+    me: usize,
+    placement: &ActorPlacement,
+    waker: u32,
+    layout: &WorkerLayout,
+    local: Route,
+    counters: &WorkerCounters,
+) -> Route {
+    let home = placement.pinned_home();
+    let route = crate::policy::lgs::route_woken(
+        variants,
+        Some(me),
+        home,
+        |a, b| layout.same_group0(a, b),
+        local,
+    );
+    match route {
+        Route::Tail(_) | Route::Head(_) => {
+            counters.hpu_pushes.bump(1);
+            if variants.auto && placement.note_remote_wake(waker) {
+                counters.hubs_released.bump(1);
+                // Released: from now on it runs where its partners are.
+                return local;
+            }
+        }
+        Route::LocalNext | Route::LocalHead => {
+            if variants.auto && home.is_some() {
+                placement.note_local_wake();
+            }
+        }
+        Route::Pinned(_) | Route::Foreign { .. } | Route::Place(_) => {
+            unreachable!("LGS routes only locally or to a home PU's head or tail")
+        }
+    }
+    route
+}
+
+/// Where an actor woken by a send from a plain thread goes under `routing`; `None`: round robin
+/// over the workers (the engine's own counter, `cls::route_external`).
+#[inline]
+pub(crate) fn external_woken_route(
+    routing: Routing,
+    placement: &ActorPlacement,
+    layout: &WorkerLayout,
+) -> Option<Route> {
+    match routing {
+        Routing::Hierarchical { .. } => hierarchical_route(layout, placement, None),
+        // LGS, Listing 5.3: from a plain thread, to the tail of the actor's home.
+        Routing::Lgs(variants) => placement.pinned_home().map(|home| {
+            let neighbours = |a, b| layout.same_group0(a, b);
+            crate::policy::lgs::route_woken(
+                variants,
+                None,
+                Some(home),
+                neighbours,
+                Route::LocalHead,
+            )
+        }),
+        Routing::Local => None,
+        Routing::Places(mode) => placement.home().map(|home| {
+            crate::policy::places::route_woken(mode, layout, home, None, Route::LocalHead)
+        }),
+    }
+}
+
+/// What a spawn's route depends on besides the policy: the engine's state, which each engine
+/// keeps its own way (atomics on threads, the simulation's state under its lock).
+pub(crate) trait SpawnSite {
+    /// The route of an unplaced actor by the `cls` rule: the spawning worker's choice for
+    /// `placement`, or, from a plain thread, the next in the engine's round robin.
+    fn default_route(&mut self, placement: Placement) -> Route;
+    /// The next ticket of the placement strategy for hubs (`true`) or regular actors.
+    fn ticket(&mut self, hub: bool) -> usize;
+}
+
+/// The route of a new actor's first activation, spawned from worker `from` (`None`: a plain
+/// thread): an explicit placement wins, then the placement strategy for its kind (hub or
+/// regular), `places` putting it in its place ([`places_spawn_route`]). Under LGS the worker it
+/// is placed on becomes its home PU (`places`: if it has none yet); under `hierarchical` a hub
+/// is pinned there. The one rule of both engines (`actor_centric/routing.rs`, `sim/routing.rs`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn spawn_route(
+    routing: Routing,
+    placement: &ActorPlacement,
+    requested: Placement,
+    strategy: PlacementStrategy,
+    from: Option<usize>,
+    layout: &WorkerLayout,
+    seed: u64,
+    site: &mut impl SpawnSite,
+) -> Route {
+    let hub = placement.is_hub();
+    let explicit = requested != Placement::Default;
+    let route = if let (Routing::Places(mode), false) = (routing, explicit) {
+        let home = placement
+            .home()
+            .expect("`places` gives every actor a home at initialisation");
+        places_spawn_route(mode, layout, home, from)
+    } else if explicit || strategy == PlacementStrategy::Default {
+        site.default_route(requested)
+    } else {
+        let ticket = site.ticket(hub);
+        let mut rng = fastrand::Rng::with_seed(seed ^ ticket as u64);
+        match strategy.place(from, ticket, &mut rng, layout) {
+            w if Some(w) == from => Route::LocalHead,
+            w => Route::Tail(w),
+        }
+    };
+    let placed = match route {
+        Route::LocalNext | Route::LocalHead => from,
+        Route::Tail(w) | Route::Head(w) | Route::Pinned(w) => Some(w),
+        Route::Foreign { worker, .. } => Some(worker),
+        // (its home was set with its place, at initialisation)
+        Route::Place(_) => None,
+    };
+    match routing {
+        Routing::Lgs(_) => placement.set_home(placed),
+        Routing::Places(_) if placement.home().is_none() => placement.set_home(placed),
+        _ => {}
+    }
+    match (routing, placed) {
+        // A hub lives on the worker it was placed on, out of every thief's reach.
+        (Routing::Hierarchical { .. }, Some(w)) if hub => Route::Pinned(w),
+        _ => route,
     }
 }
