@@ -34,14 +34,14 @@
 //! # A post, and the re-bind it may make
 //!
 //! [`Engine::post_sealed`](crate::runtime::Scheduler::post_sealed) and
-//! [`Engine::queued_slot`] loop:
+//! [`Poster::queued_slot`] loop:
 //!
 //! 1. Read `b.queue` (Acquire): queue `qi`, `q`. Take `q`'s lock.
 //! 2. Under the lock: `closed` → refused. `b.queue != qi` → *moved*: drop the lock, start over
 //!    (Relaxed suffices: a re-bind away from `q` is stored under this very lock).
 //! 3. If the post may follow (following on, first round of this post, a handler of a worker's
 //!    running gulp `G` of queue `to` posts, `to != qi`): score the actor
-//!    ([`Engine::follow_target`]); at a margin of [`FOLLOW_MAJORITY`] pulls, not a hub, test it
+//!    ([`follow_target`]); at a margin of [`FOLLOW_MAJORITY`] pulls, not a hub, test it
 //!    with [`movable`]`(pending, q.generation, q.processing.is_claimed_locked())`:
 //!    * `No`: a worker processes `q` (one of the actor's handlers may run, or its letters wait
 //!      in that worker's gulp): it stays.
@@ -56,10 +56,10 @@
 //!    Release, all under `q`'s lock: *moved*, the post starts over with `to`, without following
 //!    (a post re-binds at most once, so it cannot chase a queue whose owner changes).
 //! 4. Else the letter is pushed on `q`'s buffer, `pending`/`queued` noted, the owner woken if
-//!    it sleeps (`Engine::publish_locked`).
+//!    it sleeps (`Poster::publish_locked`).
 //!
 //! A handler's letter to an actor of its own running gulp's queue is appended to that gulp
-//! without the lock (`Engine::gulp_for`); that queue is claimed then, so [`movable`] says `No`
+//! without the lock (`Poster::gulp_for`); that queue is claimed then, so [`movable`] says `No`
 //! for every actor it holds: no re-bind races an append.
 //!
 //! # Why no letter is lost, duplicated or reordered
@@ -100,14 +100,14 @@
 //! `an_actor_moves_with_its_queued_letters_in_order` (and what of them is real code is said
 //! there); `tests/mc_follow.rs` on real threads.
 
-use super::post::Admit;
+use super::post::{Admit, Poster};
 use super::queue::{Locked, MessageQueue};
-use super::{binding, running, Engine};
+use super::{binding, running};
 use crate::runtime::TaskRef;
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
 /// By how many posts from another worker's handlers an actor's posts must outnumber those from
-/// its own worker's before it follows that worker (`Engine::follow_target`). A rule that reads
+/// its own worker's before it follows that worker ([`follow_target`]). A rule that reads
 /// only the last few posts sends an actor hearing from partners on both workers back and forth
 /// (a complete graph of partners reaches agreement only by drift, like the voter model); a
 /// majority gathers each group on one worker (docs/decisions.md §44, §47).
@@ -122,119 +122,118 @@ pub(super) const FOLLOW_MAJORITY: u8 = 8;
 /// letters each and lost 18% without this bound; docs/decisions.md §48).
 const FOLLOW_MAX_LETTERS: u8 = FOLLOW_MAJORITY;
 
-impl Engine {
-    /// [`admit_locked`](Self::admit_locked) while actors follow: the binding read again, the
-    /// actor scored and perhaps re-bound (its letters queued in `locked` taken along), its last
-    /// letter's gulp noted.
-    #[inline(always)]
-    pub(super) fn admit_following(
-        &self,
-        qi: usize,
-        q: &MessageQueue,
-        locked: &mut Locked,
-        task: TaskRef,
-        follow: bool,
-    ) -> Admit {
-        let b = binding(&task);
-        // Relaxed: a re-binding away from `q` is stored under this lock.
-        if b.queue.load(Relaxed) as usize != qi {
+/// [`Poster::admit_locked`] while actors follow: the binding read again, the
+/// actor scored and perhaps re-bound (its letters queued in `locked` taken along), its last
+/// letter's gulp noted.
+#[inline(always)]
+pub(super) fn admit_following<P: Poster>(
+    poster: &P,
+    qi: usize,
+    q: &MessageQueue,
+    locked: &mut Locked,
+    task: TaskRef,
+    follow: bool,
+) -> Admit {
+    let b = binding(&task);
+    // Relaxed: a re-binding away from `q` is stored under this lock.
+    if b.queue.load(Relaxed) as usize != qi {
+        return Admit::Moved;
+    }
+    if follow {
+        if let Some(to) = follow_target(poster, qi, q, locked, task) {
+            b.score.store(0, Relaxed);
+            // Its letters are all in the gulp it joins now, which its new queue's next
+            // gulp count will pass (`movable`). Before the binding: a poster that reads the
+            // new binding (Acquire) and then posts to the new queue notes its letter after.
+            b.pending.store(0, Relaxed);
+            b.queue.store(to as u32, Release);
             return Admit::Moved;
         }
-        if follow {
-            if let Some(to) = self.follow_target(qi, q, locked, task) {
-                b.score.store(0, Relaxed);
-                // Its letters are all in the gulp it joins now, which its new queue's next
-                // gulp count will pass (`movable`). Before the binding: a poster that reads the
-                // new binding (Acquire) and then posts to the new queue notes its letter after.
-                b.pending.store(0, Relaxed);
-                b.queue.store(to as u32, Release);
-                return Admit::Moved;
-            }
-        }
-        // The letter goes into gulp `next`: the first since the last gulp, or one more.
-        let next = q.generation() + 1;
-        let queued = if b.pending.load(Relaxed) == next {
-            b.queued.load(Relaxed).saturating_add(1)
-        } else {
-            b.pending.store(next, Relaxed);
-            1
-        };
-        b.queued.store(queued, Relaxed);
-        Admit::Here
     }
+    // The letter goes into gulp `next`: the first since the last gulp, or one more.
+    let next = q.generation() + 1;
+    let queued = if b.pending.load(Relaxed) == next {
+        b.queued.load(Relaxed).saturating_add(1)
+    } else {
+        b.pending.store(next, Relaxed);
+        1
+    };
+    b.queued.store(queued, Relaxed);
+    Admit::Here
+}
 
-    /// Where the actor bound as `b` to `q` goes when a handler on this thread posts to it, if it
-    /// follows (under `q`'s lock, `q`'s contents `locked`). Beyond Cforall, whose actors keep
-    /// the queue they were bound to at spawn: the actor-centric engine queues a woken actor on
-    /// its waker's worker, so partners gather on one core, while here every letter between two
-    /// workers crosses cores under the destination queue's lock (docs/message-centric.md,
-    /// "Actors follow their partners").
-    ///
-    /// Each post from a handler scores the actor: one up when the handler *pulls* it (it runs on
-    /// another worker than `q`'s owner, or in a lower queue of the same worker: one way, so the
-    /// two halves of a group in two queues join one rather than trade places), one down when
-    /// it runs in a higher queue of the same worker. It follows once the score reaches
-    /// [`FOLLOW_MAJORITY`], when no worker processes `q` (so none of its handlers runs, and
-    /// every letter to it not yet run is in `q`'s buffer) and it is no hub. It goes into the
-    /// posting handler's own queue, where its partners' letters to it are appended to their
-    /// gulp (no lock) and a visit to the queue keeps the group's lines in cache
-    /// (`Worker::pass`). Its letters still queued in `q` ([`Binding::pending`] ahead of `q`'s
-    /// gulp count), at most [`FOLLOW_MAX_LETTERS`], go along: taken out in order and moved to
-    /// the end of the running gulp, where they run before any letter posted to it from now on.
-    /// Waiting for an actor that hears from a hundred partners to have no letter queued, it
-    /// followed in 4% of its chances (docs/decisions.md §48). The queue is not capped: a
-    /// client's servers gathered into the client's queue ran faster than spread, and caps kept
-    /// groups split (docs/decisions.md §47, §48).
-    #[inline]
-    fn follow_target(
-        &self,
-        qi: usize,
-        q: &MessageQueue,
-        locked: &mut Locked,
-        task: TaskRef,
-    ) -> Option<usize> {
-        let b = binding(&task);
-        // The gulp this thread's worker runs, whose queue the actor would join.
-        let gulp = running::current_gulp()?;
-        let to = self.index_of(gulp.queue());
-        let score = b.score.load(Relaxed);
-        let pulls = q.owner.load(Relaxed) != gulp.worker() || to < qi;
-        let next = if pulls {
-            score.saturating_add(1).min(2 * FOLLOW_MAJORITY)
-        } else {
-            score.saturating_sub(1)
-        };
-        if next != score {
-            b.score.store(next, Relaxed);
-        }
-        if !pulls || next < FOLLOW_MAJORITY || b.hub.load(Relaxed) {
-            return None;
-        }
-        // Acquire (the flag): when no worker processes `q`, the actor's last handler happens
-        // before the re-binding, and so before whatever runs it next.
-        let with_letters = match movable(
-            b.pending.load(Relaxed),
-            q.generation(),
-            q.processing.is_claimed_locked(),
-        ) {
-            Movable::No => return None,
-            Movable::Idle => false,
-            Movable::WithLetters if b.queued.load(Relaxed) > FOLLOW_MAX_LETTERS => return None,
-            Movable::WithLetters => true,
-        };
-        let counters = self.shared.counters.worker(gulp.worker());
-        counters.actors_followed.bump(1);
-        if with_letters {
-            let moved = gulp.take_letters(&mut locked.buffer, task);
-            q.set_len(locked.buffer.len());
-            counters.letters_followed.bump(moved as u64);
-        }
-        // Its letters posted before, through the lock, to actors of the running queue wait
-        // behind this gulp: its next ones must not be appended ahead of them, so the gulp takes
-        // no more letters, as once its budget has run out (`running.rs`).
-        gulp.close_room();
-        Some(to)
+/// Where the actor bound as `b` to `q` goes when a handler on this thread posts to it, if it
+/// follows (under `q`'s lock, `q`'s contents `locked`). Beyond Cforall, whose actors keep
+/// the queue they were bound to at spawn: the actor-centric engine queues a woken actor on
+/// its waker's worker, so partners gather on one core, while here every letter between two
+/// workers crosses cores under the destination queue's lock (docs/message-centric.md,
+/// "Actors follow their partners").
+///
+/// Each post from a handler scores the actor: one up when the handler *pulls* it (it runs on
+/// another worker than `q`'s owner, or in a lower queue of the same worker: one way, so the
+/// two halves of a group in two queues join one rather than trade places), one down when
+/// it runs in a higher queue of the same worker. It follows once the score reaches
+/// [`FOLLOW_MAJORITY`], when no worker processes `q` (so none of its handlers runs, and
+/// every letter to it not yet run is in `q`'s buffer) and it is no hub. It goes into the
+/// posting handler's own queue, where its partners' letters to it are appended to their
+/// gulp (no lock) and a visit to the queue keeps the group's lines in cache
+/// (`Worker::pass`). Its letters still queued in `q` ([`Binding::pending`] ahead of `q`'s
+/// gulp count), at most [`FOLLOW_MAX_LETTERS`], go along: taken out in order and moved to
+/// the end of the running gulp, where they run before any letter posted to it from now on.
+/// Waiting for an actor that hears from a hundred partners to have no letter queued, it
+/// followed in 4% of its chances (docs/decisions.md §48). The queue is not capped: a
+/// client's servers gathered into the client's queue ran faster than spread, and caps kept
+/// groups split (docs/decisions.md §47, §48).
+#[inline]
+fn follow_target<P: Poster>(
+    poster: &P,
+    qi: usize,
+    q: &MessageQueue,
+    locked: &mut Locked,
+    task: TaskRef,
+) -> Option<usize> {
+    let b = binding(&task);
+    // The gulp this thread's worker runs, whose queue the actor would join.
+    let gulp = running::current_gulp()?;
+    let to = poster.index_of(gulp.queue());
+    let score = b.score.load(Relaxed);
+    let pulls = q.owner.load(Relaxed) != gulp.worker() || to < qi;
+    let next = if pulls {
+        score.saturating_add(1).min(2 * FOLLOW_MAJORITY)
+    } else {
+        score.saturating_sub(1)
+    };
+    if next != score {
+        b.score.store(next, Relaxed);
     }
+    if !pulls || next < FOLLOW_MAJORITY || b.hub.load(Relaxed) {
+        return None;
+    }
+    // Acquire (the flag): when no worker processes `q`, the actor's last handler happens
+    // before the re-binding, and so before whatever runs it next.
+    let with_letters = match movable(
+        b.pending.load(Relaxed),
+        q.generation(),
+        q.processing.is_claimed_locked(),
+    ) {
+        Movable::No => return None,
+        Movable::Idle => false,
+        Movable::WithLetters if b.queued.load(Relaxed) > FOLLOW_MAX_LETTERS => return None,
+        Movable::WithLetters => true,
+    };
+    let moved = if with_letters {
+        let moved = gulp.take_letters(&mut locked.buffer, task);
+        q.set_len(locked.buffer.len());
+        moved
+    } else {
+        0
+    };
+    poster.note_followed(gulp.worker(), moved);
+    // Its letters posted before, through the lock, to actors of the running queue wait
+    // behind this gulp: its next ones must not be appended ahead of them, so the gulp takes
+    // no more letters, as once its budget has run out (`running.rs`).
+    gulp.close_room();
+    Some(to)
 }
 
 /// Whether an actor may be re-bound ([`movable`]).

@@ -70,10 +70,18 @@ pub(super) struct Running {
     spare: UnsafeCell<MaybeUninit<Letter>>,
 }
 
+#[cfg(not(loom))]
 thread_local! {
     /// The gulp of the worker running on this thread (null elsewhere). Const-initialised and
     /// without drop glue: reading it is one thread-pointer-relative load.
     static CURRENT: Cell<*const Running> = const { Cell::new(ptr::null()) };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    /// The gulp of the worker running on this model thread (loom's threads share one OS
+    /// thread, so a std thread-local would be shared by all of them).
+    static CURRENT: Cell<*const Running> = Cell::new(ptr::null());
 }
 
 impl Running {
@@ -309,7 +317,7 @@ impl Appender {
 
     /// Moves `task`'s letters out of `from` (another queue's buffer, under its lock) into the
     /// gulp, in order and whatever the room left: the queued letters of an actor that follows a
-    /// handler of this gulp (`Engine::follow_target`). They were counted when posted, so they
+    /// handler of this gulp (`follow::follow_target`). They were counted when posted, so they
     /// are not counted as appended. Returns how many moved.
     pub(super) fn take_letters(&self, from: &mut Buffer, task: TaskRef) -> usize {
         let running = self.running();
