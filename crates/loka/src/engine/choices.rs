@@ -363,3 +363,129 @@ pub(crate) fn spawn_route(
         _ => route,
     }
 }
+
+/// Where one steal attempt looks ([`steal_once`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum StealFrom<'a> {
+    /// A worker's stealable queues.
+    Worker(usize),
+    /// Worker `victim`'s foreign queue of actors whose home is node `node` (`hierarchical`).
+    Foreign {
+        /// The worker holding the queue.
+        victim: usize,
+        /// The home node of its actors.
+        node: usize,
+    },
+    /// The longest of these workers' stealable queues, if any holds work (`hierarchical`).
+    LongestOf(&'a [usize]),
+    /// A place's shared queue (`places:a`).
+    Place(usize),
+}
+
+/// An engine's thief as [`steal_once`] drives it: each engine takes from its own queues (and the
+/// simulation prices the attempt by the distance to the victim).
+pub(crate) trait Thief {
+    /// What a steal takes.
+    type Task;
+    /// One attempt at `from`: what it took, and the worker it came from (the one it is priced
+    /// and counted as, for a place's queue the place's first worker).
+    fn attempt(&mut self, from: StealFrom<'_>) -> Option<(Self::Task, usize)>;
+}
+
+/// What [`steal_once`] took.
+pub(crate) struct Stolen<T> {
+    pub(crate) task: T,
+    /// The worker it came from.
+    pub(crate) victim: usize,
+    /// The victim's level, when the victim choice gives it (`lgs`).
+    pub(crate) level: Option<usize>,
+    /// Taken from a place's shared queue (`places:a`), not from a worker.
+    pub(crate) from_place: bool,
+}
+
+/// One steal attempt of a worker on node `my_node` (a whole pass over the plan under
+/// `hierarchical`, a round over the place under `places`): whom to try, in which order, by the
+/// policy's victim choice `victims`, with the counts that belong to the choice (attempts,
+/// steals across places, foreign actors brought home). The one order of both engines: the
+/// actor-centric engine's threads (`actor_centric/steal.rs`) and the simulation's virtual
+/// workers (`sim/driver.rs`); each counts the steal itself (steals, levels).
+#[inline]
+pub(crate) fn steal_once<T: Thief>(
+    victims: &mut Victims,
+    rng: &mut fastrand::Rng,
+    my_node: usize,
+    counters: &WorkerCounters,
+    thief: &mut T,
+) -> Option<Stolen<T::Task>> {
+    let stolen = |(task, victim), level| Stolen {
+        task,
+        victim,
+        level,
+        from_place: false,
+    };
+    match victims {
+        Victims::Random(p) => {
+            let victim = p.next_victim(rng)?;
+            counters.steal_attempts.bump(1);
+            thief
+                .attempt(StealFrom::Worker(victim))
+                .map(|t| stolen(t, None))
+        }
+        Victims::Weighted(w) => {
+            let (victim, level) = w.next_victim(rng)?;
+            counters.steal_attempts.bump(1);
+            thief
+                .attempt(StealFrom::Worker(victim))
+                .map(|t| stolen(t, Some(level)))
+        }
+        Victims::Places(places) => {
+            for (victim, crosses) in places.round(rng) {
+                counters.steal_attempts.bump(1);
+                if let Some(t) = thief.attempt(StealFrom::Worker(victim)) {
+                    if crosses {
+                        counters.cross_place_steals.bump(1);
+                    }
+                    return Some(stolen(t, None));
+                }
+            }
+            None
+        }
+        Victims::PlaceQueues { mine, places } => {
+            let victim = crate::policy::places::victim_place(*mine, *places, rng)?;
+            counters.steal_attempts.bump(1);
+            let (task, victim) = thief.attempt(StealFrom::Place(victim))?;
+            counters.cross_place_steals.bump(1);
+            Some(Stolen {
+                task,
+                victim,
+                level: None,
+                from_place: true,
+            })
+        }
+        Victims::Plan(plan) => {
+            for step in plan.iter() {
+                counters.steal_attempts.bump(1);
+                let found = match step {
+                    StealStep::Foreign { victim, node } => {
+                        let found = thief.attempt(StealFrom::Foreign {
+                            victim: *victim,
+                            node: *node,
+                        });
+                        if found.is_some() && *node == my_node {
+                            counters.bring_home_steals.bump(1);
+                        }
+                        found
+                    }
+                    StealStep::Worker { victim } => thief.attempt(StealFrom::Worker(*victim)),
+                    StealStep::LongestOf { workers } => {
+                        thief.attempt(StealFrom::LongestOf(workers))
+                    }
+                };
+                if let Some(t) = found {
+                    return Some(stolen(t, None));
+                }
+            }
+            None
+        }
+    }
+}
