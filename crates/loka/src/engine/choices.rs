@@ -1,7 +1,10 @@
 //! The policy choices a system fixes when it starts, whatever its engine: how runnable actors are
-//! routed ([`Routing`]) and how an idle worker picks victims ([`Victims`]). The actor-centric
-//! engine carries them out on threads (`actor_centric/routing.rs`, `steal.rs`), the simulation
-//! engine on virtual workers (`sim/`).
+//! routed ([`Routing`]) and how an idle worker picks victims ([`Victims`]), and the decisions
+//! made from them, as pure functions of the state both engines have: where a woken or spawned
+//! actor goes ([`woken_route`], [`external_woken_route`], [`spawn_route`]) and in which order a
+//! thief tries its victims ([`steal_once`]). The actor-centric engine carries them out on
+//! threads (`actor_centric/routing.rs`, `steal.rs`), the simulation engine on virtual workers
+//! (`sim/routing.rs`, `sim/driver.rs`, which adds its costs around the decisions).
 
 use crate::engine::placement::ActorPlacement;
 use crate::policy::cls::Cls;

@@ -1,6 +1,7 @@
-//! Where the simulation queues a woken or spawned actor: the same policy decisions as the
-//! actor-centric engine (`actor_centric/routing.rs`; the rules are in [`crate::policy`]),
-//! carried out on virtual workers' queues, plus the wake-up of parked virtual workers.
+//! Where the simulation queues a woken or spawned actor: the actor-centric engine's decisions,
+//! the same functions ([`choices::woken_route`], [`choices::external_woken_route`],
+//! [`choices::spawn_route`]; the rules are in [`crate::policy`]), carried out on virtual
+//! workers' queues, plus the wake-up of parked virtual workers.
 
 use super::cost::Distances;
 use super::{Engine, External, State};
