@@ -74,7 +74,7 @@ pub(super) trait Poster: Sized {
     /// Under the lock of `q` (queue `qi`, its contents `locked`), before a letter to the actor
     /// bound as `b` is pushed on it: `Closed` if the actor has closed; `Moved` if it is no
     /// longer bound to `q`, re-bound since the caller read its binding, or just now, to follow
-    /// this thread's worker ([`follow_target`](Self::follow_target), if `follow`, which may
+    /// this thread's worker (`follow::follow_target`, if `follow`, which may
     /// take the actor's queued letters out of `locked` along): the caller starts over with the
     /// new binding, and without `follow` (a post re-binds its actor at most once, so it cannot
     /// chase a queue whose owner changes). `Here`: the letter goes into `q`. `FOLLOWING`:
