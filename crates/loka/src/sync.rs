@@ -12,6 +12,45 @@ pub(crate) use std::sync::atomic::{
     fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
 };
 
+/// The value of an atomic the caller holds exclusively (`&mut`, e.g. in `Drop`): std's
+/// `get_mut`, which loom's atomics lack. No atomic access in production.
+pub(crate) trait ReadMut {
+    /// What the atomic holds.
+    type Value;
+    /// The value, read through the exclusive borrow.
+    fn read_mut(&mut self) -> Self::Value;
+}
+
+macro_rules! read_mut {
+    ($($atomic:ty => $value:ty),* $(,)?) => {$(
+        impl ReadMut for $atomic {
+            type Value = $value;
+            #[inline(always)]
+            fn read_mut(&mut self) -> $value {
+                // Under loom a Relaxed load: `&mut` excludes every other access.
+                #[cfg(loom)]
+                return self.load(std::sync::atomic::Ordering::Relaxed);
+                #[cfg(not(loom))]
+                return *self.get_mut();
+            }
+        }
+    )*};
+}
+
+read_mut!(AtomicBool => bool, AtomicU8 => u8, AtomicU32 => u32, AtomicU64 => u64, AtomicUsize => usize);
+
+impl<T> ReadMut for AtomicPtr<T> {
+    type Value = *mut T;
+    #[inline(always)]
+    fn read_mut(&mut self) -> *mut T {
+        // Under loom a Relaxed load: `&mut` excludes every other access.
+        #[cfg(loom)]
+        return self.load(std::sync::atomic::Ordering::Relaxed);
+        #[cfg(not(loom))]
+        return *self.get_mut();
+    }
+}
+
 /// Spin hint inside busy-wait loops (a yield under loom, so the model can make progress).
 #[inline]
 pub(crate) fn spin_hint() {

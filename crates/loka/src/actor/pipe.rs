@@ -18,11 +18,12 @@
 use super::{Actor, Context};
 use crate::runtime::cell::{ActorCell, Envelope, Piped};
 use crate::runtime::Shared;
+use crate::sync::AtomicU8;
 use parking_lot::Mutex;
 use std::cell::UnsafeCell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, Ordering::AcqRel};
+use std::sync::atomic::Ordering::AcqRel;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 

@@ -7,9 +7,10 @@ use super::{Actor, ActorRef, Context};
 use crate::runtime::cell::{Hold, ReceiveTimeout};
 use crate::runtime::timer::{Action, TimerState};
 use crate::runtime::Runtime;
+use crate::sync::AtomicBool;
 use parking_lot::Mutex;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 

@@ -1,12 +1,16 @@
 //! The policy choices a system fixes when it starts, whatever its engine: how runnable actors are
-//! routed ([`Routing`]) and how an idle worker picks victims ([`Victims`]). The actor-centric
-//! engine carries them out on threads (`actor_centric/routing.rs`, `steal.rs`), the simulation
-//! engine on virtual workers (`sim/`).
+//! routed ([`Routing`]) and how an idle worker picks victims ([`Victims`]), and the decisions
+//! made from them, as pure functions of the state both engines have: where a woken or spawned
+//! actor goes ([`woken_route`], [`external_woken_route`], [`spawn_route`]) and in which order a
+//! thief tries its victims ([`steal_once`]). The actor-centric engine carries them out on
+//! threads (`actor_centric/routing.rs`, `steal.rs`), the simulation engine on virtual workers
+//! (`sim/routing.rs`, `sim/driver.rs`, which adds its costs around the decisions).
 
 use crate::engine::placement::ActorPlacement;
 use crate::policy::cls::Cls;
 use crate::policy::hierarchical::{self, StealStep};
 use crate::policy::lgs::WeightedVictims;
+use crate::policy::placement::{Placement, PlacementStrategy};
 use crate::policy::places::PlaceVictims;
 use crate::policy::{LgsVariants, PolicyKind, Route};
 use crate::telemetry::WorkerCounters;
@@ -193,5 +197,298 @@ pub(crate) fn places_spawn_route(
         crate::policy::PlacesMode::Shared => Route::Place(layout.place_of(home)),
         crate::policy::PlacesMode::PerWorker if from == Some(home) => Route::LocalHead,
         crate::policy::PlacesMode::PerWorker => Route::Tail(home),
+    }
+}
+
+/// Where an actor woken by a send from worker `me` goes under `routing`, whose policy routes
+/// each wake-up (`local`: the `cls` route of the waking worker, for the policies that keep
+/// wake-ups local), with the bookkeeping the decision carries (LGS's home-PU pushes and hub
+/// release, `hierarchical:auto`'s hub detection). `waker`: the waking actor
+/// ([`crate::engine::placement::waker_id`]). The one rule both engines carry out: the
+/// actor-centric engine on its threads (`actor_centric/routing.rs`), the simulation on virtual
+/// workers (`sim/routing.rs`).
+#[inline]
+pub(crate) fn woken_route(
+    routing: Routing,
+    me: usize,
+    placement: &ActorPlacement,
+    waker: u32,
+    layout: &WorkerLayout,
+    local: Route,
+    counters: &WorkerCounters,
+) -> Route {
+    match routing {
+        Routing::Local => local,
+        Routing::Lgs(variants) => {
+            lgs_woken_route(variants, me, placement, waker, layout, local, counters)
+        }
+        Routing::Hierarchical { auto_hubs } => {
+            if auto_hubs {
+                note_hierarchical_wake(placement, me, waker, counters);
+            }
+            hierarchical_route(layout, placement, Some(me)).unwrap_or(Route::LocalNext)
+        }
+        Routing::Places(mode) => {
+            let home = placement.home().unwrap_or(me);
+            crate::policy::places::route_woken(mode, layout, home, Some(me), local)
+        }
+    }
+}
+
+/// LGS, Listing 5.3, for a wake-up from worker `me`, plus the bookkeeping of the hub rule: a
+/// push to a home PU elsewhere is counted, and under `lgs:auto` an actor woken again and again
+/// from elsewhere is released (it runs where its partners are from then on).
+#[inline]
+fn lgs_woken_route(
+    variants: LgsVariants,
+    me: usize,
+    placement: &ActorPlacement,
+    waker: u32,
+    layout: &WorkerLayout,
+    local: Route,
+    counters: &WorkerCounters,
+) -> Route {
+    let home = placement.pinned_home();
+    let route = crate::policy::lgs::route_woken(
+        variants,
+        Some(me),
+        home,
+        |a, b| layout.same_group0(a, b),
+        local,
+    );
+    match route {
+        Route::Tail(_) | Route::Head(_) => {
+            counters.hpu_pushes.bump(1);
+            if variants.auto && placement.note_remote_wake(waker) {
+                counters.hubs_released.bump(1);
+                // Released: from now on it runs where its partners are.
+                return local;
+            }
+        }
+        Route::LocalNext | Route::LocalHead => {
+            if variants.auto && home.is_some() {
+                placement.note_local_wake();
+            }
+        }
+        Route::Pinned(_) | Route::Foreign { .. } | Route::Place(_) => {
+            unreachable!("LGS routes only locally or to a home PU's head or tail")
+        }
+    }
+    route
+}
+
+/// Where an actor woken by a send from a plain thread goes under `routing`; `None`: round robin
+/// over the workers (the engine's own counter, `cls::route_external`).
+#[inline]
+pub(crate) fn external_woken_route(
+    routing: Routing,
+    placement: &ActorPlacement,
+    layout: &WorkerLayout,
+) -> Option<Route> {
+    match routing {
+        Routing::Hierarchical { .. } => hierarchical_route(layout, placement, None),
+        // LGS, Listing 5.3: from a plain thread, to the tail of the actor's home.
+        Routing::Lgs(variants) => placement.pinned_home().map(|home| {
+            let neighbours = |a, b| layout.same_group0(a, b);
+            crate::policy::lgs::route_woken(
+                variants,
+                None,
+                Some(home),
+                neighbours,
+                Route::LocalHead,
+            )
+        }),
+        Routing::Local => None,
+        Routing::Places(mode) => placement.home().map(|home| {
+            crate::policy::places::route_woken(mode, layout, home, None, Route::LocalHead)
+        }),
+    }
+}
+
+/// What a spawn's route depends on besides the policy: the engine's state, which each engine
+/// keeps its own way (atomics on threads, the simulation's state under its lock).
+pub(crate) trait SpawnSite {
+    /// The route of an unplaced actor by the `cls` rule: the spawning worker's choice for
+    /// `placement`, or, from a plain thread, the next in the engine's round robin.
+    fn default_route(&mut self, placement: Placement) -> Route;
+    /// The next ticket of the placement strategy for hubs (`true`) or regular actors.
+    fn ticket(&mut self, hub: bool) -> usize;
+}
+
+/// The route of a new actor's first activation, spawned from worker `from` (`None`: a plain
+/// thread): an explicit placement wins, then the placement strategy for its kind (hub or
+/// regular), `places` putting it in its place ([`places_spawn_route`]). Under LGS the worker it
+/// is placed on becomes its home PU (`places`: if it has none yet); under `hierarchical` a hub
+/// is pinned there. The one rule of both engines (`actor_centric/routing.rs`, `sim/routing.rs`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn spawn_route(
+    routing: Routing,
+    placement: &ActorPlacement,
+    requested: Placement,
+    strategy: PlacementStrategy,
+    from: Option<usize>,
+    layout: &WorkerLayout,
+    seed: u64,
+    site: &mut impl SpawnSite,
+) -> Route {
+    let hub = placement.is_hub();
+    let explicit = requested != Placement::Default;
+    let route = if let (Routing::Places(mode), false) = (routing, explicit) {
+        let home = placement
+            .home()
+            .expect("`places` gives every actor a home at initialisation");
+        places_spawn_route(mode, layout, home, from)
+    } else if explicit || strategy == PlacementStrategy::Default {
+        site.default_route(requested)
+    } else {
+        let ticket = site.ticket(hub);
+        let mut rng = fastrand::Rng::with_seed(seed ^ ticket as u64);
+        match strategy.place(from, ticket, &mut rng, layout) {
+            w if Some(w) == from => Route::LocalHead,
+            w => Route::Tail(w),
+        }
+    };
+    let placed = match route {
+        Route::LocalNext | Route::LocalHead => from,
+        Route::Tail(w) | Route::Head(w) | Route::Pinned(w) => Some(w),
+        Route::Foreign { worker, .. } => Some(worker),
+        // (its home was set with its place, at initialisation)
+        Route::Place(_) => None,
+    };
+    match routing {
+        Routing::Lgs(_) => placement.set_home(placed),
+        Routing::Places(_) if placement.home().is_none() => placement.set_home(placed),
+        _ => {}
+    }
+    match (routing, placed) {
+        // A hub lives on the worker it was placed on, out of every thief's reach.
+        (Routing::Hierarchical { .. }, Some(w)) if hub => Route::Pinned(w),
+        _ => route,
+    }
+}
+
+/// Where one steal attempt looks ([`steal_once`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum StealFrom<'a> {
+    /// A worker's stealable queues.
+    Worker(usize),
+    /// Worker `victim`'s foreign queue of actors whose home is node `node` (`hierarchical`).
+    Foreign {
+        /// The worker holding the queue.
+        victim: usize,
+        /// The home node of its actors.
+        node: usize,
+    },
+    /// The longest of these workers' stealable queues, if any holds work (`hierarchical`).
+    LongestOf(&'a [usize]),
+    /// A place's shared queue (`places:a`).
+    Place(usize),
+}
+
+/// An engine's thief as [`steal_once`] drives it: each engine takes from its own queues (and the
+/// simulation prices the attempt by the distance to the victim).
+pub(crate) trait Thief {
+    /// What a steal takes.
+    type Task;
+    /// One attempt at `from`: what it took, and the worker it came from (the one it is priced
+    /// and counted as, for a place's queue the place's first worker).
+    fn attempt(&mut self, from: StealFrom<'_>) -> Option<(Self::Task, usize)>;
+}
+
+/// What [`steal_once`] took.
+pub(crate) struct Stolen<T> {
+    pub(crate) task: T,
+    /// The worker it came from.
+    pub(crate) victim: usize,
+    /// The victim's level, when the victim choice gives it (`lgs`).
+    pub(crate) level: Option<usize>,
+    /// Taken from a place's shared queue (`places:a`), not from a worker.
+    pub(crate) from_place: bool,
+}
+
+/// One steal attempt of a worker on node `my_node` (a whole pass over the plan under
+/// `hierarchical`, a round over the place under `places`): whom to try, in which order, by the
+/// policy's victim choice `victims`, with the counts that belong to the choice (attempts,
+/// steals across places, foreign actors brought home). The one order of both engines: the
+/// actor-centric engine's threads (`actor_centric/steal.rs`) and the simulation's virtual
+/// workers (`sim/driver.rs`); each counts the steal itself (steals, levels).
+#[inline]
+pub(crate) fn steal_once<T: Thief>(
+    victims: &mut Victims,
+    rng: &mut fastrand::Rng,
+    my_node: usize,
+    counters: &WorkerCounters,
+    thief: &mut T,
+) -> Option<Stolen<T::Task>> {
+    let stolen = |(task, victim), level| Stolen {
+        task,
+        victim,
+        level,
+        from_place: false,
+    };
+    match victims {
+        Victims::Random(p) => {
+            let victim = p.next_victim(rng)?;
+            counters.steal_attempts.bump(1);
+            thief
+                .attempt(StealFrom::Worker(victim))
+                .map(|t| stolen(t, None))
+        }
+        Victims::Weighted(w) => {
+            let (victim, level) = w.next_victim(rng)?;
+            counters.steal_attempts.bump(1);
+            thief
+                .attempt(StealFrom::Worker(victim))
+                .map(|t| stolen(t, Some(level)))
+        }
+        Victims::Places(places) => {
+            for (victim, crosses) in places.round(rng) {
+                counters.steal_attempts.bump(1);
+                if let Some(t) = thief.attempt(StealFrom::Worker(victim)) {
+                    if crosses {
+                        counters.cross_place_steals.bump(1);
+                    }
+                    return Some(stolen(t, None));
+                }
+            }
+            None
+        }
+        Victims::PlaceQueues { mine, places } => {
+            let victim = crate::policy::places::victim_place(*mine, *places, rng)?;
+            counters.steal_attempts.bump(1);
+            let (task, victim) = thief.attempt(StealFrom::Place(victim))?;
+            counters.cross_place_steals.bump(1);
+            Some(Stolen {
+                task,
+                victim,
+                level: None,
+                from_place: true,
+            })
+        }
+        Victims::Plan(plan) => {
+            for step in plan.iter() {
+                counters.steal_attempts.bump(1);
+                let found = match step {
+                    StealStep::Foreign { victim, node } => {
+                        let found = thief.attempt(StealFrom::Foreign {
+                            victim: *victim,
+                            node: *node,
+                        });
+                        if found.is_some() && *node == my_node {
+                            counters.bring_home_steals.bump(1);
+                        }
+                        found
+                    }
+                    StealStep::Worker { victim } => thief.attempt(StealFrom::Worker(*victim)),
+                    StealStep::LongestOf { workers } => {
+                        thief.attempt(StealFrom::LongestOf(workers))
+                    }
+                };
+                if let Some(t) = found {
+                    return Some(stolen(t, None));
+                }
+            }
+            None
+        }
     }
 }

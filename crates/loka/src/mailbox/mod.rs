@@ -215,6 +215,8 @@ struct ConsumerSide<T> {
     /// even under loom: the model checks the protocol, which never synchronises through it
     /// (activations are ordered by the tail word), and the block pointer beside it stays a
     /// checked cell.
+    // atomic outside sync.rs: a statistic the models need not see (above), and a loom atomic
+    // would add a scheduling point to every pop of every mailbox model.
     word: std::sync::atomic::AtomicUsize,
     /// The block holding the position: in lap 0 the mailbox's own [`FirstBlock`] (from
     /// [`Mailbox::settle`] on), then heap blocks.
@@ -287,6 +289,7 @@ impl<T> Mailbox<T> {
                 block: std::mem::ManuallyDrop::new(Block::new()),
             },
             head: ConsumerSide {
+                // atomic outside sync.rs: see `ConsumerSide::word`.
                 word: std::sync::atomic::AtomicUsize::new(0),
                 block: UnsafeCell::new(ptr::null_mut()),
             },

@@ -253,6 +253,8 @@ pub(crate) mod tests {
     use crate::runtime::task::{Header, Vtable};
     use crate::runtime::ActorId;
     use std::ptr::NonNull;
+    // atomic outside sync.rs: test-only, never run under loom; `static` counters need a
+    // `const fn new`, which loom atomics lack.
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
     pub(crate) static DISCARDED: AtomicUsize = AtomicUsize::new(0);

@@ -7,9 +7,9 @@
 //! of an actor while a graceful shutdown waits for it (one relaxed load per terminated actor
 //! otherwise), and `System::shutdown`, which must not join the thread it runs on.
 
+use crate::sync::AtomicU8;
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
-use std::sync::atomic::AtomicU8;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 use std::time::Instant;
 

@@ -91,7 +91,7 @@ pub(crate) struct Shared {
     /// Time zero of the timer clock (wall-clock engines).
     pub(crate) epoch: std::time::Instant,
     /// Round robin over the shards for timers armed outside the workers.
-    timer_turn: std::sync::atomic::AtomicUsize,
+    timer_turn: crate::sync::AtomicUsize,
     ids: ExternalIds,
     /// The most recent failures, at most `config.failure_window`, oldest first.
     failures: Mutex<VecDeque<ActorFailure>>,
@@ -121,7 +121,7 @@ impl Shared {
             dedicated: exec_policy::dedicated::Threads::default(),
             timers: timer::Timers::new(config.engine.timer_shards(config.workers)),
             epoch: std::time::Instant::now(),
-            timer_turn: std::sync::atomic::AtomicUsize::new(0),
+            timer_turn: crate::sync::AtomicUsize::new(0),
             config,
             machine,
             registry: Registry::new(),

@@ -99,7 +99,7 @@ pub(crate) struct Header {
 }
 
 impl Header {
-    pub(crate) const fn new(vtable: &'static Vtable, id: ActorId) -> Self {
+    pub(crate) fn new(vtable: &'static Vtable, id: ActorId) -> Self {
         Header {
             vtable,
             id,

@@ -8,6 +8,8 @@
 
 use super::{ShutdownReport, System};
 use signal_hook::consts::{SIGINT, SIGTERM};
+// atomic outside sync.rs: `signal_hook::flag` takes a std `Arc<AtomicBool>`, set from a signal
+// handler; no loom model runs signals.
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;

@@ -231,6 +231,8 @@ fn a_pending_wake_up_is_taken_once() {
 #[test]
 fn loom_orders_a_plain_store_after_a_concurrent_swap_only_partially() {
     use crate::sync::AtomicUsize;
+    // atomic outside sync.rs: collects a result across loom executions, outside the model (a
+    // loom atomic lives in one execution only).
     let seen_stale = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = seen_stale.clone();
     loom::model(move || {

@@ -252,6 +252,7 @@ mod tests {
         );
         sleeper.join().unwrap();
 
+        // atomic outside sync.rs: test-only, never run under loom (a real monitor thread).
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::channel();
         let flag = Arc::clone(&stop);

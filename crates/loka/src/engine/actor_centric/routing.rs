@@ -11,10 +11,10 @@
 
 use super::worker::Worker;
 use super::{queues, Engine};
-use crate::engine::choices::{self, Routing};
+use crate::engine::choices;
 use crate::engine::placement::{self, ActorPlacement};
-use crate::policy::placement::{Placement, PlacementStrategy};
-use crate::policy::{cls, lgs, places, LgsVariants, PlacesMode, Route};
+use crate::policy::placement::Placement;
+use crate::policy::{cls, Route};
 use crate::runtime::options::SpawnOptions;
 use crate::runtime::TaskRef;
 use std::sync::atomic::Ordering::Relaxed;
@@ -28,24 +28,8 @@ impl Engine {
     #[inline(never)]
     pub(super) fn schedule_woken_external(&self, task: TaskRef) {
         self.shared.counters.system.external_sends.add_shared(1);
-        let route = match self.routing {
-            Routing::Hierarchical { .. } => self.hierarchical_route(task, None),
-            // LGS, Listing 5.3: from a plain thread, to the tail of the actor's home.
-            Routing::Lgs(variants) => placement::of(&task).pinned_home().map(|home| {
-                let neighbours = |a, b| self.shared.machine.layout.same_group0(a, b);
-                lgs::route_woken(variants, None, Some(home), neighbours, Route::LocalHead)
-            }),
-            Routing::Local => None,
-            Routing::Places(mode) => placement::of(&task).home().map(|home| {
-                places::route_woken(
-                    mode,
-                    &self.shared.machine.layout,
-                    home,
-                    None,
-                    Route::LocalHead,
-                )
-            }),
-        };
+        let layout = &self.shared.machine.layout;
+        let route = choices::external_woken_route(self.routing, placement::of(&task), layout);
         let route = route.unwrap_or_else(|| self.external_route(Placement::Default));
         self.push_route_external(route, task);
     }
@@ -68,60 +52,21 @@ impl Engine {
         from: Option<&Worker>,
     ) {
         let placement = placement::of(&task);
-        let hub = placement.is_hub();
-        let strategy = self.placement_strategy(hub);
-        let explicit = options.placement != Placement::Default;
-        let route = if let (Routing::Places(mode), false) = (self.routing, explicit) {
-            self.place_in_place(mode, task, from)
-        } else if explicit || strategy == PlacementStrategy::Default {
-            match from {
-                Some(worker) => worker.policy().route_spawned(options.placement),
-                None => self.external_route(options.placement),
-            }
-        } else {
-            let ticket = self.tickets[usize::from(hub)].fetch_add(1, Relaxed);
-            let mut rng = fastrand::Rng::with_seed(self.shared.config.seed ^ ticket as u64);
-            let parent = from.map(Worker::index);
-            match strategy.place(parent, ticket, &mut rng, &self.shared.machine.layout) {
-                w if Some(w) == parent => Route::LocalHead,
-                w => Route::Tail(w),
-            }
-        };
-        let placed = match route {
-            Route::LocalNext | Route::LocalHead => from.map(Worker::index),
-            Route::Tail(w) | Route::Head(w) | Route::Pinned(w) => Some(w),
-            Route::Foreign { worker, .. } => Some(worker),
-            // (its home was set by `place_in_place`)
-            Route::Place(_) => None,
-        };
-        match self.routing {
-            Routing::Lgs(_) => placement.set_home(placed),
-            Routing::Places(_) if placement.home().is_none() => placement.set_home(placed),
-            _ => {}
-        }
-        let route = match (self.routing, placed) {
-            // A hub lives on the worker it was placed on, out of every thief's reach.
-            (Routing::Hierarchical { .. }, Some(w)) if hub => Route::Pinned(w),
-            _ => route,
-        };
+        let strategy = self.placement_strategy(placement.is_hub());
+        let route = choices::spawn_route(
+            self.routing,
+            placement,
+            options.placement,
+            strategy,
+            from.map(Worker::index),
+            &self.shared.machine.layout,
+            self.shared.config.seed,
+            &mut Spawning { engine: self, from },
+        );
         match from {
             Some(worker) => worker.schedule(route, task),
             None => self.push_route_external(route, task),
         }
-    }
-
-    /// `places`: the route of a new actor's first activation, to the home its place gave it at
-    /// initialisation ([`choices::places_home`]).
-    fn place_in_place(&self, mode: PlacesMode, task: TaskRef, from: Option<&Worker>) -> Route {
-        let home = placement::of(&task)
-            .home()
-            .expect("`places` gives every actor a home at initialisation");
-        choices::places_spawn_route(
-            mode,
-            &self.shared.machine.layout,
-            home,
-            from.map(Worker::index),
-        )
     }
 
     /// Where work from a plain thread goes (`cls`: round robin unless placed).
@@ -187,69 +132,17 @@ impl Worker {
     /// `places`, or `cls` without the next slot).
     #[inline(never)]
     fn schedule_woken_routed(&self, task: TaskRef) {
-        let local = self.policy().route_woken();
-        let route = match self.routing() {
-            Routing::Local => local,
-            Routing::Lgs(variants) => self.lgs_route(variants, task, local),
-            Routing::Hierarchical { auto_hubs } => self.hierarchical_route(auto_hubs, task),
-            Routing::Places(mode) => {
-                let layout = &self.engine().shared.machine.layout;
-                let home = placement::of(&task).home().unwrap_or(self.index());
-                places::route_woken(mode, layout, home, Some(self.index()), local)
-            }
-        };
+        let route = choices::woken_route(
+            self.routing(),
+            self.index(),
+            placement::of(&task),
+            self.waker(),
+            &self.engine().shared.machine.layout,
+            self.policy().route_woken(),
+            self.counters(),
+        );
         self.sample_queue_wait(placement::of(&task));
         self.schedule(route, task);
-    }
-
-    /// Listing 5.3, plus the bookkeeping of the hub rule.
-    fn lgs_route(&self, variants: LgsVariants, task: TaskRef, local: Route) -> Route {
-        let placement = placement::of(&task);
-        let home = placement.pinned_home();
-        let layout = &self.engine().shared.machine.layout;
-        let route = lgs::route_woken(
-            variants,
-            Some(self.index()),
-            home,
-            |a, b| layout.same_group0(a, b),
-            local,
-        );
-        match route {
-            Route::Tail(_) | Route::Head(_) => {
-                self.counters().hpu_pushes.bump(1);
-                if variants.auto && placement.note_remote_wake(self.waker()) {
-                    self.counters().hubs_released.bump(1);
-                    // Released: from now on it runs where its partners are.
-                    return local;
-                }
-            }
-            Route::LocalNext | Route::LocalHead => {
-                if variants.auto && home.is_some() {
-                    placement.note_local_wake();
-                }
-            }
-            Route::Pinned(_) | Route::Foreign { .. } | Route::Place(_) => {
-                unreachable!("LGS routes only locally or to a home PU's head or tail")
-            }
-        }
-        route
-    }
-
-    /// `hierarchical` routing, plus the online hub detection of `hierarchical:auto`: an actor woken
-    /// again and again from other workers than its own talks with many partners spread over the
-    /// machine, so it becomes a hub and stays put.
-    fn hierarchical_route(&self, auto_hubs: bool, task: TaskRef) -> Route {
-        if auto_hubs {
-            choices::note_hierarchical_wake(
-                placement::of(&task),
-                self.index(),
-                self.waker(),
-                self.counters(),
-            );
-        }
-        self.engine()
-            .hierarchical_route(task, Some(self.index()))
-            .unwrap_or(Route::LocalNext)
     }
 
     /// Carries out a routing decision for a runnable actor.
@@ -276,5 +169,24 @@ impl Worker {
     #[inline(never)]
     fn stamp(&self, placement: &ActorPlacement) {
         placement.enqueued_at.store(self.engine().now_ns(), Relaxed);
+    }
+}
+
+/// The actor-centric engine's state a spawn's route reads ([`choices::spawn_route`]).
+struct Spawning<'a> {
+    engine: &'a Engine,
+    from: Option<&'a Worker>,
+}
+
+impl choices::SpawnSite for Spawning<'_> {
+    fn default_route(&mut self, placement: Placement) -> Route {
+        match self.from {
+            Some(worker) => worker.policy().route_spawned(placement),
+            None => self.engine.external_route(placement),
+        }
+    }
+
+    fn ticket(&mut self, hub: bool) -> usize {
+        self.engine.tickets[usize::from(hub)].fetch_add(1, Relaxed)
     }
 }

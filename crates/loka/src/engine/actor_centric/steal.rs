@@ -7,9 +7,7 @@
 use super::queues::{pop, pop_rare};
 use super::stall::IN_USER;
 use super::worker::Worker;
-use crate::engine::choices::Victims;
-use crate::policy::hierarchical::StealStep;
-use crate::policy::places::PlaceVictims;
+use crate::engine::choices::{self, StealFrom, Victims};
 use crate::policy::PolicyKind;
 use crate::runtime::TaskRef;
 use std::time::{Duration, Instant};
@@ -142,85 +140,58 @@ impl Worker {
         None
     }
 
-    /// One steal attempt (a whole pass over the plan under `hierarchical`).
+    /// One steal attempt (a whole pass over the plan under `hierarchical`), in the order the
+    /// policy's victim choice gives ([`choices::steal_once`]); under `places:a` this worker's own
+    /// place's queue first.
     fn steal_once(&self, victims: &mut Victims, rng: &mut fastrand::Rng) -> Option<TaskRef> {
-        let victim = match victims {
-            Victims::Plan(plan) => return self.follow_plan(plan),
-            Victims::Places(places) => return self.steal_place_first(places, rng),
-            Victims::PlaceQueues { mine, places } => {
-                if let Some(task) = self.pop_own_place() {
-                    return Some(task);
-                }
-                let victim = crate::policy::places::victim_place(*mine, *places, rng)?;
-                self.counters().steal_attempts.bump(1);
-                let task = pop(&self.engine().place_queues[victim])?;
-                self.counters().steals.bump(1);
-                self.counters().cross_place_steals.bump(1);
-                return Some(task);
-            }
-            Victims::Random(p) => p.next_victim(rng).map(|v| (v, self.level_of(v))),
-            Victims::Weighted(w) => w.next_victim(rng),
-        };
-        let (victim, level) = victim?;
-        self.counters().steal_attempts.bump(1);
-        let task = self.engine().workers[victim].queues.steal()?;
-        self.count_steal(level);
-        Some(task)
-    }
-
-    /// `places` mode B: a random worker of this place, then one of a random other place (a
-    /// counter-productive steal when it succeeds).
-    fn steal_place_first(
-        &self,
-        victims: &PlaceVictims,
-        rng: &mut fastrand::Rng,
-    ) -> Option<TaskRef> {
-        for (victim, crosses) in victims.round(rng) {
-            self.counters().steal_attempts.bump(1);
-            if let Some(task) = self.engine().workers[victim].queues.steal() {
-                self.count_steal(self.level_of(victim));
-                if crosses {
-                    self.counters().cross_place_steals.bump(1);
-                }
+        if let Victims::PlaceQueues { .. } = victims {
+            if let Some(task) = self.pop_own_place() {
                 return Some(task);
             }
         }
-        None
-    }
-
-    /// One pass over Alg. 4.4's plan.
-    fn follow_plan(&self, plan: &[StealStep]) -> Option<TaskRef> {
-        let engine = self.engine();
-        let layout = &engine.shared.machine.layout;
-        let my_node = layout.node_of(self.index());
-        for step in plan {
-            let counters = self.counters();
-            counters.steal_attempts.bump(1);
-            let (task, victim) = match step {
-                StealStep::Foreign { victim, node } => {
-                    let task = pop(&engine.workers[*victim].queues.foreign[*node]);
-                    if task.is_some() && *node == my_node {
-                        counters.bring_home_steals.bump(1);
-                    }
-                    (task, *victim)
-                }
-                StealStep::Worker { victim } => (engine.workers[*victim].queues.steal(), *victim),
-                StealStep::LongestOf { workers } => match engine.longest_of(workers) {
-                    Some(victim) => (engine.workers[victim].queues.steal(), victim),
-                    None => (None, 0),
-                },
-            };
-            if let Some(task) = task {
-                self.count_steal(self.level_of(victim));
-                return Some(task);
-            }
+        let my_node = self.engine().shared.machine.layout.node_of(self.index());
+        let stolen = choices::steal_once(victims, rng, my_node, self.counters(), &mut Thief(self))?;
+        if stolen.from_place {
+            self.counters().steals.bump(1);
+        } else {
+            self.count_steal(stolen.level.unwrap_or_else(|| self.level_of(stolen.victim)));
         }
-        None
+        Some(stolen.task)
     }
 
     fn count_steal(&self, level: usize) {
         let counters = self.counters();
         counters.steals.bump(1);
         counters.steals_by_level[level.min(crate::telemetry::MAX_LEVELS - 1)].bump(1);
+    }
+}
+
+/// A worker as the thief [`choices::steal_once`] drives: each attempt takes from the victim's
+/// queues.
+struct Thief<'a>(&'a Worker);
+
+impl choices::Thief for Thief<'_> {
+    type Task = TaskRef;
+
+    #[inline]
+    fn attempt(&mut self, from: StealFrom<'_>) -> Option<(TaskRef, usize)> {
+        let engine = self.0.engine();
+        match from {
+            StealFrom::Worker(victim) => engine.workers[victim].queues.steal().map(|t| (t, victim)),
+            StealFrom::Foreign { victim, node } => {
+                pop(&engine.workers[victim].queues.foreign[node]).map(|t| (t, victim))
+            }
+            StealFrom::LongestOf(workers) => {
+                let victim = engine.longest_of(workers)?;
+                engine.workers[victim].queues.steal().map(|t| (t, victim))
+            }
+            StealFrom::Place(place) => {
+                let task = pop(&engine.place_queues[place])?;
+                Some((
+                    task,
+                    engine.shared.machine.layout.workers_of_place(place)[0],
+                ))
+            }
+        }
     }
 }

@@ -141,7 +141,7 @@ impl<T> CopyQueue<T> {
     /// the gap: the items left keep their order. Returns how many moved. O(items) and no
     /// allocation. An actor that
     /// follows its partners to another worker takes its queued letters along this way
-    /// (`Engine::follow_target`).
+    /// (`follow::follow_target`).
     ///
     /// If `take` or `sink` unwinds, the items not yet looked at stay queued behind those kept,
     /// the one being looked at is lost (leaked or dropped, never twice), and the queue stays

@@ -71,10 +71,8 @@ use worker::Worker;
 /// refused).
 ///
 /// The queue is set at spawn and changes only when the actor *follows* a handler that posts to
-/// it ([`Engine::follow_target`]): under the lock of the queue it leaves, while no handler of it
-/// runs and its letters not yet run are all in that queue's buffer (they go along). A poster
-/// reads it without a lock, then again under the queue's lock, and starts over if it changed
-/// (`Admit::Moved`).
+/// it: the protocol, and why no letter is lost, duplicated or reordered, is in `follow.rs`'s
+/// module docs.
 struct Binding {
     /// Its queue's index. Stored with Release (by the worker that re-binds it, after it has
     /// synchronised with the actor's last handler), loaded with Acquire by posters, so the

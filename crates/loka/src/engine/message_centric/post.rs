@@ -1,10 +1,11 @@
 //! How a letter reaches its actor's queue: appended to the running gulp of this thread's worker
 //! when the actor is one of its queue's (no lock), else written into the queue under its lock
 //! (`queued_slot`, kept until `LetterQueues::finish_post`) or sealed there (`post_locked`). Under
-//! the lock a post checks that the actor has not closed and, while actors follow
-//! (`follow.rs`), that it is still bound to this queue; if it moved, the post starts over with
-//! its new queue.
+//! the lock a post checks that the actor has not closed and, while actors follow, that it is
+//! still bound to this queue; if it moved, the post starts over with its new queue. The steps,
+//! locks and argument of that protocol are in `follow.rs`'s module docs.
 
+use super::follow::admit_following;
 use super::queue::{self, MessageQueue};
 use super::{binding, running, Binding, Engine};
 use crate::config::QueueKind;
@@ -12,12 +13,32 @@ use crate::runtime::{Letter, Slot, TaskRef};
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
-impl Engine {
+/// The engine as the post path sees it: its queues, whether actors follow, its sleepers and
+/// counters. [`Engine`] is the one that runs; the loom models build another around real
+/// [`MessageQueue`]s and real actor headers (`loom_tests.rs`), so that they check the code of
+/// this file and of `follow.rs` itself, not a copy. The post path is this trait's provided
+/// methods: generic, not `dyn`, so each implementation gets its own monomorphised code, the
+/// engine's the same as when they were its inherent methods.
+pub(super) trait Poster: Sized {
+    /// Queue `qi`.
+    fn queue(&self, qi: usize) -> &MessageQueue;
+    /// The index of `queue`, one of this engine's.
+    fn index_of(&self, queue: *const MessageQueue) -> usize;
+    /// Whether idle actors follow the workers that post to them.
+    fn follows(&self) -> bool;
+    /// The kind of the queues' buffers.
+    fn queue_kind(&self) -> QueueKind;
+    /// Whether worker `w` sleeps, read under the lock of one of its queues (`Sleepers`).
+    fn asleep_locked(&self, w: usize) -> bool;
+    /// Wakes worker `owner`, found asleep by [`publish_locked`](Self::publish_locked).
+    fn wake_worker(&self, owner: usize);
+    /// Counts an actor that followed a handler of `worker`, with `letters` queued letters.
+    fn note_followed(&self, worker: usize, letters: usize);
     /// Queues a letter sealed by `seal` on queue `qi` (`q`) of its actor, under the queue's lock
     /// (every post but a handler's to its own gulp). `None` if the actor is no longer bound to
     /// `q` (the caller starts over). Out of line: the append path stays a few instructions.
     #[inline(never)]
-    pub(super) fn post_locked(
+    fn post_locked(
         &self,
         qi: usize,
         q: &MessageQueue,
@@ -27,7 +48,7 @@ impl Engine {
     ) -> Option<bool> {
         running::note_queued(q);
         let posted = q.locked.with(|locked| {
-            let admit = if self.follow {
+            let admit = if self.follows() {
                 self.admit_locked::<true>(qi, q, locked, task, follow)
             } else {
                 self.admit_locked::<false>(qi, q, locked, task, follow)
@@ -53,7 +74,7 @@ impl Engine {
     /// Under the lock of `q` (queue `qi`, its contents `locked`), before a letter to the actor
     /// bound as `b` is pushed on it: `Closed` if the actor has closed; `Moved` if it is no
     /// longer bound to `q`, re-bound since the caller read its binding, or just now, to follow
-    /// this thread's worker ([`follow_target`](Self::follow_target), if `follow`, which may
+    /// this thread's worker (`follow::follow_target`, if `follow`, which may
     /// take the actor's queued letters out of `locked` along): the caller starts over with the
     /// new binding, and without `follow` (a post re-binds its actor at most once, so it cannot
     /// chase a queue whose owner changes). `Here`: the letter goes into `q`. `FOLLOWING`:
@@ -75,7 +96,7 @@ impl Engine {
         if !FOLLOWING {
             return Admit::Here;
         }
-        self.admit_following(qi, q, locked, task, follow)
+        admit_following(self, qi, q, locked, task, follow)
     }
 
     /// A letter was just added to `q`'s buffer, whose lock the caller holds: counts it, stores
@@ -84,22 +105,18 @@ impl Engine {
     /// sees our letter (module docs). Only the owner is woken ([`wake_owner`](Self::wake_owner),
     /// once the lock is released).
     #[inline]
-    pub(super) fn publish_locked(
-        &self,
-        q: &MessageQueue,
-        locked: &mut queue::Locked,
-    ) -> Option<usize> {
+    fn publish_locked(&self, q: &MessageQueue, locked: &mut queue::Locked) -> Option<usize> {
         locked.posted += 1;
         q.set_len(locked.buffer.len());
         let owner = q.owner.load(Relaxed);
-        self.sleepers.is_asleep_locked(owner).then_some(owner)
+        self.asleep_locked(owner).then_some(owner)
     }
 
     /// Wakes what [`publish_locked`](Self::publish_locked) found asleep.
     #[inline]
-    pub(super) fn wake_owner(&self, sleeping_owner: Option<usize>) {
+    fn wake_owner(&self, sleeping_owner: Option<usize>) {
         if let Some(owner) = sleeping_owner {
-            self.notify_owner(owner);
+            self.wake_worker(owner);
         }
     }
 
@@ -107,12 +124,7 @@ impl Engine {
     /// thread's worker if it is `q`'s and has room (and, if `after_queued`, `q` holds nothing),
     /// else the queue; `None` if the actor has closed.
     #[inline]
-    pub(super) fn gulp_for(
-        &self,
-        q: &MessageQueue,
-        b: &Binding,
-        after_queued: bool,
-    ) -> Option<Target> {
+    fn gulp_for(&self, q: &MessageQueue, b: &Binding, after_queued: bool) -> Option<Target> {
         let Some(gulp) = running::appendable(q) else {
             return Some(Target::Queue);
         };
@@ -132,10 +144,10 @@ impl Engine {
 
     /// `LetterQueues::append_slot`; `after_queued`: only while the actor's queue holds nothing.
     #[inline(always)]
-    pub(super) fn append_slot_if(&self, task: TaskRef, after_queued: bool) -> Slot {
+    fn append_slot_if(&self, task: TaskRef, after_queued: bool) -> Slot {
         let b = binding(&task);
         let qi = b.queue.load(Acquire) as usize;
-        let q = &self.queues[qi];
+        let q = self.queue(qi);
         match self.gulp_for(q, b, after_queued) {
             Some(Target::Gulp(gulp)) => gulp.reserve().map_or(Slot::Elsewhere, Slot::At),
             Some(Target::Queue) => self.queued_slot(qi, q, task, after_queued),
@@ -150,14 +162,8 @@ impl Engine {
     /// `Slot::Elsewhere` for a list buffer (its letters are moved into nodes: `post_sealed`).
     /// Out of line: the append path stays short.
     #[inline(never)]
-    pub(super) fn queued_slot(
-        &self,
-        qi: usize,
-        q: &MessageQueue,
-        task: TaskRef,
-        after_queued: bool,
-    ) -> Slot {
-        if self.follow {
+    fn queued_slot(&self, qi: usize, q: &MessageQueue, task: TaskRef, after_queued: bool) -> Slot {
+        if self.follows() {
             return self.queued_slot_following(qi, q, task, after_queued);
         }
         // A binding that never changes: the attempt cannot find the actor moved.
@@ -193,7 +199,7 @@ impl Engine {
     ) -> Option<Slot> {
         // Counted before the lock is taken, not inside the critical section. A list buffer's
         // letter goes on through `post_locked`, which counts it.
-        if self.queue_kind == QueueKind::Copy {
+        if self.queue_kind() == QueueKind::Copy {
             running::note_queued(q);
         }
         let mut held = q.locked.hold();
@@ -223,7 +229,7 @@ impl Engine {
         let b = binding(&task);
         loop {
             let qi = b.queue.load(Acquire) as usize;
-            let q = &self.queues[qi];
+            let q = self.queue(qi);
             match self.gulp_for(q, b, after_queued) {
                 Some(Target::Gulp(gulp)) => {
                     return gulp.reserve().map_or(Slot::Elsewhere, Slot::At)
@@ -239,7 +245,84 @@ impl Engine {
     }
 }
 
-/// What a post finds under its queue's lock ([`Engine::admit_locked`]).
+impl Poster for Engine {
+    #[inline(always)]
+    fn queue(&self, qi: usize) -> &MessageQueue {
+        &self.queues[qi]
+    }
+    #[inline(always)]
+    fn index_of(&self, queue: *const MessageQueue) -> usize {
+        Engine::index_of(self, queue)
+    }
+    #[inline(always)]
+    fn follows(&self) -> bool {
+        self.follow
+    }
+    #[inline(always)]
+    fn queue_kind(&self) -> QueueKind {
+        self.queue_kind
+    }
+    #[inline(always)]
+    fn asleep_locked(&self, w: usize) -> bool {
+        self.sleepers.is_asleep_locked(w)
+    }
+    #[inline(always)]
+    fn wake_worker(&self, owner: usize) {
+        self.notify_owner(owner);
+    }
+    #[inline(always)]
+    fn note_followed(&self, worker: usize, letters: usize) {
+        let counters = self.shared.counters.worker(worker);
+        counters.actors_followed.bump(1);
+        counters.letters_followed.bump(letters as u64);
+    }
+}
+
+/// The engine's own names for the post path ([`Poster`]), for the rest of the engine.
+impl Engine {
+    #[inline(always)]
+    pub(super) fn post_locked(
+        &self,
+        qi: usize,
+        q: &MessageQueue,
+        task: TaskRef,
+        follow: bool,
+        seal: &mut dyn FnMut(NonNull<Letter>),
+    ) -> Option<bool> {
+        Poster::post_locked(self, qi, q, task, follow, seal)
+    }
+
+    #[inline(always)]
+    pub(super) fn publish_locked(
+        &self,
+        q: &MessageQueue,
+        locked: &mut queue::Locked,
+    ) -> Option<usize> {
+        Poster::publish_locked(self, q, locked)
+    }
+
+    #[inline(always)]
+    pub(super) fn wake_owner(&self, sleeping_owner: Option<usize>) {
+        Poster::wake_owner(self, sleeping_owner)
+    }
+
+    #[inline(always)]
+    pub(super) fn gulp_for(
+        &self,
+        q: &MessageQueue,
+        b: &Binding,
+        after_queued: bool,
+    ) -> Option<Target> {
+        Poster::gulp_for(self, q, b, after_queued)
+    }
+
+    #[inline(always)]
+    pub(super) fn append_slot_if(&self, task: TaskRef, after_queued: bool) -> Slot {
+        Poster::append_slot_if(self, task, after_queued)
+    }
+}
+
+/// What a post finds under its queue's lock ([`Poster::admit_locked`]).
 pub(super) enum Admit {
     /// The letter goes into this queue.
     Here,
@@ -249,7 +332,7 @@ pub(super) enum Admit {
     Moved,
 }
 
-/// Where a handler's letter goes ([`Engine::gulp_for`]).
+/// Where a handler's letter goes ([`Poster::gulp_for`]).
 pub(super) enum Target {
     /// The running gulp of this thread's worker.
     Gulp(running::Appender),

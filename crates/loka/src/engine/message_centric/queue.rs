@@ -200,7 +200,7 @@ impl ProcessingFlag {
     }
 
     /// Whether some worker processes the queue now, read with the queue's lock held (a worker
-    /// re-binding an idle actor: `Engine::follow_target`). Acquire: when it reads `false`, the
+    /// re-binding an idle actor: `follow::follow_target`). Acquire: when it reads `false`, the
     /// last holder's processing (the actor's last handler) happens before what the caller does
     /// next.
     #[inline]

@@ -15,11 +15,9 @@
 //! letter from any other sender (another queue's actor, a plain thread, a timer) goes through the
 //! queue's lock as before.
 //!
-//! An actor that follows a poster (`Engine::follow_target`) changes queue only while it is idle,
-//! under the lock of the queue it leaves, and goes into the poster's running queue. Every letter
-//! posted to it before has then run, so nothing posted after can overtake one; and its new
-//! queue is being processed by the poster's worker, which nobody else can re-bind it from until
-//! that gulp ends. As a *sender*, though, it may have letters to actors of its new queue waiting
+//! An actor that follows a poster (the protocol: `follow.rs`, module docs) goes into the
+//! poster's running gulp with its queued letters, ahead of anything posted to it after. As a
+//! *sender*, though, it may have letters to actors of its new queue waiting
 //! in that queue behind the running gulp (posted through the lock from its old queue); were its
 //! next letters appended to the gulp, they would overtake those. So a move closes the running
 //! gulp's room: for the rest of that gulp every letter to the queue goes through its lock,
@@ -72,10 +70,18 @@ pub(super) struct Running {
     spare: UnsafeCell<MaybeUninit<Letter>>,
 }
 
+#[cfg(not(loom))]
 thread_local! {
     /// The gulp of the worker running on this thread (null elsewhere). Const-initialised and
     /// without drop glue: reading it is one thread-pointer-relative load.
     static CURRENT: Cell<*const Running> = const { Cell::new(ptr::null()) };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    /// The gulp of the worker running on this model thread (loom's threads share one OS
+    /// thread, so a std thread-local would be shared by all of them).
+    static CURRENT: Cell<*const Running> = Cell::new(ptr::null());
 }
 
 impl Running {
@@ -311,7 +317,7 @@ impl Appender {
 
     /// Moves `task`'s letters out of `from` (another queue's buffer, under its lock) into the
     /// gulp, in order and whatever the room left: the queued letters of an actor that follows a
-    /// handler of this gulp (`Engine::follow_target`). They were counted when posted, so they
+    /// handler of this gulp (`follow::follow_target`). They were counted when posted, so they
     /// are not counted as appended. Returns how many moved.
     pub(super) fn take_letters(&self, from: &mut Buffer, task: TaskRef) -> usize {
         let running = self.running();

@@ -6,10 +6,9 @@ use super::cost::Distance;
 use super::routing::key;
 use super::worker::Picked;
 use super::{Engine, State};
-use crate::engine::choices::{Routing, Victims};
+use crate::engine::choices::{self, Routing, StealFrom, Victims};
 use crate::engine::placement;
-use crate::policy::hierarchical::StealStep;
-use crate::policy::{lgs, places, Route};
+use crate::policy::{lgs, Route};
 use crate::runtime::{Exec, RunOutcome, TaskRef};
 use crate::telemetry::MAX_LEVELS;
 use parking_lot::MutexGuard;
@@ -199,100 +198,33 @@ impl Engine {
         }
     }
 
-    /// One steal attempt of worker `w` (a whole pass over the plan under `hierarchical`), each
-    /// attempt priced by the distance to its victim.
+    /// One steal attempt of worker `w` (a whole pass over the plan under `hierarchical`), in
+    /// the actor-centric engine's order ([`choices::steal_once`]), each attempt priced by the
+    /// distance to its victim.
     fn steal_once(&self, st: &mut State, w: usize) -> Option<TaskRef> {
         st.stats.events += 1;
         let counters = self.shared.counters.worker(w);
-        let layout = &self.shared.machine.layout;
+        let my_node = self.shared.machine.layout.node_of(w);
         let mut victims = std::mem::replace(&mut st.workers[w].victims, Victims::Plan(Vec::new()));
-        let found = match &mut victims {
-            Victims::Places(p) => {
-                let round: Vec<_> = p.round(&mut st.workers[w].rng).collect();
-                let mut found = None;
-                for (v, crosses) in round {
-                    counters.steal_attempts.bump(1);
-                    self.charge_steal(st, w, v);
-                    if let Some(t) = st.workers[v].steal() {
-                        if crosses {
-                            counters.cross_place_steals.bump(1);
-                        }
-                        found = Some((t, v));
-                        break;
-                    }
-                }
-                found
-            }
-            Victims::PlaceQueues { mine: _, places } => {
-                let mine = layout.place_of(w);
-                let victim = places::victim_place(mine, *places, &mut st.workers[w].rng);
-                victim.and_then(|vp| {
-                    counters.steal_attempts.bump(1);
-                    // Priced as a steal from the first worker of that place.
-                    let v = layout.workers_of_place(vp)[0];
-                    self.charge_steal(st, w, v);
-                    let t = st.place_queues[vp].pop_front()?;
-                    counters.cross_place_steals.bump(1);
-                    Some((t, v))
-                })
-            }
-            Victims::Plan(plan) => {
-                let my_node = layout.node_of(w);
-                let mut found = None;
-                for step in plan.iter() {
-                    counters.steal_attempts.bump(1);
-                    let (task, victim) = match step {
-                        StealStep::Foreign { victim, node } => {
-                            let t = st.workers[*victim].foreign[*node].pop_front();
-                            if t.is_some() && *node == my_node {
-                                counters.bring_home_steals.bump(1);
-                            }
-                            (t, *victim)
-                        }
-                        StealStep::Worker { victim } => (st.workers[*victim].steal(), *victim),
-                        StealStep::LongestOf { workers } => {
-                            match workers
-                                .iter()
-                                .copied()
-                                .filter(|&v| st.workers[v].stealable_len() > 0)
-                                .max_by_key(|&v| st.workers[v].stealable_len())
-                            {
-                                Some(v) => (st.workers[v].steal(), v),
-                                None => (None, w),
-                            }
-                        }
-                    };
-                    self.charge_steal(st, w, victim);
-                    if let Some(task) = task {
-                        found = Some((task, victim));
-                        break;
-                    }
-                }
-                found
-            }
-            Victims::Random(p) => {
-                let rng = &mut st.workers[w].rng;
-                p.next_victim(rng).and_then(|v| {
-                    counters.steal_attempts.bump(1);
-                    self.charge_steal(st, w, v);
-                    st.workers[v].steal().map(|t| (t, v))
-                })
-            }
-            Victims::Weighted(p) => {
-                let rng = &mut st.workers[w].rng;
-                p.next_victim(rng).and_then(|(v, _)| {
-                    counters.steal_attempts.bump(1);
-                    self.charge_steal(st, w, v);
-                    st.workers[v].steal().map(|t| (t, v))
-                })
-            }
-        };
+        let mut rng = std::mem::replace(&mut st.workers[w].rng, fastrand::Rng::with_seed(0));
+        let stolen = choices::steal_once(
+            &mut victims,
+            &mut rng,
+            my_node,
+            counters,
+            &mut VirtualThief {
+                engine: self,
+                st,
+                w,
+            },
+        );
         st.workers[w].victims = victims;
-        let (task, victim) = found?;
-        let level = (st.workers[w].level_of[victim] as usize).min(MAX_LEVELS - 1);
+        st.workers[w].rng = rng;
+        let stolen = stolen?;
+        let level = (st.workers[w].level_of[stolen.victim] as usize).min(MAX_LEVELS - 1);
         counters.steals.bump(1);
         counters.steals_by_level[level].bump(1);
-        Some(task)
+        Some(stolen.task)
     }
 
     fn charge_steal(&self, st: &mut State, w: usize, victim: usize) {
@@ -575,4 +507,42 @@ fn mix(hash: u64, words: [u64; 4]) -> u64 {
         }
     }
     h
+}
+
+/// Worker `w` of the simulation as the thief [`choices::steal_once`] drives: each attempt takes
+/// from the victim's virtual queues and advances `w`'s clock by its price.
+struct VirtualThief<'a> {
+    engine: &'a Engine,
+    st: &'a mut State,
+    w: usize,
+}
+
+impl choices::Thief for VirtualThief<'_> {
+    type Task = TaskRef;
+
+    fn attempt(&mut self, from: StealFrom<'_>) -> Option<(TaskRef, usize)> {
+        let st = &mut *self.st;
+        let (task, victim) = match from {
+            StealFrom::Worker(v) => (st.workers[v].steal(), v),
+            StealFrom::Foreign { victim, node } => {
+                (st.workers[victim].foreign[node].pop_front(), victim)
+            }
+            StealFrom::LongestOf(workers) => match workers
+                .iter()
+                .copied()
+                .filter(|&v| st.workers[v].stealable_len() > 0)
+                .max_by_key(|&v| st.workers[v].stealable_len())
+            {
+                Some(v) => (st.workers[v].steal(), v),
+                None => (None, self.w),
+            },
+            StealFrom::Place(place) => {
+                // Priced as a steal from the first worker of that place.
+                let v = self.engine.shared.machine.layout.workers_of_place(place)[0];
+                (st.place_queues[place].pop_front(), v)
+            }
+        };
+        self.engine.charge_steal(st, self.w, victim);
+        task.map(|t| (t, victim))
+    }
 }

@@ -63,12 +63,13 @@ use crate::policy::placement::PlacementStrategy;
 use crate::policy::Route;
 use crate::runtime::options::SpawnOptions;
 use crate::runtime::{Boundary, EngineCore, Exec, Header, Runtime, Shared, TaskQueues, TaskRef};
+use crate::sync::{AtomicU8, AtomicUsize};
 use crate::telemetry::{SimStats, MAX_LEVELS};
 use cost::Distances;
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -151,7 +152,7 @@ pub(crate) struct Engine {
     strategies: [AtomicU8; 2],
     measured: bool,
     /// `places`: spawns given a place so far (the round robin over places and inside them).
-    place_tickets: std::sync::atomic::AtomicUsize,
+    place_tickets: AtomicUsize,
     /// How long an idle worker polls before it parks, in virtual ns (the real worker's spin and
     /// yield phases; `lgs:nosleep` polls far longer).
     polling_ns: u64,
@@ -241,7 +242,7 @@ impl Engine {
                 AtomicU8::new(strategy_index(config.hub_placement)),
             ],
             measured: config.sim.compute == crate::config::SimCompute::Measured,
-            place_tickets: std::sync::atomic::AtomicUsize::new(0),
+            place_tickets: AtomicUsize::new(0),
             polling_ns: {
                 let nosleep = matches!(config.policy, crate::PolicyKind::Lgs(v) if v.nosleep);
                 let extra = if nosleep { 10_000_000 } else { 0 };

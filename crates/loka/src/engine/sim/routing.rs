@@ -1,13 +1,14 @@
-//! Where the simulation queues a woken or spawned actor: the same policy decisions as the
-//! actor-centric engine (`actor_centric/routing.rs`; the rules are in [`crate::policy`]),
-//! carried out on virtual workers' queues, plus the wake-up of parked virtual workers.
+//! Where the simulation queues a woken or spawned actor: the actor-centric engine's decisions,
+//! the same functions ([`choices::woken_route`], [`choices::external_woken_route`],
+//! [`choices::spawn_route`]; the rules are in [`crate::policy`]), carried out on virtual
+//! workers' queues, plus the wake-up of parked virtual workers.
 
 use super::cost::Distances;
 use super::{Engine, External, State};
 use crate::engine::choices::{self, Routing};
 use crate::engine::placement;
-use crate::policy::placement::{Placement, PlacementStrategy};
-use crate::policy::{cls, lgs, places, Route};
+use crate::policy::placement::Placement;
+use crate::policy::{cls, Route};
 use crate::runtime::options::SpawnOptions;
 use crate::runtime::TaskRef;
 use loka_topology::WorkerLayout;
@@ -37,51 +38,15 @@ impl Engine {
                 }
             }
         }
-        let counters = self.shared.counters.worker(w);
-        let place = placement::of(&task);
-        let layout = &self.shared.machine.layout;
-        let local = st.workers[w].cls.route_woken();
-        let route = match self.routing {
-            Routing::Local => local,
-            Routing::Lgs(variants) => {
-                let home = place.pinned_home();
-                let route = lgs::route_woken(
-                    variants,
-                    Some(w),
-                    home,
-                    |a, b| layout.same_group0(a, b),
-                    local,
-                );
-                match route {
-                    Route::Tail(_) | Route::Head(_) => {
-                        counters.hpu_pushes.bump(1);
-                        if variants.auto && place.note_remote_wake(st.waker) {
-                            counters.hubs_released.bump(1);
-                            local
-                        } else {
-                            route
-                        }
-                    }
-                    _ => {
-                        if variants.auto && home.is_some() {
-                            place.note_local_wake();
-                        }
-                        route
-                    }
-                }
-            }
-            Routing::Hierarchical { auto_hubs } => {
-                if auto_hubs {
-                    choices::note_hierarchical_wake(place, w, st.waker, counters);
-                }
-                self.hierarchical_route(task, Some(w))
-                    .unwrap_or(Route::LocalNext)
-            }
-            Routing::Places(mode) => {
-                let home = place.home().unwrap_or(w);
-                places::route_woken(mode, layout, home, Some(w), local)
-            }
-        };
+        let route = choices::woken_route(
+            self.routing,
+            w,
+            placement::of(&task),
+            st.waker,
+            &self.shared.machine.layout,
+            st.workers[w].cls.route_woken(),
+            self.shared.counters.worker(w),
+        );
         st.woken_by.insert(key(task), w);
         st.sender_of.insert(key(task), w);
         self.note_writer(st, w, now, task);
@@ -97,11 +62,6 @@ impl Engine {
         if st.tails.shared(key(task)) {
             st.watch.woken(key(task), task);
         }
-    }
-
-    /// `hierarchical`'s wake-up target ([`choices::hierarchical_route`]).
-    fn hierarchical_route(&self, task: TaskRef, sender: Option<usize>) -> Option<Route> {
-        choices::hierarchical_route(&self.shared.machine.layout, placement::of(&task), sender)
     }
 
     /// A new actor spawned by the activation on worker `w`.
@@ -130,43 +90,17 @@ impl Engine {
         from: Option<usize>,
     ) -> Route {
         let place = placement::of(&task);
-        let hub = place.is_hub();
-        let strategy = self.placement_strategy(hub);
-        let explicit = options.placement != Placement::Default;
-        let route = if let (Routing::Places(mode), false) = (self.routing, explicit) {
-            // The home its place gave it at initialisation (`choices::places_home`).
-            let home = place
-                .home()
-                .expect("`places` gives every actor a home at initialisation");
-            choices::places_spawn_route(mode, &self.shared.machine.layout, home, from)
-        } else if explicit || strategy == PlacementStrategy::Default {
-            match from {
-                Some(w) => st.workers[w].cls.route_spawned(options.placement),
-                None => self.external_route(st, options.placement),
-            }
-        } else {
-            let ticket = st.tickets[usize::from(hub)];
-            st.tickets[usize::from(hub)] += 1;
-            let mut rng = fastrand::Rng::with_seed(self.shared.config.seed ^ ticket as u64);
-            match strategy.place(from, ticket, &mut rng, &self.shared.machine.layout) {
-                w if Some(w) == from => Route::LocalHead,
-                w => Route::Tail(w),
-            }
-        };
-        let placed = match route {
-            Route::LocalNext | Route::LocalHead => from,
-            Route::Tail(w) | Route::Head(w) | Route::Pinned(w) => Some(w),
-            Route::Foreign { worker, .. } => Some(worker),
-            // (its home was set with its place)
-            Route::Place(_) => None,
-        };
-        if let Routing::Lgs(_) = self.routing {
-            place.set_home(placed);
-        }
-        match (self.routing, placed) {
-            (Routing::Hierarchical { .. }, Some(w)) if hub => Route::Pinned(w),
-            _ => route,
-        }
+        let strategy = self.placement_strategy(place.is_hub());
+        choices::spawn_route(
+            self.routing,
+            place,
+            options.placement,
+            strategy,
+            from,
+            &self.shared.machine.layout,
+            self.shared.config.seed,
+            &mut Spawning { st, from },
+        )
     }
 
     /// Where work from a plain thread goes: its explicit placement, else round robin over the
@@ -183,25 +117,9 @@ impl Engine {
             match input {
                 External::Spawned(task, route) => self.push(st, route, task, None, now),
                 External::Woken(task) => {
-                    let place = placement::of(&task);
-                    let route = match self.routing {
-                        Routing::Hierarchical { .. } => self.hierarchical_route(task, None),
-                        Routing::Lgs(variants) => place.pinned_home().map(|home| {
-                            let layout = &self.shared.machine.layout;
-                            lgs::route_woken(
-                                variants,
-                                None,
-                                Some(home),
-                                |a, b| layout.same_group0(a, b),
-                                Route::LocalHead,
-                            )
-                        }),
-                        Routing::Local => None,
-                        Routing::Places(mode) => place.home().map(|home| {
-                            let layout = &self.shared.machine.layout;
-                            places::route_woken(mode, layout, home, None, Route::LocalHead)
-                        }),
-                    };
+                    let layout = &self.shared.machine.layout;
+                    let route =
+                        choices::external_woken_route(self.routing, placement::of(&task), layout);
                     let route =
                         route.unwrap_or_else(|| self.external_route(st, Placement::Default));
                     self.push(st, route, task, None, now);
@@ -367,6 +285,27 @@ impl ExternalOrder {
         let worker = self.order[self.ticket % self.order.len()];
         self.ticket += 1;
         cls::route_external(placement, worker, self.order.len())
+    }
+}
+
+/// The simulation's state a spawn's route reads ([`choices::spawn_route`]).
+struct Spawning<'a> {
+    st: &'a mut State,
+    from: Option<usize>,
+}
+
+impl choices::SpawnSite for Spawning<'_> {
+    fn default_route(&mut self, placement: Placement) -> Route {
+        match self.from {
+            Some(w) => self.st.workers[w].cls.route_spawned(placement),
+            None => self.st.external_order.route(placement),
+        }
+    }
+
+    fn ticket(&mut self, hub: bool) -> usize {
+        let ticket = self.st.tickets[usize::from(hub)];
+        self.st.tickets[usize::from(hub)] += 1;
+        ticket
     }
 }
 

@@ -300,6 +300,7 @@ impl Bound {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    // atomic outside sync.rs: test-only (`not(loom)`), a waker's counter on real threads.
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use std::sync::Arc;
     use std::task::Wake;

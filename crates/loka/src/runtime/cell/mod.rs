@@ -200,14 +200,14 @@ pub(crate) struct ActorCell<B: Behavior> {
     /// Spawned with a name (kept in the runtime's name table).
     named: bool,
     /// Registered under a name (`System::register`): set under the live registry's lock.
-    registered: std::sync::atomic::AtomicBool,
+    registered: crate::sync::AtomicBool,
     /// Where a failure goes, if a parent spawned this actor.
     sink: Option<FailureSink>,
     /// The `started` hook has run (or the actor has been built and started by its first
     /// activation). Written once, by that activation; read at the start of each activation,
     /// which reads this line anyway. Relaxed: only the holder of the schedule touches it, and
     /// the mailbox protocol orders activations.
-    started: std::sync::atomic::AtomicBool,
+    started: crate::sync::AtomicBool,
     runtime: Arc<Runtime>,
     /// The raw id of the actor that spawned this one, 0 if none did (no actor has id 0).
     parent: u64,
@@ -264,11 +264,11 @@ pub(crate) fn spawn<B: Behavior>(
         runtime: Arc::clone(runtime),
         parent: parent_id.map_or(0, ActorId::as_u64),
         sink,
-        started: std::sync::atomic::AtomicBool::new(false),
+        started: crate::sync::AtomicBool::new(false),
         named: options.name.is_some(),
         extras: std::cell::UnsafeCell::new(None),
         exit: Exit::new(),
-        registered: std::sync::atomic::AtomicBool::new(false),
+        registered: crate::sync::AtomicBool::new(false),
     });
     // SAFETY: the cell was just made; no other thread can see it yet, and it stays in its `Arc`
     // allocation until dropped there.

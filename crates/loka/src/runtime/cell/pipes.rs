@@ -72,6 +72,7 @@ impl Pipes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    // atomic outside sync.rs: test-only, never run under loom (a cancel counter).
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
     struct Counted(Arc<AtomicUsize>);

@@ -20,8 +20,9 @@
 use super::{ActorCell, Behavior, CellContext, Continuation, Envelope};
 use crate::runtime::stop_reason::StopReason;
 use crate::runtime::ActorId;
+use crate::sync::{AtomicUsize, ReadMut};
 use std::any::Any;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 // ------------------------------------------------------------------------------------- exit word
@@ -37,7 +38,7 @@ const KILLED: usize = 3;
 pub(crate) struct Exit(AtomicUsize);
 
 impl Exit {
-    pub(super) const fn new() -> Self {
+    pub(super) fn new() -> Self {
         Exit(AtomicUsize::new(RUNNING))
     }
 
@@ -79,7 +80,7 @@ impl Exit {
 
 impl Drop for Exit {
     fn drop(&mut self) {
-        let word = *self.0.get_mut();
+        let word = self.0.read_mut();
         if word > KILLED {
             // SAFETY: leaked by `set` from a `Box<StopReason>`, freed once, here.
             drop(unsafe { Box::from_raw(word as *mut StopReason) });

@@ -15,9 +15,9 @@
 
 use super::super::{Exec, RunOutcome, Runtime, TaskRef};
 use super::inline;
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize};
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::Arc;
 use std::thread::{JoinHandle, Thread};
 use std::time::Instant;
@@ -42,13 +42,13 @@ impl Dedicated {
 /// documentation; modelled in `loom_tests.rs`).
 pub(crate) struct HandOver {
     /// A hand-over the thread has not taken yet.
-    runnable: crate::sync::AtomicBool,
+    runnable: AtomicBool,
 }
 
 impl HandOver {
     pub(crate) fn new() -> Self {
         HandOver {
-            runnable: crate::sync::AtomicBool::new(false),
+            runnable: AtomicBool::new(false),
         }
     }
 

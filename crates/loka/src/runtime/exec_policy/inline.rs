@@ -23,6 +23,8 @@ use super::super::{Exec, RunOutcome, Runtime, TaskRef};
 use crate::exec_policy::ExecPolicy;
 use std::cell::Cell;
 use std::ptr;
+// atomic outside sync.rs: the `static` tag counter needs a `const fn new` (loom atomics have
+// none); it hands out thread tags and is part of no protocol a loom model checks.
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;

@@ -23,8 +23,8 @@ pub(crate) mod online;
 
 use super::{Runtime, TaskRef};
 use crate::exec_policy::ExecPolicy;
+use crate::sync::{AtomicPtr, AtomicU32, AtomicU8, ReadMut};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8};
 use std::sync::Arc;
 
 /// The execution state of one actor, in its task header.
@@ -46,7 +46,7 @@ pub(crate) struct ExecSlot {
 }
 
 impl ExecSlot {
-    pub(crate) const fn new() -> Self {
+    pub(crate) fn new() -> Self {
         ExecSlot {
             policy: AtomicU8::new(0),
             flags: AtomicU8::new(0),
@@ -116,7 +116,7 @@ const WATCHED: u8 = 2;
 
 impl Drop for ExecSlot {
     fn drop(&mut self) {
-        let p = *self.thread.get_mut();
+        let p = self.thread.read_mut();
         if !p.is_null() {
             // SAFETY: the pointer came from `Arc::into_raw` and is released once, here.
             drop(unsafe { Arc::from_raw(p) });

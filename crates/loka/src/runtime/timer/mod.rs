@@ -28,10 +28,10 @@ pub(crate) mod wheel;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
+use crate::sync::{AtomicU64, AtomicU8, AtomicUsize};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize};
 use std::sync::Arc;
 use wheel::{Key, Wheel};
 

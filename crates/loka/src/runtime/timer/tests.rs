@@ -3,6 +3,7 @@
 //! Miri.
 
 use super::{next_tick, Action, TimerState, Timers};
+// atomic outside sync.rs: test-only, never run under loom (real threads and timers).
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::{Arc, Barrier, OnceLock, Weak};
@@ -382,6 +383,7 @@ fn no_interval_firing_starts_after_its_cancel_returned() {
             true
         }));
         let (state, _) = timers.insert(0, 0, Some(1), action);
+        // atomic outside sync.rs: test-only, never run under loom.
         let stop = std::sync::atomic::AtomicBool::new(false);
         let seen = std::thread::scope(|s| {
             s.spawn(|| {
@@ -421,6 +423,7 @@ fn timers_armed_from_many_threads_all_fire_once() {
     let per_thread = scale(2000, 25);
     let timers = Timers::new(2);
     let ran = counter();
+    // atomic outside sync.rs: test-only, never run under loom.
     let done = std::sync::atomic::AtomicBool::new(false);
     let start = Barrier::new(threads + 1);
     std::thread::scope(|s| {
