@@ -5,6 +5,7 @@ use crate::args::CommonArgs;
 use crate::progress;
 use anyhow::{Context as _, Result};
 use indicatif::ProgressBar;
+use loka_bench::format::human;
 use loka_bench::record::Record;
 use loka_bench::report::record_line;
 use std::io::Write;
@@ -110,15 +111,15 @@ pub fn open_results(path: &Path) -> Result<std::fs::File> {
         .with_context(|| format!("cannot open results file {}", path.display()))
 }
 
-/// One run as a table line; the execution mode is named after it when it is not `all-task`.
+/// One run as a table line (msgs/s as [`human`] writes it: `15.4M`); the execution mode is named after it when it is not `all-task`.
 pub fn table_line(record: &Record) -> String {
     let mut line = format!(
-        "{:<22} {:<8} {:<10} workers={:<3} {:>12.0} msgs/s {:>9.4} s  {}",
+        "{:<22} {:<8} {:<10} workers={:<3} {:>7} msgs/s {:>9.4} s  {}",
         record.bench,
         record.runtime,
         record.policy,
         record.workers,
-        record.msgs_per_sec,
+        human(record.msgs_per_sec),
         record.seconds,
         if record.verified {
             "verified"

@@ -88,6 +88,7 @@ fn machine() -> MachineInfo {
     MachineInfo {
         hostname: "testhost".into(),
         nproc: 2,
+        numa_nodes: Some(1),
         cpu_model: "Test CPU".into(),
         os: "Linux".into(),
     }

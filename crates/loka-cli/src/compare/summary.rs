@@ -3,7 +3,7 @@
 //! JSON object `loka bench compare` prints.
 
 use loka_bench::record::Record;
-use loka_bench::report::charts::human;
+use loka_bench::format::human;
 use loka_bench::report::{censored_median, median_index, ratio, Summary};
 
 /// The repetitions of one runtime on one benchmark.
