@@ -151,3 +151,34 @@ pub fn invocation() -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_line_writes_the_rate_as_the_report_does() {
+        let record = Record {
+            runtime: "loka".into(),
+            bench: "pingpong".into(),
+            engine: "actor-centric".into(),
+            policy: "auto".into(),
+            exec: loka::ExecMode::AllTask.name().into(),
+            topology: "host".into(),
+            workers: 2,
+            size: "quick".into(),
+            messages: 2_000_000,
+            seconds: 0.130_232,
+            msgs_per_sec: 15_357_161.0,
+            verified: true,
+            telemetry: serde_json::json!({}),
+            repeat: 0,
+            virtual_seconds: None,
+            host_seconds: None,
+            stopped_after: None,
+        };
+        let line = table_line(&record);
+        assert!(line.contains("  15.4M msgs/s"), "{line}");
+        assert!(!line.contains("15357161"), "{line}");
+    }
+}
