@@ -43,8 +43,8 @@ struct Params {
 fn of(size: Size) -> Params {
     size.pick(
         Params {
-            width: 64,
-            height: 64,
+            width: 500,
+            height: 500,
             workers: 4,
         },
         Params {
