@@ -54,8 +54,9 @@ impl MachineInfo {
                 dir.filter_map(Result::ok)
                     .filter(|e| {
                         e.file_name().to_str().is_some_and(|n| {
-                            n.strip_prefix("node")
-                                .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+                            n.strip_prefix("node").is_some_and(|k| {
+                                !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())
+                            })
                         })
                     })
                     .count()

@@ -36,10 +36,10 @@ mod telemetry;
 pub use input::{load, record_line, Entry, Kind, LineError, Loaded, COMMAND_KEY};
 pub use locality::Locality;
 pub use machine::MachineInfo;
-pub use summary::MIN_QUICK_SECONDS;
 pub use stats::{
     censored_median, median, median_index, ratio, Summary, NOISY_MARK, NOISY_NOTE, NOISY_SPREAD,
 };
+pub use summary::MIN_QUICK_SECONDS;
 
 use crate::BenchError;
 use charts::{human, Bars, HBars, Panels, Shares};
@@ -415,8 +415,7 @@ fn speedups(groups: &[Group<'_>], series: &[String]) -> Vec<Option<Speedup>> {
                 .find(|(o, t)| *t == s && o.config.workers == 1)?;
             Some(Speedup {
                 value: ratio(g.msgs.median, base.msgs.median)?,
-                range: ratio(g.msgs.min, base.msgs.median)
-                    .zip(ratio(g.msgs.max, base.msgs.median)),
+                range: ratio(g.msgs.min, base.msgs.median).zip(ratio(g.msgs.max, base.msgs.median)),
                 noisy: g.msgs.noisy() || base.msgs.noisy(),
             })
         })
@@ -576,7 +575,10 @@ impl Report {
                 };
                 let pick = |rows: &Vec<Vec<Option<f64>>>| -> Vec<Vec<Option<f64>>> {
                     kept.iter()
-                        .map(|&s| rows.get(s).map_or_else(Vec::new, |v| v[range.clone()].to_vec()))
+                        .map(|&s| {
+                            rows.get(s)
+                                .map_or_else(Vec::new, |v| v[range.clone()].to_vec())
+                        })
                         .collect()
                 };
                 let part = Bars {

@@ -555,7 +555,9 @@ fn legend_entries(svg: &str) -> usize {
 fn no_chart_shows_more_than_six_series() {
     // 8 runtimes on 3 benchmarks (repeated, so there are whiskers) and 14 policies on 12.
     let mut entries = Vec::new();
-    let peers = ["caf", "tokio", "actix", "ractor", "kameo", "tokio-ct", "actix-1t"];
+    let peers = [
+        "caf", "tokio", "actix", "ractor", "kameo", "tokio-ct", "actix-1t",
+    ];
     for bench in ["pingpong", "fib", "big"] {
         for (k, runtime) in std::iter::once(&"loka").chain(&peers).enumerate() {
             for m in [1.0, 1.1, 1.3] {
@@ -567,8 +569,20 @@ fn no_chart_shows_more_than_six_series() {
         }
     }
     let policies = [
-        "auto", "cls", "lgs", "lgs:tp", "lgs:dfs", "lgs:alt", "lgs:auto", "hierarchical",
-        "hierarchical:auto", "places", "p10", "p11", "p12", "p13",
+        "auto",
+        "cls",
+        "lgs",
+        "lgs:tp",
+        "lgs:dfs",
+        "lgs:alt",
+        "lgs:auto",
+        "hierarchical",
+        "hierarchical:auto",
+        "places",
+        "p10",
+        "p11",
+        "p12",
+        "p13",
     ];
     for b in 0..12 {
         for (k, policy) in policies.iter().enumerate() {
@@ -588,7 +602,12 @@ fn no_chart_shows_more_than_six_series() {
     let md = std::fs::read_to_string(&written.index).unwrap();
     // Runtimes: loka and 7 peers become two charts, loka in each; policies: the default and the
     // 5 best (p13 … p10 and places: the highest msgs/s), over 2 charts of 6 benchmarks each.
-    for chart in ["runtimes-1.svg", "runtimes-2.svg", "policies-1.svg", "policies-2.svg"] {
+    for chart in [
+        "runtimes-1.svg",
+        "runtimes-2.svg",
+        "policies-1.svg",
+        "policies-2.svg",
+    ] {
         assert!(written.charts.contains(&dir.join(chart)), "{chart}: {md}");
     }
     assert!(
@@ -598,12 +617,14 @@ fn no_chart_shows_more_than_six_series() {
     for chart in &written.charts {
         let svg = std::fs::read_to_string(chart).unwrap();
         let n = legend_entries(&svg);
-        assert!(
-            n <= charts::MAX_SERIES,
-            "{}: {n} series",
-            chart.display()
-        );
-        if chart.file_name().unwrap().to_str().unwrap().starts_with("runtimes") {
+        assert!(n <= charts::MAX_SERIES, "{}: {n} series", chart.display());
+        if chart
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("runtimes")
+        {
             assert!(svg.contains(">loka<"), "{}", chart.display());
         }
     }
@@ -620,7 +641,10 @@ fn no_chart_shows_more_than_six_series() {
 fn the_summary_comes_first_and_counts_noise_peers_and_short_runs() {
     let mut entries = Vec::new();
     // fib: loka 2× caf, pingpong: loka 0.5× caf; caf's fib spreads 10–12 (noisy).
-    for (bench, loka, caf) in [("fib", 2e7, [1.0e7, 1.1e7, 1.2e7]), ("pingpong", 1e7, [2e7; 3])] {
+    for (bench, loka, caf) in [
+        ("fib", 2e7, [1.0e7, 1.1e7, 1.2e7]),
+        ("pingpong", 1e7, [2e7; 3]),
+    ] {
         for c in caf {
             entries.push(entry(record(bench, "loka", "auto", 2, loka), Kind::Compare));
             entries.push(entry(record(bench, "caf", "auto", 2, c), Kind::Compare));
@@ -632,7 +656,10 @@ fn the_summary_comes_first_and_counts_noise_peers_and_short_runs() {
     entries.push(entry(short, Kind::Run));
     let md = report_of(entries, "summary");
     let summary = &md[..md.find("## About this report").unwrap()];
-    assert!(md.starts_with("# loka benchmark report\n\n## Summary\n"), "{md}");
+    assert!(
+        md.starts_with("# loka benchmark report\n\n## Summary\n"),
+        "{md}"
+    );
     assert!(summary.lines().count() <= 40, "{summary}");
     assert!(
         summary.contains("**Warning: 1 of 4 medians are noisy**"),
@@ -647,7 +674,10 @@ fn the_summary_comes_first_and_counts_noise_peers_and_short_runs() {
         summary.contains("| caf | 2 | 1.00× | fib 2.00× | pingpong 0.50× |"),
         "{summary}"
     );
-    assert!(summary.contains("1 NUMA node") && summary.contains("2 PUs"), "{summary}");
+    assert!(
+        summary.contains("1 NUMA node") && summary.contains("2 PUs"),
+        "{summary}"
+    );
     assert!(
         summary.contains("[Runtimes: msgs/s per benchmark](#runtimes-msgss-per-benchmark)"),
         "{summary}"

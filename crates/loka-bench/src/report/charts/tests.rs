@@ -29,7 +29,10 @@ fn charts_are_svg_files_and_empty_data_draws_nothing() {
     assert!(bar_chart(&dir.join("b.svg"), &bars).unwrap());
     let svg = std::fs::read_to_string(dir.join("b.svg")).unwrap();
     // One whisker (a black polyline of 6 points) per bar with a range: 3 here.
-    assert_eq!(svg.matches("<polyline").count() - baseline_polylines(&bars, &dir), 3);
+    assert_eq!(
+        svg.matches("<polyline").count() - baseline_polylines(&bars, &dir),
+        3
+    );
     assert!(svg.starts_with("<svg") && svg.contains("pingpong") && svg.contains("caf"));
     let empty = Bars {
         values: vec![vec![None, Some(0.0)]],
