@@ -96,10 +96,10 @@ impl Workload {
         let pick = |q: u64, f: u64| if quick { q } else { f };
         match bench {
             Bench::PingPong => Workload::PingPong {
-                round_trips: pick(1_000_000, 2_000_000),
+                round_trips: pick(1_800_000, 2_000_000),
             },
             Bench::Counting => Workload::Counting {
-                increments: pick(4_000_000, 10_000_000),
+                increments: pick(5_000_000, 10_000_000),
             },
             Bench::ThreadRing => Workload::ThreadRing {
                 actors: pick(100, 1_200) as usize,
@@ -107,7 +107,7 @@ impl Workload {
             },
             Bench::FjThrput => Workload::FjThrput {
                 actors: pick(60, 360) as usize,
-                per_actor: pick(40_000, 60_000),
+                per_actor: pick(60_000, 60_000),
             },
             Bench::FjCreate => Workload::FjCreate {
                 actors: pick(200_000, 4_000_000),
@@ -490,7 +490,7 @@ mod tests {
         );
         assert_eq!(
             Workload::new(Bench::Counting, Size::Quick).messages(),
-            4_000_002
+            5_000_002
         );
         assert_eq!(
             Workload::new(Bench::Big, Size::Full).messages(),
