@@ -106,7 +106,9 @@ smoke: build quick-check
 
 # Every benchmark once at its quick size on 2 workers, verified, and timed: fails naming every
 # benchmark that ran under QUICK_MIN_S seconds (start-up and scheduling noise would be most of its
-# time; docs/benchmarks.md, "Sizes"). Part of smoke, whose first run it is.
+# time; docs/benchmarks.md, "Sizes"). Part of smoke, whose first run it is. Sizing every quick run
+# to this floor made make test about 2.5 minutes longer on the 2-core machine (smoke +30 s, the
+# loka-bench unit and simulation tests +2 min).
 QUICK_MIN_S ?= 0.050
 QUICK_CHECK := $(TARGET_DIR)/quick-check.jsonl
 quick-check: build
