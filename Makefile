@@ -12,7 +12,7 @@ RESULTS := report/results.jsonl
 # CAF + cmake for the C++ peer, hyperfine for whole-command timings.
 DEB_PACKAGES := pkg-config libhwloc-dev libudev-dev libcaf-dev cmake g++ hyperfine
 
-.PHONY: all deps build bench peers test fmt clippy unit loom smoke miri doc clean
+.PHONY: all deps build bench peers test fmt clippy unit loom smoke quick-check miri doc clean
 
 all: build
 
@@ -32,7 +32,9 @@ build: deps
 # The main job: the quick suite under the default policy, loka against the peers, the worker
 # sweep and every policy, each written to report/*.jsonl as runs finish, then report/index.md.
 # A failing step does not stop the others (the report shows what finished); make still fails.
-# Budget: under 15 minutes from a fresh clone on a 2-core machine. PEER_CAP bounds each peer's
+# Budget: under 15 minutes from a fresh clone on a 2-core machine (the runs alone: about 9 minutes,
+# each loka benchmark runs ~24 times at quick, every quick run at least 50 ms; see quick-check).
+# The report opens with a one-screen summary (docs/results/README.md). PEER_CAP bounds each peer's
 # time per benchmark: a run still going after it is shown as `too slow (> N s)`, not waited for
 # (actix's two-arbiter pingpong and threadring take 40-70 s per run on an idle machine, every
 # other peer run a few seconds; docs/guide.md, "Command line").
@@ -93,8 +95,7 @@ loom:
 # Panini's set runs under every execution mode, LASSI's under `places:a` (two places needed).
 PANINI = panini-bang panini-serialmsg panini-mbrot panini-fasta panini-knucleotide panini-histogram panini-polynomial panini-raytracer
 LASSI = $(foreach w,cachestress mergesort matmul,$(foreach v,best worst ignorant random,lassi-$(w)-$(v)))
-smoke: build
-	$(LOKA) bench run all --size quick --workers 2
+smoke: build quick-check
 	$(LOKA) bench run all --size quick --workers 2 --engine message-centric
 	$(LOKA) bench run all --size quick --workers 8 --engine sim --topology preset:opteron6376
 	$(LOKA) bench run $(PANINI) --size quick --workers 2 --exec all-thread
@@ -104,6 +105,24 @@ smoke: build
 	$(LOKA) report --input crates/loka-cli/tests/fixtures/tiny.jsonl --out $(TARGET_DIR)/smoke-report
 	$(CARGO) bench -p loka --bench send_latency -- --test
 	$(CARGO) run --release -p loka --example latency -- --samples 200 >/dev/null
+
+# Every benchmark once at its quick size on 2 workers, verified, and timed: fails naming every
+# benchmark that ran under QUICK_MIN_S seconds (start-up and scheduling noise would be most of its
+# time; docs/internals/benchmarks.md, "Sizes"). Part of smoke, whose first run it is. Sizing every quick run
+# to this floor made make test about 2.5 minutes longer on the 2-core machine (smoke +30 s, the
+# loka-bench unit and simulation tests +2 min).
+QUICK_MIN_S ?= 0.050
+QUICK_CHECK := $(TARGET_DIR)/quick-check.jsonl
+quick-check: build
+	@rm -f $(QUICK_CHECK)
+	$(LOKA) bench run all --size quick --workers 2 --repeat 1 --out $(QUICK_CHECK)
+	@awk -v min=$(QUICK_MIN_S) ' \
+	  match($$0, /"bench":"[^"]*"/) { b = substr($$0, RSTART + 9, RLENGTH - 10) } \
+	  match($$0, /"seconds":[-0-9.eE+]*/) { s = substr($$0, RSTART + 10, RLENGTH - 10) + 0; n++; \
+	    if (s < min) { printf "quick-check: %s ran %.1f ms, under %.0f ms\n", b, s * 1000, min * 1000; bad++ } } \
+	  END { if (n == 0) { print "quick-check: no record in $(QUICK_CHECK)"; exit 1 } \
+	    if (bad) { printf "quick-check: %d of %d quick runs too short: raise those sizes (docs/internals/benchmarks.md, \"Sizes\")\n", bad, n; exit 1 } \
+	    printf "quick-check: all %d quick sizes ran at least %.0f ms\n", n, min * 1000 }' $(QUICK_CHECK)
 
 # The lock-free pieces' unit tests under Miri (needs: rustup component add miri rust-src --toolchain
 # nightly). Topology and policy tests call hwloc through FFI, which Miri cannot run.

@@ -67,14 +67,14 @@ struct workload {
 workload make_workload(bench b, bool quick) {
   auto pick = [quick](uint64_t q, uint64_t f) { return quick ? q : f; };
   switch (b) {
-    case bench::pingpong: return {b, 0, pick(1000000, 2000000)};
-    case bench::counting: return {b, 0, pick(2000000, 10000000)};
+    case bench::pingpong: return {b, 0, pick(1800000, 2000000)};
+    case bench::counting: return {b, 0, pick(5000000, 10000000)};
     case bench::threadring: return {b, pick(100, 1200), pick(2000000, 1200000)};
-    case bench::fjthrput: return {b, pick(60, 360), pick(40000, 60000)};
+    case bench::fjthrput: return {b, pick(60, 360), pick(60000, 60000)};
     case bench::fjcreate: return {b, 0, pick(200000, 4000000)};
-    case bench::fib: return {b, 0, pick(26, 34)};
-    case bench::chameneos: return {b, pick(100, 4000), pick(200000, 800000)};
-    case bench::big: return {b, pick(60, 360), pick(10000, 60000)};
+    case bench::fib: return {b, 0, pick(27, 34)};
+    case bench::chameneos: return {b, pick(100, 4000), pick(400000, 800000)};
+    case bench::big: return {b, pick(60, 360), pick(25000, 60000)};
     case bench::executor: return {b, pick(2000, 40000), pick(20, 400)};
   }
   return {b, 0, 0};

@@ -5,6 +5,7 @@ pub mod bencherl;
 #[cfg(test)]
 mod calibration;
 mod cforall;
+pub mod format;
 mod lassi;
 mod limit;
 mod matrix_search;

@@ -5,6 +5,7 @@ use crate::args::CommonArgs;
 use crate::progress;
 use anyhow::{Context as _, Result};
 use indicatif::ProgressBar;
+use loka_bench::format::human;
 use loka_bench::record::Record;
 use loka_bench::report::record_line;
 use std::io::Write;
@@ -110,15 +111,15 @@ pub fn open_results(path: &Path) -> Result<std::fs::File> {
         .with_context(|| format!("cannot open results file {}", path.display()))
 }
 
-/// One run as a table line; the execution mode is named after it when it is not `all-task`.
+/// One run as a table line (msgs/s as [`human`] writes it: `15.4M`); the execution mode is named after it when it is not `all-task`.
 pub fn table_line(record: &Record) -> String {
     let mut line = format!(
-        "{:<22} {:<8} {:<10} workers={:<3} {:>12.0} msgs/s {:>9.4} s  {}",
+        "{:<22} {:<8} {:<10} workers={:<3} {:>7} msgs/s {:>9.4} s  {}",
         record.bench,
         record.runtime,
         record.policy,
         record.workers,
-        record.msgs_per_sec,
+        human(record.msgs_per_sec),
         record.seconds,
         if record.verified {
             "verified"
@@ -149,4 +150,35 @@ pub fn invocation() -> String {
         .chain(std::env::args().skip(1).map(quote))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_line_writes_the_rate_as_the_report_does() {
+        let record = Record {
+            runtime: "loka".into(),
+            bench: "pingpong".into(),
+            engine: "actor-centric".into(),
+            policy: "auto".into(),
+            exec: loka::ExecMode::AllTask.name().into(),
+            topology: "host".into(),
+            workers: 2,
+            size: "quick".into(),
+            messages: 2_000_000,
+            seconds: 0.130_232,
+            msgs_per_sec: 15_357_161.0,
+            verified: true,
+            telemetry: serde_json::json!({}),
+            repeat: 0,
+            virtual_seconds: None,
+            host_seconds: None,
+            stopped_after: None,
+        };
+        let line = table_line(&record);
+        assert!(line.contains("  15.4M msgs/s"), "{line}");
+        assert!(!line.contains("15357161"), "{line}");
+    }
 }

@@ -4,8 +4,8 @@ use crate::args::{check_repeat, CommonArgs, SystemArgs};
 use crate::output::Output;
 use anyhow::Result;
 use loka::{Config, EngineKind, ExecMode, PolicyKind};
+use loka_bench::format::human;
 use loka_bench::record::Record;
-use loka_bench::report::charts::human;
 use loka_bench::report::{ratio, Summary, NOISY_NOTE};
 use loka_bench::{runner, Bench, Size};
 

@@ -39,7 +39,7 @@ fn of(size: Size) -> Params {
         size,
         Params {
             senders: 400,
-            messages: 2_000,
+            messages: 5_000,
         },
         of_scale,
     )

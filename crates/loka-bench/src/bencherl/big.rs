@@ -19,7 +19,7 @@ pub(super) const BENCH: Bench = Bench {
 
 /// N = F·cores; F is 8 (short), 16 (intermediate), 24 (long).
 fn actors(size: Size) -> usize {
-    params(size, 1_000, of_scale)
+    params(size, 1_400, of_scale)
 }
 
 fn of_scale(s: Scale) -> usize {

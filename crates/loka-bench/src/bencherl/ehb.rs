@@ -41,7 +41,7 @@ fn of(size: Size) -> Params {
         size,
         Params {
             groups: 4,
-            rounds: 2_000,
+            rounds: 3_000,
         },
         of_scale,
     )

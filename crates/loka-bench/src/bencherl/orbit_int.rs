@@ -38,7 +38,7 @@ struct Params {
 fn of(size: Size) -> Params {
     let quick = Params {
         gens: &[Gen::F1, Gen::F2, Gen::F4],
-        space: 157 * 64,
+        space: 157 * 96,
         buckets: 2 * 16,
     };
     params(size, quick, of_scale)

@@ -38,7 +38,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// N = F·cores; F is 16 (short), 40 (intermediate), 125 (long).
 fn actors(size: Size) -> usize {
-    params(size, 1_000, of_scale)
+    params(size, 1_400, of_scale)
 }
 
 fn of_scale(s: Scale) -> usize {

@@ -33,7 +33,7 @@ fn of(size: Size) -> Params {
         Params {
             actors_per_worker: 2_000,
             group: 100,
-            rounds: 10,
+            rounds: 20,
         },
         Params {
             actors_per_worker: 10_000,

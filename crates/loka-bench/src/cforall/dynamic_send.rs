@@ -32,7 +32,7 @@ struct Params {
 
 fn of(size: Size) -> Params {
     Params {
-        sends: size.pick(200_000, 20_000_000),
+        sends: size.pick(500_000, 20_000_000),
     }
 }
 

@@ -35,7 +35,7 @@ struct Params {
 
 fn of(size: Size) -> Params {
     Params {
-        n: size.pick(768, 3_072),
+        n: size.pick(1_024, 3_072),
     }
 }
 

@@ -37,7 +37,7 @@ fn of(size: Size) -> Params {
     size.pick(
         Params {
             servers: 20_000,
-            rounds: 20,
+            rounds: 30,
         },
         Params {
             servers: 100_000,

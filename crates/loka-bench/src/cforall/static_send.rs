@@ -30,7 +30,7 @@ struct Params {
 
 fn of(size: Size) -> Params {
     Params {
-        sends: size.pick(2_000_000, 100_000_000),
+        sends: size.pick(5_000_000, 100_000_000),
     }
 }
 

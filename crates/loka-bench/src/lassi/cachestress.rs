@@ -68,7 +68,7 @@ impl Params {
 }
 
 /// `quick`: 256 KiB arrays, 8 stressers per array (rounded up to a multiple of the places),
-/// 20 passes. `full`: the slides' — arrays the size of one place's L3 ([`place_l3_bytes`], at
+/// 500 passes (at least 50 ms on 2 workers; docs/internals/benchmarks.md, "Sizes"). `full`: the slides' — arrays the size of one place's L3 ([`place_l3_bytes`], at
 /// most [`MAX_ARRAY_BYTES`]), 8 stressers per worker, 100 passes.
 fn of(size: Size, machine: &Machine, workers: usize) -> Params {
     let places = machine.places().max(1);
@@ -84,7 +84,7 @@ fn of(size: Size, machine: &Machine, workers: usize) -> Params {
         arrays,
         len: (bytes / 4) as usize,
         per_array: per_array.div_ceil(places) * places,
-        passes: size.pick(20, 100),
+        passes: size.pick(500, 100),
         places,
     }
 }

@@ -50,12 +50,12 @@ struct Params {
     places: usize,
 }
 
-/// `quick`: N = 65,536 in S = 1,024 chunks of 64. `full`: the slides' N = 4,194,304 in
+/// `quick`: N = 2,097,152 in S = 32,768 chunks of 64 (at least 50 ms on 2 workers). `full`: the slides' N = 4,194,304 in
 /// S = 65,536 chunks of 64 (their 8,192 sorters per worker on 8 workers).
 fn of(size: Size, places: usize) -> Params {
     Params {
-        n: size.pick(1 << 16, 1 << 22),
-        sorters: size.pick(1 << 10, 1 << 16),
+        n: size.pick(1 << 21, 1 << 22),
+        sorters: size.pick(1 << 15, 1 << 16),
         places: places.max(1),
     }
 }

@@ -35,7 +35,7 @@ fn of(size: Size) -> Params {
     size.pick(
         Params {
             senders: 40,
-            messages: 200,
+            messages: 80_000,
         },
         Params {
             senders: 440,

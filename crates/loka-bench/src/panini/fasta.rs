@@ -49,7 +49,7 @@ struct Params {
 /// The paper gives no size; `full` is one of the Benchmarks Game's inputs for fasta.
 fn of(size: Size) -> Params {
     Params {
-        n: size.pick(10_000, 2_500_000),
+        n: size.pick(1_000_000, 2_500_000),
     }
 }
 

@@ -58,7 +58,7 @@ struct Params {
 fn of(size: Size) -> Params {
     size.pick(
         Params {
-            pages: 8,
+            pages: 120,
             page: 1_000,
             read_delay: Duration::from_micros(500),
         },

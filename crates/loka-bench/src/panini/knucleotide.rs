@@ -67,7 +67,7 @@ struct Params {
 fn of(size: Size) -> Params {
     size.pick(
         Params {
-            bases: 40_000,
+            bases: 500_000,
             chunk: 4_000,
             read_delay: Duration::from_micros(200),
             nucleotides: 14,

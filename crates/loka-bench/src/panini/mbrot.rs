@@ -51,7 +51,7 @@ struct Params {
 fn of(size: Size) -> Params {
     size.pick(
         Params {
-            side: 96,
+            side: 896,
             workers: 8,
         },
         Params {

@@ -5,8 +5,10 @@
 //! Every actor type declares the characteristics vector ⟨BLK, STATE, PAR, COMM, CPU⟩ that the
 //! paper's tables (§4.5, Figures 9–11, §5.1.5–5.1.6) give its capsule, through
 //! [`loka::Actor::characteristics`], so that `--exec auto` maps it by the eight heuristics; the
-//! two other modes ignore it. `quick` sizes keep every run well under 0.3 s on 2 cores in all three
-//! modes (at most ~130 actors, so all-thread starts at most that many threads); `full` sizes are
+//! two other modes ignore it. `quick` sizes run at least 50 ms on 2 workers under all-task
+//! (docs/internals/benchmarks.md, "Sizes") and under 2 s in all three modes (all-thread is the slowest:
+//! fasta and histogram ≈ 1.5 s on a loaded 2-core machine; at most ~130 actors, so all-thread
+//! starts at most that many threads); `full` sizes are
 //! the paper's where it gives them. Every result is compared with an independent sequential
 //! computation, every message count is exact and part of the check, every actor of a run has
 //! stopped at the end, and each benchmark injects the faults it lists (`Bench::faults`), each of

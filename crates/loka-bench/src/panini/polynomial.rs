@@ -58,7 +58,7 @@ fn of(size: Size) -> Params {
     size.pick(
         Params {
             actors: 100,
-            steps: 200,
+            steps: 500_000,
         },
         Params {
             actors: 500,

@@ -40,11 +40,13 @@ struct Params {
 }
 
 /// `full`: JavaGrande's size B image (500×500); the paper gives no worker count, 16 is ours.
+/// `quick` renders a larger image on fewer workers: 500×500 runs under 50 ms on 2 workers
+/// (docs/internals/benchmarks.md, "Sizes").
 fn of(size: Size) -> Params {
     size.pick(
         Params {
-            width: 64,
-            height: 64,
+            width: 640,
+            height: 640,
             workers: 4,
         },
         Params {

@@ -48,7 +48,7 @@ fn of(size: Size) -> Params {
     size.pick(
         Params {
             pairs: 20,
-            messages: 200,
+            messages: 32_000,
             length: 8,
         },
         Params {

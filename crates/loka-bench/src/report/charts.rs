@@ -53,6 +53,38 @@ pub struct Bars {
     pub series: Vec<String>,
     /// `values[series][group]`; `None` or a value ≤ 0 draws no bar.
     pub values: Vec<Vec<Option<f64>>>,
+    /// `ranges[series][group]`: the min–max of the repetitions behind that bar, drawn as a
+    /// whisker over it (missing or `None`: no whisker; min = max: a single tick).
+    pub ranges: Vec<Vec<Option<(f64, f64)>>>,
+}
+
+/// The most series one chart may show: more colours than this cannot be told apart. The
+/// report splits or reduces its series to fit ([`bar_chart`] refuses more).
+pub const MAX_SERIES: usize = 6;
+
+/// The error of a chart given more than [`MAX_SERIES`] series.
+fn too_many_series(n: usize) -> String {
+    format!("{n} series in one chart; at most {MAX_SERIES} can be told apart")
+}
+
+/// The whisker of `ranges[series][group]`, when there is one with positive ends.
+fn whisker(ranges: &[Vec<Option<(f64, f64)>>], series: usize, group: usize) -> Option<(f64, f64)> {
+    let (lo, hi) = (*ranges.get(series)?.get(group)?)?;
+    (lo.is_finite() && hi.is_finite() && lo > 0.0 && hi >= lo).then_some((lo, hi))
+}
+
+/// Every value a chart's axis must hold: the bars and both ends of their whiskers.
+fn extent<'a>(
+    values: &'a [Vec<Option<f64>>],
+    ranges: &'a [Vec<Option<(f64, f64)>>],
+) -> impl Iterator<Item = f64> + 'a {
+    values.iter().flatten().flatten().copied().chain(
+        ranges
+            .iter()
+            .flatten()
+            .flatten()
+            .flat_map(|&(lo, hi)| [lo, hi]),
+    )
 }
 
 const WIDTH: u32 = 960;
@@ -93,33 +125,7 @@ impl YAxis {
     }
 }
 
-/// Short numbers for axes and tables: 3 significant digits with k/M/G suffixes.
-pub fn human(v: f64) -> String {
-    if v.is_nan() {
-        return "—".into();
-    }
-    let a = v.abs();
-    let (scaled, suffix) = if a >= 1e9 {
-        (v / 1e9, "G")
-    } else if a >= 1e6 {
-        (v / 1e6, "M")
-    } else if a >= 1e3 {
-        (v / 1e3, "k")
-    } else {
-        (v, "")
-    };
-    let s = scaled.abs();
-    let digits = if s >= 100.0 || s == 0.0 {
-        0
-    } else if s >= 10.0 {
-        1
-    } else if s >= 1.0 {
-        2
-    } else {
-        3
-    };
-    format!("{scaled:.digits$}{suffix}")
-}
+pub use crate::format::human;
 
 fn draw_error(e: impl std::fmt::Display) -> String {
     format!("drawing the chart: {e}")
@@ -127,10 +133,14 @@ fn draw_error(e: impl std::fmt::Display) -> String {
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
-/// Draws grouped bars into the SVG file `path` (a log y axis when the values span more than
-/// 20×). Returns `false` (and writes nothing) when there is no positive value to show.
+/// Draws grouped bars with their min–max whiskers into the SVG file `path` (a log y axis when
+/// the values span more than 20×). Returns `false` (and writes nothing) when there is no
+/// positive value to show, an error for more than [`MAX_SERIES`] series.
 pub fn bar_chart(path: &Path, bars: &Bars) -> Result<bool, String> {
-    let Some(axis) = y_axis(bars.values.iter().flatten().flatten().copied()) else {
+    if bars.series.len() > MAX_SERIES {
+        return Err(too_many_series(bars.series.len()));
+    }
+    let Some(axis) = y_axis(extent(&bars.values, &bars.ranges)) else {
         return Ok(false);
     };
     let n = bars.groups.len().max(1);
@@ -221,6 +231,25 @@ where
             })
         });
         chart.draw_series(rects).map_err(draw_error)?;
+        // Whiskers: a vertical line from min to max with caps, centred on the bar.
+        let whiskers = (0..values.len()).filter_map(|i| {
+            values[i].filter(|v| v.is_finite() && *v > 0.0)?;
+            let (lo, hi) = whisker(&bars.ranges, j, i)?;
+            let mid = i as f64 - 0.4 + j as f64 * slot + slot * 0.45;
+            let cap = slot * 0.2;
+            Some(PathElement::new(
+                vec![
+                    (mid - cap, lo),
+                    (mid + cap, lo),
+                    (mid, lo),
+                    (mid, hi),
+                    (mid - cap, hi),
+                    (mid + cap, hi),
+                ],
+                BLACK.stroke_width(1),
+            ))
+        });
+        chart.draw_series(whiskers).map_err(draw_error)?;
     }
     Ok(())
 }
@@ -240,21 +269,23 @@ pub struct HBars {
     pub series: Vec<String>,
     /// `values[series][row]`; `None` or a value ≤ 0 draws no bar.
     pub values: Vec<Vec<Option<f64>>>,
+    /// `ranges[series][row]`: the min–max behind that bar, drawn as a whisker across its end
+    /// (missing or `None`: no whisker).
+    pub ranges: Vec<Vec<Option<(f64, f64)>>>,
     /// `labels[series][row]`: the text printed at the end of that bar (empty: none).
     pub labels: Vec<Vec<String>>,
     /// Where a vertical reference line goes (1 for speed-ups), if anywhere.
     pub reference: Option<f64>,
 }
 
-/// Draws horizontal grouped bars into the SVG file `path` (a linear x axis from 0). Returns
-/// `false` (and writes nothing) when there is no positive value to show.
+/// Draws horizontal grouped bars with their min–max whiskers into the SVG file `path` (a linear
+/// x axis from 0). Returns `false` (and writes nothing) when there is no positive value to show,
+/// an error for more than [`MAX_SERIES`] series.
 pub fn hbar_chart(path: &Path, bars: &HBars) -> Result<bool, String> {
-    let hi = bars
-        .values
-        .iter()
-        .flatten()
-        .flatten()
-        .copied()
+    if bars.series.len() > MAX_SERIES {
+        return Err(too_many_series(bars.series.len()));
+    }
+    let hi = extent(&bars.values, &bars.ranges)
         .filter(|v| v.is_finite() && *v > 0.0)
         .fold(0.0_f64, f64::max);
     if hi <= 0.0 {
@@ -311,6 +342,7 @@ pub fn hbar_chart(path: &Path, bars: &HBars) -> Result<bool, String> {
     for (j, values) in bars.values.iter().enumerate() {
         let colour = Palette99::pick(j).to_rgba();
         let mut rects = Vec::new();
+        let mut whiskers = Vec::new();
         let mut texts = Vec::new();
         for (i, v) in values.iter().enumerate() {
             let Some(v) = v.filter(|v| v.is_finite() && *v > 0.0) else {
@@ -321,6 +353,20 @@ pub fn hbar_chart(path: &Path, bars: &HBars) -> Result<bool, String> {
                 [(0.0, top - slot * 0.9), (v, top)],
                 colour.filled(),
             ));
+            if let Some((lo, hi)) = whisker(&bars.ranges, j, i) {
+                let (mid, cap) = (top - slot * 0.45, slot * 0.25);
+                whiskers.push(PathElement::new(
+                    vec![
+                        (lo, mid - cap),
+                        (lo, mid + cap),
+                        (lo, mid),
+                        (hi, mid),
+                        (hi, mid - cap),
+                        (hi, mid + cap),
+                    ],
+                    BLACK.stroke_width(1),
+                ));
+            }
             let label = bars
                 .labels
                 .get(j)
@@ -329,13 +375,16 @@ pub fn hbar_chart(path: &Path, bars: &HBars) -> Result<bool, String> {
             if let Some(label) = label {
                 let style = TextStyle::from(("sans-serif", 12))
                     .pos(text_anchor::Pos::new(HPos::Left, VPos::Center));
+                // After the whisker, so that the text never covers it.
+                let end = whisker(&bars.ranges, j, i).map_or(v, |(_, hi)| hi.max(v));
                 texts.push(
-                    EmptyElement::at((v, top - slot * 0.45))
+                    EmptyElement::at((end, top - slot * 0.45))
                         + Text::new(label.clone(), (4, 0), style),
                 );
             }
         }
         chart.draw_series(rects).map_err(draw_error)?;
+        chart.draw_series(whiskers).map_err(draw_error)?;
         chart.draw_series(texts).map_err(draw_error)?;
     }
     if let Some(r) = bars.reference {

@@ -7,6 +7,8 @@ pub struct MachineInfo {
     pub hostname: String,
     /// The processing units this process may use (`nproc`).
     pub nproc: usize,
+    /// The NUMA nodes Linux shows (`/sys/devices/system/node/node*`); `None` where unknown.
+    pub numa_nodes: Option<usize>,
     /// The CPU model from `/proc/cpuinfo`.
     pub cpu_model: String,
     /// Operating system and kernel.
@@ -14,8 +16,8 @@ pub struct MachineInfo {
 }
 
 impl MachineInfo {
-    /// Reads the host name, `nproc`, the CPU model and the OS of this machine (`unknown` for
-    /// what cannot be read).
+    /// Reads the host name, `nproc`, the NUMA nodes, the CPU model and the OS of this machine
+    /// (`unknown` for what cannot be read).
     pub fn detect() -> MachineInfo {
         let read = |path: &str| std::fs::read_to_string(path).ok();
         let hostname = read("/proc/sys/kernel/hostname")
@@ -46,9 +48,24 @@ impl MachineInfo {
             (Some(x), None) | (None, Some(x)) => x,
             (None, None) => std::env::consts::OS.to_owned(),
         };
+        let numa_nodes = std::fs::read_dir("/sys/devices/system/node")
+            .ok()
+            .map(|dir| {
+                dir.filter_map(Result::ok)
+                    .filter(|e| {
+                        e.file_name().to_str().is_some_and(|n| {
+                            n.strip_prefix("node").is_some_and(|k| {
+                                !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())
+                            })
+                        })
+                    })
+                    .count()
+            })
+            .filter(|&n| n > 0);
         MachineInfo {
             hostname,
             nproc: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            numa_nodes,
             cpu_model,
             os,
         }

@@ -30,6 +30,7 @@ mod predicted;
 mod speed;
 pub mod stats;
 mod suites;
+mod summary;
 mod telemetry;
 
 pub use input::{load, record_line, Entry, Kind, LineError, Loaded, COMMAND_KEY};
@@ -38,6 +39,7 @@ pub use machine::MachineInfo;
 pub use stats::{
     censored_median, median, median_index, ratio, Summary, NOISY_MARK, NOISY_NOTE, NOISY_SPREAD,
 };
+pub use summary::MIN_QUICK_SECONDS;
 
 use crate::BenchError;
 use charts::{human, Bars, HBars, Panels, Shares};
@@ -88,6 +90,7 @@ pub fn write(
         md: String::new(),
         out_dir: out_dir.to_owned(),
         charts: Vec::new(),
+        peers: Vec::new(),
     };
     report.build(loaded, machine)?;
     let index = out_dir.join("index.md");
@@ -249,13 +252,18 @@ fn labels(groups: &[Group<'_>], primary: &[Field], extra: &[Field]) -> Vec<Strin
         .collect()
 }
 
+/// The min–max of a summary, for a chart's whisker; `None` without a value.
+fn min_max(s: &Summary) -> Option<(f64, f64)> {
+    (s.n > 0 && s.min.is_finite() && s.max.is_finite()).then_some((s.min, s.max))
+}
+
 /// Benchmarks (x groups), series and `values[series][bench]` of the groups, for a chart.
 #[allow(clippy::type_complexity)]
-fn matrix(
+fn matrix<T>(
     groups: &[Group<'_>],
     labels: &[String],
-    value: fn(&Group<'_>) -> f64,
-) -> (Vec<String>, Vec<String>, Vec<Vec<Option<f64>>>) {
+    value: impl Fn(&Group<'_>) -> T,
+) -> (Vec<String>, Vec<String>, Vec<Vec<Option<T>>>) {
     let benches = distinct(groups.iter().map(|g| g.config.bench.as_str()));
     let series = distinct(labels.iter().map(String::as_str));
     let values = series
@@ -388,6 +396,8 @@ fn numeric_leaves(prefix: &str, value: &serde_json::Value, out: &mut Vec<(String
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Speedup {
     value: f64,
+    /// The N-worker runs' min and max msgs/s over the 1-worker median: the whisker.
+    range: Option<(f64, f64)>,
     noisy: bool,
 }
 
@@ -405,6 +415,7 @@ fn speedups(groups: &[Group<'_>], series: &[String]) -> Vec<Option<Speedup>> {
                 .find(|(o, t)| *t == s && o.config.workers == 1)?;
             Some(Speedup {
                 value: ratio(g.msgs.median, base.msgs.median)?,
+                range: ratio(g.msgs.min, base.msgs.median).zip(ratio(g.msgs.max, base.msgs.median)),
                 noisy: g.msgs.noisy() || base.msgs.noisy(),
             })
         })
@@ -440,10 +451,75 @@ fn is_level_key(key: &str) -> bool {
 
 const CORE_COUNTERS: [&str; 4] = ["steals", "steal_attempts", "parks", "unparks"];
 
+/// How a bar chart with more than [`charts::MAX_SERIES`] series is brought down to that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    /// Several charts, the first series in each and the others in order (runtimes: loka and
+    /// five peers a chart).
+    Split,
+    /// One chart: the first series and the [`charts::MAX_SERIES`] − 1 others with the best
+    /// geometric mean of their ratio to it over the groups both have (policies). Series with a
+    /// value in fewer than half the first series' groups are not ranked.
+    Best {
+        /// Whether a higher value is better (msgs/s) or a lower one (time).
+        higher: bool,
+    },
+}
+
+/// The series of each chart `bars` becomes (indices, the first one always in), with a note for
+/// the title when there are several.
+fn fit_series(bars: &Bars, fit: Fit) -> Vec<(Vec<usize>, Option<String>)> {
+    let n = bars.series.len();
+    let max = charts::MAX_SERIES;
+    if n <= max {
+        return vec![((0..n).collect(), None)];
+    }
+    match fit {
+        Fit::Split => {
+            let rest: Vec<usize> = (1..n).collect();
+            let parts = rest.chunks(max - 1).count();
+            rest.chunks(max - 1)
+                .enumerate()
+                .map(|(i, c)| {
+                    let mut kept = vec![0];
+                    kept.extend_from_slice(c);
+                    (kept, Some(format!("series {}/{parts}", i + 1)))
+                })
+                .collect()
+        }
+        Fit::Best { higher } => {
+            let base = &bars.values[0];
+            let covered = base.iter().filter(|v| v.is_some()).count();
+            let mut ranked: Vec<(usize, f64)> = (1..n)
+                .filter_map(|s| {
+                    let logs: Vec<f64> = bars.values[s]
+                        .iter()
+                        .zip(base)
+                        .filter_map(|(v, b)| ratio((*v)?, (*b)?))
+                        .filter(|r| *r > 0.0)
+                        .map(f64::ln)
+                        .collect();
+                    (!logs.is_empty() && 2 * logs.len() >= covered).then(|| {
+                        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+                        (s, if higher { mean } else { -mean })
+                    })
+                })
+                .collect();
+            ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let mut kept: Vec<usize> = ranked.iter().take(max - 1).map(|&(s, _)| s).collect();
+            kept.sort_unstable();
+            kept.insert(0, 0);
+            vec![(kept, None)]
+        }
+    }
+}
+
 struct Report {
     md: String,
     out_dir: PathBuf,
     charts: Vec<PathBuf>,
+    /// loka/peer per peer and benchmark, from the runtimes section, for the summary.
+    peers: Vec<summary::PeerRatio>,
 }
 
 impl Report {
@@ -452,35 +528,78 @@ impl Report {
         self.md.push('\n');
     }
 
-    /// Writes `NAME.svg`, or `NAME-1.svg`, `NAME-2.svg`, … with at most [`GROUPS_PER_CHART`]
-    /// groups each when there are more (wide charts are unreadable).
-    fn bar_chart(&mut self, name: &str, bars: &Bars) -> Result<(), BenchError> {
+    /// Writes `NAME.svg`, or `NAME-1.svg`, `NAME-2.svg`, … when the chart is split: at most
+    /// [`GROUPS_PER_CHART`] groups each (wide charts are unreadable) and at most
+    /// [`charts::MAX_SERIES`] series each, the first series (the reference: loka, the default
+    /// policy) in every one. `fit` says how more series are brought down to that.
+    fn bar_chart(&mut self, name: &str, bars: &Bars, fit: Fit) -> Result<(), BenchError> {
+        let parts = fit_series(bars, fit);
+        if let (Fit::Best { .. }, [(kept, _)]) = (fit, parts.as_slice()) {
+            if kept.len() < bars.series.len() {
+                let names: Vec<String> = kept[1..]
+                    .iter()
+                    .map(|&s| format!("`{}`", bars.series[s]))
+                    .collect();
+                self.line(format!(
+                    "\nThe chart shows `{}` and the {} of the other {} series with the best \
+                     geometric mean over it ({}); every series is in the table.",
+                    bars.series[0],
+                    kept.len() - 1,
+                    bars.series.len() - 1,
+                    names.join(", ")
+                ));
+            }
+        }
         let chunks = bars.groups.len().div_ceil(GROUPS_PER_CHART).max(1);
         let per_chunk = bars.groups.len().div_ceil(chunks).max(1);
-        for chunk in 0..chunks {
-            let range = chunk * per_chunk..((chunk + 1) * per_chunk).min(bars.groups.len());
-            let (file, title) = if chunks == 1 {
-                (format!("{name}.svg"), bars.title.clone())
-            } else {
-                (
-                    format!("{name}-{}.svg", chunk + 1),
-                    format!("{} ({}/{chunks})", bars.title, chunk + 1),
-                )
-            };
-            let part = Bars {
-                title,
-                y_label: bars.y_label.clone(),
-                groups: bars.groups[range.clone()].to_vec(),
-                series: bars.series.clone(),
-                values: bars
-                    .values
-                    .iter()
-                    .map(|v| v[range.clone()].to_vec())
-                    .collect(),
-            };
-            let path = self.out_dir.join(&file);
-            let drawn = charts::bar_chart(&path, &part);
-            self.embed(&file, &part.title, path, drawn)?;
+        let total = chunks * parts.len();
+        let mut number = 0;
+        for (kept, part_title) in &parts {
+            for chunk in 0..chunks {
+                number += 1;
+                let range = chunk * per_chunk..((chunk + 1) * per_chunk).min(bars.groups.len());
+                let mut notes = Vec::new();
+                if let Some(t) = part_title {
+                    notes.push(t.clone());
+                }
+                if chunks > 1 {
+                    notes.push(format!("{}/{chunks}", chunk + 1));
+                }
+                let (file, title) = if total == 1 {
+                    (format!("{name}.svg"), bars.title.clone())
+                } else {
+                    (
+                        format!("{name}-{number}.svg"),
+                        format!("{} ({})", bars.title, notes.join(", ")),
+                    )
+                };
+                let pick = |rows: &Vec<Vec<Option<f64>>>| -> Vec<Vec<Option<f64>>> {
+                    kept.iter()
+                        .map(|&s| {
+                            rows.get(s)
+                                .map_or_else(Vec::new, |v| v[range.clone()].to_vec())
+                        })
+                        .collect()
+                };
+                let part = Bars {
+                    title,
+                    y_label: bars.y_label.clone(),
+                    groups: bars.groups[range.clone()].to_vec(),
+                    series: kept.iter().map(|&s| bars.series[s].clone()).collect(),
+                    values: pick(&bars.values),
+                    ranges: kept
+                        .iter()
+                        .map(|&s| {
+                            bars.ranges
+                                .get(s)
+                                .map_or_else(Vec::new, |v| v[range.clone()].to_vec())
+                        })
+                        .collect(),
+                };
+                let path = self.out_dir.join(&file);
+                let drawn = charts::bar_chart(&path, &part);
+                self.embed(&file, &part.title, path, drawn)?;
+            }
         }
         Ok(())
     }
@@ -533,14 +652,16 @@ impl Report {
     }
 
     fn build(&mut self, loaded: &Loaded, machine: &MachineInfo) -> Result<(), BenchError> {
-        self.line("# loka benchmark report");
-        self.line("");
+        // The sections first: the summary on top links to them and uses what they computed.
         self.line(format!(
-            "Written by `loka report` from {} records in {} file(s). Medians over repetitions, \
-             min–max in the next column; msgs/s = messages / seconds of the measured part \
-             (`docs/internals/benchmarks.md`). A chart's y axis is logarithmic when its values span more than 20× (the axis says so).",
+            "\n## About this report\n\nWritten by `loka report` from {} records in {} file(s). \
+             Medians over repetitions, min–max in the next column; msgs/s = messages / seconds of \
+             the measured part (`docs/internals/benchmarks.md`). Every bar of a chart has a whisker from \
+             the minimum to the maximum of its repetitions; a chart shows at most {} series. A \
+             chart's y axis is logarithmic when its values span more than 20× (the axis says so).",
             loaded.entries.len(),
-            loaded.files.len()
+            loaded.files.len(),
+            charts::MAX_SERIES
         ));
         self.machine(machine);
         self.sources(loaded);
@@ -553,6 +674,11 @@ impl Report {
         self.lassi(loaded);
         self.locality(loaded)?;
         self.all_runs(loaded);
+        let body = std::mem::take(&mut self.md);
+        let summary = self.summary(loaded, machine, &body);
+        self.line("# loka benchmark report\n");
+        self.md.push_str(&summary);
+        self.md.push_str(&body);
         Ok(())
     }
 
@@ -560,8 +686,13 @@ impl Report {
         self.line("\n## Machine\n");
         self.line(format!(
             "Where this report was written (the runs' own `topology` and `workers` are in the \
-             tables):\n\n- host: `{}`\n- nproc: {}\n- CPU: {}\n- OS: {}",
-            m.hostname, m.nproc, m.cpu_model, m.os
+             tables):\n\n- host: `{}`\n- nproc: {}\n- NUMA nodes: {}\n- CPU: {}\n- OS: {}",
+            m.hostname,
+            m.nproc,
+            m.numa_nodes
+                .map_or_else(|| "unknown".to_owned(), |n| n.to_string()),
+            m.cpu_model,
+            m.os
         ));
     }
 

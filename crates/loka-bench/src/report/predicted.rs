@@ -8,7 +8,9 @@
 //! `virtual_seconds` (a report of real runs says nothing about the simulation).
 
 use super::charts::Bars;
-use super::{distinct, groups, labels, pivot, Entry, Field, Group, Loaded, Report, Summary};
+use super::{
+    distinct, groups, labels, min_max, pivot, Entry, Field, Fit, Group, Loaded, Report, Summary,
+};
 use crate::BenchError;
 
 /// A name for file names: the topology without its `preset:` prefix, every character that is not
@@ -148,15 +150,29 @@ impl Report {
                     .collect()
             })
             .collect();
+        let ranges = series
+            .iter()
+            .map(|s| {
+                benches
+                    .iter()
+                    .map(|b| {
+                        let t = &times[find(b, s)?];
+                        min_max(t).map(|(lo, hi)| (lo * 1e3, hi * 1e3))
+                    })
+                    .collect()
+            })
+            .collect();
         self.bar_chart(
             &format!("predicted-{}-w{workers}-{}", slug(topology), slug(size)),
             &Bars {
                 title: format!("predicted time per policy, {topology}, {workers} workers"),
-                y_label: "virtual ms (lower is faster)".into(),
+                y_label: "virtual ms (lower is faster; whiskers: min–max)".into(),
                 groups: benches,
                 series,
                 values,
+                ranges,
             },
+            Fit::Best { higher: false },
         )
     }
 }
@@ -199,6 +215,7 @@ mod tests {
         let machine = MachineInfo {
             hostname: "h".into(),
             nproc: 2,
+            numa_nodes: Some(1),
             cpu_model: "c".into(),
             os: "o".into(),
         };

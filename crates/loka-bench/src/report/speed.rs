@@ -143,6 +143,24 @@ impl Report {
                     .flatten()
             })
             .collect();
+        for (i, (g, label)) in groups.iter().zip(&labels).enumerate() {
+            if g.config.runtime != "loka" {
+                self.peers.push(summary::PeerRatio {
+                    peer: label.clone(),
+                    bench: g.config.bench.clone(),
+                    ratio: ratios[i],
+                    too_slow: medians[i].is_none(),
+                });
+            }
+        }
+        for (k, ..) in &orphans {
+            self.peers.push(summary::PeerRatio {
+                peer: orphan_label(k),
+                bench: k.0.clone(),
+                ratio: None,
+                too_slow: true,
+            });
+        }
         let mut rows = Vec::new();
         for (i, (g, label)) in groups.iter().zip(&labels).enumerate() {
             let (k, cap) = stopped[i];
@@ -210,6 +228,15 @@ impl Report {
                     .collect()
             })
             .collect();
+        let ranges: Vec<Vec<Option<(f64, f64)>>> = series
+            .iter()
+            .map(|s| {
+                benches
+                    .iter()
+                    .map(|b| find(b, s).and_then(|i| min_max(&groups[i].msgs)))
+                    .collect()
+            })
+            .collect();
         self.line("Median msgs/s (in brackets: loka/runtime):\n");
         self.line(pivot(&benches, &series, |b, s| {
             let Some(i) = find(b, s) else {
@@ -260,8 +287,8 @@ impl Report {
         let shared: Vec<usize> = (0..benches.len())
             .filter(|&b| values.iter().filter(|v| v[b].is_some()).count() > 1)
             .collect();
-        let (benches, values) = if shared.is_empty() || shared.len() == benches.len() {
-            (benches, values)
+        let (benches, values, ranges) = if shared.is_empty() || shared.len() == benches.len() {
+            (benches, values, ranges)
         } else {
             self.line(
                 "The chart shows the benchmarks that more than one runtime ran; the others are \
@@ -273,17 +300,23 @@ impl Report {
                     .iter()
                     .map(|v| shared.iter().map(|&b| v[b]).collect())
                     .collect(),
+                ranges
+                    .iter()
+                    .map(|v| shared.iter().map(|&b| v[b]).collect())
+                    .collect(),
             )
         };
         self.bar_chart(
             "runtimes",
             &Bars {
-                title: "msgs/s per runtime (median)".into(),
+                title: "msgs/s per runtime (median; whiskers: min–max)".into(),
                 y_label: "msgs/s".into(),
                 groups: benches,
                 series,
                 values,
+                ranges,
             },
+            Fit::Split,
         )
     }
 
@@ -391,6 +424,10 @@ impl Report {
                     .iter()
                     .map(|s| at(s, w).and_then(|i| speedups[i]).map(|s| s.value))
                     .collect()];
+                let ranges = vec![series
+                    .iter()
+                    .map(|s| at(s, w).and_then(|i| speedups[i]).and_then(|s| s.range))
+                    .collect()];
                 let bar_labels = vec![series
                     .iter()
                     .map(|s| {
@@ -400,11 +437,12 @@ impl Report {
                     })
                     .collect()];
                 let bars = HBars {
-                    title: format!("speed-up on {w} workers over 1 worker (median msgs/s)"),
+                    title: format!("speed-up on {w} workers over 1 worker (whiskers: min–max)"),
                     x_label: "speed-up (×); the line: 1× (no gain)".into(),
                     rows: series.clone(),
                     series: vec![format!("{w} workers")],
                     values,
+                    ranges,
                     labels: bar_labels,
                     reference: Some(1.0),
                 };
@@ -518,6 +556,11 @@ impl Report {
             ]);
         }
         let (benches, series, values) = matrix(&groups, &labels, |g| g.msgs.median);
+        let (_, _, ranges) = matrix(&groups, &labels, |g| min_max(&g.msgs));
+        let ranges: Vec<Vec<Option<(f64, f64)>>> = ranges
+            .into_iter()
+            .map(|v| v.into_iter().map(Option::flatten).collect())
+            .collect();
         // At a glance: one row per benchmark, one column per engine/policy.
         let ratios: Vec<Option<f64>> = groups
             .iter()
@@ -562,12 +605,14 @@ impl Report {
         self.bar_chart(
             "policies",
             &Bars {
-                title: "msgs/s per engine/policy (median)".into(),
+                title: "msgs/s per engine/policy (median; whiskers: min–max)".into(),
                 y_label: "msgs/s".into(),
                 groups: benches,
                 series,
                 values,
+                ranges,
             },
+            Fit::Best { higher: true },
         )
     }
 }

@@ -309,7 +309,7 @@ impl Actor for Master {
 
 fn run(system: &System, run: &Run) -> Measured {
     let size = run.size;
-    let (n, b, max_weight) = size.pick((600, 100, 100), (900, 150, 300));
+    let (n, b, max_weight) = size.pick((700, 100, 100), (900, 150, 300));
     assert_eq!(n % b, 0, "the block size divides the node count");
     let blocks = n / b;
     let g = graph(n, max_weight);

@@ -212,7 +212,7 @@ impl Actor for Teller {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let (accounts, transfers) = run.pick((1_000, 300_000_u64), (16_000, 800_000_u64));
+    let (accounts, transfers) = run.pick((1_000, 500_000_u64), (16_000, 800_000_u64));
     let mut expected = vec![INITIAL_BALANCE; accounts];
     let mut rng = Rng::new(123_456);
     for _ in 0..transfers {

@@ -182,7 +182,7 @@ struct Outcome {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let (actors, pings) = run.pick((60, 10_000), (360, 60_000));
+    let (actors, pings) = run.pick((60, 25_000), (360, 60_000));
     let sink = system.spawn(Sink {
         finished: vec![false; actors],
         left: actors,

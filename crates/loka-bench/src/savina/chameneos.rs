@@ -252,7 +252,7 @@ fn replay(creatures: usize, meetings: &[(u32, u32)]) -> (Vec<Creature>, usize) {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let (creatures, meetings) = run.pick((100, 200_000), (4_000, 800_000));
+    let (creatures, meetings) = run.pick((100, 400_000), (4_000, 800_000));
     let mall = system.spawn(Mall {
         chameneos: Vec::new(),
         left: meetings,

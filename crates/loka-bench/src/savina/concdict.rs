@@ -312,7 +312,7 @@ impl Actor for Master {
 
 fn run(system: &System, run: &Run) -> Measured {
     // Savina's DATA_LIMIT is Integer.MAX_VALUE / 4096 = 524,287 keys, all present initially.
-    let (workers, per_worker, keys) = run.pick((20, 15_000, 65_536), (100, 50_000, 524_287));
+    let (workers, per_worker, keys) = run.pick((20, 40_000, 65_536), (100, 50_000, 524_287));
     let initial: HashMap<u32, u32> = (0..keys).map(|k| (k, k)).collect();
     let mut expected = initial.clone();
     for index in 0..workers {

@@ -118,7 +118,7 @@ impl Actor for Producer {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let increments = run.pick(2_000_000, 10_000_000);
+    let increments = run.pick(5_000_000, 10_000_000);
     let counter = system.spawn(Counter {
         total: Total::default(),
     });

@@ -510,7 +510,7 @@ impl Actor for Quadrant {
 fn run(system: &System, run: &Run) -> Measured {
     let size = run.size;
     // N customers on a G × G grid (Savina: -n, -g; Wölke's G = 1,000).
-    let (customers, grid) = size.pick((100_000, 1_000.0), (200_000, 1_000.0));
+    let (customers, grid) = size.pick((200_000, 1_000.0), (200_000, 1_000.0));
     let seed = 123_456;
     let threshold = ALPHA * std::f64::consts::SQRT_2 * grid;
     let mut rng = XorShift(seed);

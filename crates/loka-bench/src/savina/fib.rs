@@ -152,7 +152,7 @@ fn fib(n: u32) -> u64 {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let n = run.pick(26, 34);
+    let n = run.pick(27, 34);
     let root = system.spawn(Fib::new(Parent::None));
     system.run_until_idle();
     let start = Instant::now();

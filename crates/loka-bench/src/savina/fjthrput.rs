@@ -167,7 +167,7 @@ struct Outcome {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let (actors, per_worker) = run.pick((60, 40_000), (360, 60_000));
+    let (actors, per_worker) = run.pick((60, 60_000), (360, 60_000));
     let driver = system.spawn(Driver {
         workers: Vec::new(),
         per_worker,

@@ -216,7 +216,7 @@ impl Actor for Master {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let (count, terms) = run.pick((10, 75_000_u64), (10, 25_000_u64));
+    let (count, terms) = run.pick((10, 150_000_u64), (10, 25_000_u64));
     // The sequential computation: every term of every series, hashed in order, and the last.
     let expected: Vec<(u64, SequenceHash)> = (0..count)
         .map(|i| {

@@ -196,7 +196,7 @@ impl Actor for Arbitrator {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let (count, rounds) = run.pick((20, 10_000_u64), (80, 40_000_u64));
+    let (count, rounds) = run.pick((20, 15_000_u64), (80, 40_000_u64));
     let mut forks_of: Vec<(usize, usize)> = (0..count).map(|i| (i, (i + 1) % count)).collect();
     if run.injects(Fault::WrongRule) {
         // Fault injection: philosopher 0 is given the wrong right fork (2 instead of 1).

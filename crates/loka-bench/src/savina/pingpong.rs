@@ -138,7 +138,7 @@ struct Outcome {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let rounds = run.pick(1_000_000, 2_000_000);
+    let rounds = run.pick(1_800_000, 2_000_000);
     let ping = system.spawn(Ping {
         pong: None,
         left: 0,

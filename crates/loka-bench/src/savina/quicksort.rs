@@ -237,7 +237,7 @@ fn tree_actors(data: &[u64], threshold: usize) -> u64 {
 
 fn run(system: &System, run: &Run) -> Measured {
     // N values below M = 2⁶⁰, sequential below T = 2,048 (Savina's defaults for M and T).
-    let (n, threshold) = run.pick((1_000_000, 2_048), (40_000_000, 2_048));
+    let (n, threshold) = run.pick((1_200_000, 2_048), (40_000_000, 2_048));
     let mut rng = XorShift(1_024);
     let data: Vec<u64> = (0..n).map(|_| rng.next() >> 4).collect();
     let expected_fingerprint = fingerprint(data.iter().copied());

@@ -186,7 +186,7 @@ fn reference(pieces: u64) -> f64 {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let (workers, pieces) = run.pick((100, 4_000_000u64), (4_000, 400_000_000));
+    let (workers, pieces) = run.pick((100, 6_000_000u64), (4_000, 400_000_000));
     // Workers whose area is recomputed sequentially: all for `quick`; every 16th for `full`
     // (all of them would double a `full` run's time), the total then checked against a coarse
     // reference.

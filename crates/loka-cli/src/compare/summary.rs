@@ -2,8 +2,8 @@
 //! counted as slower than any finished one), min–max, the loka/peer ratio, and the table line and
 //! JSON object `loka bench compare` prints.
 
+use loka_bench::format::human;
 use loka_bench::record::Record;
-use loka_bench::report::charts::human;
 use loka_bench::report::{censored_median, median_index, ratio, Summary};
 
 /// The repetitions of one runtime on one benchmark.

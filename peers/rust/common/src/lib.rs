@@ -96,10 +96,10 @@ impl Workload {
         let pick = |q: u64, f: u64| if quick { q } else { f };
         match bench {
             Bench::PingPong => Workload::PingPong {
-                round_trips: pick(1_000_000, 2_000_000),
+                round_trips: pick(1_800_000, 2_000_000),
             },
             Bench::Counting => Workload::Counting {
-                increments: pick(2_000_000, 10_000_000),
+                increments: pick(5_000_000, 10_000_000),
             },
             Bench::ThreadRing => Workload::ThreadRing {
                 actors: pick(100, 1_200) as usize,
@@ -107,21 +107,21 @@ impl Workload {
             },
             Bench::FjThrput => Workload::FjThrput {
                 actors: pick(60, 360) as usize,
-                per_actor: pick(40_000, 60_000),
+                per_actor: pick(60_000, 60_000),
             },
             Bench::FjCreate => Workload::FjCreate {
                 actors: pick(200_000, 4_000_000),
             },
             Bench::Fib => Workload::Fib {
-                n: pick(26, 34) as u32,
+                n: pick(27, 34) as u32,
             },
             Bench::Chameneos => Workload::Chameneos {
                 creatures: pick(100, 4_000) as usize,
-                meetings: pick(200_000, 800_000),
+                meetings: pick(400_000, 800_000),
             },
             Bench::Big => Workload::Big {
                 actors: pick(60, 360) as usize,
-                pings: pick(10_000, 60_000),
+                pings: pick(25_000, 60_000),
             },
         }
     }
@@ -482,14 +482,15 @@ mod tests {
     fn message_counts_follow_the_table() {
         assert_eq!(fib(25), 75_025);
         assert_eq!(fib(26), 121_393);
+        assert_eq!(fib(27), 196_418);
         assert_eq!(fib(34), 5_702_887);
         assert_eq!(
             Workload::new(Bench::Fib, Size::Quick).messages(),
-            2 * (2 * 121_393 - 2)
+            2 * (2 * 196_418 - 2)
         );
         assert_eq!(
             Workload::new(Bench::Counting, Size::Quick).messages(),
-            2_000_002
+            5_000_002
         );
         assert_eq!(
             Workload::new(Bench::Big, Size::Full).messages(),

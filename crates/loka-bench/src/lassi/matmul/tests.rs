@@ -9,7 +9,8 @@ fn message_formula_counts_the_tree() {
     };
     // Two levels: 1 + 8 inner multiplications, 64 leaves.
     assert_eq!(p.messages(), 13 * 9 + 64 + 1);
-    assert_eq!(of(Size::Quick, 1).messages(), 13 * 73 + 512 + 1);
+    // Quick: 1024 in leaves of 64, four levels: 1 + 8 + 64 + 512 inner, 4,096 leaves.
+    assert_eq!(of(Size::Quick, 1).messages(), 13 * 585 + 4_096 + 1);
 }
 
 #[test]

@@ -21,13 +21,20 @@ fn charts_are_svg_files_and_empty_data_draws_nothing() {
         groups: vec!["pingpong".into(), "fib".into()],
         series: vec!["loka".into(), "caf".into()],
         values: vec![vec![Some(3e7), Some(5e6)], vec![Some(1e7), None]],
+        ranges: vec![
+            vec![Some((2.5e7, 3.5e7)), Some((5e6, 5e6))],
+            vec![Some((0.9e7, 1.2e7)), None],
+        ],
     };
     assert!(bar_chart(&dir.join("b.svg"), &bars).unwrap());
     let svg = std::fs::read_to_string(dir.join("b.svg")).unwrap();
+    // One whisker (a black polyline of 6 points) per bar with a range: 3 here.
+    assert_eq!(whiskers(&svg), 3, "{svg}");
     assert!(svg.starts_with("<svg") && svg.contains("pingpong") && svg.contains("caf"));
     let empty = Bars {
         values: vec![vec![None, Some(0.0)]],
-        ..bars
+        ranges: Vec::new(),
+        ..bars.clone()
     };
     assert!(!bar_chart(&dir.join("e.svg"), &empty).unwrap());
     assert!(!dir.join("e.svg").exists());
@@ -37,6 +44,7 @@ fn charts_are_svg_files_and_empty_data_draws_nothing() {
         rows: vec!["fib".into(), "pingpong".into()],
         series: vec!["2 workers".into()],
         values: vec![vec![Some(1.8), Some(0.6)]],
+        ranges: vec![vec![Some((1.6, 2.0)), None]],
         labels: vec![vec!["1.80×".into(), "0.60× ±".into()]],
         reference: Some(1.0),
     };
@@ -71,5 +79,44 @@ fn charts_are_svg_files_and_empty_data_draws_nothing() {
         ..shares
     };
     assert!(!share_chart(&dir.join("n.svg"), &nothing).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The whiskers in an SVG chart: polylines of 6 points (axes and ticks have 2).
+fn whiskers(svg: &str) -> usize {
+    svg.split("<polyline")
+        .skip(1)
+        .filter(|rest| {
+            let points = rest
+                .split("points=\"")
+                .nth(1)
+                .and_then(|p| p.split('"').next())
+                .unwrap_or("");
+            points.split_whitespace().count() == 6
+        })
+        .count()
+}
+
+#[test]
+fn more_series_than_can_be_told_apart_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("loka-charts-max-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = MAX_SERIES + 1;
+    let bars = Bars {
+        title: "t".into(),
+        y_label: "msgs/s".into(),
+        groups: vec!["fib".into()],
+        series: (0..n).map(|i| format!("s{i}")).collect(),
+        values: vec![vec![Some(1.0)]; n],
+        ranges: Vec::new(),
+    };
+    let err = bar_chart(&dir.join("b.svg"), &bars).unwrap_err();
+    assert!(err.contains("7 series"), "{err}");
+    let fits = Bars {
+        series: bars.series[..MAX_SERIES].to_vec(),
+        values: bars.values[..MAX_SERIES].to_vec(),
+        ..bars
+    };
+    assert!(bar_chart(&dir.join("b.svg"), &fits).unwrap());
     std::fs::remove_dir_all(&dir).unwrap();
 }
