@@ -17,6 +17,8 @@ const SPIN_PAUSES: u32 = 32;
 /// Other workers an idle worker looks at per look of the stall guard (the victims take turns):
 /// a bound on the lines it reads per look on a big machine.
 const LOOKS_PER_ROUND: usize = 4;
+/// The shortest idle window that is not none (`adapt_idle_window`).
+const MIN_IDLE_WINDOW: Duration = Duration::from_micros(1);
 /// How long an `lgs:nosleep` worker keeps polling before it parks after all.
 const NOSLEEP_POLL: Duration = Duration::from_millis(10);
 
@@ -28,12 +30,15 @@ impl Worker {
         let config = &engine.shared.config;
         let idle = config.idle;
         let nosleep = matches!(config.policy, PolicyKind::Lgs(v) if v.nosleep);
-        let spin_until = idle.spin();
-        let yield_until = if nosleep {
-            idle.spin_and_yield() + NOSLEEP_POLL
+        let full = idle.spin_and_yield();
+        // `lgs:nosleep` polls its whole window every time (the variant is about not sleeping).
+        let window = if nosleep {
+            full + NOSLEEP_POLL
         } else {
-            idle.spin_and_yield()
+            self.idle_window.get()
         };
+        let spin_until = idle.spin().min(window);
+        let yield_until = window;
         if let Victims::Weighted(w) = victims {
             w.restart();
             self.counters().backoff_resets.bump(1);
@@ -45,7 +50,7 @@ impl Worker {
         let mut next_look = Duration::ZERO;
         loop {
             if let Some(task) = self.steal_once(victims, rng) {
-                return Some(task);
+                return self.found_while_idle(task, full);
             }
             // Work may have arrived in our own queues meanwhile.
             let own = self.own_queues();
@@ -55,7 +60,7 @@ impl Worker {
                 .or_else(|| pop(&own.pinned))
                 .or_else(|| own.pop_foreign())
             {
-                return Some(task);
+                return self.found_while_idle(task, full);
             }
             if engine.is_shutdown() {
                 return None;
@@ -68,7 +73,7 @@ impl Worker {
             if self.guarded() && idle_for >= next_look {
                 next_look = idle_for + look_every;
                 if let Some(task) = self.rescue_look() {
-                    return Some(task);
+                    return self.found_while_idle(task, full);
                 }
             }
             if idle_for < spin_until {
@@ -79,9 +84,42 @@ impl Worker {
                 std::thread::yield_now();
             } else {
                 engine.park(self.index());
+                if !nosleep {
+                    self.adapt_idle_window(false, start.elapsed() <= full, full);
+                }
                 return None;
             }
         }
+    }
+
+    /// A search found work before its window ran out: the window paid (`adapt_idle_window`).
+    #[inline]
+    fn found_while_idle(&self, task: TaskRef, full: Duration) -> Option<TaskRef> {
+        self.adapt_idle_window(true, true, full);
+        Some(task)
+    }
+
+    /// Spinning before parking pays when work comes within the window, sparing a wake-up
+    /// (~10–20 µs on a VM: a futex wake, the OS scheduling the worker on its CPU); it costs when
+    /// work comes later, and more than the CPU time it burns: on the 2-vCPU VM a worker that
+    /// spun and yielded its 100 µs before parking took 11–13 µs from a plain thread's send to
+    /// its handler, one that parked at once 5 µs (`docs/results/latency.md`). So the window
+    /// adapts, as Linux's `haltpoll` adapts its poll before halting a CPU: back to the full
+    /// window when a search found work within it (`found`, it paid), doubled when work came
+    /// within the full window after a shorter one ran out (`soon`: spinning longer would have
+    /// caught it), halved otherwise, to nothing below 1 µs.
+    pub(super) fn adapt_idle_window(&self, found: bool, soon: bool, full: Duration) {
+        let window = self.idle_window.get();
+        let next = if found {
+            full
+        } else if soon {
+            (window * 2).max(MIN_IDLE_WINDOW).min(full)
+        } else if window <= MIN_IDLE_WINDOW {
+            Duration::ZERO
+        } else {
+            window / 2
+        };
+        self.idle_window.set(next);
     }
 
     /// The stall guard, from an idle worker: looks at up to [`LOOKS_PER_ROUND`] other workers (in

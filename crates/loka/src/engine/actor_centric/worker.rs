@@ -43,6 +43,10 @@ pub(super) struct Worker {
     pub(super) watch: *const super::stall::StallWatch,
     /// The stall word of the latest activation here (`stall.rs`): even, +2 per activation.
     pub(super) stretch: Cell<u64>,
+    /// How long this worker steals (spinning, then yielding) before it parks: the configured
+    /// `idle.spin_us + idle.yield_us` while spinning catches work, less while it does not
+    /// (`steal.rs`, `adapt_idle_window`).
+    pub(super) idle_window: Cell<std::time::Duration>,
     /// A handler of the running activation published a wake-up as pending (`stall.rs`).
     pub(super) pending_set: Cell<bool>,
     /// The stall guard runs: rescuers may take the slots, so activations are bracketed.
@@ -120,6 +124,7 @@ impl Worker {
             deque,
             watch,
             stretch: Cell::new(0),
+            idle_window: Cell::new(config.idle.spin_and_yield()),
             pending_set: Cell::new(false),
             guarded,
             promote: guarded && config.stall.promote,
