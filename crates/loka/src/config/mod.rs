@@ -112,7 +112,10 @@ pub enum ConfigError {
 /// `yield_us`, then parks until work arrives (a wake-up costs ~20 µs on a VM; a cross-core cache-line
 /// round trip ~100 ns, so the spin phase is long enough that request/response traffic never pays a
 /// wake-up per message). Parked workers use no CPU. Each phase is at most
-/// [`MAX_US`](Self::MAX_US) long.
+/// [`MAX_US`](Self::MAX_US) long. The two together are the *longest* an idle worker steals: a
+/// worker whose searches keep ending in a park longer than that shortens its own window (to
+/// nothing), and goes back to the full one when a search finds work within it
+/// (`docs/decisions/0054-adaptive-idle-window.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IdleStrategy {
