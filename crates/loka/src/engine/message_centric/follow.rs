@@ -34,7 +34,7 @@
 //! # A post, and the re-bind it may make
 //!
 //! [`Engine::post_sealed`](crate::runtime::LetterQueues::post_sealed) and
-//! [`Poster::queued_slot`] loop:
+//! `Poster::queued_slot` (`post.rs`) loop:
 //!
 //! 1. Read `b.queue` (Acquire): queue `qi`, `q`. Take `q`'s lock.
 //! 2. Under the lock: `closed` → refused. `b.queue != qi` → *moved*: drop the lock, start over
@@ -100,11 +100,31 @@
 //! `an_actor_moves_with_its_queued_letters_in_order` (and what of them is real code is said
 //! there); `tests/mc_follow.rs` on real threads.
 
-use super::post::{Admit, Poster};
 use super::queue::{Locked, MessageQueue};
 use super::{binding, running};
 use crate::runtime::TaskRef;
 use std::sync::atomic::Ordering::{Relaxed, Release};
+
+/// What following needs of the engine (or of a loom model of it): its queues, and where to count
+/// an actor that followed. The post path's own needs are `post.rs`'s `Poster`, built on this.
+pub(super) trait FollowSite: Sized {
+    /// Queue `qi`.
+    fn queue(&self, qi: usize) -> &MessageQueue;
+    /// The index of `queue`, one of this engine's.
+    fn index_of(&self, queue: *const MessageQueue) -> usize;
+    /// Counts an actor that followed a handler of `worker`, with `letters` queued letters.
+    fn note_followed(&self, worker: usize, letters: usize);
+}
+
+/// What a post finds under its queue's lock (`Poster::admit_locked`, `post.rs`).
+pub(super) enum Admit {
+    /// The letter goes into this queue.
+    Here,
+    /// The actor has closed: the letter is refused.
+    Closed,
+    /// The actor is bound to another queue now: the poster starts over.
+    Moved,
+}
 
 /// By how many posts from another worker's handlers an actor's posts must outnumber those from
 /// its own worker's before it follows that worker ([`follow_target`]). A rule that reads
@@ -122,11 +142,11 @@ pub(super) const FOLLOW_MAJORITY: u8 = 8;
 /// letters each and lost 18% without this bound; docs/decisions/0048-follow-with-letters.md).
 const FOLLOW_MAX_LETTERS: u8 = FOLLOW_MAJORITY;
 
-/// [`Poster::admit_locked`] while actors follow: the binding read again, the
+/// `Poster::admit_locked` (`post.rs`) while actors follow: the binding read again, the
 /// actor scored and perhaps re-bound (its letters queued in `locked` taken along), its last
 /// letter's gulp noted.
 #[inline(always)]
-pub(super) fn admit_following<P: Poster>(
+pub(super) fn admit_following<P: FollowSite>(
     poster: &P,
     qi: usize,
     q: &MessageQueue,
@@ -185,7 +205,7 @@ pub(super) fn admit_following<P: Poster>(
 /// client's servers gathered into the client's queue ran faster than spread, and caps kept
 /// groups split (docs/decisions/0047-follow-partners.md, docs/decisions/0048-follow-with-letters.md).
 #[inline]
-fn follow_target<P: Poster>(
+fn follow_target<P: FollowSite>(
     poster: &P,
     qi: usize,
     q: &MessageQueue,

@@ -13,7 +13,7 @@
 //! actor cell); and `LetterQueues::finish_post`, three lines of the engine's `Scheduler` impl
 //! repeated in [`finish`].
 
-use super::follow::FOLLOW_MAJORITY;
+use super::follow::{FollowSite, FOLLOW_MAJORITY};
 use super::post::Poster;
 use super::queue::{Buffer, Gulp, MessageQueue, ProcessingFlag};
 use super::running::Running;
@@ -227,7 +227,7 @@ struct Model {
     queues: Vec<MessageQueue>,
 }
 
-impl Poster for Model {
+impl FollowSite for Model {
     fn queue(&self, qi: usize) -> &MessageQueue {
         &self.queues[qi]
     }
@@ -237,6 +237,10 @@ impl Poster for Model {
             .position(|q| std::ptr::eq(q, queue))
             .expect("one of the model's queues")
     }
+    fn note_followed(&self, _: usize, _: usize) {}
+}
+
+impl Poster for Model {
     fn follows(&self) -> bool {
         true
     }
@@ -249,7 +253,6 @@ impl Poster for Model {
     fn wake_worker(&self, _: usize) {
         unreachable!("nobody sleeps in the model")
     }
-    fn note_followed(&self, _: usize, _: usize) {}
 }
 
 /// Drops a model letter's number.

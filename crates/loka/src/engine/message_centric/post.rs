@@ -5,7 +5,7 @@
 //! still bound to this queue; if it moved, the post starts over with its new queue. The steps,
 //! locks and argument of that protocol are in `follow.rs`'s module docs.
 
-use super::follow::admit_following;
+use super::follow::{admit_following, Admit, FollowSite};
 use super::queue::{self, MessageQueue};
 use super::{binding, running, Binding, Engine};
 use crate::config::QueueKind;
@@ -19,11 +19,7 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed};
 /// this file and of `follow.rs` itself, not a copy. The post path is this trait's provided
 /// methods: generic, not `dyn`, so each implementation gets its own monomorphised code, the
 /// engine's the same as when they were its inherent methods.
-pub(super) trait Poster: Sized {
-    /// Queue `qi`.
-    fn queue(&self, qi: usize) -> &MessageQueue;
-    /// The index of `queue`, one of this engine's.
-    fn index_of(&self, queue: *const MessageQueue) -> usize;
+pub(super) trait Poster: FollowSite {
     /// Whether idle actors follow the workers that post to them.
     fn follows(&self) -> bool;
     /// The kind of the queues' buffers.
@@ -32,8 +28,6 @@ pub(super) trait Poster: Sized {
     fn asleep_locked(&self, w: usize) -> bool;
     /// Wakes worker `owner`, found asleep by [`publish_locked`](Self::publish_locked).
     fn wake_worker(&self, owner: usize);
-    /// Counts an actor that followed a handler of `worker`, with `letters` queued letters.
-    fn note_followed(&self, worker: usize, letters: usize);
     /// Queues a letter sealed by `seal` on queue `qi` (`q`) of its actor, under the queue's lock
     /// (every post but a handler's to its own gulp). `None` if the actor is no longer bound to
     /// `q` (the caller starts over). Out of line: the append path stays a few instructions.
@@ -245,7 +239,7 @@ pub(super) trait Poster: Sized {
     }
 }
 
-impl Poster for Engine {
+impl FollowSite for Engine {
     #[inline(always)]
     fn queue(&self, qi: usize) -> &MessageQueue {
         &self.queues[qi]
@@ -254,6 +248,15 @@ impl Poster for Engine {
     fn index_of(&self, queue: *const MessageQueue) -> usize {
         Engine::index_of(self, queue)
     }
+    #[inline(always)]
+    fn note_followed(&self, worker: usize, letters: usize) {
+        let counters = self.shared.counters.worker(worker);
+        counters.actors_followed.bump(1);
+        counters.letters_followed.bump(letters as u64);
+    }
+}
+
+impl Poster for Engine {
     #[inline(always)]
     fn follows(&self) -> bool {
         self.follow
@@ -269,12 +272,6 @@ impl Poster for Engine {
     #[inline(always)]
     fn wake_worker(&self, owner: usize) {
         self.notify_owner(owner);
-    }
-    #[inline(always)]
-    fn note_followed(&self, worker: usize, letters: usize) {
-        let counters = self.shared.counters.worker(worker);
-        counters.actors_followed.bump(1);
-        counters.letters_followed.bump(letters as u64);
     }
 }
 
@@ -320,16 +317,6 @@ impl Engine {
     pub(super) fn append_slot_if(&self, task: TaskRef, after_queued: bool) -> Slot {
         Poster::append_slot_if(self, task, after_queued)
     }
-}
-
-/// What a post finds under its queue's lock ([`Poster::admit_locked`]).
-pub(super) enum Admit {
-    /// The letter goes into this queue.
-    Here,
-    /// The actor has closed: the letter is refused.
-    Closed,
-    /// The actor is bound to another queue now: the poster starts over.
-    Moved,
 }
 
 /// Where a handler's letter goes ([`Poster::gulp_for`]).
