@@ -56,6 +56,7 @@ use crate::telemetry::MessageCentricStats;
 use bind::strategy_index;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
+use post::Poster;
 use post::Target;
 use queue::{Buffer, MessageQueue};
 use std::ops::Range;

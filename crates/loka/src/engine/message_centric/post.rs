@@ -275,50 +275,6 @@ impl Poster for Engine {
     }
 }
 
-/// The engine's own names for the post path ([`Poster`]), for the rest of the engine.
-impl Engine {
-    #[inline(always)]
-    pub(super) fn post_locked(
-        &self,
-        qi: usize,
-        q: &MessageQueue,
-        task: TaskRef,
-        follow: bool,
-        seal: &mut dyn FnMut(NonNull<Letter>),
-    ) -> Option<bool> {
-        Poster::post_locked(self, qi, q, task, follow, seal)
-    }
-
-    #[inline(always)]
-    pub(super) fn publish_locked(
-        &self,
-        q: &MessageQueue,
-        locked: &mut queue::Locked,
-    ) -> Option<usize> {
-        Poster::publish_locked(self, q, locked)
-    }
-
-    #[inline(always)]
-    pub(super) fn wake_owner(&self, sleeping_owner: Option<usize>) {
-        Poster::wake_owner(self, sleeping_owner)
-    }
-
-    #[inline(always)]
-    pub(super) fn gulp_for(
-        &self,
-        q: &MessageQueue,
-        b: &Binding,
-        after_queued: bool,
-    ) -> Option<Target> {
-        Poster::gulp_for(self, q, b, after_queued)
-    }
-
-    #[inline(always)]
-    pub(super) fn append_slot_if(&self, task: TaskRef, after_queued: bool) -> Slot {
-        Poster::append_slot_if(self, task, after_queued)
-    }
-}
-
 /// Where a handler's letter goes ([`Poster::gulp_for`]).
 pub(super) enum Target {
     /// The running gulp of this thread's worker.
