@@ -69,10 +69,20 @@ impl Machine {
         self.layout.place_count()
     }
 
-    /// Pins the calling worker thread to its PU when the topology is the real machine and pinning
-    /// is on; a failure is logged, never fatal (the worker still runs, unpinned).
+    /// Whether worker threads are pinned: pinning is on, the topology is the real machine, and
+    /// there are at least two workers. A lone worker has no partner whose distance a policy
+    /// reasons about, so pinning buys it nothing, and it costs: a plain thread that sends from
+    /// another CPU must wake it there, across CPUs (30–50 µs on a VM instead of 3–8 µs on the
+    /// same one, docs/decisions/0055-wake-on-the-callers-cpu.md), where an unpinned thread is
+    /// woken where the OS finds best.
+    pub fn pins_workers(&self, config: &Config) -> bool {
+        config.pin && self.topology.is_real() && config.workers >= 2
+    }
+
+    /// Pins the calling worker thread to its PU when [`pins_workers`](Self::pins_workers); a
+    /// failure is logged, never fatal (the worker still runs, unpinned).
     pub(crate) fn pin_worker(&self, config: &Config, worker: usize) {
-        if !config.pin || !self.topology.is_real() {
+        if !self.pins_workers(config) {
             return;
         }
         let pu = self.layout.pu_of(worker);

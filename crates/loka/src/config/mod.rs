@@ -167,7 +167,8 @@ pub struct Config {
     pub topology: String,
     /// A cost matrix file overriding the topology's hierarchical costs (docs/topology.md).
     pub cost: Option<std::path::PathBuf>,
-    /// Pin worker `i` to PU `i` on the real machine (ignored on synthetic/preset topologies).
+    /// Pin worker `i` to PU `i` on the real machine (ignored on synthetic/preset topologies and
+    /// for a single worker, which pinning cannot help: [`crate::Machine::pins_workers`]).
     pub pin: bool,
     /// Use the non-stealable next slot for woken actors (see [`crate::policy::cls`]).
     pub lifo_slot: bool,

@@ -91,6 +91,9 @@ pub(crate) struct Engine {
     guarded: bool,
     /// The stall guard's monitor thread.
     monitor: monitor::Monitor,
+    /// Which worker is pinned to each OS CPU (index: the CPU's OS index; `usize::MAX`: none);
+    /// empty when workers are not pinned.
+    worker_on_cpu: Box<[usize]>,
 }
 
 impl Engine {
@@ -139,6 +142,7 @@ impl Engine {
             // One worker: nowhere else to run a hostage (docs/stalls.md).
             guarded: config.stall.guard && n > 1 && crate::sync::asymmetric::available(),
             monitor: monitor::Monitor::default(),
+            worker_on_cpu: worker_on_cpu(&shared),
             shared: Arc::clone(&shared),
         });
         let for_workers = Arc::clone(&engine);
@@ -188,6 +192,24 @@ impl Engine {
     fn placement_strategy(&self, hub: bool) -> PlacementStrategy {
         PlacementStrategy::ALL[self.strategies[usize::from(hub)].load(Relaxed) as usize]
     }
+}
+
+/// The OS CPU → pinned worker table (`Engine::worker_on_cpu`).
+fn worker_on_cpu(shared: &Shared) -> Box<[usize]> {
+    let machine = &shared.machine;
+    if !machine.pins_workers(&shared.config) {
+        return Box::default();
+    }
+    let os = |w: usize| machine.topology.pu_os_index(machine.layout.pu_of(w));
+    let len = (0..shared.config.workers)
+        .map(|w| os(w) + 1)
+        .max()
+        .unwrap_or(0);
+    let mut table = vec![usize::MAX; len];
+    for w in 0..shared.config.workers {
+        table[os(w)] = w;
+    }
+    table.into_boxed_slice()
 }
 
 impl TaskQueues for Engine {
