@@ -103,7 +103,26 @@ def command(args, row, policy):
 
 
 def key(cmd, env):
-    return " ".join(f"{k}={v}" for k, v in sorted(env.items())) + " " + " ".join(cmd)
+    """A run's identity: its environment and arguments, without the binary's path and the time
+    limit (neither changes a simulated run's result)."""
+    args = list(cmd[1:])
+    if "--timeout" in args:
+        i = args.index("--timeout")
+        del args[i : i + 2]
+    return " ".join(f"{k}={v}" for k, v in sorted(env.items())) + " " + " ".join(args)
+
+
+def normalized(k):
+    """`key` of a cached line written with the binary's path and the time limit in it."""
+    words = k.split(" ")
+    if "bench" in words:
+        i = words.index("bench")
+        if i > 0 and words[i - 1].startswith("/") or i > 0 and words[i - 1].endswith("loka"):
+            del words[i - 1]
+    if "--timeout" in words:
+        i = words.index("--timeout")
+        del words[i : i + 2]
+    return " ".join(words)
 
 
 def run_one(cmd, env):
@@ -143,7 +162,7 @@ def main():
     if os.path.exists(args.out):
         for line in open(args.out):
             d = json.loads(line)
-            cache[d["key"]] = d
+            cache[normalized(d["key"])] = d
 
     wanted = {}
     for r in comparable:
@@ -183,7 +202,7 @@ def main():
         agree += same
         within += close
         stand_in = "".join(
-            f" [{name} run as {sim}]"
+            (f" [{name} run as {sim}]" if name != sim else f" [{name}: threads pinned here, not in the text]")
             for name, sim, flagged in ((r["policy"], pol, pol_stand_in), (r["baseline"], base, base_stand_in))
             if flagged
         )
