@@ -225,6 +225,16 @@ impl TaskRef {
         unsafe { (self.0.as_ref().vtable.info)(self.0) }
     }
 
+    /// User messages queued in the actor's mailbox (best effort, as `ActorRef::mailbox_len`).
+    ///
+    /// # Safety
+    /// The task is alive: registered, or scheduled and its schedule held by the caller (a
+    /// scheduled actor is not freed).
+    pub(crate) unsafe fn queued(self) -> usize {
+        // SAFETY: forwarded contract.
+        unsafe { self.info() }.mailbox_len
+    }
+
     /// The actor that spawned this one, if an actor did.
     ///
     /// # Safety

@@ -177,6 +177,9 @@ worker_counters! {
     /// Actors this worker took, while idle, from the next slot or the hold of a worker that had
     /// stayed in one handler past the stall guard's slot bound (docs/stalls.md).
     slot_rescues,
+    /// Rescues this worker tried and gave up because the stalled handler was still feeding the
+    /// actors it held (more messages queued at each look; docs/stalls.md).
+    slot_rescues_declined,
     /// Activations on the actor's home PU (its HPU; under `cls` the worker that first ran it).
     exec_home_pu,
     /// Activations elsewhere on the home PU's NUMA node.

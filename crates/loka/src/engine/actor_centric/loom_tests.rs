@@ -222,6 +222,52 @@ fn a_pending_wake_up_is_taken_once() {
     });
 }
 
+/// A rescuer that finds the hostages still fed puts them back under its claim
+/// (`StallWatch::rescue_unless_fed`): the owner then finds every one in its slot, whenever its
+/// `leave_user` comes, and the rescuer keeps none. Also a rescuer that does take: each actor is
+/// taken exactly once.
+#[test]
+fn a_fed_hostage_put_back_is_the_owners_again() {
+    use super::stall::{Rescue, StallWatch, IN_USER};
+
+    for fed in [true, false] {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(3);
+        builder.check(move || {
+            let watch = Arc::new(StallWatch::default());
+            let _ = watch.replace_next(task(8));
+            watch.enter_user(2);
+            let rescuer = {
+                let watch = watch.clone();
+                thread::spawn(move || {
+                    let state = watch.state();
+                    if state & IN_USER == 0 {
+                        return Vec::new();
+                    }
+                    let queued = if fed { 2 } else { 1 };
+                    match watch.rescue_unless_fed(state, false, None, |_| queued) {
+                        Some(Rescue::Taken(h)) => {
+                            [h.next, h.held, h.pending].into_iter().flatten().collect()
+                        }
+                        Some(Rescue::Fed(_)) | None => Vec::new(),
+                    }
+                })
+            };
+            watch.publish_pending(task(16));
+            assert!(!watch.leave_user(2));
+            let mut owner_took: Vec<_> = watch.take_pending().into_iter().collect();
+            owner_took.extend(watch.take_next());
+            let rescued = rescuer.join().unwrap();
+            if fed {
+                assert!(rescued.is_empty(), "a fed hostage is left");
+            }
+            let mut all: Vec<_> = owner_took.iter().chain(&rescued).copied().collect();
+            all.sort_by_key(|t| t.as_ptr().as_ptr() as usize);
+            assert_eq!(all, vec![task(8), task(16)], "each taken exactly once");
+        });
+    }
+}
+
 /// Why `publish_pending` is a swap under loom (`stall.rs`): loom orders two stores to one atomic
 /// only by happens-before, so after a swap on one thread and a plain store on another that do not
 /// synchronise, it lets the storing thread read the swap's value, older than its own store in

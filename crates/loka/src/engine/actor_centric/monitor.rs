@@ -16,7 +16,7 @@
 //! wakes it: an idle system costs nothing, a busy one a few µs per tick, and a system idle for a
 //! few milliseconds between messages pays no wake-up of the monitor on a message's path.
 
-use super::stall::{Hostages, IN_USER};
+use super::stall::{Hostages, Rescue, Sighting, IN_USER};
 use super::Engine;
 use crate::runtime::exec_policy::blocking;
 use crate::sync::AtomicBool;
@@ -47,10 +47,8 @@ pub(super) struct Monitor {
 /// What the monitor last saw of one worker.
 #[derive(Clone, Copy)]
 struct Seen {
-    /// The worker's stall-watch state word.
-    state: u64,
-    /// When the monitor first saw that word.
-    since: Instant,
+    /// The worker's stretch of user code, as the monitor saw it.
+    sighting: Sighting,
     /// The blocking of this stretch of user code was reported already.
     noted: bool,
 }
@@ -78,8 +76,7 @@ impl Engine {
         let now = Instant::now();
         let mut seen = vec![
             Seen {
-                state: 0,
-                since: now,
+                sighting: Sighting::new(0, now),
                 noted: false
             };
             self.workers.len()
@@ -109,15 +106,14 @@ impl Engine {
     fn look_at(&self, w: usize, seen: &mut Seen, now: Instant, bound: Duration, promote: bool) {
         let worker = &self.workers[w];
         let state = worker.watch.state();
-        if state != seen.state {
+        if state != seen.sighting.state {
             *seen = Seen {
-                state,
-                since: now,
+                sighting: Sighting::new(state, now),
                 noted: false,
             };
             return;
         }
-        let stalled_for = now.saturating_duration_since(seen.since);
+        let stalled_for = now.saturating_duration_since(seen.sighting.since);
         if state & IN_USER == 0 || stalled_for < bound {
             return;
         }
@@ -125,13 +121,22 @@ impl Engine {
             && !seen.noted
             && stalled_for >= blocking::LONG
             && worker.tid.get().is_some_and(|&tid| sleeps_in_kernel(tid));
-        if blocked || worker.watch.has_hostages() {
-            if let Some(hostages) = worker.watch.rescue(state, blocked) {
-                if blocked {
-                    seen.noted = true;
-                    self.shared.counters.system.stalls_blocked.add_shared(1);
+        let may_take = blocked || seen.sighting.stalled(state, now, bound);
+        if may_take && (blocked || worker.watch.has_hostages()) {
+            // A blocked handler feeds nobody: its hostages are taken whatever they hold.
+            match worker
+                .watch
+                .rescue_if_waiting(state, blocked, seen.sighting.fed)
+            {
+                Some(Rescue::Taken(hostages)) => {
+                    if blocked {
+                        seen.noted = true;
+                        self.shared.counters.system.stalls_blocked.add_shared(1);
+                    }
+                    self.queue_rescued(w, hostages);
                 }
-                self.queue_rescued(w, hostages);
+                Some(Rescue::Fed(queued)) => seen.sighting.found_fed(queued, now),
+                None => {}
             }
         }
         // Its due timers fire here rather than after the handler.

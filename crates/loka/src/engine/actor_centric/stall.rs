@@ -64,6 +64,7 @@ use crate::sync::asymmetric::{heavy_barrier, light_barrier};
 use crate::sync::{AtomicPtr, AtomicU64, AtomicU8};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::time::{Duration, Instant};
 
 /// `state`: the owner is in user code (a handler) since it stored this word.
 pub(crate) const IN_USER: u64 = 1;
@@ -81,6 +82,74 @@ pub(crate) struct Hostages {
     pub(crate) held: Option<TaskRef>,
     /// The actor a handler of the stalled activation woke: runnable, to be run or queued.
     pub(crate) pending: Option<TaskRef>,
+}
+
+/// What [`StallWatch::rescue_unless_fed`] did.
+#[derive(Debug)]
+pub(crate) enum Rescue {
+    /// It took the hostages, each with its schedule.
+    Taken(Hostages),
+    /// It left them: the handler is still feeding one, which has this many messages queued.
+    Fed(usize),
+}
+
+impl Hostages {
+    /// The most messages any hostage has queued.
+    fn most_queued(&self, queued: impl Fn(TaskRef) -> usize) -> usize {
+        [self.next, self.held, self.pending]
+            .into_iter()
+            .flatten()
+            .map(queued)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// A rescuer's memory of one worker's stretch of user code: the state word it saw and since
+/// when, and, once it found the hostages of that stretch still fed ([`Rescue::Fed`]), how many
+/// messages they had queued and when to look again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sighting {
+    /// The worker's state word.
+    pub(crate) state: u64,
+    /// When this rescuer first saw it.
+    pub(crate) since: Instant,
+    /// The most messages a hostage had queued at the last look that found it fed.
+    pub(crate) fed: Option<usize>,
+    /// No rescue before this (a stretch found feeding its hostages is looked at again later).
+    pub(crate) not_before: Instant,
+}
+
+impl Sighting {
+    /// A first sight of `state` at `now`.
+    pub(crate) fn new(state: u64, now: Instant) -> Sighting {
+        Sighting {
+            state,
+            since: now,
+            fed: None,
+            not_before: now,
+        }
+    }
+
+    /// Records a look at `state` at `now`: whether the worker has stayed in one stretch of user
+    /// code for `bound` and a rescue may be tried now.
+    pub(crate) fn stalled(&mut self, state: u64, now: Instant, bound: Duration) -> bool {
+        if self.state != state {
+            *self = Sighting::new(state, now);
+            return false;
+        }
+        state & IN_USER != 0
+            && now.saturating_duration_since(self.since) >= bound
+            && now >= self.not_before
+    }
+
+    /// The hostages were found fed with `queued` messages at `now`: look again after as long
+    /// as the stretch has lasted (a doubling back-off: a producer's slice is left alone after a
+    /// few looks, each of which costs the stalled worker a barrier's interrupt).
+    pub(crate) fn found_fed(&mut self, queued: usize, now: Instant) {
+        self.fed = Some(queued);
+        self.not_before = now + now.saturating_duration_since(self.since);
+    }
 }
 
 /// One worker's part of the stall guard, shared with idle workers and the monitor.
@@ -283,7 +352,54 @@ impl StallWatch {
     /// (an `IN_USER` state). With `blocked`, also leaves the note that this user code blocked,
     /// which the owner's [`leave_user`](Self::leave_user) reports. `None`: nothing was taken (the
     /// owner moved on, another rescuer is at work, or the heavy barrier is not available).
+    #[cfg(any(test, loom))]
     pub(crate) fn rescue(&self, observed: u64, blocked: bool) -> Option<Hostages> {
+        match self.rescue_unless_fed(observed, blocked, None, |_| 0) {
+            Some(Rescue::Taken(hostages)) => Some(hostages),
+            _ => None,
+        }
+    }
+
+    /// [`rescue_unless_fed`](Self::rescue_unless_fed) reading the hostages' real mailboxes.
+    pub(crate) fn rescue_if_waiting(
+        &self,
+        observed: u64,
+        blocked: bool,
+        fed_before: Option<usize>,
+    ) -> Option<Rescue> {
+        self.rescue_unless_fed(observed, blocked, fed_before, |task| {
+            // SAFETY: `rescue_unless_fed` calls this only on the hostages it holds under its
+            // claim, with their schedules: scheduled actors, which are not freed.
+            unsafe { task.queued() }
+        })
+    }
+
+    /// [`rescue`](Self::rescue), unless the running handler is still feeding its hostages.
+    ///
+    /// A hostage with more than one message queued was sent them by the stalled handler (the
+    /// first woke it; nobody else can run it meanwhile, but other senders may also write to it):
+    /// moving it to another core now would make every message the handler still sends it cross
+    /// cores, for a wait that ends with the handler's slice (a producer's batch to its consumer:
+    /// counting at 2 workers lost 15% to such rescues, docs/results/stalls.md). So, under the
+    /// claim, the rescuer reads the most messages any hostage has queued (`queued`, normally
+    /// [`TaskRef::queued`]); if that is more than one
+    /// and more than `fed_before` (what it read at its previous look at this same stretch of user
+    /// code, `None` at the first), it puts every hostage back and returns [`Rescue::Fed`] with
+    /// the count, to look again later. A hostage whose queue stopped growing is not fed any more
+    /// and is taken. A blocked handler (`blocked`) feeds nobody: its hostages are always taken.
+    ///
+    /// Putting back is as safe as taking: the claim keeps the owner out of the slots until it
+    /// ends (`Release`), and the owner's `leave_user` reads the claim with `Acquire`, so it
+    /// finds the slots as they were. `pending` was published by the owner's one store of this
+    /// activation (the owner writes it no more before `take_pending`), so storing it back cannot
+    /// overwrite a later publication.
+    pub(crate) fn rescue_unless_fed(
+        &self,
+        observed: u64,
+        blocked: bool,
+        fed_before: Option<usize>,
+        queued: impl Fn(TaskRef) -> usize,
+    ) -> Option<Rescue> {
         if observed & IN_USER == 0 {
             return None;
         }
@@ -304,17 +420,36 @@ impl StallWatch {
         // either the swap takes it or the owner's store comes after and the owner keeps it.
         // Acquire: pairs with `publish_pending`'s Release.
         let pending = self.pending.swap(ptr::null_mut(), Acquire);
+        let hostages = Hostages {
+            next,
+            held,
+            pending: from_ptr(pending),
+        };
+        if !blocked {
+            let queued = hostages.most_queued(queued);
+            if queued > 1 && fed_before.is_none_or(|before| queued > before) {
+                let Hostages {
+                    next,
+                    held,
+                    pending,
+                } = hostages;
+                self.next.store(to_ptr(next), Relaxed);
+                self.held.store(to_ptr(held), Relaxed);
+                if pending.is_some() {
+                    self.pending.store(to_ptr(pending), Relaxed);
+                }
+                // Release: the owner sees the slots as they were once it sees the claim end.
+                self.claim.fetch_and(!RESCUING, Release);
+                return Some(Rescue::Fed(queued));
+            }
+        }
         if blocked {
             // Before the claim ends: the owner, waiting for the claim, then sees the note.
             self.claim.fetch_or(BLOCKED, Relaxed);
         }
         // Release: the owner sees the emptied slots (and the note) once it sees the claim end.
         self.claim.fetch_and(!RESCUING, Release);
-        Some(Hostages {
-            next,
-            held,
-            pending: from_ptr(pending),
-        })
+        Some(Rescue::Taken(hostages))
     }
 }
 
@@ -368,6 +503,59 @@ mod tests {
         watch.enter_user(6);
         assert!(!watch.leave_user(6));
         assert_eq!(watch.take_pending(), None);
+    }
+
+    #[test]
+    fn a_fed_hostage_is_put_back_until_its_queue_stops_growing() {
+        let watch = StallWatch::default();
+        let _ = watch.replace_next(task(1));
+        watch.enter_user(2);
+        watch.publish_pending(task(2));
+        let state = watch.state();
+        // The handler keeps sending to task 2: 40 messages queued, then 90.
+        let queued = |n: usize| move |t: TaskRef| if t == task(2) { n } else { 1 };
+        match watch.rescue_unless_fed(state, false, None, queued(40)) {
+            Some(Rescue::Fed(40)) => {}
+            other => panic!("a first look at a fed hostage leaves it: {other:?}"),
+        }
+        assert!(watch.has_hostages(), "both put back");
+        match watch.rescue_unless_fed(state, false, Some(40), queued(90)) {
+            Some(Rescue::Fed(90)) => {}
+            other => panic!("still growing: {other:?}"),
+        }
+        // The owner, out of user code, finds its slots as they were.
+        assert!(!watch.leave_user(2));
+        assert_eq!(watch.take_pending(), Some(task(2)));
+        assert_eq!(watch.take_next(), Some(task(1)));
+        // Another stretch: the queue stopped growing, so the hostages are taken.
+        let _ = watch.replace_next(task(1));
+        watch.enter_user(4);
+        watch.publish_pending(task(2));
+        let state = watch.state();
+        match watch.rescue_unless_fed(state, false, Some(90), queued(90)) {
+            Some(Rescue::Taken(h)) => {
+                assert_eq!((h.next, h.pending), (Some(task(1)), Some(task(2))))
+            }
+            other => panic!("not fed any more: {other:?}"),
+        }
+        // A blocked handler's hostages are taken even while their queue grows.
+        let _ = watch.leave_user(4);
+        let _ = watch.replace_next(task(3));
+        watch.enter_user(6);
+        let state = watch.state();
+        assert!(matches!(
+            watch.rescue_unless_fed(state, true, None, |_| 1_000),
+            Some(Rescue::Taken(h)) if h.next == Some(task(3))
+        ));
+        // One message each (a reply): taken at the first look.
+        let _ = watch.leave_user(6);
+        let _ = watch.replace_next(task(4));
+        watch.enter_user(8);
+        let state = watch.state();
+        assert!(matches!(
+            watch.rescue_unless_fed(state, false, None, |_| 1),
+            Some(Rescue::Taken(h)) if h.next == Some(task(4))
+        ));
     }
 
     /// Owner and rescuer on two threads, many rounds: every task the owner publishes is taken

@@ -5,7 +5,7 @@
 //! Francesquini's Alg. 4.4 (bring home, then nearest first; docs/references.md).
 
 use super::queues::{pop, pop_rare};
-use super::stall::IN_USER;
+use super::stall::Rescue;
 use super::worker::Worker;
 use crate::engine::choices::{self, StealFrom, Victims};
 use crate::policy::PolicyKind;
@@ -143,18 +143,17 @@ impl Worker {
             let watch = &engine.workers[victim].watch;
             let state = watch.state();
             let seen = &mut looks[victim];
-            if seen.0 != state {
-                *seen = (state, now);
+            if !seen.stalled(state, now, bound) || !watch.has_hostages() {
                 continue;
             }
-            if state & IN_USER == 0
-                || now.saturating_duration_since(seen.1) < bound
-                || !watch.has_hostages()
-            {
-                continue;
-            }
-            let Some(hostages) = watch.rescue(state, false) else {
-                continue;
+            let hostages = match watch.rescue_if_waiting(state, false, seen.fed) {
+                Some(Rescue::Taken(hostages)) => hostages,
+                Some(Rescue::Fed(queued)) => {
+                    seen.found_fed(queued, now);
+                    self.counters().slot_rescues_declined.bump(1);
+                    continue;
+                }
+                None => continue,
             };
             let answered = hostages.held.filter(|held| {
                 // SAFETY: the rescue gave us the held actor's schedule (`stall.rs`).

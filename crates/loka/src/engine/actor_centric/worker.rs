@@ -55,7 +55,7 @@ pub(super) struct Worker {
     pub(super) promote: bool,
     /// The stall guard from this worker while idle: what it last saw of each worker's state
     /// word, and since when (`steal.rs`, `rescue_look`).
-    pub(super) looks: std::cell::RefCell<Vec<(u64, std::time::Instant)>>,
+    pub(super) looks: std::cell::RefCell<Vec<super::stall::Sighting>>,
     /// Which worker the next look starts with.
     pub(super) look_turn: Cell<usize>,
     /// Activations may end drained instead of idle: `wake_next` (every wake-up from here goes to
@@ -128,7 +128,13 @@ impl Worker {
             pending_set: Cell::new(false),
             guarded,
             promote: guarded && config.stall.promote,
-            looks: std::cell::RefCell::new(vec![(0, std::time::Instant::now()); config.workers]),
+            looks: std::cell::RefCell::new(vec![
+                super::stall::Sighting::new(
+                    0,
+                    std::time::Instant::now()
+                );
+                config.workers
+            ]),
             look_turn: Cell::new(0),
             hold_score: Cell::new(0),
             hold_now: Cell::new(false),
