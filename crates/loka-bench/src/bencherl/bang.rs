@@ -39,7 +39,7 @@ fn of(size: Size) -> Params {
         size,
         Params {
             senders: 400,
-            messages: 5_000,
+            messages: 10_000,
         },
         of_scale,
     )
