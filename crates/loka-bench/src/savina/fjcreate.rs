@@ -155,7 +155,7 @@ impl Actor for Driver {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let actors = run.pick(200_000, 4_000_000);
+    let actors = run.pick(400_000, 4_000_000);
     let driver = system.spawn(Driver {
         fault: run.fault,
         next: 0,

@@ -110,7 +110,7 @@ impl Workload {
                 per_actor: pick(60_000, 60_000),
             },
             Bench::FjCreate => Workload::FjCreate {
-                actors: pick(200_000, 4_000_000),
+                actors: pick(400_000, 4_000_000),
             },
             Bench::Fib => Workload::Fib {
                 n: pick(27, 34) as u32,
