@@ -71,7 +71,7 @@ workload make_workload(bench b, bool quick) {
     case bench::counting: return {b, 0, pick(5000000, 10000000)};
     case bench::threadring: return {b, pick(100, 1200), pick(2000000, 1200000)};
     case bench::fjthrput: return {b, pick(60, 360), pick(60000, 60000)};
-    case bench::fjcreate: return {b, 0, pick(200000, 4000000)};
+    case bench::fjcreate: return {b, 0, pick(400000, 4000000)};
     case bench::fib: return {b, 0, pick(27, 34)};
     case bench::chameneos: return {b, pick(100, 4000), pick(400000, 800000)};
     case bench::big: return {b, pick(60, 360), pick(25000, 60000)};
