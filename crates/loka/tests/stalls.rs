@@ -393,13 +393,16 @@ fn an_interval_keeps_its_period_while_its_worker_blocks() {
         .chain(during.first().map(|t| *t - start))
         .max()
         .unwrap_or(end - start);
+    // Without the monitor the interval stops for the whole 300 ms block and no tick lands in
+    // it. The bounds leave room for a loaded CI machine that deschedules the monitor thread
+    // (a 38 ms gap was seen there once) while still failing on a stopped interval.
     assert!(
-        during.len() >= 30,
+        during.len() >= 20,
         "{} ticks of 5 ms during a 300 ms block",
         during.len()
     );
     assert!(
-        longest < Duration::from_millis(25),
+        longest < Duration::from_millis(100),
         "the interval stopped for {longest:?}"
     );
 }
