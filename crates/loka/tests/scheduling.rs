@@ -372,6 +372,103 @@ fn hierarchical_brings_actors_that_wandered_off_back_to_their_home_node() {
     panic!("actors ran away from home {away} times in three runs but none was brought home");
 }
 
+// ------------------------------------------------------------------ erlang: back to its own run queue
+
+/// Records the worker of each activation; every message after the first is a wake-up by `BusySender`.
+struct WokenOne {
+    ran_on: std::sync::Arc<std::sync::Mutex<Vec<usize>>>,
+}
+
+impl Actor for WokenOne {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
+        self.ran_on
+            .lock()
+            .unwrap()
+            .push(ctx.worker_index().unwrap());
+    }
+}
+
+/// Wakes the wakee, then stays busy in the same handler (so its worker has no time for it).
+struct BusySender {
+    wakee: ActorRef<()>,
+}
+
+impl Actor for BusySender {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
+        self.wakee.send(()).unwrap();
+        let until = std::time::Instant::now() + Duration::from_millis(5);
+        while std::time::Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        ctx.charge(Duration::from_millis(5));
+    }
+}
+
+/// Under `policy` on `engine` (4 workers, no spinning): the worker each of the wakee's
+/// activations ran on, when it first ran on worker 3 and is then woken three times by an actor
+/// on worker 0 that stays busy after each send.
+fn woken_by_a_busy_sender(engine: loka::EngineKind, policy: &str) -> Vec<usize> {
+    let config = Config {
+        workers: 4,
+        engine,
+        policy: policy.parse::<PolicyKind>().unwrap(),
+        topology: TWO_NODES.to_owned(),
+        idle: NO_SPIN,
+        ..Config::default()
+    };
+    let system = System::from_config(config).unwrap();
+    let ran_on = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let wakee = system.spawn_with(
+        WokenOne {
+            ran_on: ran_on.clone(),
+        },
+        SpawnOptions::new().placement(Placement::Worker(3)),
+    );
+    wakee.send(()).unwrap();
+    system.run_until_idle();
+    let busy = system.spawn_with(
+        BusySender { wakee },
+        SpawnOptions::new().placement(Placement::Worker(0)),
+    );
+    for _ in 0..3 {
+        busy.send(()).unwrap();
+        system.run_until_idle();
+    }
+    system.shutdown();
+    let ran_on = ran_on.lock().unwrap().clone();
+    ran_on
+}
+
+#[test]
+fn erlang_sends_a_woken_actor_back_to_the_worker_it_last_ran_on() {
+    // BEAM queues a process that a message made runnable on its own scheduler's run queue,
+    // whoever sent it; `cls` runs it on the sender's worker. The sender stays busy after each
+    // send, so no idle worker has a reason to move the wakee.
+    let ran_on = woken_by_a_busy_sender(loka::EngineKind::Sim, "erlang");
+    assert_eq!(ran_on, vec![3, 3, 3, 3], "erlang");
+    // On threads an idle worker may steal the first activation from worker 3's queue before
+    // worker 3 wakes (then the wakee's own worker is the thief's); a thief on worker 0, the
+    // sender's, would make the run say nothing, so it is tried again.
+    for attempt in 0.. {
+        let ran_on = woken_by_a_busy_sender(loka::EngineKind::ActorCentric, "erlang");
+        if ran_on[0] == 0 && attempt < 5 {
+            continue;
+        }
+        assert_ne!(
+            ran_on[0], 0,
+            "the first activation ran on the sender's worker 5 times"
+        );
+        assert_eq!(ran_on, vec![ran_on[0]; 4], "actor-centric: erlang");
+        break;
+    }
+    // The contrast, under the deterministic engine: `cls` puts it in the sender's next slot (from
+    // where, the sender staying busy, idle workers may take it: docs/stalls.md).
+    let ran_on = woken_by_a_busy_sender(loka::EngineKind::Sim, "cls");
+    assert!(ran_on.contains(&0), "cls: {ran_on:?}");
+}
+
 // ------------------------------------------------------------------ auto: chosen from the machine
 
 #[test]

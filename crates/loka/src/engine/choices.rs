@@ -31,6 +31,8 @@ pub(crate) enum Routing {
     },
     /// `places`: actors live in a place (LASSI); mode A queues them per place.
     Places(crate::policy::PlacesMode),
+    /// `erlang`: a woken actor goes back to the tail of the queue of the worker it last ran on.
+    Erlang,
 }
 
 /// Every this-many activations a worker looks at its inbox and its yielded actors before anything
@@ -56,7 +58,7 @@ impl Routing {
             Routing::Local | Routing::Lgs(_) => {
                 layout.groups(me).first().cloned().unwrap_or_default()
             }
-            Routing::Hierarchical { .. } | Routing::Places(_) => Vec::new(),
+            Routing::Hierarchical { .. } | Routing::Places(_) | Routing::Erlang => Vec::new(),
         }
     }
 
@@ -68,6 +70,7 @@ impl Routing {
             PolicyKind::Lgs(v) => Routing::Lgs(v),
             PolicyKind::Hierarchical { auto_hubs } => Routing::Hierarchical { auto_hubs },
             PolicyKind::Places(mode) => Routing::Places(mode),
+            PolicyKind::Erlang => Routing::Erlang,
         }
     }
 }
@@ -79,7 +82,7 @@ pub(crate) enum Victims {
     Random(Cls),
     /// `lgs`: weighted over nested groups.
     Weighted(WeightedVictims),
-    /// `hierarchical`: Alg. 4.4's plan.
+    /// `hierarchical`: Alg. 4.4's plan; `erlang`: the other workers in index order.
     Plan(Vec<StealStep>),
     /// `places` mode B: a random worker of the own place, then of a random other place.
     Places(PlaceVictims),
@@ -105,6 +108,9 @@ impl Victims {
                 places: layout.place_count(),
             },
             PolicyKind::Places(_) => Victims::Places(PlaceVictims::new(me, layout)),
+            PolicyKind::Erlang => {
+                Victims::Plan(crate::policy::erlang::steal_plan(me, layout.workers()))
+            }
         }
     }
 }
@@ -232,6 +238,11 @@ pub(crate) fn woken_route(
             let home = placement.home().unwrap_or(me);
             crate::policy::places::route_woken(mode, layout, home, Some(me), local)
         }
+        Routing::Erlang => {
+            // Back to the tail of its own run queue, even when that is this worker's.
+            let target = crate::policy::erlang::wake_target(placement.last(), Some(me));
+            Route::Tail(target.unwrap_or(me))
+        }
     }
 }
 
@@ -299,6 +310,9 @@ pub(crate) fn external_woken_route(
             )
         }),
         Routing::Local => None,
+        Routing::Erlang => {
+            crate::policy::erlang::wake_target(placement.last(), None).map(Route::Tail)
+        }
         Routing::Places(mode) => placement.home().map(|home| {
             crate::policy::places::route_woken(mode, layout, home, None, Route::LocalHead)
         }),
@@ -338,6 +352,11 @@ pub(crate) fn spawn_route(
             .home()
             .expect("`places` gives every actor a home at initialisation");
         places_spawn_route(mode, layout, home, from)
+    } else if let (Routing::Erlang, false, PlacementStrategy::Default, Some(parent)) =
+        (routing, explicit, strategy, from)
+    {
+        // The tail of the parent's run queue (BEAM's `erl_create_process`).
+        Route::Tail(parent)
     } else if explicit || strategy == PlacementStrategy::Default {
         site.default_route(requested)
     } else {

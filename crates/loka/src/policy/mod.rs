@@ -8,6 +8,7 @@
 pub mod auto;
 pub mod balance;
 pub mod cls;
+pub mod erlang;
 pub mod hierarchical;
 pub mod lgs;
 pub mod placement;
@@ -23,7 +24,7 @@ use std::str::FromStr;
 ///
 /// Names: `cls`, `lgs`, `lgs:VARIANT[,VARIANT…]` with variants `tp`, `dfs`, `co`, `alt`,
 /// `nosleep`, `auto` (see [`lgs`]), `hierarchical`, `hierarchical:auto` (see [`hierarchical`]),
-/// `places`, `places:a`, `places:b` (see [`places`]).
+/// `places`, `places:a`, `places:b` (see [`places`]), `erlang` (see [`erlang`]).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
 )]
@@ -45,6 +46,10 @@ pub enum PolicyKind {
     /// LASSI's places: actors run in the place their spawn hint names (round robin without one),
     /// idle workers steal inside their place first (Weibel, docs/references.md).
     Places(PlacesMode),
+    /// The stock Erlang VM's scheduling: a woken actor goes back to the tail of the queue of the
+    /// worker it last ran on, idle workers steal in index order (BEAM; Francesquini App. B,
+    /// docs/references.md). The baseline of Francesquini's measurements.
+    Erlang,
 }
 
 impl PolicyKind {
@@ -58,6 +63,7 @@ impl PolicyKind {
         "hierarchical:auto",
         "places",
         "places:a",
+        "erlang",
     ];
 
     /// A representative of every policy and variant, for tests and policy comparisons. (`co`
@@ -73,6 +79,7 @@ impl PolicyKind {
         PolicyKind::Hierarchical { auto_hubs: false },
         PolicyKind::Hierarchical { auto_hubs: true },
         PolicyKind::Places(PlacesMode::PerWorker),
+        PolicyKind::Erlang,
     ];
 }
 
@@ -101,6 +108,7 @@ impl fmt::Display for PolicyKind {
             PolicyKind::Hierarchical { auto_hubs: true } => f.write_str("hierarchical:auto"),
             PolicyKind::Places(PlacesMode::PerWorker) => f.write_str("places"),
             PolicyKind::Places(PlacesMode::Shared) => f.write_str("places:a"),
+            PolicyKind::Erlang => f.write_str("erlang"),
         }
     }
 }
@@ -133,6 +141,7 @@ impl FromStr for PolicyKind {
         match policy {
             "auto" if variants.is_empty() => Ok(PolicyKind::Auto),
             "cls" if variants.is_empty() => Ok(PolicyKind::Cls),
+            "erlang" if variants.is_empty() => Ok(PolicyKind::Erlang),
             "lgs" => LgsVariants::parse(variants)
                 .map(PolicyKind::Lgs)
                 .map_err(|variant| UnknownPolicy::Variant {
