@@ -253,7 +253,8 @@ pub struct Stats {
     pub actors_spawned: u64,
     /// Actors that have stopped (normally, by signal, by panic or at shutdown).
     pub actors_stopped: u64,
-    /// Messages sent from threads that are not workers of this system.
+    /// Sends from threads that are not workers of this system that woke their actor (queued
+    /// it): a send to an actor already queued or running is not counted.
     pub external_sends: u64,
     /// Messages that reached a stopped actor's mailbox and were dropped (Erlang/Akka "dead
     /// letters"); never silent: counted here and logged at debug level.
