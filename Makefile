@@ -71,19 +71,22 @@ endif
 fmt:
 	$(CARGO) fmt --all -- --check
 
-# The `tokio` feature of loka (docs/futures.md) is off in the workspace runs: one more clippy
-# run and its test file with it on.
+# The `tokio` and `metrics` features of loka (docs/futures.md, docs/observability.md) are off
+# in the workspace runs: one more clippy run with both on (their code, the `prometheus` example
+# and their test files), and their test files in `unit`.
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p loka --all-targets --features tokio -- -D warnings
+	$(CARGO) clippy -p loka --all-targets --features tokio,metrics -- -D warnings
 
 # `cargo test --workspace` includes crates/loka/tests/doc_paths.rs: every repository path the docs
 # and the code comments cite exists, and docs/decisions/README.md indexes every decision file.
-# `--workspace --features loka/tokio` resolves dependency features as the run before it does, so
-# only loka is rebuilt (`-p loka` rebuilt a dozen dependencies).
+# `--workspace --features loka/...` resolves dependency features as the run before it does, so
+# only loka is rebuilt (`-p loka` rebuilt a dozen dependencies). The second run: the test files
+# of the `tokio` and `metrics` features, and the doc example of `MetricsCollector`.
 unit:
 	$(CARGO) test --workspace
-	$(CARGO) test --workspace --features loka/tokio --test pipe
+	$(CARGO) test --workspace --features loka/tokio,loka/metrics --test pipe --test metrics_export
+	$(CARGO) test --workspace --features loka/tokio,loka/metrics --doc MetricsCollector
 
 # loom model tests of the lock-free protocols (own target dir: different cfg).
 loom:
@@ -130,7 +133,7 @@ miri:
 	$(CARGO) +nightly miri test -p loka --lib -- mailbox:: engine::sleepers:: engine::actor_centric::stall:: engine::message_centric:: runtime::letter:: runtime::exec_policy:: runtime::timer:: exec_policy:: actor::ask:: telemetry::
 
 doc:
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --features loka/metrics
 
 clean:
 	$(CARGO) clean

@@ -56,6 +56,9 @@ pub use policy::PolicyKind;
 pub use runtime::location::ActorState;
 pub use runtime::{DeadLetter, DeadLetterReason, DEAD_LETTER_WINDOW};
 pub use system::ActorInfo;
+#[cfg(feature = "metrics")]
+pub use system::{ExportError, MetricsCollector, MetricsExporter};
+pub use system::{RegisteredActor, Snapshot};
 pub use system::{ShutdownReport, System, SystemBuilder, UnstoppedActor};
 #[cfg(unix)]
 pub use system::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};

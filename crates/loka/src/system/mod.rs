@@ -5,18 +5,26 @@
 //! | this file | starting a system, spawning from plain threads, waiting for quiescence, inspection |
 //! | `shutdown.rs` | prompt and graceful shutdown, also from inside a handler (docs/shutdown.md) |
 //! | `signal.rs` | running a service until SIGINT or SIGTERM |
+//! | `snapshot.rs` | every counter as one serializable value |
+//! | `export.rs` | publishing the counters through the `metrics` facade (feature `metrics`) |
 
+#[cfg(feature = "metrics")]
+mod export;
 mod introspect;
 mod names;
 mod shutdown;
 #[cfg(unix)]
 mod signal;
+mod snapshot;
 mod supervise;
 
+#[cfg(feature = "metrics")]
+pub use export::{ExportError, MetricsCollector, MetricsExporter};
 pub use introspect::ActorInfo;
 pub use shutdown::{ShutdownReport, UnstoppedActor};
 #[cfg(unix)]
 pub use signal::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};
+pub use snapshot::{RegisteredActor, Snapshot};
 
 use crate::actor::{Actor, ActorFailure, ActorRef, SpawnError, SpawnOptions};
 use crate::config::{Config, ConfigError, EngineKind, IdleStrategy, StallGuard};
@@ -253,7 +261,9 @@ impl System {
         self.shared.timers.pending()
     }
 
-    /// A snapshot of the counters.
+    /// A snapshot of the counters. [`snapshot`](Self::snapshot) adds the system's age and its
+    /// registered actors' mailboxes; with feature `metrics`, `MetricsCollector`
+    /// publishes the same figures through the `metrics` facade (docs/observability.md).
     pub fn stats(&self) -> Stats {
         Stats {
             sim: self.engine.sim_stats(),

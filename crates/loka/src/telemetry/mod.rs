@@ -98,12 +98,44 @@ macro_rules! worker_counters {
         }
 
         impl WorkerStats {
+            /// The name and meaning of every plain counter (all but `steals_by_level` and the
+            /// queue-wait histogram), in the order of [`counter_values`](Self::counter_values):
+            /// what the metrics export publishes (docs/observability.md).
+            #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+            pub(crate) const COUNTERS: &'static [(&'static str, &'static str)] =
+                &[$((stringify!($name), concat!($($doc),*))),*];
+
+            /// The value of every plain counter, in the order of [`COUNTERS`](Self::COUNTERS).
+            #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+            pub(crate) fn counter_values(&self) -> impl Iterator<Item = u64> {
+                [$(self.$name),*].into_iter()
+            }
+
             /// Adds every counter of `other` to `self`.
             pub fn accumulate(&mut self, other: &WorkerStats) {
                 $(self.$name += other.$name;)*
                 add_vec(&mut self.steals_by_level, &other.steals_by_level);
                 add_vec(&mut self.queue_wait_hist, &other.queue_wait_hist);
                 self.derive_percentiles();
+            }
+
+            /// `self` less every counter of `other` (0 where `other` has more): the dedicated
+            /// threads' share of a total, with `other` the sum of the workers read for it.
+            pub(crate) fn minus(&self, other: &WorkerStats) -> WorkerStats {
+                let sub = |a: &[u64], b: &[u64]| -> Vec<u64> {
+                    a.iter()
+                        .enumerate()
+                        .map(|(i, &x)| x.saturating_sub(b.get(i).copied().unwrap_or(0)))
+                        .collect()
+                };
+                let mut diff = WorkerStats {
+                    $($name: self.$name.saturating_sub(other.$name),)*
+                    steals_by_level: sub(&self.steals_by_level, &other.steals_by_level),
+                    queue_wait_hist: sub(&self.queue_wait_hist, &other.queue_wait_hist),
+                    ..WorkerStats::default()
+                };
+                diff.derive_percentiles();
+                diff
             }
 
             fn derive_percentiles(&mut self) {
@@ -129,6 +161,11 @@ fn add_vec(into: &mut Vec<u64>, from: &[u64]) {
     }
 }
 
+/// The upper edge of queue-wait bucket `bucket`, in ns: `2^(bucket+1) - 1`.
+pub(crate) fn wait_bucket_upper_ns(bucket: usize) -> u64 {
+    (1u64 << (bucket + 1).min(63)) - 1
+}
+
 /// The upper edge of the histogram bucket holding quantile `q` (0 with no samples).
 fn percentile(hist: &[u64], q: f64) -> u64 {
     let total: u64 = hist.iter().sum();
@@ -140,7 +177,7 @@ fn percentile(hist: &[u64], q: f64) -> u64 {
     for (bucket, &n) in hist.iter().enumerate() {
         seen += n;
         if seen >= rank {
-            return (1u64 << (bucket + 1)) - 1;
+            return wait_bucket_upper_ns(bucket);
         }
     }
     u64::MAX
@@ -253,7 +290,8 @@ pub struct Stats {
     pub actors_spawned: u64,
     /// Actors that have stopped (normally, by signal, by panic or at shutdown).
     pub actors_stopped: u64,
-    /// Messages sent from threads that are not workers of this system.
+    /// Sends from threads that are not workers of this system that woke their actor (queued
+    /// it): a send to an actor already queued or running is not counted.
     pub external_sends: u64,
     /// Messages that reached a stopped actor's mailbox and were dropped (Erlang/Akka "dead
     /// letters"); never silent: counted here and logged at debug level.
@@ -312,6 +350,110 @@ impl Stats {
     /// Actors alive now (spawned and not yet stopped).
     pub fn actors_live(&self) -> u64 {
         self.actors_spawned.saturating_sub(self.actors_stopped)
+    }
+
+    /// The name, meaning and value of every system-wide counter: what the metrics export
+    /// publishes without a worker label (docs/observability.md). A unit test checks that no
+    /// counter of `Stats` is missing.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn system_counters(&self) -> [(&'static str, &'static str, u64); 19] {
+        [
+            (
+                "actors_spawned",
+                "Actors spawned (from workers and from plain threads).",
+                self.actors_spawned,
+            ),
+            (
+                "actors_stopped",
+                "Actors stopped (normally, by signal, by panic or at shutdown).",
+                self.actors_stopped,
+            ),
+            (
+                "external_sends",
+                "Sends from threads that are not workers that woke their actor.",
+                self.external_sends,
+            ),
+            (
+                "dead_letters",
+                "Messages that reached a stopped actor and were dropped.",
+                self.dead_letters,
+            ),
+            (
+                "mailbox_full",
+                "Sends refused by a full bounded mailbox, and try_sends answered Full.",
+                self.mailbox_full,
+            ),
+            (
+                "overflow_dropped",
+                "Messages dropped by a bounded mailbox's overflow rule.",
+                self.overflow_dropped,
+            ),
+            (
+                "panics",
+                "Actors stopped by a panic, and panics of supervised children.",
+                self.panics,
+            ),
+            (
+                "restarts",
+                "Supervised children restarted in place.",
+                self.restarts,
+            ),
+            (
+                "escalations",
+                "Supervisors that gave up (restart intensity exceeded).",
+                self.escalations,
+            ),
+            (
+                "unparks",
+                "Parked workers woken because work arrived.",
+                self.unparks,
+            ),
+            (
+                "hubs",
+                "Actors marked as hubs (spawn option, set_hub, online detection).",
+                self.hubs,
+            ),
+            (
+                "dedicated_threads",
+                "Dedicated threads started for thread actors.",
+                self.dedicated_threads,
+            ),
+            (
+                "promoted_to_thread",
+                "Actors promoted to a dedicated thread for blocking a worker.",
+                self.promoted_to_thread,
+            ),
+            (
+                "stall_rescues",
+                "Actors the stall guard's monitor took from a stalled worker.",
+                self.stall_rescues,
+            ),
+            (
+                "stall_timers",
+                "Looks of the stall monitor that fired a stalled worker's timers.",
+                self.stall_timers,
+            ),
+            (
+                "stalls_blocked",
+                "Handlers seen blocking a worker in the kernel past 2 ms.",
+                self.stalls_blocked,
+            ),
+            (
+                "monitor_cycles",
+                "Sends from an inline run to an actor further down its chain.",
+                self.monitor_cycles,
+            ),
+            (
+                "mapped_online",
+                "Undeclared actors the auto execution mode moved off task.",
+                self.mapped_online,
+            ),
+            (
+                "seq_demotions",
+                "Seq actors demoted to monitor (woken from a second thread).",
+                self.seq_demotions,
+            ),
+        ]
     }
 }
 
@@ -444,5 +586,46 @@ mod tests {
         total.accumulate(&s);
         assert_eq!(total.queue_wait_ns_p99, 8191);
         assert_eq!(total.queue_wait_hist.iter().sum::<u64>(), 200);
+        let half = total.minus(&s);
+        assert_eq!(half, s, "the total less one of its two parts is the other");
+    }
+
+    /// Every system-wide counter of `Stats` (a number at the top level of its JSON) is in
+    /// `system_counters`, and every per-worker counter of `WorkerStats` in `COUNTERS`: the
+    /// metrics export publishes them all (docs/observability.md).
+    #[test]
+    fn the_export_lists_every_counter() {
+        let listed: Vec<&str> = Stats::default()
+            .system_counters()
+            .iter()
+            .map(|c| c.0)
+            .collect();
+        let json = serde_json::to_value(Stats::default()).unwrap();
+        for (key, value) in json.as_object().unwrap() {
+            if value.is_number() {
+                assert!(
+                    listed.contains(&key.as_str()),
+                    "`Stats::{key}` is not exported"
+                );
+            }
+        }
+        let listed: Vec<&str> = WorkerStats::COUNTERS.iter().map(|c| c.0).collect();
+        let json = serde_json::to_value(WorkerStats::default()).unwrap();
+        for (key, value) in json.as_object().unwrap() {
+            let derived = key.starts_with("queue_wait_ns_");
+            if value.is_number() && !derived {
+                assert!(
+                    listed.contains(&key.as_str()),
+                    "`WorkerStats::{key}` is not exported"
+                );
+            }
+        }
+        assert_eq!(
+            WorkerStats::default().counter_values().count(),
+            WorkerStats::COUNTERS.len()
+        );
+        for (name, doc) in WorkerStats::COUNTERS {
+            assert!(!doc.trim().is_empty(), "`{name}` has no description");
+        }
     }
 }
