@@ -66,10 +66,11 @@ fn report(info: &PanicHookInfo<'_>) -> bool {
     };
     let location = info.location().map(ToString::to_string);
     tracing::error!(
+        target: "loka::panic",
         actor = %current.id,
         name = name.as_deref(),
         actor_type = current.actor_type,
-        message,
+        panic = message,
         location = location.as_deref(),
         "actor panicked"
     );
