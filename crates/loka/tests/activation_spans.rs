@@ -80,10 +80,21 @@ fn activations_of_a_named_actor_run_in_spans_with_its_fields() {
             EngineKind::ActorCentric => MESSAGES + 1,
             _ => MESSAGES,
         };
-        assert_eq!(messages, expected, "{engine}: messages over {} spans", spans.len());
+        assert_eq!(
+            messages,
+            expected,
+            "{engine}: messages over {} spans",
+            spans.len()
+        );
         let spans = of(unnamed.id());
-        assert!(!spans.is_empty(), "{engine}: no activation span of the unnamed actor");
-        assert!(spans.iter().all(|s| !s.fields.contains_key("name")), "{spans:?}");
+        assert!(
+            !spans.is_empty(),
+            "{engine}: no activation span of the unnamed actor"
+        );
+        assert!(
+            spans.iter().all(|s| !s.fields.contains_key("name")),
+            "{spans:?}"
+        );
         drop(store);
         drop((named, unnamed));
         system.shutdown();

@@ -75,8 +75,16 @@ fn tracing_reports_a_supervised_panic_as_one_event_and_the_hook_gets_the_rest() 
     assert!(f["actor"].starts_with('<'), "{f:?}");
     assert!(f["actor_type"].ends_with("panic_report::Fragile"), "{f:?}");
     assert!(f["location"].contains("panic_report.rs"), "{f:?}");
-    assert_eq!(f.get("panic").map(String::as_str), Some("asked to panic"), "{f:?}");
-    assert_eq!(HOOK_CALLS.load(SeqCst), 0, "the previous hook saw the actor's panic");
+    assert_eq!(
+        f.get("panic").map(String::as_str),
+        Some("asked to panic"),
+        "{f:?}"
+    );
+    assert_eq!(
+        HOOK_CALLS.load(SeqCst),
+        0,
+        "the previous hook saw the actor's panic"
+    );
 
     // A panic outside any activation goes to the hook it replaced, and is no event.
     let _ = std::thread::spawn(|| panic!("not an actor")).join();
@@ -95,7 +103,9 @@ fn a_bad_panic_report_is_a_typed_error_naming_the_key_and_the_values() {
     let text = err.to_string();
     assert!(matches!(err, ConfigError::Toml { .. }), "{err:?}");
     assert!(
-        text.contains("panic_report") && text.contains("`stderr`") && text.contains("hook, tracing"),
+        text.contains("panic_report")
+            && text.contains("`stderr`")
+            && text.contains("hook, tracing"),
         "{text}"
     );
     let mut config = Config::default();
@@ -103,7 +113,13 @@ fn a_bad_panic_report_is_a_typed_error_naming_the_key_and_the_values() {
         .apply_vars(|k| (k == "LOKA_PANIC_REPORT").then(|| "stderr".to_owned()))
         .unwrap_err();
     assert!(
-        matches!(err, ConfigError::Invalid { key: "panic_report", .. }),
+        matches!(
+            err,
+            ConfigError::Invalid {
+                key: "panic_report",
+                ..
+            }
+        ),
         "{err:?}"
     );
     let text = err.to_string();

@@ -40,7 +40,9 @@ pub struct Capture {
 impl Capture {
     /// The store, locked (a test that failed holding it does not take the workers down too).
     pub fn store(&self) -> std::sync::MutexGuard<'_, Store> {
-        self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
