@@ -71,22 +71,23 @@ endif
 fmt:
 	$(CARGO) fmt --all -- --check
 
-# The `tokio` and `metrics` features of loka (docs/futures.md, docs/observability.md) are off
-# in the workspace runs: one more clippy run with both on (their code, the `prometheus` example
-# and their test files), and their test files in `unit`.
+# The `tokio`, `metrics` and `trace-activations` features of loka (docs/futures.md,
+# docs/observability.md) are off in the workspace runs: one more clippy run with them on (their
+# code, the `prometheus` example and their test files), and their test files in `unit`.
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p loka --all-targets --features tokio,metrics -- -D warnings
+	$(CARGO) clippy -p loka --all-targets --features tokio,metrics,trace-activations -- -D warnings
 
 # `cargo test --workspace` includes crates/loka/tests/doc_paths.rs: every repository path the docs
 # and the code comments cite exists, and docs/decisions/README.md indexes every decision file.
 # `--workspace --features loka/...` resolves dependency features as the run before it does, so
 # only loka is rebuilt (`-p loka` rebuilt a dozen dependencies). The second run: the test files
-# of the `tokio` and `metrics` features, and the doc example of `MetricsCollector`.
+# of the `tokio`, `metrics` and `trace-activations` features, and the doc example of
+# `MetricsCollector`.
 unit:
 	$(CARGO) test --workspace
-	$(CARGO) test --workspace --features loka/tokio,loka/metrics --test pipe --test metrics_export
-	$(CARGO) test --workspace --features loka/tokio,loka/metrics --doc MetricsCollector
+	$(CARGO) test --workspace --features loka/tokio,loka/metrics,loka/trace-activations --test pipe --test metrics_export --test activation_spans
+	$(CARGO) test --workspace --features loka/tokio,loka/metrics,loka/trace-activations --doc MetricsCollector
 
 # loom model tests of the lock-free protocols (own target dir: different cfg).
 loom:

@@ -32,6 +32,15 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    // Feature `trace-activations`: a subscriber only when `RUST_LOG` asks for one (e.g.
+    // `RUST_LOG=loka::activation=trace`); without it none is installed and the spans are not built.
+    #[cfg(feature = "trace-activations")]
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let result = match cli.command {
         Command::Topo(args) => topo::run(args),
         Command::Bench(command) => bench::run(*command),

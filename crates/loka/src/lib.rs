@@ -45,8 +45,8 @@ pub use actor::{
     SpawnOptions, StopReason, TimerError, TimerHandle, TrySendError,
 };
 pub use config::{
-    Config, ConfigError, EngineKind, IdleStrategy, MessageCentricConfig, QueueKind, SimCompute,
-    SimConfig, StallGuard, UnknownEngine, VictimSelection,
+    Config, ConfigError, EngineKind, IdleStrategy, MessageCentricConfig, PanicReport, QueueKind,
+    SimCompute, SimConfig, StallGuard, UnknownEngine, UnknownPanicReport, VictimSelection,
 };
 pub use exec_policy::{Characteristics, ExecMode, ExecPolicy};
 pub use loka_topology as topology;

@@ -19,6 +19,7 @@
 //! place_level = "package"    # places policies: a place per package, l3 or numa node
 //! exec = "all-task"          # execution policies: all-task | all-thread | auto
 //! failure_window = 1000      # actor failures System::failures keeps (the most recent)
+//! panic_report = "hook"      # or "tracing": an actor's panic as one tracing::error! event
 //! [idle]
 //! spin_us = 50         # spin (stealing) this long before yielding
 //! yield_us = 50        # then yield (stealing) this long before parking
@@ -34,11 +35,13 @@
 //! ```
 
 mod message_centric;
+mod panic_report;
 mod stall;
 
 use crate::policy::placement::PlacementStrategy;
 use crate::policy::PolicyKind;
 pub use message_centric::{MessageCentricConfig, QueueKind, VictimSelection};
+pub use panic_report::{PanicReport, UnknownPanicReport};
 use serde::{Deserialize, Serialize};
 pub use stall::StallGuard;
 use std::path::{Path, PathBuf};
@@ -197,6 +200,9 @@ pub struct Config {
     /// 1,000, a few hundred KiB). Older ones are dropped, so a program whose actors keep
     /// failing runs in bounded memory; `stats().panics` still counts every failure. 0 keeps none.
     pub failure_window: usize,
+    /// Where a panic in an actor's code is reported: the process's panic hook (default) or a
+    /// `tracing` event (docs/observability.md).
+    pub panic_report: PanicReport,
     /// The simulation engine's settings.
     pub sim: SimConfig,
     /// The message-centric engine's settings.
@@ -261,6 +267,7 @@ impl Default for Config {
             place_level: loka_topology::PlaceLevel::default(),
             exec: crate::exec_policy::ExecMode::default(),
             failure_window: 1_000,
+            panic_report: PanicReport::Hook,
             sim: SimConfig::default(),
             message_centric: MessageCentricConfig::default(),
         }
@@ -289,7 +296,8 @@ impl Config {
     }
 
     /// Applies `LOKA_WORKERS`, `LOKA_THROUGHPUT`, `LOKA_POLICY`, `LOKA_ENGINE`, `LOKA_TOPOLOGY`, `LOKA_LIFO_SLOT`, `LOKA_PIN`,
-    /// `LOKA_SEED`, `LOKA_IDLE_SPIN_US`, `LOKA_IDLE_YIELD_US` from the process environment.
+    /// `LOKA_SEED`, `LOKA_IDLE_SPIN_US`, `LOKA_IDLE_YIELD_US`, `LOKA_PANIC_REPORT` (and the
+    /// other `LOKA_*` variables of docs/configuration.md) from the process environment.
     pub fn apply_env(&mut self) -> Result<(), ConfigError> {
         self.apply_vars(|name| std::env::var(name).ok())
     }
@@ -344,6 +352,7 @@ impl Config {
         env_field!("LOKA_SEED", "seed", seed);
         env_field!("LOKA_PLACE_LEVEL", "place_level", place_level);
         env_field!("LOKA_EXEC", "exec", exec);
+        env_field!("LOKA_PANIC_REPORT", "panic_report", panic_report);
         env_field!("LOKA_IDLE_SPIN_US", "idle.spin_us", idle.spin_us);
         env_field!("LOKA_IDLE_YIELD_US", "idle.yield_us", idle.yield_us);
         env_field!("LOKA_STALL_GUARD", "stall.guard", stall.guard);

@@ -35,6 +35,7 @@ pub(crate) mod location;
 mod loom_tests;
 pub(crate) mod names;
 pub(crate) mod options;
+pub(crate) mod panic_report;
 pub(crate) mod registry;
 pub(crate) mod restart;
 pub(crate) mod stop_reason;
@@ -165,6 +166,12 @@ impl Shared {
 
     pub(crate) fn name_of(&self, id: ActorId) -> Option<Arc<str>> {
         self.names.lock().get(&id).cloned()
+    }
+
+    /// [`name_of`](Self::name_of) without waiting: `None` while the table is locked (a panic
+    /// report, which may run where this thread holds the lock, must not wait for it).
+    pub(crate) fn try_name_of(&self, id: ActorId) -> Option<Arc<str>> {
+        self.names.try_lock()?.get(&id).cloned()
     }
 
     /// Queues a child's failure for its parent's `child_failed` hook; `false` if the parent has
@@ -343,6 +350,9 @@ pub(crate) struct Runtime {
     pub(crate) shared: Arc<Shared>,
     /// Messages one activation may handle (copied here: read once per activation).
     throughput: usize,
+    /// `panic_report = "tracing"`: activations announce themselves to the panic hook
+    /// (`panic_report.rs`). Beside `throughput`, read in the same line once per activation.
+    panic_events: bool,
     /// The engine wants to hear when a plain thread waits for a reply.
     wait_notice: bool,
     /// The engine runs execution policies other than `task` (dedicated threads, inline runs).
@@ -356,6 +366,7 @@ impl Runtime {
         let Boundary { core, delivery } = boundary;
         Runtime {
             throughput: shared.config.throughput,
+            panic_events: shared.config.panic_report == crate::config::PanicReport::Tracing,
             wait_notice: core.wants_wait_notice(),
             exec_policies: shared.config.engine.runs_exec_policies(),
             virtual_time: core.virtual_now_ns().is_some(),
@@ -413,6 +424,12 @@ impl Runtime {
     #[inline]
     pub(crate) fn throughput(&self) -> usize {
         self.throughput
+    }
+
+    /// Whether this system's panics in actor code are reported as `tracing` events.
+    #[inline]
+    pub(crate) fn panic_events(&self) -> bool {
+        self.panic_events
     }
 
     /// Whether actors get direct mailboxes: the engine queues letters (message-centric).

@@ -27,7 +27,7 @@ pub use signal::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};
 pub use snapshot::{RegisteredActor, Snapshot};
 
 use crate::actor::{Actor, ActorFailure, ActorRef, SpawnError, SpawnOptions};
-use crate::config::{Config, ConfigError, EngineKind, IdleStrategy, StallGuard};
+use crate::config::{Config, ConfigError, EngineKind, IdleStrategy, PanicReport, StallGuard};
 use crate::engine::dispatch::Engine;
 use crate::machine::Machine;
 use crate::policy::PolicyKind;
@@ -80,6 +80,9 @@ impl System {
         config.validate("the configuration")?;
         if let Some(reason) = reason {
             tracing::info!(%requested, %chosen, reason, "scheduler policy chosen");
+        }
+        if config.panic_report == PanicReport::Tracing {
+            crate::runtime::panic_report::install_hook();
         }
         let mut shared = Shared::new(config, machine, reason);
         extras.apply(&mut shared);
@@ -423,6 +426,12 @@ impl SystemBuilder {
     /// The RNG seed of the workers.
     pub fn seed(mut self, seed: u64) -> Self {
         self.config.seed = seed;
+        self
+    }
+
+    /// Where a panic in an actor's code is reported (see [`PanicReport`]; docs/observability.md).
+    pub fn panic_report(mut self, report: PanicReport) -> Self {
+        self.config.panic_report = report;
         self
     }
 

@@ -38,6 +38,13 @@ impl<B: Behavior> ActorCell<B> {
     /// One activation: up to the throughput budget of envelopes. `HOLD`: an emptied mailbox
     /// answers `Drained` (the engine holds the actor) instead of going idle.
     fn activate<const HOLD: bool>(&self, exec: &Exec) -> RunOutcome {
+        // The activation's span (feature `trace-activations`; not compiled without it) and, under
+        // `panic_report = "tracing"`, its announcement to the panic hook: both end with it.
+        #[cfg(feature = "trace-activations")]
+        let span = self.activation_span(exec);
+        #[cfg(feature = "trace-activations")]
+        let _entered = span.enter();
+        let _report = self.panic_scope();
         // SAFETY: we hold the schedule, so we are the only activation (mailbox protocol).
         let inner = unsafe { &mut *self.inner.get() };
         let outer = exec.enter(self.id());
@@ -71,6 +78,8 @@ impl<B: Behavior> ActorCell<B> {
             },
         };
         exec.counters().messages.bump(processed as u64);
+        #[cfg(feature = "trace-activations")]
+        span.record("messages", processed);
         if outcome == RunOutcome::Stopped
             && !self.stop_or_suspend(inner, &mut ctx, failure, processed, Some(exec))
         {

@@ -194,15 +194,28 @@ impl<B: Behavior> ActorCell<B> {
         exec: &Exec,
         rest: &dyn Rest,
     ) -> Delivered {
+        // As an activation's (`activation.rs`): the run's span and its announcement to the
+        // panic hook, for the run or for the one letter `receive` takes.
+        #[cfg(feature = "trace-activations")]
+        let span = self.activation_span(exec);
+        #[cfg(feature = "trace-activations")]
+        let _entered = span.enter();
+        let _report = self.panic_scope();
         // SAFETY: the engine hands this actor's letters to one worker at a time, in order (its
         // queue is processed by one worker at a time), so we are the only activation.
         let inner = unsafe { &mut *self.inner.get() };
         if !matches!(inner.life, Life::Ready(_)) || !self.is_started() {
-            return Self::one(self.receive(first, exec));
+            let delivered = Self::one(self.receive(first, exec));
+            #[cfg(feature = "trace-activations")]
+            span.record("messages", delivered.messages);
+            return delivered;
         }
         let mut ctx = B::context(CellContext::new(self, Some(exec)));
         if B::inner(&mut ctx).is_stopping() {
-            return Self::one(self.receive(first, exec));
+            let delivered = Self::one(self.receive(first, exec));
+            #[cfg(feature = "trace-activations")]
+            span.record("messages", delivered.messages);
+            return delivered;
         }
         let task = self.task();
         let bound = self.bound.as_deref();
@@ -244,6 +257,8 @@ impl<B: Behavior> ActorCell<B> {
             // one by one.
             let _ = self.stop_or_suspend(inner, &mut ctx, failure, 1, Some(exec));
         }
+        #[cfg(feature = "trace-activations")]
+        span.record("messages", messages);
         Delivered {
             messages,
             // At most `throughput` (saturating: a budget past `u32::MAX` is only counted short).

@@ -14,6 +14,7 @@ mod direct;
 mod extras;
 mod failure;
 mod info;
+mod observe;
 mod pipes;
 mod shutdown;
 mod supervised;
