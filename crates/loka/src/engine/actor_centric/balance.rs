@@ -3,7 +3,6 @@
 //! round (one at a time), and workers then *pull* actors along the migration paths assigned to
 //! them. The arithmetic is pure code in [`crate::policy::balance`].
 
-use super::queues::pop;
 use super::worker::Worker;
 use super::Engine;
 use crate::engine::balance_round;
@@ -74,7 +73,11 @@ impl Engine {
             let members = layout.workers_of_node(from);
             members
                 .iter()
-                .find_map(|&w| pop(&self.workers[w].queues.foreign[my_node]))
+                .find_map(|&w| {
+                    self.workers[w]
+                        .queues
+                        .pop_foreign_of(my_node, &self.foreign_waiting)
+                })
                 .or_else(|| {
                     self.longest_of(members)
                         .and_then(|w| self.workers[w].queues.steal())

@@ -84,6 +84,8 @@ pub(crate) struct Engine {
     tickets: [CachePadded<AtomicUsize>; 2],
     /// `places:a`: one shared queue per place (empty under every other policy).
     place_queues: Box<[crossbeam_deque::Injector<TaskRef>]>,
+    /// `hierarchical`: actors waiting in foreign queues, per home node.
+    foreign_waiting: queues::ForeignWaiting,
     /// `places`: spawns given a place so far (the round robin over places and inside them).
     place_tickets: CachePadded<AtomicUsize>,
     threads: Mutex<Vec<JoinHandle<()>>>,
@@ -137,6 +139,7 @@ impl Engine {
             place_queues: (0..shared.machine.layout.place_count())
                 .map(|_| crossbeam_deque::Injector::new())
                 .collect(),
+            foreign_waiting: queues::ForeignWaiting::new(nodes),
             place_tickets: CachePadded::new(AtomicUsize::new(0)),
             threads: Mutex::new(Vec::new()),
             // One worker: nowhere else to run a hostage (docs/stalls.md).

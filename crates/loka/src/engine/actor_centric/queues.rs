@@ -14,7 +14,37 @@
 //!   (`hierarchical`), where thieves of that node look first to bring them home.
 
 use crate::runtime::TaskRef;
+use crate::sync::AtomicUsize;
 use crossbeam_deque::{Injector, Steal, Stealer};
+use std::sync::atomic::Ordering::Relaxed;
+
+/// How many actors wait in foreign queues, per home node, over every worker (`hierarchical`):
+/// a thief skips the foreign queues of a node nobody waits for instead of looking at each
+/// (`choices::steal_once`). On a machine of many nodes a thief's plan has a foreign queue per
+/// (worker, node) pair (4,262 steps on the 192-PU UV 2000 preset), and looking at each of them
+/// on every idle pass kept idle workers from the work that was queued
+/// (docs/results/validation/second-run.md).
+///
+/// An upper bound of the actors queued, never below it for a thread that has seen one queued:
+/// the count goes up before the push and down after a pop took an actor. The push is a release
+/// in the queue, so a thread that has seen the actor queued (an acquire in the queue) also sees
+/// the count it came with; Relaxed is enough. A lower count than that would let a thief skip an
+/// actor it then finds in the parking re-check (`Engine::has_visible_work`, which looks at every
+/// queue) again and again; a higher one only costs the looks this count saves.
+pub(crate) struct ForeignWaiting(Box<[AtomicUsize]>);
+
+impl ForeignWaiting {
+    /// Counts for a machine of `nodes` NUMA nodes, all zero.
+    pub(crate) fn new(nodes: usize) -> Self {
+        ForeignWaiting((0..nodes).map(|_| AtomicUsize::new(0)).collect())
+    }
+
+    /// Whether an actor whose home is `node` may wait in some worker's foreign queue.
+    #[inline]
+    pub(crate) fn any(&self, node: usize) -> bool {
+        self.0[node].load(Relaxed) != 0
+    }
+}
 
 /// The queues of one worker that other threads push to or steal from.
 pub(crate) struct WorkerQueues {
@@ -22,7 +52,9 @@ pub(crate) struct WorkerQueues {
     pub(crate) yielded: Injector<TaskRef>,
     pub(crate) urgent: Injector<TaskRef>,
     pub(crate) pinned: Injector<TaskRef>,
-    pub(crate) foreign: Box<[Injector<TaskRef>]>,
+    /// One per home node; only through [`Self::push_foreign`] and the pops below, which keep
+    /// [`ForeignWaiting`] right.
+    foreign: Box<[Injector<TaskRef>]>,
     pub(crate) stealer: Stealer<TaskRef>,
 }
 
@@ -67,9 +99,27 @@ impl WorkerQueues {
             .or_else(|| steal_one(|| self.stealer.steal()))
     }
 
+    /// Queues `task`, whose home is `node`, in the foreign queue for that node.
+    pub(crate) fn push_foreign(&self, node: usize, task: TaskRef, waiting: &ForeignWaiting) {
+        // Counted before it can be seen (see `ForeignWaiting`).
+        waiting.0[node].fetch_add(1, Relaxed);
+        self.foreign[node].push(task);
+    }
+
+    /// An actor of home node `node` from the foreign queue for it (a thief bringing it home).
+    pub(crate) fn pop_foreign_of(&self, node: usize, waiting: &ForeignWaiting) -> Option<TaskRef> {
+        let task = pop(&self.foreign[node])?;
+        waiting.0[node].fetch_sub(1, Relaxed);
+        Some(task)
+    }
+
     /// Any of the foreign queues, for the owner.
-    pub(crate) fn pop_foreign(&self) -> Option<TaskRef> {
-        self.foreign.iter().find_map(pop_rare)
+    pub(crate) fn pop_foreign(&self, waiting: &ForeignWaiting) -> Option<TaskRef> {
+        self.foreign.iter().enumerate().find_map(|(node, q)| {
+            let task = pop_rare(q)?;
+            waiting.0[node].fetch_sub(1, Relaxed);
+            Some(task)
+        })
     }
 
     /// Drops every queued pointer without touching the actors (shutdown: the runtime stops the

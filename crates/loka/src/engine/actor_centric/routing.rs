@@ -106,7 +106,9 @@ impl Engine {
             Route::Head(w) => self.push_to(w, task, |q| &q.urgent),
             Route::Pinned(w) => self.push_to(w, task, |q| &q.pinned),
             Route::Foreign { worker, home_node } => {
-                self.push_to(worker, task, |q| &q.foreign[home_node])
+                let queues = &self.workers[worker].queues;
+                queues.push_foreign(home_node, task, &self.foreign_waiting);
+                self.notify(Some(worker));
             }
             Route::Place(p) => {
                 self.place_queues[p].push(task);

@@ -58,7 +58,7 @@ impl Worker {
                 .or_else(|| pop_rare(&own.yielded))
                 .or_else(|| pop(&own.urgent))
                 .or_else(|| pop(&own.pinned))
-                .or_else(|| own.pop_foreign())
+                .or_else(|| own.pop_foreign(&engine.foreign_waiting))
             {
                 return self.found_while_idle(task, full);
             }
@@ -216,7 +216,10 @@ impl choices::Thief for Thief<'_> {
         match from {
             StealFrom::Worker(victim) => engine.workers[victim].queues.steal().map(|t| (t, victim)),
             StealFrom::Foreign { victim, node } => {
-                pop(&engine.workers[victim].queues.foreign[node]).map(|t| (t, victim))
+                let queues = &engine.workers[victim].queues;
+                queues
+                    .pop_foreign_of(node, &engine.foreign_waiting)
+                    .map(|t| (t, victim))
             }
             StealFrom::LongestOf(workers) => {
                 let victim = engine.longest_of(workers)?;
@@ -230,5 +233,10 @@ impl choices::Thief for Thief<'_> {
                 ))
             }
         }
+    }
+
+    #[inline]
+    fn foreign_waiting(&mut self, node: usize) -> bool {
+        self.0.engine().foreign_waiting.any(node)
     }
 }

@@ -565,7 +565,7 @@ impl Worker {
             .or_else(|| pop(&queues.inbox))
             .or_else(|| self.yielded_turn(queues))
             .or_else(|| match self.routing {
-                Routing::Hierarchical { .. } => queues.pop_foreign(),
+                Routing::Hierarchical { .. } => queues.pop_foreign(&self.engine.foreign_waiting),
                 Routing::Places(mode) if mode.shared_queues() => self.pop_own_place(),
                 _ => None,
             })

@@ -216,6 +216,7 @@ impl Engine {
                 engine: self,
                 st,
                 w,
+                waiting: None,
             },
         );
         st.workers[w].victims = victims;
@@ -515,6 +516,9 @@ struct VirtualThief<'a> {
     engine: &'a Engine,
     st: &'a mut State,
     w: usize,
+    /// Per home node, whether an actor of it waits in some foreign queue, read once a pass (the
+    /// real engine's `ForeignWaiting` counts).
+    waiting: Option<Vec<bool>>,
 }
 
 impl choices::Thief for VirtualThief<'_> {
@@ -544,5 +548,25 @@ impl choices::Thief for VirtualThief<'_> {
         };
         self.engine.charge_steal(st, self.w, victim);
         task.map(|t| (t, victim))
+    }
+
+    fn foreign_waiting(&mut self, node: usize) -> bool {
+        if self.waiting.is_none() {
+            let st = &mut *self.st;
+            let nodes = self.engine.shared.machine.layout.node_count();
+            let waiting = (0..nodes)
+                .map(|n| st.workers.iter().any(|w| !w.foreign[n].is_empty()))
+                .collect();
+            // The counts are one word per node, side by side: each of their lines read as a
+            // look at a queue of the farthest worker (whoever counted last may sit there).
+            let lines = (nodes * std::mem::size_of::<usize>()).div_ceil(64);
+            let layout = &self.engine.shared.machine.layout;
+            let farthest = layout.dist(self.w).last().copied().unwrap_or(self.w);
+            for _ in 0..lines {
+                self.engine.charge_steal(st, self.w, farthest);
+            }
+            self.waiting = Some(waiting);
+        }
+        self.waiting.as_ref().is_some_and(|w| w[node])
     }
 }
