@@ -46,17 +46,18 @@ impl fmt::Display for PanicReport {
 
 /// An unknown `panic_report` value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown panic_report `{0}` (known: hook, tracing)")]
+#[error("unknown panic_report `{0}` (known: {known})", known = PanicReport::ALL.map(PanicReport::name).join(", "))]
 pub struct UnknownPanicReport(pub String);
 
 impl FromStr for PanicReport {
     type Err = UnknownPanicReport;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim() {
-            "hook" => Ok(PanicReport::Hook),
-            "tracing" => Ok(PanicReport::Tracing),
-            other => Err(UnknownPanicReport(other.to_owned())),
-        }
+        // The names are `name()`'s, so parsing and printing cannot drift apart.
+        let s = s.trim();
+        PanicReport::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| UnknownPanicReport(s.to_owned()))
     }
 }
 
