@@ -261,6 +261,52 @@ fn send_async_resumes_when_room_appears() {
     }
 }
 
+/// Capacity 64: the actor gives places back 8 at a time while it runs (docs/bounded-mailboxes.md)
+/// and the rest when it runs out of messages, so a bound never stays short of what it was.
+#[test]
+fn batched_places_all_come_back_when_the_actor_runs_out_of_messages() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, items) = probe(&system, SpawnOptions::new().capacity(64));
+        for n in 0..5 {
+            actor.send(Msg::Item(n)).unwrap();
+        }
+        system.run_until_idle();
+        assert_eq!(seen(&items).len(), 5, "{label}");
+        assert_eq!(
+            actor.mailbox_len(),
+            0,
+            "{label}: 5 places taken, not given back"
+        );
+        // Full again, exactly at the capacity: 64 places, then a waiting sender that the
+        // batches' releases wake.
+        let release = hold(&system, &actor, false);
+        assert!(
+            actor.mailbox_len() <= 1,
+            "{label}: the held message, at most"
+        );
+        release.send(()).unwrap();
+        system.run_until_idle();
+        assert_eq!(actor.mailbox_len(), 0, "{label}");
+        let release = hold(&system, &actor, false);
+        let mut sent = 0;
+        while actor.try_send(Msg::Item(100 + sent)).is_ok() {
+            sent += 1;
+        }
+        assert!((63..=64).contains(&sent), "{label}: {sent} places");
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| block_on(actor.send_async(Msg::Item(999))));
+            std::thread::sleep(Duration::from_millis(20));
+            release.send(()).unwrap();
+            assert!(waiter.join().unwrap().is_ok(), "{label}");
+        });
+        system.run_until_idle();
+        assert_eq!(seen(&items).len(), 5 + sent as usize + 1, "{label}");
+        assert_eq!(actor.mailbox_len(), 0, "{label}");
+        assert_eq!(system.stats().dead_letters, 0, "{label}");
+    }
+}
+
 #[test]
 fn send_async_fails_with_the_message_when_the_actor_stops() {
     for (label, config) in configurations() {

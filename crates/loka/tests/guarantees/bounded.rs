@@ -11,7 +11,10 @@ use loka::{Actor, ActorRef, Context, Overflow, SpawnOptions, TrySendError};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
+/// Released one place at a time (under 16: docs/bounded-mailboxes.md, `mailbox_len`).
 const CAPACITY: usize = 8;
+/// Released in batches of 4 places while the receiver runs: every other configuration.
+const BATCHED_CAPACITY: usize = 32;
 const THREADS: usize = 3;
 const ACTORS: usize = 3;
 const EACH: u64 = 3_000;
@@ -113,7 +116,9 @@ fn expected_checksum(senders: usize) -> u64 {
 fn bounded_fifo_no_loss_no_duplicate_no_concurrent_handler_with_waiting_senders() {
     let senders = THREADS + ACTORS;
     let expected = expected_checksum(senders);
-    for (label, config) in configurations() {
+    for (i, (label, config)) in configurations().into_iter().enumerate() {
+        let capacity = [CAPACITY, BATCHED_CAPACITY][i % 2];
+        let label = format!("{label} capacity={capacity}");
         let system = system(&config);
         let seen = Arc::new(Seen::default());
         let receiver = system.spawn_with(
@@ -122,7 +127,7 @@ fn bounded_fifo_no_loss_no_duplicate_no_concurrent_handler_with_waiting_senders(
                 next: vec![0; senders],
                 gaps: false,
             },
-            SpawnOptions::new().capacity(CAPACITY),
+            SpawnOptions::new().capacity(capacity),
         );
         let over_capacity = AtomicUsize::new(0);
         for index in THREADS..senders {
@@ -140,7 +145,7 @@ fn bounded_fifo_no_loss_no_duplicate_no_concurrent_handler_with_waiting_senders(
                     for seq in 0..EACH {
                         block_on(to.send_async(Item { sender, seq })).unwrap();
                         // Exact for a bounded mailbox: never above the capacity.
-                        if to.mailbox_len() > CAPACITY {
+                        if to.mailbox_len() > capacity {
                             over_capacity.fetch_add(1, SeqCst);
                         }
                     }

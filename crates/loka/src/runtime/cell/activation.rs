@@ -72,6 +72,9 @@ impl<B: Behavior> ActorCell<B> {
             })) {
                 Ok(outcome) => outcome,
                 Err(panic) => {
+                    // The loop's places taken before the panic (it gives them back on every
+                    // other way out).
+                    release_taken(self.bound.as_deref());
                     failure = Some(panic_message(panic));
                     RunOutcome::Stopped
                 }
@@ -106,9 +109,11 @@ impl<B: Behavior> ActorCell<B> {
         let bound = self.bound.as_deref();
         loop {
             if B::inner(ctx).is_stopping() {
+                release_taken(bound);
                 return RunOutcome::Stopped;
             }
             if *processed == budget {
+                release_taken(bound);
                 return RunOutcome::Requeue;
             }
             // SAFETY: we hold the schedule: single consumer.
@@ -121,7 +126,7 @@ impl<B: Behavior> ActorCell<B> {
                     *processed += 1;
                     match slot.read() {
                         Envelope::Msg(msg) => {
-                            self.handle_message(inner, ctx, msg, bound);
+                            self.handle_message::<true>(inner, ctx, msg, bound);
                             None
                         }
                         signal => Some(signal),
@@ -132,20 +137,31 @@ impl<B: Behavior> ActorCell<B> {
                 Pop::Item(None) => {}
                 Pop::Item(Some(signal)) => self.handle_signal(inner, ctx, signal),
                 // A sender is writing the next slot: stay scheduled, come back soon.
-                Pop::NotReady => return RunOutcome::Waiting,
+                Pop::NotReady => {
+                    release_taken(bound);
+                    return RunOutcome::Waiting;
+                }
                 // A message claimed since the pop (a plain load): go on, as a failed `try_idle`
                 // does, rather than end the activation for a hold that would end at once.
                 // SAFETY: as above.
                 Pop::Empty if HOLD => match unsafe { self.mailbox.has_claims() } {
                     true => continue,
-                    false => return RunOutcome::Drained,
+                    false => {
+                        release_taken(bound);
+                        return RunOutcome::Drained;
+                    }
                 },
-                // SAFETY: as above.
-                Pop::Empty => match unsafe { self.mailbox.try_idle() } {
-                    true => return RunOutcome::Idle,
-                    // A send raced in; it did not schedule us, so we go on.
-                    false => continue,
-                },
+                Pop::Empty => {
+                    // Before the actor can go idle: once idle, a sender may schedule it on
+                    // another worker, whose activation then owns the batch's count.
+                    release_taken(bound);
+                    // SAFETY: as above.
+                    match unsafe { self.mailbox.try_idle() } {
+                        true => return RunOutcome::Idle,
+                        // A send raced in; it did not schedule us, so we go on.
+                        false => continue,
+                    }
+                }
             }
         }
     }
@@ -154,8 +170,10 @@ impl<B: Behavior> ActorCell<B> {
     /// it. Always inlined: it is the body of the activation loop (out of line it cost fib ~2%
     /// more instructions, callgrind).
     /// `bound` is `self.bound`, read by the caller once per activation.
+    /// `BATCH`: a bounded actor's place is given back with its batch (`bound.rs`): only the run
+    /// loops, which give the batch back before they end, pass `true`.
     #[inline(always)]
-    fn handle_message(
+    fn handle_message<const BATCH: bool>(
         &self,
         inner: &mut Inner<B>,
         ctx: &mut B::Ctx,
@@ -172,7 +190,7 @@ impl<B: Behavior> ActorCell<B> {
         // inlined worse (callgrind, unbounded counting: 6, 5 and 11 instructions more per
         // message than this).
         if let Some(bound) = bound {
-            if self.discards(bound) {
+            if self.discards::<BATCH>(bound) {
                 return;
             }
         }
@@ -184,8 +202,9 @@ impl<B: Behavior> ActorCell<B> {
     /// [`Self::handle_message`] does, anything else as [`Self::handle_signal`]. Always inlined:
     /// it is the body of that engine's run loop (out of line, its call and the envelope's
     /// passing cost static send 17 instructions a message, callgrind).
+    /// `BATCH` as for [`Self::handle_message`].
     #[inline(always)]
-    pub(super) fn handle(
+    pub(super) fn handle<const BATCH: bool>(
         &self,
         inner: &mut Inner<B>,
         ctx: &mut B::Ctx,
@@ -193,7 +212,7 @@ impl<B: Behavior> ActorCell<B> {
         bound: Option<&bound::Bound>,
     ) {
         match envelope {
-            Envelope::Msg(msg) => self.handle_message(inner, ctx, msg, bound),
+            Envelope::Msg(msg) => self.handle_message::<BATCH>(inner, ctx, msg, bound),
             signal => self.handle_signal(inner, ctx, signal),
         }
     }
@@ -226,9 +245,14 @@ impl<B: Behavior> ActorCell<B> {
     /// A bounded actor took a user message out of its mailbox: frees its place, and says
     /// whether to discard the message instead of handling it (a `DropOldest` send doomed it;
     /// counted as an overflow drop). Out of line: unbounded actors never call it.
+    /// `BATCH` as for [`Self::handle_message`].
     #[inline(never)]
-    fn discards(&self, bound: &bound::Bound) -> bool {
-        if bound.take() == bound::Taken::Handle {
+    fn discards<const BATCH: bool>(&self, bound: &bound::Bound) -> bool {
+        let taken = match BATCH {
+            true => bound.take_batched(),
+            false => bound.take(),
+        };
+        if taken == bound::Taken::Handle {
             return false;
         }
         self.runtime.shared.note_overflow_dropped(
@@ -252,5 +276,14 @@ impl<B: Behavior> ActorCell<B> {
             // SAFETY: we hold the schedule (the only callers are activations).
             unsafe { self.handles.can_stop(&self.mailbox) }
         }
+    }
+}
+
+/// A bounded actor's run loop gives back the places of the messages it took
+/// ([`bound::Bound::release_taken`]); for an unbounded one, a test of a register.
+#[inline(always)]
+fn release_taken(bound: Option<&bound::Bound>) {
+    if let Some(bound) = bound {
+        bound.release_taken();
     }
 }

@@ -232,7 +232,7 @@ impl<B: Behavior> ActorCell<B> {
             loop {
                 messages += u32::from(matches!(envelope, Envelope::Msg(_)));
                 taken += 1;
-                self.handle(inner, &mut ctx, envelope, bound);
+                self.handle::<true>(inner, &mut ctx, envelope, bound);
                 // A stop, or a supervised child's order (a restart: `supervised/`), ends the run.
                 if taken == budget
                     || B::inner(&mut ctx).is_stopping()
@@ -251,6 +251,10 @@ impl<B: Behavior> ActorCell<B> {
         }))
         .err()
         .map(panic_message);
+        // The run's places taken (bounded actors; `bound.rs`), before anything else can run it.
+        if let Some(bound) = bound {
+            bound.release_taken();
+        }
         if failure.is_some() || B::inner(&mut ctx).is_stopping() {
             // Every envelope of the run was taken (a panicking handler's is lost); a supervised
             // child may be suspended instead (`supervised/`), and then takes the next letters
@@ -310,7 +314,7 @@ impl<B: Behavior> ActorCell<B> {
             // forwarding (~12 cycles, the hottest spot of dynamic send's deliveries).
             failure = catch_unwind(AssertUnwindSafe(|| {
                 let envelope = unhandled.take().expect("not taken yet");
-                self.handle(inner, &mut ctx, envelope, bound)
+                self.handle::<false>(inner, &mut ctx, envelope, bound)
             }))
             .err()
             .map(panic_message);

@@ -234,6 +234,6 @@ impl<B: Behavior> ActorCell<B> {
         envelope: Envelope<B>,
         bound: Option<&bound::Bound>,
     ) {
-        self.handle(inner, ctx, envelope, bound)
+        self.handle::<false>(inner, ctx, envelope, bound)
     }
 }
