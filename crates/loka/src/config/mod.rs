@@ -291,7 +291,7 @@ impl Config {
     pub fn from_toml_str(text: &str, source_name: &str) -> Result<Config, ConfigError> {
         let config: Config = toml::from_str(text).map_err(|e| ConfigError::Toml {
             source_name: source_name.to_owned(),
-            message: e.to_string(),
+            message: toml_message(text, &e),
         })?;
         config.validate(source_name)?;
         Ok(config)
@@ -551,6 +551,31 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// The TOML parser's error on one line: where (line, column and the line's text, which names
+/// the key) and what, e.g. ``line 2, column 16 (`panic_report = "stderr"`): unknown
+/// panic_report `stderr` (known: hook, tracing)``. The parser's own `Display` draws the line and
+/// a caret under it over several lines, which an error printed as one line cannot carry.
+fn toml_message(text: &str, e: &toml::de::Error) -> String {
+    let what = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let Some(span) = e.span() else {
+        return what;
+    };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
+    let source = text.lines().nth(line - 1).unwrap_or("").trim();
+    format!("line {line}, column {column} (`{source}`): {what}")
 }
 
 #[cfg(test)]
