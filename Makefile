@@ -9,8 +9,9 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 LOKA := $(TARGET_DIR)/release/loka
 RESULTS := report/results.jsonl
 # Debian packages the build needs: hwloc (topology), udev link for hwloc's static flags,
-# CAF + cmake for the C++ peer, hyperfine for whole-command timings.
-DEB_PACKAGES := pkg-config libhwloc-dev libudev-dev libcaf-dev cmake g++ hyperfine
+# CAF + cmake for the C++ peer, hyperfine for whole-command timings, tmux for the test that
+# drives `loka top` (crates/loka-cli/tests/top.rs; it is skipped without tmux).
+DEB_PACKAGES := pkg-config libhwloc-dev libudev-dev libcaf-dev cmake g++ hyperfine tmux
 
 .PHONY: all deps build bench peers test fmt clippy unit loom smoke quick-check miri doc clean
 

@@ -50,6 +50,11 @@ pub struct SystemArgs {
     /// What a place is for the `places` policies: package (the default), l3 or numa.
     #[arg(long, value_name = "LEVEL")]
     pub place_level: Option<String>,
+    /// Serve each run's snapshots on this Unix socket, for `loka top --socket PATH` in another
+    /// terminal (docs/observability.md, "Live view"). Runs are one after another, so is the
+    /// socket: it is bound at each run's start and removed at its end.
+    #[arg(long, value_name = "PATH")]
+    pub observe: Option<PathBuf>,
 }
 
 impl SystemArgs {
@@ -100,6 +105,9 @@ impl SystemArgs {
         }
         if let Some(level) = &self.place_level {
             config.place_level = level.parse::<loka::topology::PlaceLevel>()?;
+        }
+        if let Some(path) = &self.observe {
+            config.observe = Some(path.clone());
         }
         config.validate("the command line")?;
         loka::Machine::load(&config)?;

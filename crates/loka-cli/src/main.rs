@@ -7,6 +7,8 @@ mod output;
 mod progress;
 mod report;
 mod sweep;
+#[cfg(unix)]
+mod top;
 mod topo;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +30,9 @@ enum Command {
     Bench(Box<bench::BenchCommand>),
     /// Turn result files (JSON lines) into report/index.md with tables and SVG charts.
     Report(report::ReportArgs),
+    /// Live view of a running system, read from its `observe` socket (or one snapshot as JSON).
+    #[cfg(unix)]
+    Top(top::TopArgs),
 }
 
 fn main() {
@@ -45,6 +50,8 @@ fn main() {
         Command::Topo(args) => topo::run(args),
         Command::Bench(command) => bench::run(*command),
         Command::Report(args) => report::run(&args),
+        #[cfg(unix)]
+        Command::Top(args) => top::run(&args),
     };
     if let Err(err) = result {
         // Errors are printed as a cause chain, never with a backtrace.

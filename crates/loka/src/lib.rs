@@ -58,7 +58,9 @@ pub use runtime::{DeadLetter, DeadLetterReason, DEAD_LETTER_WINDOW};
 pub use system::ActorInfo;
 #[cfg(feature = "metrics")]
 pub use system::{ExportError, MetricsCollector, MetricsExporter};
-pub use system::{RegisteredActor, Snapshot};
+#[cfg(unix)]
+pub use system::{ObserveError, MIN_WATCH_MS, OBSERVE_MAX_CLIENTS};
+pub use system::{RegisteredActor, Snapshot, TopologySnapshot, WorkerPlace};
 pub use system::{ShutdownReport, System, SystemBuilder, UnstoppedActor};
 #[cfg(unix)]
 pub use system::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};

@@ -14,6 +14,7 @@ fn system_args() -> SystemArgs {
         follow: None,
         exec: None,
         place_level: None,
+        observe: None,
     }
 }
 

@@ -20,6 +20,7 @@
 //! exec = "all-task"          # execution policies: all-task | all-thread | auto
 //! failure_window = 1000      # actor failures System::failures keeps (the most recent)
 //! panic_report = "hook"      # or "tracing": an actor's panic as one tracing::error! event
+//! # observe = "/run/app/loka.sock" # serve snapshots on this Unix socket (`loka top`)
 //! [idle]
 //! spin_us = 50         # spin (stealing) this long before yielding
 //! yield_us = 50        # then yield (stealing) this long before parking
@@ -95,6 +96,12 @@ pub enum ConfigError {
         /// Where the pair came from.
         source_name: String,
     },
+    /// The `observe` socket could not be opened (docs/observability.md, "Live view"): its path
+    /// exists, its directory is missing or not writable, or the serving thread did not start.
+    /// Nothing of the system was started.
+    #[cfg(unix)]
+    #[error("{0}")]
+    Observe(crate::system::ObserveError),
     /// A value is out of range or unknown.
     #[error("invalid {key} = `{value}` in {source_name}: {reason}")]
     Invalid {
@@ -203,6 +210,10 @@ pub struct Config {
     /// Where a panic in an actor's code is reported: the process's panic hook (default) or a
     /// `tracing` event (docs/observability.md).
     pub panic_report: PanicReport,
+    /// A Unix socket path the system binds at build time and serves its
+    /// [`Snapshot`](crate::Snapshot)s on, as JSON lines, to `loka top` and other clients
+    /// (docs/observability.md, "Live view"). `None` (the default): no socket, no thread.
+    pub observe: Option<PathBuf>,
     /// The simulation engine's settings.
     pub sim: SimConfig,
     /// The message-centric engine's settings.
@@ -268,6 +279,7 @@ impl Default for Config {
             exec: crate::exec_policy::ExecMode::default(),
             failure_window: 1_000,
             panic_report: PanicReport::Hook,
+            observe: None,
             sim: SimConfig::default(),
             message_centric: MessageCentricConfig::default(),
         }
@@ -279,7 +291,7 @@ impl Config {
     pub fn from_toml_str(text: &str, source_name: &str) -> Result<Config, ConfigError> {
         let config: Config = toml::from_str(text).map_err(|e| ConfigError::Toml {
             source_name: source_name.to_owned(),
-            message: e.to_string(),
+            message: toml_message(text, &e),
         })?;
         config.validate(source_name)?;
         Ok(config)
@@ -296,7 +308,7 @@ impl Config {
     }
 
     /// Applies `LOKA_WORKERS`, `LOKA_THROUGHPUT`, `LOKA_POLICY`, `LOKA_ENGINE`, `LOKA_TOPOLOGY`, `LOKA_LIFO_SLOT`, `LOKA_PIN`,
-    /// `LOKA_SEED`, `LOKA_IDLE_SPIN_US`, `LOKA_IDLE_YIELD_US`, `LOKA_PANIC_REPORT` (and the
+    /// `LOKA_SEED`, `LOKA_IDLE_SPIN_US`, `LOKA_IDLE_YIELD_US`, `LOKA_PANIC_REPORT`, `LOKA_OBSERVE` (and the
     /// other `LOKA_*` variables of docs/configuration.md) from the process environment.
     pub fn apply_env(&mut self) -> Result<(), ConfigError> {
         self.apply_vars(|name| std::env::var(name).ok())
@@ -382,6 +394,10 @@ impl Config {
         if let Some(value) = var("LOKA_MC_QUEUES") {
             next.message_centric.queues =
                 Some(parse("message_centric.queues", "LOKA_MC_QUEUES", &value)?);
+        }
+        if let Some(value) = var("LOKA_OBSERVE") {
+            // Set and empty: no socket (turns off one a file asked for).
+            next.observe = (!value.is_empty()).then(|| PathBuf::from(value));
         }
         if let Some(value) = var("LOKA_TOPOLOGY") {
             next.topology = value;
@@ -515,6 +531,17 @@ impl Config {
                 ));
             }
         }
+        if self
+            .observe
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+        {
+            return Err(invalid(
+                "observe",
+                String::new(),
+                "the socket path is empty (leave `observe` out for no socket)",
+            ));
+        }
         if self.throughput == 0 {
             return Err(invalid(
                 "throughput",
@@ -524,6 +551,31 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// The TOML parser's error on one line: where (line, column and the line's text, which names
+/// the key) and what, e.g. ``line 2, column 16 (`panic_report = "stderr"`): unknown
+/// panic_report `stderr` (known: hook, tracing)``. The parser's own `Display` draws the line and
+/// a caret under it over several lines, which an error printed as one line cannot carry.
+fn toml_message(text: &str, e: &toml::de::Error) -> String {
+    let what = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let Some(span) = e.span() else {
+        return what;
+    };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
+    let source = text.lines().nth(line - 1).unwrap_or("").trim();
+    format!("line {line}, column {column} (`{source}`): {what}")
 }
 
 #[cfg(test)]

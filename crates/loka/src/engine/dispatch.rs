@@ -50,6 +50,16 @@ impl Engine {
         }
     }
 
+    /// Actors queued on each worker now (a thief's view: deque, inbox, yielded), under the
+    /// actor-centric engine; `None` under the others, whose queues are not per worker (message
+    /// centric) or live inside the simulation's driver. One relaxed read per queue.
+    pub(crate) fn queue_lengths(&self) -> Option<Vec<usize>> {
+        match self {
+            Engine::ActorCentric(e) => Some(e.queue_lengths()),
+            _ => None,
+        }
+    }
+
     /// After the actors were terminated at shutdown: drops what is still queued (the
     /// message-centric engine's letters; the other engines queue nothing by then).
     pub(crate) fn discard_queued(&self) {

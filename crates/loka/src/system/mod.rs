@@ -7,11 +7,14 @@
 //! | `signal.rs` | running a service until SIGINT or SIGTERM |
 //! | `snapshot.rs` | every counter as one serializable value |
 //! | `export.rs` | publishing the counters through the `metrics` facade (feature `metrics`) |
+//! | `observe.rs` | serving snapshots on a Unix socket (`observe = "PATH"`, `loka top`) |
 
 #[cfg(feature = "metrics")]
 mod export;
 mod introspect;
 mod names;
+#[cfg(unix)]
+mod observe;
 mod shutdown;
 #[cfg(unix)]
 mod signal;
@@ -21,10 +24,12 @@ mod supervise;
 #[cfg(feature = "metrics")]
 pub use export::{ExportError, MetricsCollector, MetricsExporter};
 pub use introspect::ActorInfo;
+#[cfg(unix)]
+pub use observe::{ObserveError, MAX_CLIENTS as OBSERVE_MAX_CLIENTS, MIN_WATCH_MS};
 pub use shutdown::{ShutdownReport, UnstoppedActor};
 #[cfg(unix)]
 pub use signal::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};
-pub use snapshot::{RegisteredActor, Snapshot};
+pub use snapshot::{RegisteredActor, Snapshot, TopologySnapshot, WorkerPlace};
 
 use crate::actor::{Actor, ActorFailure, ActorRef, SpawnError, SpawnOptions};
 use crate::config::{Config, ConfigError, EngineKind, IdleStrategy, PanicReport, StallGuard};
@@ -48,6 +53,9 @@ pub struct System {
     pub(crate) shared: Arc<Shared>,
     /// The runtime handle kept by actors spawned from plain threads.
     pub(crate) runtime: Arc<Runtime>,
+    /// The `observe` socket's server, when the configuration asked for one.
+    #[cfg(unix)]
+    observer: Option<observe::Server>,
 }
 
 impl System {
@@ -84,14 +92,39 @@ impl System {
         if config.panic_report == PanicReport::Tracing {
             crate::runtime::panic_report::install_hook();
         }
+        // The socket before the engine: a bad path fails the build with nothing started.
+        #[cfg(unix)]
+        let bound = match &config.observe {
+            Some(path) => Some(observe::Bound::bind(path).map_err(ConfigError::Observe)?),
+            None => None,
+        };
         let mut shared = Shared::new(config, machine, reason);
         extras.apply(&mut shared);
         let shared = Arc::new(shared);
         let (engine, runtime) = Engine::start(Arc::clone(&shared))?;
+        #[cfg(unix)]
+        let observer = match bound {
+            Some(bound) => match bound.serve(engine.clone(), Arc::clone(&shared)) {
+                Ok(server) => Some(server),
+                Err(e) => {
+                    // Stop what was started; the system was never handed out.
+                    drop(System {
+                        engine,
+                        shared,
+                        runtime,
+                        observer: None,
+                    });
+                    return Err(ConfigError::Observe(e));
+                }
+            },
+            None => None,
+        };
         Ok(System {
             engine,
             shared,
             runtime,
+            #[cfg(unix)]
+            observer,
         })
     }
 
@@ -268,10 +301,24 @@ impl System {
     /// registered actors' mailboxes; with feature `metrics`, `MetricsCollector`
     /// publishes the same figures through the `metrics` facade (docs/observability.md).
     pub fn stats(&self) -> Stats {
-        Stats {
-            sim: self.engine.sim_stats(),
-            message_centric: self.engine.message_centric_stats(),
-            ..self.shared.stats()
+        stats_of(&self.engine, &self.shared)
+    }
+
+    /// The path of the socket the system serves its snapshots on (`observe`), while it does:
+    /// `None` when none was configured, and once the system has shut down.
+    #[cfg(unix)]
+    pub fn observe_path(&self) -> Option<&Path> {
+        self.observer
+            .as_ref()
+            .filter(|_| !self.shared.lifecycle.is_shutting_down())
+            .map(observe::Server::path)
+    }
+
+    /// Stops serving the `observe` socket and removes its file (part of the shutdown).
+    pub(crate) fn stop_observer(&self) {
+        #[cfg(unix)]
+        if let Some(observer) = &self.observer {
+            observer.stop();
         }
     }
 
@@ -318,6 +365,15 @@ impl System {
     #[cfg(test)]
     pub(crate) fn engine(&self) -> &Engine {
         &self.engine
+    }
+}
+
+/// Every counter of the system `engine` runs on `shared`: [`System::stats`].
+pub(crate) fn stats_of(engine: &Engine, shared: &Shared) -> Stats {
+    Stats {
+        sim: engine.sim_stats(),
+        message_centric: engine.message_centric_stats(),
+        ..shared.stats()
     }
 }
 
@@ -432,6 +488,14 @@ impl SystemBuilder {
     /// Where a panic in an actor's code is reported (see [`PanicReport`]; docs/observability.md).
     pub fn panic_report(mut self, report: PanicReport) -> Self {
         self.config.panic_report = report;
+        self
+    }
+
+    /// Serve snapshots on a Unix socket at `path` (`observe`; docs/observability.md, "Live
+    /// view"): [`build`](Self::build) binds it, and fails with [`ConfigError::Observe`] naming the
+    /// path if something exists there or the socket cannot be created.
+    pub fn observe(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.config.observe = Some(path.into());
         self
     }
 

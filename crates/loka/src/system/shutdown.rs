@@ -101,6 +101,7 @@ impl System {
         } else if !self.on_own_thread() {
             lifecycle.wait_terminated(None);
         }
+        self.stop_observer();
     }
 
     /// Shuts the system down gracefully, giving it `timeout`, as an OTP application stops: actors

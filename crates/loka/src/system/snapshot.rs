@@ -4,8 +4,10 @@
 
 use super::System;
 use crate::actor::ActorId;
+use crate::engine::dispatch::Engine;
 use crate::runtime::Shared;
 use crate::telemetry::{Stats, WorkerStats};
+use loka_topology::Level;
 use serde::Serialize;
 
 /// Everything a system counts, at one moment: what [`System::snapshot`] returns and what the
@@ -37,6 +39,42 @@ pub struct Snapshot {
     pub dedicated: WorkerStats,
     /// The actors registered by name ([`System::register`]), sorted by name.
     pub registered: Vec<RegisteredActor>,
+    /// The engine running the actors (`actor-centric`, `message-centric`, `sim`).
+    pub engine: String,
+    /// Actors queued on each worker at the moment of the snapshot (what a thief could take:
+    /// deque, inbox, yielded actors), under the actor-centric engine; `None` under the other
+    /// engines, whose queues are not kept per worker or are inside the simulation.
+    pub queue_lengths: Option<Vec<usize>>,
+    /// The machine and where each worker sits on it (the same every time).
+    pub topology: TopologySnapshot,
+}
+
+/// The machine a [`Snapshot`]'s system runs on: its size and the place of each worker and PU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct TopologySnapshot {
+    /// The topology source (`host`, `preset:NAME`, …).
+    pub spec: String,
+    /// Processor packages (sockets).
+    pub packages: usize,
+    /// NUMA nodes.
+    pub nodes: usize,
+    /// Every processing unit, by logical index: its package and NUMA node.
+    pub pus: Vec<WorkerPlace>,
+    /// Every worker, by index: the PU it is laid out on, with its package and node.
+    pub workers: Vec<WorkerPlace>,
+}
+
+/// Where a processing unit (or the worker on it) sits, in a [`TopologySnapshot`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct WorkerPlace {
+    /// The PU's logical index.
+    pub pu: usize,
+    /// Its package (socket), by logical index (0 on a machine without package objects).
+    pub package: usize,
+    /// Its NUMA node.
+    pub node: usize,
 }
 
 /// A registered actor and its mailbox, in a [`Snapshot`].
@@ -57,12 +95,21 @@ impl System {
     /// serializable value ([`Snapshot`]; docs/observability.md). As cheap as
     /// [`stats`](Self::stats) plus one registry look-up per registered actor.
     pub fn snapshot(&self) -> Snapshot {
-        Snapshot::take(&self.shared, self.stats())
+        Snapshot::of(&self.engine, &self.shared)
     }
 }
 
 impl Snapshot {
-    /// The snapshot of `shared`, around `stats` (read from it just before).
+    /// The full snapshot of the system `engine` runs on `shared` (the engine's own figures and
+    /// queue lengths included): [`System::snapshot`], and what the `observe` socket serves.
+    pub(crate) fn of(engine: &Engine, shared: &Shared) -> Snapshot {
+        let mut snapshot = Snapshot::take(shared, super::stats_of(engine, shared));
+        snapshot.queue_lengths = engine.queue_lengths();
+        snapshot
+    }
+
+    /// The snapshot of `shared`, around `stats` (read from it just before), without the
+    /// engine's queue lengths.
     pub(crate) fn take(shared: &Shared, stats: Stats) -> Snapshot {
         let mut workers = WorkerStats::default();
         for w in &stats.workers {
@@ -72,8 +119,31 @@ impl Snapshot {
             uptime_ns: u64::try_from(shared.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX),
             dedicated: stats.total.minus(&workers),
             registered: registered(shared),
+            engine: shared.config.engine.to_string(),
+            queue_lengths: None,
+            topology: topology(shared),
             stats,
         }
+    }
+}
+
+/// The machine and the workers' places on it.
+fn topology(shared: &Shared) -> TopologySnapshot {
+    let (topo, layout) = (&shared.machine.topology, &shared.machine.layout);
+    let place = |pu: usize| WorkerPlace {
+        pu,
+        package: topo.ancestor(pu, Level::Package).map_or(0, |o| o.index),
+        node: topo.numa_node_of(pu),
+    };
+    let pus: Vec<WorkerPlace> = (0..topo.pu_count()).map(place).collect();
+    TopologySnapshot {
+        spec: shared.config.topology.clone(),
+        packages: pus.iter().map(|p| p.package + 1).max().unwrap_or(1),
+        nodes: pus.iter().map(|p| p.node + 1).max().unwrap_or(1),
+        workers: (0..layout.workers())
+            .map(|w| pus[layout.pu_of(w)])
+            .collect(),
+        pus,
     }
 }
 

@@ -188,6 +188,14 @@ impl Engine {
     }
 
     /// Changes the placement strategy for hubs or regular actors from now on.
+    /// Each worker's stealable queue length (`System::snapshot`'s `queue_lengths`).
+    pub(crate) fn queue_lengths(&self) -> Vec<usize> {
+        self.workers
+            .iter()
+            .map(|w| w.queues.stealable_len())
+            .collect()
+    }
+
     pub(crate) fn set_placement(&self, hubs: bool, strategy: PlacementStrategy) {
         self.strategies[usize::from(hubs)].store(strategy_index(strategy), Relaxed);
     }

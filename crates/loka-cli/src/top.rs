@@ -1,0 +1,609 @@
+//! `loka top`: a live view of a running system, read from the Unix socket it serves its
+//! snapshots on (`observe = "PATH"`; docs/observability.md, "Live view"). `--json` prints one
+//! snapshot and exits.
+
+use anyhow::{bail, Context as _, Result};
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+use ratatui::Frame;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// `loka top` arguments.
+#[derive(clap::Args)]
+pub struct TopArgs {
+    /// The socket the system serves its snapshots on (its `observe` setting).
+    #[arg(long, value_name = "PATH")]
+    pub socket: PathBuf,
+    /// Milliseconds between two snapshots (at least 50).
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub refresh: u64,
+    /// Print one snapshot as JSON (one line) and exit.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `loka top`.
+pub fn run(args: &TopArgs) -> Result<()> {
+    anyhow::ensure!(
+        args.refresh >= 50,
+        "--refresh must be at least 50 ms, got {}",
+        args.refresh
+    );
+    if args.json {
+        let line = request(&args.socket, "snapshot")?
+            .next()
+            .with_context(|| {
+                format!(
+                    "{}: the system closed the connection",
+                    args.socket.display()
+                )
+            })??;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{line}").context("writing to stdout")?;
+        return Ok(());
+    }
+    let lines = request(&args.socket, &format!("watch {}", args.refresh))?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    // The first snapshot before the terminal is taken over: an error is a plain line.
+    let first = match rx.recv_timeout(Duration::from_secs(5)) {
+        Ok(line) => line?,
+        Err(_) => bail!("{}: no snapshot within 5 s", args.socket.display()),
+    };
+    let mut app = App::new(args.socket.clone());
+    app.push(&first);
+    let mut terminal = ratatui::try_init().context("cannot take over the terminal")?;
+    let outcome = app.run(&mut terminal, &rx);
+    ratatui::restore();
+    match outcome? {
+        Exit::Quit => Ok(()),
+        Exit::Gone => {
+            eprintln!(
+                "loka top: the system at {} stopped (connection closed)",
+                args.socket.display()
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Sends `request` and returns the JSON lines that come back; a line `{"error": ...}` is an
+/// error.
+fn request(socket: &Path, request: &str) -> Result<impl Iterator<Item = Result<Value>>> {
+    let mut stream = UnixStream::connect(socket).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot connect to {}: {e} (is a system running with `observe` set to this path?)",
+            socket.display()
+        )
+    })?;
+    writeln!(stream, "{request}")
+        .with_context(|| format!("cannot send a request to {}", socket.display()))?;
+    let socket = socket.to_owned();
+    Ok(BufReader::new(stream).lines().map(move |line| {
+        let line = line.with_context(|| format!("reading from {}", socket.display()))?;
+        let value: Value = serde_json::from_str(&line)
+            .with_context(|| format!("{}: not a snapshot: {line}", socket.display()))?;
+        if let Some(message) = value.get("error").and_then(Value::as_str) {
+            bail!("{}: {message}", socket.display());
+        }
+        Ok(value)
+    }))
+}
+
+/// Why the view ended.
+enum Exit {
+    Quit,
+    Gone,
+}
+
+/// The worker table's sort columns, cycled by `s`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum SortBy {
+    Worker,
+    Messages,
+    Queue,
+    Steals,
+    HomePu,
+}
+
+impl SortBy {
+    const ALL: [SortBy; 5] = [
+        SortBy::Worker,
+        SortBy::Messages,
+        SortBy::Queue,
+        SortBy::Steals,
+        SortBy::HomePu,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            SortBy::Worker => "worker",
+            SortBy::Messages => "msgs/s",
+            SortBy::Queue => "queue",
+            SortBy::Steals => "steals/s",
+            SortBy::HomePu => "home-PU %",
+        }
+    }
+    fn next(self) -> SortBy {
+        let i = SortBy::ALL.iter().position(|&s| s == self).unwrap_or(0);
+        SortBy::ALL[(i + 1) % SortBy::ALL.len()]
+    }
+}
+
+/// One worker's row, with rates over the last interval.
+#[derive(Debug, Default, Clone)]
+struct WorkerRow {
+    worker: usize,
+    pu: u64,
+    node: u64,
+    messages: f64,
+    activations: f64,
+    parks: f64,
+    steals: f64,
+    steals_by_level: Vec<u64>,
+    queue: Option<u64>,
+    home_pu: Option<f64>,
+    home_node: Option<f64>,
+    hubs: u64,
+}
+
+/// The view's state: the last two snapshots and the keys' effects.
+struct App {
+    socket: PathBuf,
+    prev: Option<Value>,
+    cur: Value,
+    sort: SortBy,
+    filter: String,
+    editing: bool,
+    scroll: usize,
+}
+
+fn u(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+impl App {
+    fn new(socket: PathBuf) -> App {
+        App {
+            socket,
+            prev: None,
+            cur: Value::Null,
+            sort: SortBy::Worker,
+            filter: String::new(),
+            editing: false,
+            scroll: 0,
+        }
+    }
+
+    fn push(&mut self, snapshot: &Value) {
+        let old = std::mem::replace(&mut self.cur, snapshot.clone());
+        self.prev = (!old.is_null()).then_some(old);
+    }
+
+    fn run(
+        &mut self,
+        terminal: &mut ratatui::DefaultTerminal,
+        rx: &mpsc::Receiver<Result<Value>>,
+    ) -> Result<Exit> {
+        loop {
+            terminal
+                .draw(|f| self.draw(f))
+                .context("drawing the view")?;
+            // Keys first; then whatever snapshots arrived.
+            if event::poll(Duration::from_millis(100)).context("reading the terminal")? {
+                if let Event::Key(key) = event::read().context("reading the terminal")? {
+                    if key.kind == KeyEventKind::Press && self.key(key.code) {
+                        return Ok(Exit::Quit);
+                    }
+                }
+            }
+            loop {
+                match rx.try_recv() {
+                    Ok(Ok(snapshot)) => self.push(&snapshot),
+                    Ok(Err(_)) | Err(mpsc::TryRecvError::Disconnected) => return Ok(Exit::Gone),
+                    Err(mpsc::TryRecvError::Empty) => break,
+                }
+            }
+        }
+    }
+
+    /// Applies a key; returns whether to quit.
+    fn key(&mut self, code: KeyCode) -> bool {
+        if self.editing {
+            match code {
+                KeyCode::Enter | KeyCode::Esc => self.editing = false,
+                KeyCode::Backspace => {
+                    self.filter.pop();
+                }
+                KeyCode::Char(c) => self.filter.push(c),
+                _ => {}
+            }
+            return false;
+        }
+        match code {
+            KeyCode::Char('q') | KeyCode::Esc => return true,
+            KeyCode::Char('s') => self.sort = self.sort.next(),
+            KeyCode::Char('/') | KeyCode::Char('f') => {
+                self.editing = true;
+                self.filter.clear();
+            }
+            KeyCode::Down => self.scroll = self.scroll.saturating_add(1),
+            KeyCode::Up => self.scroll = self.scroll.saturating_sub(1),
+            KeyCode::PageDown => self.scroll = self.scroll.saturating_add(10),
+            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Home => self.scroll = 0,
+            _ => {}
+        }
+        false
+    }
+
+    /// Seconds between the previous snapshot and this one (since start without one).
+    fn interval(&self) -> f64 {
+        let now = u(&self.cur, "uptime_ns");
+        let then = self.prev.as_ref().map_or(0, |p| u(p, "uptime_ns"));
+        (now.saturating_sub(then) as f64 / 1e9).max(1e-9)
+    }
+
+    /// `key` of worker `w` (or a system-wide one with `w = None`) per second.
+    fn delta(&self, w: Option<usize>, key: &str) -> f64 {
+        let get = |s: &Value| match w {
+            Some(w) => s["workers"].get(w).map_or(0, |x| u(x, key)),
+            None => u(s, key),
+        };
+        let before = self.prev.as_ref().map_or(0, get);
+        get(&self.cur).saturating_sub(before) as f64
+    }
+
+    fn workers(&self) -> Vec<WorkerRow> {
+        let dt = self.interval();
+        let places = self.cur["topology"]["workers"].as_array();
+        let queues = self.cur["queue_lengths"].as_array();
+        let workers = self.cur["workers"].as_array().map_or(0, Vec::len);
+        let mut rows: Vec<WorkerRow> = (0..workers)
+            .map(|w| {
+                let d = |k: &str| self.delta(Some(w), k);
+                let place = places.and_then(|p| p.get(w));
+                let (pu, nd, remote) = (
+                    d("exec_home_pu"),
+                    d("exec_home_node"),
+                    d("exec_remote_node"),
+                );
+                let placed = pu + nd + remote;
+                let now = &self.cur["workers"][w];
+                let before = self.prev.as_ref().map(|p| &p["workers"][w]);
+                let levels = |s: &Value| -> Vec<u64> {
+                    s["steals_by_level"]
+                        .as_array()
+                        .map(|a| a.iter().map(|x| x.as_u64().unwrap_or(0)).collect())
+                        .unwrap_or_default()
+                };
+                let mut by_level = levels(now);
+                if let Some(b) = before {
+                    for (x, y) in by_level.iter_mut().zip(levels(b)) {
+                        *x = x.saturating_sub(y);
+                    }
+                }
+                WorkerRow {
+                    worker: w,
+                    pu: place.map_or(0, |p| u(p, "pu")),
+                    node: place.map_or(0, |p| u(p, "node")),
+                    messages: d("messages") / dt,
+                    activations: d("activations") / dt,
+                    parks: d("parks") / dt,
+                    steals: d("steals") / dt,
+                    steals_by_level: by_level,
+                    queue: queues.and_then(|q| q.get(w)).and_then(Value::as_u64),
+                    home_pu: (placed > 0.0).then(|| 100.0 * pu / placed),
+                    home_node: (placed > 0.0).then(|| 100.0 * (pu + nd) / placed),
+                    hubs: u(now, "hubs"),
+                }
+            })
+            .collect();
+        let key = |r: &WorkerRow| -> f64 {
+            match self.sort {
+                SortBy::Worker => -(r.worker as f64),
+                SortBy::Messages => r.messages,
+                SortBy::Queue => r.queue.unwrap_or(0) as f64,
+                SortBy::Steals => r.steals,
+                SortBy::HomePu => r.home_pu.unwrap_or(-1.0),
+            }
+        };
+        rows.sort_by(|a, b| key(b).total_cmp(&key(a)));
+        rows
+    }
+
+    fn draw(&self, f: &mut Frame) {
+        let rows = self.workers();
+        let [header, body, actors] = Layout::vertical([
+            Constraint::Length(3),
+            Constraint::Min(6),
+            Constraint::Length(8),
+        ])
+        .areas(f.area());
+        self.draw_header(f, header);
+        let [table, topo] =
+            Layout::horizontal([Constraint::Percentage(65), Constraint::Percentage(35)])
+                .areas(body);
+        self.draw_workers(f, table, &rows);
+        self.draw_topology(f, topo, &rows);
+        self.draw_actors(f, actors);
+    }
+
+    fn draw_header(&self, f: &mut Frame, area: Rect) {
+        let c = &self.cur;
+        let uptime = u(c, "uptime_ns") as f64 / 1e9;
+        let live = u(c, "actors_spawned").saturating_sub(u(c, "actors_stopped"));
+        let line1 = format!(
+            "loka top  {}  policy {}  engine {}  workers {}  topology {}  uptime {uptime:.1} s",
+            self.socket.display(),
+            c["policy"].as_str().unwrap_or("?"),
+            c["engine"].as_str().unwrap_or("?"),
+            c["workers"].as_array().map_or(0, Vec::len),
+            c["topology"]["spec"].as_str().unwrap_or("?"),
+        );
+        let line2 = format!(
+            "actors {live}  msgs/s {:.0}  dead letters {} (+{:.0}/s)  panics {}  restarts {}  hubs {}  \
+             sort: {}  filter: {}{}   q quit  s sort  / filter  ↑↓ scroll",
+            self.delta_total("messages") / self.interval(),
+            u(c, "dead_letters"),
+            self.delta(None, "dead_letters") / self.interval(),
+            u(c, "panics"),
+            u(c, "restarts"),
+            u(c, "hubs"),
+            self.sort.name(),
+            if self.filter.is_empty() && !self.editing { "-" } else { &self.filter },
+            if self.editing { "▏" } else { "" },
+        );
+        f.render_widget(
+            Paragraph::new(vec![Line::from(line1), Line::from(line2)])
+                .block(Block::default().borders(Borders::BOTTOM)),
+            area,
+        );
+    }
+
+    fn delta_total(&self, key: &str) -> f64 {
+        let before = self.prev.as_ref().map_or(0, |p| u(&p["total"], key));
+        u(&self.cur["total"], key).saturating_sub(before) as f64
+    }
+
+    fn draw_workers(&self, f: &mut Frame, area: Rect, rows: &[WorkerRow]) {
+        let pct = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{x:.0}"));
+        let body: Vec<Row> = rows
+            .iter()
+            .skip(self.scroll.min(rows.len().saturating_sub(1)))
+            .map(|r| {
+                Row::new(vec![
+                    Cell::from(format!("w{}", r.worker)),
+                    Cell::from(format!("{}/{}", r.pu, r.node)),
+                    Cell::from(format!("{:.0}", r.messages)),
+                    Cell::from(format!("{:.0}", r.activations)),
+                    Cell::from(format!("{:.0}", r.parks)),
+                    Cell::from(r.queue.map_or("-".to_owned(), |q| q.to_string())),
+                    Cell::from(format!("{:.0}", r.steals)),
+                    Cell::from(
+                        r.steals_by_level
+                            .iter()
+                            .map(u64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    ),
+                    Cell::from(pct(r.home_pu)),
+                    Cell::from(pct(r.home_node)),
+                    Cell::from(r.hubs.to_string()),
+                ])
+            })
+            .collect();
+        let header = Row::new([
+            "worker",
+            "pu/node",
+            "msgs/s",
+            "acts/s",
+            "parks/s",
+            "queue",
+            "steals/s",
+            "steals by level",
+            "home-PU %",
+            "home-node %",
+            "hubs",
+        ])
+        .style(Style::default().add_modifier(Modifier::BOLD));
+        let widths = [
+            Constraint::Length(6),
+            Constraint::Length(7),
+            Constraint::Length(9),
+            Constraint::Length(9),
+            Constraint::Length(7),
+            Constraint::Length(5),
+            Constraint::Length(8),
+            Constraint::Length(15),
+            Constraint::Length(9),
+            Constraint::Length(11),
+            Constraint::Length(5),
+        ];
+        f.render_widget(
+            Table::new(body, widths)
+                .header(header)
+                .block(Block::default().borders(Borders::RIGHT).title("workers")),
+            area,
+        );
+    }
+
+    /// Packages, their nodes and PUs; each PU with a worker shows its share of the busiest
+    /// worker's messages as a bar, a PU without one a dot.
+    fn draw_topology(&self, f: &mut Frame, area: Rect, rows: &[WorkerRow]) {
+        const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+        let topo = &self.cur["topology"];
+        let pus = topo["pus"].as_array().cloned().unwrap_or_default();
+        let max = rows.iter().map(|r| r.messages).fold(0.0, f64::max);
+        let mut load = std::collections::HashMap::new();
+        for r in rows {
+            load.insert(r.pu, r.messages);
+        }
+        let mut lines = vec![Line::from(format!(
+            "{} package(s), {} node(s), {} PU(s)",
+            u(topo, "packages"),
+            u(topo, "nodes"),
+            pus.len()
+        ))];
+        for package in 0..u(topo, "packages") {
+            lines.push(Line::from(format!("package {package}")));
+            for node in 0..u(topo, "nodes") {
+                let cells: String = pus
+                    .iter()
+                    .filter(|p| u(p, "package") == package && u(p, "node") == node)
+                    .map(|p| match load.get(&u(p, "pu")) {
+                        None => '·',
+                        Some(&m) if max > 0.0 => {
+                            BARS[((m / max) * 7.0).round().clamp(0.0, 7.0) as usize]
+                        }
+                        Some(_) => BARS[0],
+                    })
+                    .collect();
+                if !cells.is_empty() {
+                    lines.push(Line::from(format!("  node {node:<2} {cells}")));
+                }
+            }
+        }
+        f.render_widget(
+            Paragraph::new(lines).block(Block::default().title("topology (load per PU)")),
+            area,
+        );
+    }
+
+    fn draw_actors(&self, f: &mut Frame, area: Rect) {
+        let mut actors: Vec<&Value> = self.cur["registered"]
+            .as_array()
+            .map(|a| a.iter().collect())
+            .unwrap_or_default();
+        actors.retain(|a| {
+            a["name"]
+                .as_str()
+                .is_some_and(|n| n.contains(self.filter.as_str()))
+        });
+        actors.sort_by_key(|a| std::cmp::Reverse(u(a, "mailbox_len")));
+        let body: Vec<Row> = actors
+            .iter()
+            .map(|a| {
+                Row::new(vec![
+                    Cell::from(a["name"].as_str().unwrap_or("").to_owned()),
+                    Cell::from(a["id"].to_string()),
+                    Cell::from(u(a, "mailbox_len").to_string()),
+                ])
+            })
+            .collect();
+        let title = format!(
+            "registered actors by mailbox length ({} shown; handler time is not measured per actor)",
+            actors.len()
+        );
+        f.render_widget(
+            Table::new(
+                body,
+                [
+                    Constraint::Length(30),
+                    Constraint::Length(10),
+                    Constraint::Length(10),
+                ],
+            )
+            .header(
+                Row::new(["name", "id", "mailbox"])
+                    .style(Style::default().add_modifier(Modifier::BOLD)),
+            )
+            .block(Block::default().borders(Borders::TOP).title(title)),
+            area,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+    use serde_json::json;
+
+    fn snapshot(uptime_s: u64, messages: [u64; 2], mailbox: u64) -> Value {
+        let worker = |m: u64| {
+            json!({"messages": m, "activations": m / 2, "parks": 1, "steals": 0,
+                   "steals_by_level": [0, 0], "exec_home_pu": m * 3 / 4, "exec_home_node": m / 4,
+                   "exec_remote_node": 0, "hubs": 0})
+        };
+        json!({
+            "uptime_ns": uptime_s * 1_000_000_000,
+            "policy": "lgs", "engine": "sim",
+            "workers": [worker(messages[0]), worker(messages[1])],
+            "total": {"messages": messages[0] + messages[1]},
+            "dead_letters": 2, "panics": 0, "restarts": 1, "hubs": 0,
+            "actors_spawned": 3, "actors_stopped": 1,
+            "queue_lengths": [4, 0],
+            "registered": [{"name": "sink", "id": 7, "mailbox_len": mailbox},
+                           {"name": "other", "id": 8, "mailbox_len": 0}],
+            "topology": {"spec": "preset:x", "packages": 1, "nodes": 1,
+                "pus": [{"pu": 0, "package": 0, "node": 0}, {"pu": 1, "package": 0, "node": 0},
+                        {"pu": 2, "package": 0, "node": 0}],
+                "workers": [{"pu": 0, "package": 0, "node": 0}, {"pu": 1, "package": 0, "node": 0}]}
+        })
+    }
+
+    fn screen(app: &App) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(160, 30)).unwrap();
+        terminal.draw(|f| app.draw(f)).unwrap();
+        let buffer = terminal.backend().buffer();
+        let mut text = String::new();
+        for y in 0..buffer.area.height {
+            for x in 0..buffer.area.width {
+                text.push_str(buffer[(x, y)].symbol());
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    #[test]
+    fn rates_come_from_the_last_two_snapshots_and_keys_sort_and_filter() {
+        let mut app = App::new(PathBuf::from("/tmp/s"));
+        app.push(&snapshot(1, [100, 0], 5));
+        app.push(&snapshot(3, [700, 40], 5));
+        let rows = app.workers();
+        assert_eq!(rows[0].worker, 0);
+        assert_eq!(rows[0].messages, 300.0, "(700 - 100) / 2 s");
+        assert_eq!(rows[1].messages, 20.0);
+        assert_eq!(rows[0].queue, Some(4));
+        assert_eq!(rows[0].home_pu, Some(75.0));
+        let text = screen(&app);
+        assert!(text.contains("policy lgs  engine sim  workers 2"), "{text}");
+        assert!(text.contains("restarts 1"), "{text}");
+        assert!(text.contains("sink"), "{text}");
+        // The topology: PU 0 busiest, PU 1 lightly loaded, PU 2 without a worker.
+        assert!(text.contains("node 0  █▁·"), "{text}");
+        app.key(KeyCode::Char('s'));
+        app.key(KeyCode::Char('s'));
+        assert_eq!(app.sort, SortBy::Queue);
+        app.key(KeyCode::Char('/'));
+        for c in "oth".chars() {
+            app.key(KeyCode::Char(c));
+        }
+        assert!(
+            !app.key(KeyCode::Char('q')),
+            "typing q into the filter does not quit"
+        );
+        app.key(KeyCode::Backspace);
+        app.key(KeyCode::Enter);
+        assert_eq!(app.filter, "oth");
+        let text = screen(&app);
+        assert!(text.contains("other") && !text.contains("sink "), "{text}");
+        assert!(app.key(KeyCode::Char('q')));
+    }
+}
