@@ -2,6 +2,7 @@
 //! registered names, death watch and links.
 
 mod ask;
+mod async_actor;
 mod context;
 pub(crate) mod names;
 mod pipe;
@@ -14,6 +15,7 @@ pub use crate::runtime::options::{Overflow, Placement, SpawnOptions};
 pub use crate::runtime::stop_reason::StopReason;
 pub use crate::runtime::{ActorFailure, ActorId};
 pub use ask::{AskError, Pending, ReplyTo};
+pub use async_actor::{Async, AsyncActor, AsyncContext, Sleep};
 pub use context::Context;
 pub use names::{LookupError, RegisterError};
 pub use send_async::SendAsync;
