@@ -290,3 +290,65 @@ fn an_awaited_sleep_waits_under_the_real_engines() {
         system.shutdown();
     }
 }
+
+/// Spawns a child that panics, then awaits the gate; records the failures it is told of, and
+/// whether a handler was running when it was told.
+struct Parent {
+    gate: ActorRef<GateMsg>,
+    in_handler: bool,
+    told: Arc<Mutex<Vec<bool>>>,
+}
+struct Doomed;
+impl Actor for Doomed {
+    type Msg = ();
+    fn handle(&mut self, _ctx: &mut Context<Self>, _: ()) {
+        panic!("child boom");
+    }
+}
+impl AsyncActor for Parent {
+    type Msg = ReplyTo<()>;
+    async fn handle(&mut self, ctx: &mut AsyncContext<Self>, done: ReplyTo<()>) {
+        self.in_handler = true;
+        ctx.spawn(Doomed).send(()).unwrap();
+        ctx.ask(&self.gate, GateMsg::Wait).await.unwrap();
+        self.in_handler = false;
+        done.send(());
+    }
+    fn child_failed(&mut self, _ctx: &mut AsyncContext<Self>, _failure: loka::ActorFailure) {
+        self.told.lock().unwrap().push(self.in_handler);
+    }
+}
+
+#[test]
+fn child_failed_runs_between_handlers_not_while_one_awaits() {
+    for (engine, system) in systems() {
+        let gate = gate(&system);
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let parent = system.spawn(Async::new(Parent {
+            gate: gate.clone(),
+            in_handler: false,
+            told: Arc::clone(&told),
+        }));
+        let done = parent.ask(|reply| reply).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while system.failures().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(
+            told.lock().unwrap().is_empty(),
+            "{engine}: not while awaiting"
+        );
+        gate.send(GateMsg::Open).unwrap();
+        done.wait().unwrap();
+        while told.lock().unwrap().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(
+            *told.lock().unwrap(),
+            vec![false],
+            "{engine}: told once, after the handler"
+        );
+        system.shutdown();
+    }
+}

@@ -119,6 +119,9 @@ pub struct Async<A: AsyncActor> {
     stash: VecDeque<A::Msg>,
     /// The future's waker, made on the first `Pending` and reused.
     waking: Option<Arc<Waking<A>>>,
+    /// Children's failures told while a future was pending: `child_failed` runs between
+    /// handlers, before the stash.
+    failures: VecDeque<ActorFailure>,
 }
 
 /// What a handler's future may borrow: the state and the context (and, through a raw pointer
@@ -322,6 +325,7 @@ impl<A: AsyncActor> Async<A> {
             slots,
             stash: VecDeque::new(),
             waking: None,
+            failures: VecDeque::new(),
         }
     }
 
@@ -440,6 +444,10 @@ impl<A: AsyncActor> Async<A> {
     /// Handles stashed messages while no future is pending and the actor is not stopping.
     fn drain(&mut self, ctx: &mut Context<Self>) {
         while self.pending.is_none() && !ctx.inner().is_stopping() {
+            if let Some(failure) = self.failures.pop_front() {
+                self.with_state(ctx, |actor, actx| actor.child_failed(actx, failure));
+                continue;
+            }
             let Some(msg) = self.stash.pop_front() else {
                 return;
             };
@@ -528,12 +536,9 @@ impl<A: AsyncActor> Actor for Async<A> {
     }
 
     fn child_failed(&mut self, ctx: &mut Context<Self>, failure: ActorFailure) {
-        // Between handlers only: while one awaits, the notice waits its turn like a message.
+        // Between handlers only: while one awaits, the notice waits its turn (`drain`).
         if self.pending.is_some() {
-            let me = ctx.inner().cell_arc();
-            let _ = me.enqueue(Envelope::Call(Box::new(move |actor, ctx| {
-                actor.child_failed(ctx, failure)
-            })));
+            self.failures.push_back(failure);
             return;
         }
         self.with_state(ctx, |actor, actx| actor.child_failed(actx, failure));
