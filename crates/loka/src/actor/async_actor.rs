@@ -9,8 +9,10 @@
 //!   only through a raw pointer, so that the handler's future may borrow both across polls: the
 //!   cell's activation reborrows the adapter (`&mut Async<A>`) at every envelope, never the
 //!   block;
-//! * the pending future, if a handler (or `started`) awaits, with its lifetime erased; it is
-//!   always dropped before the block (at completion, when the actor stops, or in `Drop`);
+//! * the running future, if a handler (or `started`) awaits, with its lifetime erased, in a
+//!   heap buffer the adapter reuses from one handler to the next (`FutureSlot`), so that a
+//!   handler allocates nothing when its future fits the buffer; the future is always dropped
+//!   before the block (at completion, when the actor stops, or in `Drop`);
 //! * the stash: user messages taken out of the mailbox while a future is pending, in order,
 //!   still counted against a bounded mailbox's capacity. Once the future completes they are
 //!   handled, oldest first, before anything that comes after them.
@@ -23,6 +25,7 @@ use super::{Actor, ActorFailure, ActorId, ActorRef, Context, SpawnOptions, Timer
 use crate::runtime::cell::{panic_message, ActorCell, Envelope};
 use crate::sync::AtomicBool;
 use parking_lot::Mutex;
+use std::alloc::Layout;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -110,15 +113,19 @@ pub trait AsyncActor: Sized + Send + 'static {
 /// spawned (`System::spawn`, `Context::spawn`, a supervisor's child factory). Its references are
 /// `ActorRef<A::Msg>`, as for any actor.
 pub struct Async<A: AsyncActor> {
-    /// The pending future, its lifetime erased (it borrows `*slots`). Declared first, and
-    /// dropped explicitly before `slots` is freed (`Drop`).
-    pending: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// The pending future, its lifetime erased (it borrows `*slots`), living in `buffer`
+    /// (never moved while it lives); dropped in place explicitly before `slots` is freed and
+    /// before `buffer` is reused or freed.
+    pending: Option<NonNull<dyn Future<Output = ()> + Send>>,
+    /// Where handler futures are built and polled: one allocation, reused.
+    buffer: FutureSlot,
     /// The user's state and context, at a stable address (module docs). Owned: freed in `Drop`.
     slots: NonNull<Slots<A>>,
     /// User messages taken out while a future was pending, oldest first.
     stash: VecDeque<A::Msg>,
-    /// The future's waker, made on the first `Pending` and reused.
-    waking: Option<Arc<Waking<A>>>,
+    /// The future's wake-up state and its `Waker`, made at the first poll and reused (no
+    /// reference count touched per poll).
+    waking: Option<(Arc<Waking<A>>, Waker)>,
     /// Children's failures told while a future was pending: `child_failed` runs between
     /// handlers, before the stash.
     failures: VecDeque<ActorFailure>,
@@ -322,6 +329,7 @@ impl<A: AsyncActor> Async<A> {
         }
         Async {
             pending: None,
+            buffer: FutureSlot::EMPTY,
             slots,
             stash: VecDeque::new(),
             waking: None,
@@ -373,36 +381,49 @@ impl<A: AsyncActor> Async<A> {
             let _current = unsafe { Current::set(raw, ctx) };
             make(actor, actx)
         });
-        self.pending = Some(Box::pin(future));
+        // Into the reused buffer: no allocation unless it is the first future of its size.
+        let place = self.buffer.place::<F>();
+        // SAFETY: `place` is valid and aligned for an `F` and holds no live value (no future is
+        // pending); the future stays there, unmoved, until it is dropped in place.
+        unsafe { place.as_ptr().write(future) };
+        let erased: *mut (dyn Future<Output = ()> + Send) = place.as_ptr();
+        // SAFETY: non-null (from `place`).
+        self.pending = Some(unsafe { NonNull::new_unchecked(erased) });
         self.poll(ctx)
     }
 
     /// Polls the pending future once, the activation's context current; on completion drops it
     /// and applies a `stop` the handler asked for. Returns whether it completed.
     fn poll(&mut self, ctx: &mut Context<Self>) -> bool {
-        let Some(future) = self.pending.as_mut() else {
+        let Some(future) = self.pending else {
             return true;
         };
-        let waking = self.waking.get_or_insert_with(|| {
-            Arc::new(Waking {
+        let (waking, waker) = self.waking.get_or_insert_with(|| {
+            let waking = Arc::new(Waking {
                 queued: AtomicBool::new(false),
                 cell: Arc::downgrade(&ctx.inner().cell_arc()),
-            })
+            });
+            let waker = Waker::from(Arc::clone(&waking));
+            (waking, waker)
         });
         // Cleared before polling: a wake-up during or after this poll queues another one.
         waking.queued.store(false, Release);
-        let waker = Waker::from(Arc::clone(waking));
-        let mut cx = TaskContext::from_waker(&waker);
+        let mut cx = TaskContext::from_waker(waker);
         let raw = self.slots.as_ptr();
         let ready = with_runtime(ctx, |ctx| {
             // SAFETY: `raw` is the live block; cleared by the guard, also on a panic.
             let _current = unsafe { Current::set(raw, ctx) };
-            future.as_mut().poll(&mut cx).is_ready()
+            // SAFETY: the live future in `buffer`, which never moves it (pinned in place).
+            unsafe { Pin::new_unchecked(&mut *future.as_ptr()) }
+                .poll(&mut cx)
+                .is_ready()
         });
         if !ready {
             return false;
         }
         self.pending = None;
+        // SAFETY: completed, and no longer reachable (`pending` cleared): dropped once.
+        unsafe { std::ptr::drop_in_place(future.as_ptr()) };
         // SAFETY: the future is gone, so nothing borrows the block's context.
         let stop = unsafe { std::mem::take(&mut (*raw).ctx.stop) };
         if stop {
@@ -465,7 +486,11 @@ impl<A: AsyncActor> Async<A> {
             let dropped = with_runtime(ctx, |ctx| {
                 // SAFETY: `raw` is the live block; cleared by the guard.
                 let _current = unsafe { Current::set(raw, ctx) };
-                catch_unwind(AssertUnwindSafe(|| drop(future)))
+                // SAFETY: the live future, taken out of `pending`: dropped once (a panic
+                // midway leaves it half dropped, never dropped again).
+                catch_unwind(AssertUnwindSafe(|| unsafe {
+                    std::ptr::drop_in_place(future.as_ptr())
+                }))
             });
             if let Err(panic) = dropped {
                 tracing::warn!(actor = %ctx.id(), message = %panic_message(panic), "dropping an async handler's future panicked");
@@ -478,6 +503,65 @@ impl<A: AsyncActor> Async<A> {
         }
         cell.dead_letters(self.stash.len() as u64);
         self.stash.clear();
+    }
+}
+
+/// A heap buffer for handler futures, reused from one handler to the next: a handler whose
+/// future fits allocates nothing (a `Box` per handler cost an allocation and a free per message,
+/// even for a future ready at its first poll). Grows to the largest future seen (an actor's
+/// handler futures all have one type, its `started` another). Holds no value of its own: the
+/// adapter writes a future into it, and drops it in place before reusing or freeing it.
+struct FutureSlot {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+impl FutureSlot {
+    /// No allocation yet.
+    const EMPTY: FutureSlot = FutureSlot {
+        ptr: NonNull::dangling(),
+        layout: Layout::new::<()>(),
+    };
+
+    /// A place for an `F`: the buffer, grown first if `F` does not fit. The caller must have
+    /// dropped any future it held.
+    fn place<F>(&mut self) -> NonNull<F> {
+        let need = Layout::new::<F>();
+        if need.size() == 0 {
+            return NonNull::dangling();
+        }
+        if need.size() > self.layout.size() || need.align() > self.layout.align() {
+            let layout = Layout::from_size_align(
+                need.size().max(self.layout.size()),
+                need.align().max(self.layout.align()),
+            )
+            .expect("a future's layout");
+            // SAFETY: `layout` has a non-zero size.
+            let ptr = unsafe { std::alloc::alloc(layout) };
+            let Some(ptr) = NonNull::new(ptr) else {
+                std::alloc::handle_alloc_error(layout)
+            };
+            self.free();
+            self.ptr = ptr;
+            self.layout = layout;
+        }
+        self.ptr.cast()
+    }
+
+    fn free(&mut self) {
+        if self.layout.size() > 0 {
+            // SAFETY: allocated by `place` with this layout, freed once (reset below).
+            unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+        }
+        // Field by field: assigning `*self` would drop the old value, which frees again.
+        self.ptr = NonNull::dangling();
+        self.layout = Layout::new::<()>();
+    }
+}
+
+impl Drop for FutureSlot {
+    fn drop(&mut self) {
+        self.free();
     }
 }
 
@@ -505,7 +589,11 @@ impl<A: AsyncActor> Drop for Async<A> {
     fn drop(&mut self) {
         // The future borrows the block: it goes first. (A stopped actor's was dropped by
         // `cancel`; this one is an actor that never ran, or an instance a supervisor replaced.)
-        drop(self.pending.take());
+        if let Some(future) = self.pending.take() {
+            // SAFETY: a live future in `buffer`, dropped once (taken).
+            unsafe { std::ptr::drop_in_place(future.as_ptr()) };
+        }
+        // `buffer` is freed by its own `Drop`, after this.
         // SAFETY: allocated by `new` with `Box`, freed once, here; nothing borrows it any more.
         drop(unsafe { Box::from_raw(self.slots.as_ptr()) });
     }
