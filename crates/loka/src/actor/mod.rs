@@ -173,6 +173,24 @@ impl<M: Send + 'static> ActorRef<M> {
         SendAsync::new(self, msg)
     }
 
+    /// Sends `msg` from a plain thread, blocking it until the bounded mailbox has room: what
+    /// [`send_async`](Self::send_async) does, with the thread parked (and unparked by the
+    /// mailbox's wake-up) instead of an executor. Fails with [`SendErrorReason::Stopped`] and
+    /// the message if the actor stops first; never drops a message, whatever the overflow rule.
+    /// For an unbounded actor it is [`send`](Self::send). Never call it inside a handler: a full
+    /// mailbox would hold the worker (use [`try_send`](Self::try_send) or an async actor's
+    /// `send_async(..).await` there).
+    pub fn send_blocking(&self, msg: M) -> Result<(), SendError<M>> {
+        let runtime = self.cell.system_runtime();
+        let notify = runtime.wants_wait_notice().then_some(runtime);
+        send_async::block_on(self.send_async(msg), || {
+            // The simulation's driver runs the actors only when told a thread waits.
+            if let Some(runtime) = notify {
+                runtime.core().waiting();
+            }
+        })
+    }
+
     /// User messages in the actor's mailbox now. Exact for a bounded mailbox (messages a
     /// `DropOldest` send doomed are not counted). For an unbounded one, a best-effort reading
     /// that costs its sends and receives nothing: it also counts control envelopes (start, stop,

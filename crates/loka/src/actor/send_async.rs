@@ -5,7 +5,8 @@ use super::{ActorRef, SendError, SendErrorReason, TrySendError};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context as TaskContext, Poll};
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Wake, Waker};
 
 /// The future of [`ActorRef::send_async`]: completes once the message is queued, or with
 /// [`SendErrorReason::Stopped`] and the message if the actor stops first.
@@ -100,5 +101,33 @@ impl<M: Send + 'static> fmt::Debug for SendAsync<'_, M> {
             .field("actor", &self.target.id())
             .field("waiting", &self.key.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+/// Wakes a parked thread: the waker of [`block_on`].
+struct Unpark(std::thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Drives `future` on the calling thread: polls it, and between polls parks the thread until its
+/// waker unparks it (a spurious unpark only costs a poll). `before_park` runs before each park.
+pub(super) fn block_on<F: Future>(future: F, before_park: impl Fn()) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = TaskContext::from_waker(&waker);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        before_park();
+        std::thread::park();
     }
 }
