@@ -372,3 +372,38 @@ fn counting<const READY: bool>(system: &System, run: &Run) -> Measured {
     Measured::checked(messages, elapsed, total, expected)
         .with_message_count(increments + 2, "N + 2 = ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Size;
+    use std::time::Duration;
+
+    /// Each async benchmark verifies on one and two workers, and each fault it declares makes
+    /// its check fail (the crate-wide tests run these too, among every benchmark; this one
+    /// runs them alone).
+    #[test]
+    fn the_async_benchmarks_verify_and_their_faults_fail_their_checks() {
+        for bench in all() {
+            for workers in [1, 2] {
+                let system = System::builder().workers(workers).build().unwrap();
+                let m = (bench.run)(&system, &Run::new(Size::Quick));
+                assert!(
+                    m.verified,
+                    "{} on {workers} workers: {}",
+                    bench.name, m.check
+                );
+                system.shutdown();
+            }
+            for &fault in bench.faults {
+                let system = System::builder().workers(2).build().unwrap();
+                let run = Run::new(Size::Quick)
+                    .with_fault(fault)
+                    .with_timeout(Duration::from_secs(30));
+                let m = (bench.run)(&system, &run);
+                assert!(!m.verified, "{} with {fault:?}: {}", bench.name, m.check);
+                system.shutdown();
+            }
+        }
+    }
+}
