@@ -398,3 +398,52 @@ fn handler_futures_are_dropped_once_whether_ready_at_once_or_after_a_wake_up() {
         assert_eq!(drops.load(SeqCst), 6, "{engine}: and never again");
     }
 }
+
+/// Awaits Tokio's own timer in a handler: `tokio::time::sleep` is created inside the handler's
+/// call and polled by the adapter, both inside the system's Tokio handle.
+#[cfg(feature = "tokio")]
+struct TokioSleeper;
+
+#[cfg(feature = "tokio")]
+impl AsyncActor for TokioSleeper {
+    type Msg = ReplyTo<Duration>;
+    async fn handle(&mut self, _ctx: &mut AsyncContext<Self>, reply: ReplyTo<Duration>) {
+        let start = Instant::now();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        reply.send(start.elapsed());
+    }
+}
+
+/// With `SystemBuilder::tokio_handle`, an async handler awaits `tokio::time::sleep(20 ms)` and
+/// completes, under every engine (the Tokio runtime's thread drives the timer and wakes the
+/// actor), with no failure recorded.
+#[cfg(feature = "tokio")]
+#[test]
+fn an_async_handler_awaits_tokio_sleep_through_the_configured_handle() {
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    for &engine in EngineKind::ALL {
+        let config = Config {
+            workers: 2,
+            engine,
+            ..Config::default()
+        };
+        let system = System::builder()
+            .config(config)
+            .tokio_handle(tokio.handle().clone())
+            .build()
+            .unwrap();
+        let sleeper = system.spawn(Async::new(TokioSleeper));
+        let slept = sleeper.ask(|reply| reply).unwrap().wait();
+        assert!(
+            matches!(slept, Ok(d) if d >= Duration::from_millis(20)),
+            "{engine}: {slept:?}, failures {:?}",
+            system.failures()
+        );
+        assert!(system.failures().is_empty(), "{engine}");
+        system.shutdown();
+    }
+}
