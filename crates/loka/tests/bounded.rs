@@ -52,6 +52,8 @@ enum Msg {
         stop: bool,
     },
     Item(u64),
+    /// Answers how many items it has seen.
+    Count(loka::ReplyTo<usize>),
 }
 
 impl Actor for Probe {
@@ -70,6 +72,7 @@ impl Actor for Probe {
                 }
             }
             Msg::Item(n) => self.seen.lock().unwrap().push(n),
+            Msg::Count(reply) => reply.send(self.seen.lock().unwrap().len()),
         }
     }
 }
@@ -326,6 +329,37 @@ fn send_blocking_parks_until_room_appears_or_the_actor_stops() {
         });
         system.run_until_idle();
         assert_eq!(seen(&items), vec![1, 2], "{label}: 3 is a dead letter");
+    }
+}
+
+/// `ask_async`: a request to a full bounded mailbox waits for room (it is neither refused nor
+/// dropped), then its reply comes; to a stopped actor it fails with the request handed back.
+#[test]
+fn ask_async_waits_for_room_then_answers() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, _items) = probe(&system, SpawnOptions::new().capacity(1));
+        let release = hold(&system, &actor, false);
+        actor.send(Msg::Item(1)).unwrap();
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let asker = s.spawn(|| {
+                let pending = block_on(actor.ask_async(Msg::Count));
+                done.store(true, SeqCst);
+                pending.map(|p| p.wait())
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!done.load(SeqCst), "{label}: no room yet, still waiting");
+            release.send(()).unwrap();
+            let answer = asker.join().unwrap();
+            assert!(matches!(answer, Ok(Ok(1))), "{label}: {answer:?}");
+        });
+        assert_eq!(system.stats().mailbox_full, 0, "{label}: never refused");
+        assert!(actor.stop(), "{label}");
+        system.run_until_idle();
+        let refused = block_on(actor.ask_async(Msg::Count)).unwrap_err();
+        assert_eq!(refused.reason, SendErrorReason::Stopped, "{label}");
+        assert!(matches!(refused.message, Msg::Count(_)), "{label}");
     }
 }
 

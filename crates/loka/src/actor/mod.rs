@@ -18,7 +18,7 @@ pub use ask::{AskError, Pending, ReplyTo};
 pub use async_actor::{Async, AsyncActor, AsyncContext, Sleep};
 pub use context::Context;
 pub use names::{LookupError, RegisterError};
-pub use send_async::SendAsync;
+pub use send_async::{AskAsync, SendAsync};
 pub use timers::{TimerError, TimerHandle};
 
 use crate::runtime::{Behavior, CellContext, Deliver};
@@ -220,6 +220,26 @@ impl<M: Send + 'static> ActorRef<M> {
         }
         self.send(make(reply))?;
         Ok(pending)
+    }
+
+    /// Like [`ask`](Self::ask), but waits for room in a bounded mailbox instead of failing (or
+    /// dropping a message) when it is full: the returned future completes with the [`Pending`]
+    /// reply once the request is queued (`.await` that too), or with
+    /// [`SendErrorReason::Stopped`] and the request if the actor stops first. As
+    /// [`send_async`](Self::send_async), for async code outside the actor's own handlers.
+    pub fn ask_async<R: Send + 'static>(
+        &self,
+        make: impl FnOnce(ReplyTo<R>) -> M,
+    ) -> AskAsync<'_, M, R> {
+        let (reply, mut pending) = ask::oneshot();
+        let runtime = self.cell.system_runtime();
+        if runtime.wants_wait_notice() {
+            pending.notify = Some(std::sync::Arc::clone(runtime));
+        }
+        AskAsync {
+            send: self.send_async(make(reply)),
+            pending: Some(pending),
+        }
     }
 
     /// Asks the actor to stop after the messages already in its mailbox (a poison pill).

@@ -104,6 +104,42 @@ impl<M: Send + 'static> fmt::Debug for SendAsync<'_, M> {
     }
 }
 
+/// The future of [`ActorRef::ask_async`]: waits for room as [`SendAsync`] does, then completes
+/// with the [`Pending`](super::Pending) reply; with [`SendErrorReason::Stopped`] and the request
+/// if the actor stops first.
+#[must_use = "a future does nothing unless polled: `.await` it"]
+pub struct AskAsync<'a, M: Send + 'static, R> {
+    pub(super) send: SendAsync<'a, M>,
+    /// Handed out once the request is queued.
+    pub(super) pending: Option<super::Pending<R>>,
+}
+
+impl<M: Send + 'static, R> Unpin for AskAsync<'_, M, R> {}
+
+impl<M: Send + 'static, R> Future for AskAsync<'_, M, R> {
+    type Output = Result<super::Pending<R>, SendError<M>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.send).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(refused)) => Poll::Ready(Err(refused)),
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(this
+                .pending
+                .take()
+                .expect("AskAsync polled after it completed"))),
+        }
+    }
+}
+
+impl<M: Send + 'static, R> fmt::Debug for AskAsync<'_, M, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AskAsync")
+            .field("target", &self.send.target.id())
+            .finish_non_exhaustive()
+    }
+}
+
 /// Wakes a parked thread: the waker of [`block_on`].
 struct Unpark(std::thread::Thread);
 
