@@ -165,10 +165,11 @@ impl<M: Send + 'static> ActorRef<M> {
 
     /// Sends `msg`, waiting for room if the bounded mailbox is full: the returned future
     /// completes once the message is queued, or fails with [`SendErrorReason::Stopped`] (and the
-    /// message) if the actor stops first. Works under any executor; a plain thread can drive it
-    /// with any `block_on`. Never drops a message, whatever the overflow rule. For an unbounded
-    /// actor it completes at its first poll, like [`send`](Self::send). Do not wait on it inside
-    /// a handler: a full mailbox would hold the worker; use [`try_send`](Self::try_send) there.
+    /// message) if the actor stops first. Works under any executor; a plain thread calls
+    /// [`send_blocking`](Self::send_blocking) instead. Never drops a message, whatever the
+    /// overflow rule. For an unbounded actor it completes at its first poll, like
+    /// [`send`](Self::send). Do not wait on it inside a sync handler: a full mailbox would hold
+    /// the worker; use [`try_send`](Self::try_send) there.
     pub fn send_async(&self, msg: M) -> SendAsync<'_, M> {
         SendAsync::new(self, msg)
     }

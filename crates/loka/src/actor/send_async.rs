@@ -15,7 +15,7 @@ use std::task::{Context as TaskContext, Poll, Wake, Waker};
 /// sender each time it takes a message out, and all of them when it stops. Dropping the future
 /// before it completes drops the message (it was never queued) and hands any wake-up it had
 /// received to the next waiting sender.
-#[must_use = "a future does nothing unless polled: `.await` it or drive it with a `block_on`"]
+#[must_use = "a future does nothing unless polled: `.await` it (a plain thread calls `ActorRef::send_blocking` instead)"]
 pub struct SendAsync<'a, M: Send + 'static> {
     target: &'a ActorRef<M>,
     message: Option<M>,
