@@ -111,6 +111,7 @@ smoke: build quick-check
 	$(LOKA) report --input crates/loka-cli/tests/fixtures/tiny.jsonl --out $(TARGET_DIR)/smoke-report
 	$(CARGO) bench -p loka --bench send_latency -- --test
 	$(CARGO) run --release -p loka --example latency -- --samples 200 >/dev/null
+	$(CARGO) run --release -p loka --features tokio --example async_kv -- --selftest
 
 # Every benchmark once at its quick size on 2 workers, verified, and timed: fails naming every
 # benchmark that ran under QUICK_MIN_S seconds (start-up and scheduling noise would be most of its

@@ -1,6 +1,7 @@
 //! loka's benchmark workloads, the runner that measures them under a configuration, and their
 //! result records. Workload definitions shared with the peers: `docs/internals/benchmarks.md`.
 
+mod async_handlers;
 pub mod bencherl;
 #[cfg(test)]
 mod calibration;
@@ -250,6 +251,7 @@ pub fn all() -> Vec<Bench> {
     all.extend(cforall::all());
     all.extend(lassi::all());
     all.extend(panini::all());
+    all.extend(async_handlers::all());
     all
 }
 

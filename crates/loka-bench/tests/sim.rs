@@ -30,7 +30,11 @@ fn every_benchmark_verifies_and_repeats_its_trace_under_the_simulation() {
                 "{} under sim/{policy}: {}",
                 bench.name, m.telemetry["check"]
             );
-            assert!(m.virtual_seconds.unwrap() > 0.0, "{} under sim/{policy}", bench.name);
+            assert!(
+                m.virtual_seconds.unwrap() > 0.0,
+                "{} under sim/{policy}",
+                bench.name
+            );
         }
         if bench.name.ends_with("-rr") {
             // Matrix Search's round-robin variants dispatch every job from a plain thread

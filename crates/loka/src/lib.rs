@@ -40,9 +40,10 @@ mod system;
 pub mod telemetry;
 
 pub use actor::{
-    Actor, ActorFailure, ActorId, ActorRef, AskError, Context, HubError, LookupError, Overflow,
-    Pending, Placement, RegisterError, ReplyTo, SendAsync, SendError, SendErrorReason, SpawnError,
-    SpawnOptions, StopReason, TimerError, TimerHandle, TrySendError,
+    Actor, ActorFailure, ActorId, ActorRef, AskAsync, AskError, Async, AsyncActor, AsyncContext,
+    Context, HubError, LookupError, Overflow, Pending, Placement, RegisterError, ReplyTo,
+    SendAsync, SendError, SendErrorReason, SpawnError, SpawnOptions, StopReason, TimerError,
+    TimerHandle, TrySendError,
 };
 pub use config::{
     Config, ConfigError, EngineKind, IdleStrategy, MessageCentricConfig, PanicReport, QueueKind,

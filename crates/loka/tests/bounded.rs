@@ -52,6 +52,8 @@ enum Msg {
         stop: bool,
     },
     Item(u64),
+    /// Answers how many items it has seen.
+    Count(loka::ReplyTo<usize>),
 }
 
 impl Actor for Probe {
@@ -70,6 +72,7 @@ impl Actor for Probe {
                 }
             }
             Msg::Item(n) => self.seen.lock().unwrap().push(n),
+            Msg::Count(reply) => reply.send(self.seen.lock().unwrap().len()),
         }
     }
 }
@@ -156,6 +159,7 @@ fn send_with_reject_hands_the_message_back_and_says_full() {
             SendErrorReason::Full { capacity: 2 },
             "{label}"
         );
+        assert!(refused.is_full(), "{label}: is_full on a Full refusal");
         assert_eq!(refused.actor, actor.id(), "{label}");
         assert!(matches!(refused.message, Msg::Item(3)), "{label}");
         let text = refused.to_string();
@@ -334,6 +338,77 @@ fn send_async_fails_with_the_message_when_the_actor_stops() {
     }
 }
 
+/// `send_blocking`: a plain thread waits, parked, for room (as `send_async` under an executor),
+/// and gets its message back once the actor stops.
+#[test]
+fn send_blocking_parks_until_room_appears_or_the_actor_stops() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, items) = probe(&system, SpawnOptions::new().capacity(1));
+        let release = hold(&system, &actor, false);
+        actor.send(Msg::Item(1)).unwrap();
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let sent = actor.send_blocking(Msg::Item(2));
+                done.store(true, SeqCst);
+                sent
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!done.load(SeqCst), "{label}: no room yet, still waiting");
+            release.send(()).unwrap();
+            assert!(waiter.join().unwrap().is_ok(), "{label}");
+        });
+        system.run_until_idle();
+        assert_eq!(seen(&items), vec![1, 2], "{label}");
+
+        // Full, then the actor stops: the blocked sender gets its message back.
+        let release = hold(&system, &actor, true);
+        actor.send(Msg::Item(3)).unwrap();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| actor.send_blocking(Msg::Item(4)));
+            std::thread::sleep(Duration::from_millis(20));
+            release.send(()).unwrap();
+            let refused = waiter.join().unwrap().unwrap_err();
+            assert_eq!(refused.reason, SendErrorReason::Stopped, "{label}");
+            assert!(matches!(refused.message, Msg::Item(4)), "{label}");
+        });
+        system.run_until_idle();
+        assert_eq!(seen(&items), vec![1, 2], "{label}: 3 is a dead letter");
+    }
+}
+
+/// `ask_async`: a request to a full bounded mailbox waits for room (it is neither refused nor
+/// dropped), then its reply comes; to a stopped actor it fails with the request handed back.
+#[test]
+fn ask_async_waits_for_room_then_answers() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, _items) = probe(&system, SpawnOptions::new().capacity(1));
+        let release = hold(&system, &actor, false);
+        actor.send(Msg::Item(1)).unwrap();
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let asker = s.spawn(|| {
+                let pending = block_on(actor.ask_async(Msg::Count));
+                done.store(true, SeqCst);
+                pending.map(|p| p.wait())
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!done.load(SeqCst), "{label}: no room yet, still waiting");
+            release.send(()).unwrap();
+            let answer = asker.join().unwrap();
+            assert!(matches!(answer, Ok(Ok(1))), "{label}: {answer:?}");
+        });
+        assert_eq!(system.stats().mailbox_full, 0, "{label}: never refused");
+        assert!(actor.stop(), "{label}");
+        system.run_until_idle();
+        let refused = block_on(actor.ask_async(Msg::Count)).unwrap_err();
+        assert_eq!(refused.reason, SendErrorReason::Stopped, "{label}");
+        assert!(matches!(refused.message, Msg::Count(_)), "{label}");
+    }
+}
+
 #[test]
 fn control_envelopes_are_never_refused_for_room() {
     for (label, config) in configurations() {
@@ -360,6 +435,10 @@ fn control_envelopes_are_never_refused_for_room() {
         }
         let refused = actor.send(Msg::Item(4)).unwrap_err();
         assert_eq!(refused.reason, SendErrorReason::Stopped, "{label}");
+        assert!(
+            !refused.is_full(),
+            "{label}: a stopped actor's refusal is not full"
+        );
     }
 }
 

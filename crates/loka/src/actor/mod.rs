@@ -2,6 +2,7 @@
 //! registered names, death watch and links.
 
 mod ask;
+mod async_actor;
 mod context;
 pub(crate) mod names;
 mod pipe;
@@ -14,9 +15,10 @@ pub use crate::runtime::options::{Overflow, Placement, SpawnOptions};
 pub use crate::runtime::stop_reason::StopReason;
 pub use crate::runtime::{ActorFailure, ActorId};
 pub use ask::{AskError, Pending, ReplyTo};
+pub use async_actor::{Async, AsyncActor, AsyncContext, Sleep};
 pub use context::Context;
 pub use names::{LookupError, RegisterError};
-pub use send_async::SendAsync;
+pub use send_async::{AskAsync, SendAsync};
 pub use timers::{TimerError, TimerHandle};
 
 use crate::runtime::{Behavior, CellContext, Deliver};
@@ -163,12 +165,31 @@ impl<M: Send + 'static> ActorRef<M> {
 
     /// Sends `msg`, waiting for room if the bounded mailbox is full: the returned future
     /// completes once the message is queued, or fails with [`SendErrorReason::Stopped`] (and the
-    /// message) if the actor stops first. Works under any executor; a plain thread can drive it
-    /// with any `block_on`. Never drops a message, whatever the overflow rule. For an unbounded
-    /// actor it completes at its first poll, like [`send`](Self::send). Do not wait on it inside
-    /// a handler: a full mailbox would hold the worker; use [`try_send`](Self::try_send) there.
+    /// message) if the actor stops first. Works under any executor; a plain thread calls
+    /// [`send_blocking`](Self::send_blocking) instead. Never drops a message, whatever the
+    /// overflow rule. For an unbounded actor it completes at its first poll, like
+    /// [`send`](Self::send). Do not wait on it inside a sync handler: a full mailbox would hold
+    /// the worker; use [`try_send`](Self::try_send) there.
     pub fn send_async(&self, msg: M) -> SendAsync<'_, M> {
         SendAsync::new(self, msg)
+    }
+
+    /// Sends `msg` from a plain thread, blocking it until the bounded mailbox has room: what
+    /// [`send_async`](Self::send_async) does, with the thread parked (and unparked by the
+    /// mailbox's wake-up) instead of an executor. Fails with [`SendErrorReason::Stopped`] and
+    /// the message if the actor stops first; never drops a message, whatever the overflow rule.
+    /// For an unbounded actor it is [`send`](Self::send). Never call it inside a handler: a full
+    /// mailbox would hold the worker (use [`try_send`](Self::try_send) or an async actor's
+    /// `send_async(..).await` there).
+    pub fn send_blocking(&self, msg: M) -> Result<(), SendError<M>> {
+        let runtime = self.cell.system_runtime();
+        let notify = runtime.wants_wait_notice().then_some(runtime);
+        send_async::block_on(self.send_async(msg), || {
+            // The simulation's driver runs the actors only when told a thread waits.
+            if let Some(runtime) = notify {
+                runtime.core().waiting();
+            }
+        })
     }
 
     /// User messages in the actor's mailbox now. Exact for a bounded mailbox (messages a
@@ -200,6 +221,26 @@ impl<M: Send + 'static> ActorRef<M> {
         }
         self.send(make(reply))?;
         Ok(pending)
+    }
+
+    /// Like [`ask`](Self::ask), but waits for room in a bounded mailbox instead of failing (or
+    /// dropping a message) when it is full: the returned future completes with the [`Pending`]
+    /// reply once the request is queued (`.await` that too), or with
+    /// [`SendErrorReason::Stopped`] and the request if the actor stops first. As
+    /// [`send_async`](Self::send_async), for async code outside the actor's own handlers.
+    pub fn ask_async<R: Send + 'static>(
+        &self,
+        make: impl FnOnce(ReplyTo<R>) -> M,
+    ) -> AskAsync<'_, M, R> {
+        let (reply, mut pending) = ask::oneshot();
+        let runtime = self.cell.system_runtime();
+        if runtime.wants_wait_notice() {
+            pending.notify = Some(std::sync::Arc::clone(runtime));
+        }
+        AskAsync {
+            send: self.send_async(make(reply)),
+            pending: Some(pending),
+        }
     }
 
     /// Asks the actor to stop after the messages already in its mailbox (a poison pill).

@@ -5,7 +5,8 @@ use super::{ActorRef, SendError, SendErrorReason, TrySendError};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context as TaskContext, Poll};
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Wake, Waker};
 
 /// The future of [`ActorRef::send_async`]: completes once the message is queued, or with
 /// [`SendErrorReason::Stopped`] and the message if the actor stops first.
@@ -14,7 +15,7 @@ use std::task::{Context as TaskContext, Poll};
 /// sender each time it takes a message out, and all of them when it stops. Dropping the future
 /// before it completes drops the message (it was never queued) and hands any wake-up it had
 /// received to the next waiting sender.
-#[must_use = "a future does nothing unless polled: `.await` it or drive it with a `block_on`"]
+#[must_use = "a future does nothing unless polled: `.await` it (a plain thread calls `ActorRef::send_blocking` instead)"]
 pub struct SendAsync<'a, M: Send + 'static> {
     target: &'a ActorRef<M>,
     message: Option<M>,
@@ -100,5 +101,69 @@ impl<M: Send + 'static> fmt::Debug for SendAsync<'_, M> {
             .field("actor", &self.target.id())
             .field("waiting", &self.key.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+/// The future of [`ActorRef::ask_async`]: waits for room as [`SendAsync`] does, then completes
+/// with the [`Pending`](super::Pending) reply; with [`SendErrorReason::Stopped`] and the request
+/// if the actor stops first.
+#[must_use = "a future does nothing unless polled: `.await` it"]
+pub struct AskAsync<'a, M: Send + 'static, R> {
+    pub(super) send: SendAsync<'a, M>,
+    /// Handed out once the request is queued.
+    pub(super) pending: Option<super::Pending<R>>,
+}
+
+impl<M: Send + 'static, R> Unpin for AskAsync<'_, M, R> {}
+
+impl<M: Send + 'static, R> Future for AskAsync<'_, M, R> {
+    type Output = Result<super::Pending<R>, SendError<M>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.send).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(refused)) => Poll::Ready(Err(refused)),
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(this
+                .pending
+                .take()
+                .expect("AskAsync polled after it completed"))),
+        }
+    }
+}
+
+impl<M: Send + 'static, R> fmt::Debug for AskAsync<'_, M, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AskAsync")
+            .field("target", &self.send.target.id())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Wakes a parked thread: the waker of [`block_on`].
+struct Unpark(std::thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Drives `future` on the calling thread: polls it, and between polls parks the thread until its
+/// waker unparks it (a spurious unpark only costs a poll). `before_park` runs before each park.
+pub(super) fn block_on<F: Future>(future: F, before_park: impl Fn()) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = TaskContext::from_waker(&waker);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        before_park();
+        std::thread::park();
     }
 }

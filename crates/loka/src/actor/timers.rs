@@ -146,6 +146,16 @@ impl<A: Actor> Context<A> {
         TimerHandle::new(state, inner.runtime())
     }
 
+    /// Arms a timer owned by this actor that runs `f` (on the timer's thread) once `delay` has
+    /// passed: an async actor's `sleep` (`async_actor.rs`). Cancelled if the actor stops.
+    pub(crate) fn arm_once(
+        &mut self,
+        delay: Duration,
+        f: impl FnOnce() + Send + 'static,
+    ) -> TimerHandle {
+        self.arm_own(delay, None, Action::Once(Box::new(f)))
+    }
+
     /// This actor, held by a pending timer (a strong reference counted as a handle).
     fn hold(&self) -> Hold<A> {
         self.inner().cell_arc().hold()

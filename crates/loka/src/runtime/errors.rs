@@ -36,6 +36,12 @@ impl<M> SendError<M> {
     pub fn into_inner(self) -> M {
         self.message
     }
+
+    /// Whether the mailbox was full ([`SendErrorReason::Full`]: a later send may succeed), as
+    /// opposed to the actor stopped (no send ever will).
+    pub fn is_full(&self) -> bool {
+        matches!(self.reason, SendErrorReason::Full { .. })
+    }
 }
 
 impl<M> fmt::Debug for SendError<M> {

@@ -4,6 +4,7 @@
 //! theme with `cargo test -p loka --test guarantees fifo::`.
 
 mod ask;
+mod async_actors;
 mod bounded;
 mod common;
 mod delivery;

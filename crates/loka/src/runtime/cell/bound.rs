@@ -302,6 +302,24 @@ impl Bound {
         }
     }
 
+    /// An async actor kept aside a message it took out while a handler of its awaits (the
+    /// stash, `actor/async_actor.rs`): the message counts against the capacity again, until
+    /// [`release_held`](Self::release_held). Never refused: the place was the message's a moment
+    /// ago (a sender that reserved it in between can make the count one over the capacity).
+    pub(crate) fn hold(&self) {
+        self.word.fetch_add(1, AcqRel);
+    }
+
+    /// A held message leaves the stash (handled, or a dead letter): its place is free again,
+    /// waking one waiting sender if any.
+    pub(crate) fn release_held(&self) {
+        let word = self.word.fetch_sub(1, AcqRel);
+        debug_assert!(word & LEN_MASK != 0, "a held message was counted");
+        if word & WAITERS != 0 {
+            self.wake_one();
+        }
+    }
+
     /// `send_async` found the mailbox full: registers `waker` under `key` (a new key if `None`)
     /// and returns `true`, or returns `false` (unregistered) if there is room now, so the caller
     /// tries again.

@@ -21,7 +21,7 @@ mod supervised;
 mod timers;
 mod watch;
 
-use failure::panic_message;
+pub(crate) use failure::panic_message;
 pub(crate) use pipes::{Piped, Pipes};
 pub(crate) use supervised::{event_sink, ChildEvent, Command, EventSink, Orders, Supervised};
 pub(crate) use timers::{Hold, ReceiveTimeout};
@@ -425,6 +425,21 @@ impl<B: Behavior> ActorCell<B> {
     pub(crate) unsafe fn pipes(&self) -> &mut Pipes {
         // SAFETY: the caller's contract: only the holder of the schedule touches the set.
         unsafe { &mut self.extras().pipes }
+    }
+
+    /// A message an async actor stashed counts against its mailbox's capacity (nothing for an
+    /// unbounded actor): see `Bound::hold`.
+    pub(crate) fn hold_place(&self) {
+        if let Some(bound) = &self.bound {
+            bound.hold();
+        }
+    }
+
+    /// A stashed message left the stash: its place is free (see `Bound::release_held`).
+    pub(crate) fn release_place(&self) {
+        if let Some(bound) = &self.bound {
+            bound.release_held();
+        }
     }
 
     /// This actor as the parent of a child it spawns: its failures go to `child_failed`.
