@@ -46,8 +46,9 @@ pub use actor::{
     TimerHandle, TrySendError,
 };
 pub use config::{
-    Config, ConfigError, EngineKind, IdleStrategy, MessageCentricConfig, PanicReport, QueueKind,
-    SimCompute, SimConfig, StallGuard, UnknownEngine, UnknownPanicReport, VictimSelection,
+    Config, ConfigError, EngineKind, IdleStrategy, MessageCentricConfig, ObserveError, PanicReport,
+    QueueKind, SimCompute, SimConfig, StallGuard, UnknownEngine, UnknownPanicReport,
+    VictimSelection,
 };
 pub use exec_policy::{Characteristics, ExecMode, ExecPolicy};
 pub use loka_topology as topology;
@@ -59,10 +60,10 @@ pub use runtime::{DeadLetter, DeadLetterReason, DEAD_LETTER_WINDOW};
 pub use system::ActorInfo;
 #[cfg(feature = "metrics")]
 pub use system::{ExportError, MetricsCollector, MetricsExporter};
-#[cfg(unix)]
-pub use system::{ObserveError, MIN_WATCH_MS, OBSERVE_MAX_CLIENTS};
 pub use system::{RegisteredActor, Snapshot, TopologySnapshot, WorkerPlace};
 pub use system::{ShutdownReport, System, SystemBuilder, UnstoppedActor};
 #[cfg(unix)]
 pub use system::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};
+#[cfg(unix)]
+pub use system::{MIN_WATCH_MS, OBSERVE_MAX_CLIENTS};
 pub use telemetry::{MessageCentricStats, SimStats, Stats, WorkerStats};

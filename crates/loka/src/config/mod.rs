@@ -36,12 +36,14 @@
 //! ```
 
 mod message_centric;
+mod observe_error;
 mod panic_report;
 mod stall;
 
 use crate::policy::placement::PlacementStrategy;
 use crate::policy::PolicyKind;
 pub use message_centric::{MessageCentricConfig, QueueKind, VictimSelection};
+pub use observe_error::ObserveError;
 pub use panic_report::{PanicReport, UnknownPanicReport};
 use serde::{Deserialize, Serialize};
 pub use stall::StallGuard;
@@ -101,7 +103,7 @@ pub enum ConfigError {
     /// Nothing of the system was started.
     #[cfg(unix)]
     #[error("{0}")]
-    Observe(crate::system::ObserveError),
+    Observe(ObserveError),
     /// A value is out of range or unknown.
     #[error("invalid {key} = `{value}` in {source_name}: {reason}")]
     Invalid {

@@ -25,7 +25,7 @@ mod supervise;
 pub use export::{ExportError, MetricsCollector, MetricsExporter};
 pub use introspect::ActorInfo;
 #[cfg(unix)]
-pub use observe::{ObserveError, MAX_CLIENTS as OBSERVE_MAX_CLIENTS, MIN_WATCH_MS};
+pub use observe::{MAX_CLIENTS as OBSERVE_MAX_CLIENTS, MIN_WATCH_MS};
 pub use shutdown::{ShutdownReport, UnstoppedActor};
 #[cfg(unix)]
 pub use signal::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};

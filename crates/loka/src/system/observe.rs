@@ -18,6 +18,7 @@
 //! it is still the socket this system bound (never a file put in its place).
 
 use super::snapshot::Snapshot;
+use crate::config::ObserveError;
 use crate::engine::dispatch::Engine;
 use crate::runtime::lifecycle::TERMINATED;
 use crate::runtime::Shared;
@@ -40,41 +41,6 @@ pub const MAX_CLIENTS: usize = 16;
 /// How long a client may take to send its request line, and a write to it may block, before it
 /// is dropped: a stuck client never holds up a shutdown longer than this.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Why the `observe` socket was not opened ([`crate::ConfigError::Observe`]). Each names the
-/// path; nothing of the system was started.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ObserveError {
-    /// Something exists at the path already: a stale socket of a process that died, another
-    /// system's live socket, or any other file. loka never removes a file it did not create.
-    #[error(
-        "observe socket {}: the path exists (another system's socket, a stale one, or a file; \
-         loka does not remove it)",
-        path.display()
-    )]
-    Exists {
-        /// The path.
-        path: PathBuf,
-    },
-    /// The socket could not be bound: its directory is missing or not writable, or the path is
-    /// too long for a Unix socket (108 bytes on Linux).
-    #[error("observe socket {}: cannot bind: {error}", path.display())]
-    Bind {
-        /// The path.
-        path: PathBuf,
-        /// The operating system's error.
-        error: std::io::Error,
-    },
-    /// The thread serving the socket could not be started.
-    #[error("observe socket {}: cannot start its thread: {error}", path.display())]
-    Spawn {
-        /// The path.
-        path: PathBuf,
-        /// The operating system's error.
-        error: std::io::Error,
-    },
-}
 
 /// The bound socket, before the system it serves exists.
 pub(crate) struct Bound {
