@@ -147,7 +147,7 @@ impl<A: Actor> Context<A> {
     }
 
     /// Arms a timer owned by this actor that runs `f` (on the timer's thread) once `delay` has
-    /// passed: an async actor's `sleep` (`async_actor.rs`). Cancelled if the actor stops.
+    /// passed: an async actor's `sleep` (`async_actor/context.rs`). Cancelled if the actor stops.
     pub(crate) fn arm_once(
         &mut self,
         delay: Duration,

@@ -303,7 +303,7 @@ impl Bound {
     }
 
     /// An async actor kept aside a message it took out while a handler of its awaits (the
-    /// stash, `actor/async_actor.rs`): the message counts against the capacity again, until
+    /// stash, `actor/async_actor/`): the message counts against the capacity again, until
     /// [`release_held`](Self::release_held). Never refused: the place was the message's a moment
     /// ago (a sender that reserved it in between can make the count one over the capacity).
     pub(crate) fn hold(&self) {

@@ -1,6 +1,6 @@
 //! The sending side of a cell, as an [`crate::ActorRef`] sees it ([`Deliver`]): queueing a user
 //! message, and for a bounded mailbox reserving its place first and applying the overflow rule
-//! (docs/bounded-mailboxes.md).
+//! (docs/bounded-mailboxes.md); and the places an async actor's stash keeps counted (`actor/async_actor/`).
 
 use super::bound::{Bound, Room};
 use super::{ActorCell, Behavior, Envelope, Watchable};
@@ -124,6 +124,21 @@ impl<B: Behavior> ActorCell<B> {
                 .map_err(TrySendError::into_inner);
         }
         self.post_message(msg)
+    }
+
+    /// A message an async actor stashed counts against its mailbox's capacity (nothing for an
+    /// unbounded actor): see `Bound::hold`.
+    pub(crate) fn hold_place(&self) {
+        if let Some(bound) = &self.bound {
+            bound.hold();
+        }
+    }
+
+    /// A stashed message left the stash: its place is free (see `Bound::release_held`).
+    pub(crate) fn release_place(&self) {
+        if let Some(bound) = &self.bound {
+            bound.release_held();
+        }
     }
 }
 

@@ -427,21 +427,6 @@ impl<B: Behavior> ActorCell<B> {
         unsafe { &mut self.extras().pipes }
     }
 
-    /// A message an async actor stashed counts against its mailbox's capacity (nothing for an
-    /// unbounded actor): see `Bound::hold`.
-    pub(crate) fn hold_place(&self) {
-        if let Some(bound) = &self.bound {
-            bound.hold();
-        }
-    }
-
-    /// A stashed message left the stash: its place is free (see `Bound::release_held`).
-    pub(crate) fn release_place(&self) {
-        if let Some(bound) = &self.bound {
-            bound.release_held();
-        }
-    }
-
     /// This actor as the parent of a child it spawns: its failures go to `child_failed`.
     pub(crate) fn failure_sink(&self) -> Parent {
         (self.id(), FailureSink::Hook)
