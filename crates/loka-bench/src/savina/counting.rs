@@ -6,7 +6,7 @@
 //! sequence.
 
 use crate::{await_result, Bench, Fault, Measured, Run};
-use loka::{Actor, ActorRef, Context, ReplyTo, System};
+use loka::{Actor, ActorRef, AskError, Context, ReplyTo, System};
 use std::time::Instant;
 
 pub(super) const BENCH: Bench = Bench {
@@ -20,7 +20,7 @@ pub(super) const BENCH: Bench = Bench {
 /// Increments sent per activation of the Producer before it yields to the rest of the system.
 const SLICE: u64 = 10_000;
 
-enum CounterMsg {
+pub(crate) enum CounterMsg {
     /// The next value of the sequence 1, 2, …, N.
     Increment(u64),
     Retrieve(ReplyTo<Total>),
@@ -28,20 +28,34 @@ enum CounterMsg {
 
 /// What the Counter received.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Total {
+pub(crate) struct Total {
     increments: u64,
     sum: u64,
     /// Increments that were not the next value of the sequence.
     out_of_sequence: u64,
 }
 
-struct Counter {
+pub(crate) struct Counter {
     total: Total,
 }
 
 impl Actor for Counter {
     type Msg = CounterMsg;
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: CounterMsg) {
+        self.receive(msg);
+    }
+}
+
+impl Counter {
+    pub(crate) fn new() -> Self {
+        Counter {
+            total: Total::default(),
+        }
+    }
+
+    /// The Counter's handler, also run by the async variant (`async_handlers.rs`).
+    #[inline(always)]
+    pub(crate) fn receive(&mut self, msg: CounterMsg) {
         match msg {
             CounterMsg::Increment(value) => {
                 let total = &mut self.total;
@@ -54,14 +68,14 @@ impl Actor for Counter {
     }
 }
 
-enum ProducerMsg {
+pub(crate) enum ProducerMsg {
     /// [`Fault::Drop`]: the first increment is lost; [`Fault::Duplicate`]: it arrives twice.
     Start(Fault, ReplyTo<Total>),
     /// Sent to itself to go on with the next slice of increments.
     Continue,
 }
 
-struct Producer {
+pub(crate) struct Producer {
     counter: Option<ActorRef<CounterMsg>>,
     left: u64,
     /// The next value to send.
@@ -69,9 +83,22 @@ struct Producer {
     done: Option<ReplyTo<Total>>,
 }
 
-impl Actor for Producer {
-    type Msg = ProducerMsg;
-    fn handle(&mut self, ctx: &mut Context<Self>, msg: ProducerMsg) {
+impl Producer {
+    /// A Producer of `increments` to `counter`.
+    pub(crate) fn new(counter: ActorRef<CounterMsg>, increments: u64) -> Self {
+        Producer {
+            counter: Some(counter),
+            left: increments,
+            next: 1,
+            done: None,
+        }
+    }
+
+    /// Handles `Start` or `Continue`: sends the next slice of increments. Returns the Counter
+    /// once all are sent, to ask for the total; `None` while some are left (the Producer then
+    /// sends itself `Continue`). The sync and async Producers differ only in how they ask.
+    #[inline(always)]
+    pub(crate) fn send_slice(&mut self, msg: ProducerMsg) -> Option<ActorRef<CounterMsg>> {
         let counter = self.counter.as_ref().expect("counter set until the end");
         if let ProducerMsg::Start(fault, done) = msg {
             self.done = Some(done);
@@ -96,21 +123,34 @@ impl Actor for Producer {
         self.next += slice;
         self.left -= slice;
         if self.left > 0 {
+            return None;
+        }
+        Some(self.counter.take().expect("counter set until the end"))
+    }
+
+    /// Passes the Counter's answer on to the driver. A lost answer drops `done`, which tells it.
+    pub(crate) fn finish(&mut self, total: Result<Total, AskError>) {
+        if let (Some(done), Ok(total)) = (self.done.take(), total) {
+            done.send(total);
+        }
+    }
+}
+
+impl Actor for Producer {
+    type Msg = ProducerMsg;
+    fn handle(&mut self, ctx: &mut Context<Self>, msg: ProducerMsg) {
+        let Some(counter) = self.send_slice(msg) else {
             ctx.myself()
                 .send(ProducerMsg::Continue)
                 .expect("producer alive");
             return;
-        }
-        // All increments sent: ask for the total, and let the Counter stop once it has answered.
-        let counter = self.counter.take().expect("counter set until the end");
+        };
+        // All increments sent: ask for the total, then stop.
         ctx.ask(
             &counter,
             CounterMsg::Retrieve,
             |this: &mut Producer, ctx, total| {
-                // A lost answer drops `done`, which tells the driver.
-                if let (Some(done), Ok(total)) = (this.done.take(), total) {
-                    done.send(total);
-                }
+                this.finish(total);
                 ctx.stop();
             },
         );
@@ -118,22 +158,32 @@ impl Actor for Producer {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
-    let increments = run.pick(5_000_000, 10_000_000);
-    let counter = system.spawn(Counter {
-        total: Total::default(),
-    });
-    let producer = system.spawn(Producer {
-        counter: Some(counter),
-        left: increments,
-        next: 1,
-        done: None,
-    });
+    let increments = increments(run);
+    let counter = system.spawn(Counter::new());
+    let producer = system.spawn(Producer::new(counter, increments));
+    drive(system, run, BENCH.name, producer, increments)
+}
+
+/// N, the increments of a run.
+pub(crate) fn increments(run: &Run) -> u64 {
+    run.pick(5_000_000, 10_000_000)
+}
+
+/// The run and its check, with the Producer of `increments` spawned (sync here, async in
+/// `async_handlers.rs`); `name` names the benchmark in a failure.
+pub(crate) fn drive(
+    system: &System,
+    run: &Run,
+    name: &str,
+    producer: ActorRef<ProducerMsg>,
+    increments: u64,
+) -> Measured {
     system.run_until_idle();
     let start = Instant::now();
     let pending = producer
         .ask(|done| ProducerMsg::Start(run.fault, done))
         .expect("fresh actor");
-    let total = await_result(system, pending, run, BENCH.name);
+    let total = await_result(system, pending, run, name);
     let elapsed = start.elapsed();
     let total = match total {
         Ok(total) => total,

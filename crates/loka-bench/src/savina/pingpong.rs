@@ -20,13 +20,13 @@ pub(super) const BENCH: Bench = Bench {
 // The rare messages are boxed so that the two on the hot path stay 16 bytes: a bigger message
 // makes every mailbox slot bigger, and this workload is nothing but mailbox traffic.
 
-enum PingMsg {
+pub(crate) enum PingMsg {
     Start(Box<Start>),
     /// The answer to the ping with this sequence number.
     Pong(u64),
 }
 
-struct Start {
+pub(crate) struct Start {
     pong: ActorRef<PongMsg>,
     rounds: u64,
     /// [`Fault::Drop`]: the first ping is lost; [`Fault::Duplicate`]: it is delivered twice.
@@ -34,7 +34,7 @@ struct Start {
     done: ReplyTo<Tally>,
 }
 
-enum PongMsg {
+pub(crate) enum PongMsg {
     SetPing(Box<ActorRef<PingMsg>>),
     /// The ping with this sequence number.
     Ping(u64),
@@ -44,12 +44,12 @@ enum PongMsg {
 
 /// What one side received: messages, and those whose sequence number was not the expected one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Tally {
+pub(crate) struct Tally {
     received: u64,
     out_of_sequence: u64,
 }
 
-struct Ping {
+pub(crate) struct Ping {
     pong: Option<ActorRef<PongMsg>>,
     left: u64,
     /// The sequence number of the last ping sent.
@@ -59,6 +59,16 @@ struct Ping {
 }
 
 impl Ping {
+    pub(crate) fn new() -> Self {
+        Ping {
+            pong: None,
+            left: 0,
+            sent: 0,
+            pongs: Tally::default(),
+            done: None,
+        }
+    }
+
     fn send_ping(&mut self) {
         self.left -= 1;
         self.sent += 1;
@@ -70,6 +80,14 @@ impl Ping {
 impl Actor for Ping {
     type Msg = PingMsg;
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: PingMsg) {
+        self.receive(msg);
+    }
+}
+
+impl Ping {
+    /// Ping's handler, also run by the async variant (`async_handlers.rs`).
+    #[inline(always)]
+    pub(crate) fn receive(&mut self, msg: PingMsg) {
         match msg {
             PingMsg::Start(start) => {
                 let Start {
@@ -108,7 +126,7 @@ impl Actor for Ping {
     }
 }
 
-struct Pong {
+pub(crate) struct Pong {
     ping: Option<ActorRef<PingMsg>>,
     pings: Tally,
 }
@@ -116,6 +134,21 @@ struct Pong {
 impl Actor for Pong {
     type Msg = PongMsg;
     fn handle(&mut self, _ctx: &mut Context<Self>, msg: PongMsg) {
+        self.receive(msg);
+    }
+}
+
+impl Pong {
+    pub(crate) fn new() -> Self {
+        Pong {
+            ping: None,
+            pings: Tally::default(),
+        }
+    }
+
+    /// Pong's handler, also run by the async variant (`async_handlers.rs`).
+    #[inline(always)]
+    pub(crate) fn receive(&mut self, msg: PongMsg) {
         match msg {
             PongMsg::SetPing(ping) => self.ping = Some(*ping),
             PongMsg::Ping(seq) => {
@@ -138,18 +171,20 @@ struct Outcome {
 }
 
 fn run(system: &System, run: &Run) -> Measured {
+    let (ping, pong) = (system.spawn(Ping::new()), system.spawn(Pong::new()));
+    drive(system, run, BENCH.name, ping, pong)
+}
+
+/// The run and its check, with `ping` and `pong` spawned (sync here, async in
+/// `async_handlers.rs`); `name` names the benchmark in a failure.
+pub(crate) fn drive(
+    system: &System,
+    run: &Run,
+    name: &str,
+    ping: ActorRef<PingMsg>,
+    pong: ActorRef<PongMsg>,
+) -> Measured {
     let rounds = run.pick(1_800_000, 2_000_000);
-    let ping = system.spawn(Ping {
-        pong: None,
-        left: 0,
-        sent: 0,
-        pongs: Tally::default(),
-        done: None,
-    });
-    let pong = system.spawn(Pong {
-        ping: None,
-        pings: Tally::default(),
-    });
     pong.send(PongMsg::SetPing(Box::new(ping.clone())))
         .expect("fresh actor");
     system.run_until_idle();
@@ -164,7 +199,7 @@ fn run(system: &System, run: &Run) -> Measured {
             }))
         })
         .expect("fresh actor");
-    let pongs = await_result(system, pending, run, BENCH.name);
+    let pongs = await_result(system, pending, run, name);
     let elapsed = start.elapsed();
     let pongs = match pongs {
         Ok(pongs) => pongs,
@@ -174,7 +209,7 @@ fn run(system: &System, run: &Run) -> Measured {
     let pending = pong
         .ask(|reply| PongMsg::Report(Box::new(reply)))
         .expect("pong alive");
-    let pings = match await_result(system, pending, run, BENCH.name) {
+    let pings = match await_result(system, pending, run, name) {
         Ok(pings) => pings,
         Err(e) => return Measured::failed(0, elapsed, e),
     };
