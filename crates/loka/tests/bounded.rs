@@ -106,6 +106,24 @@ fn hold(system: &System, actor: &loka::ActorRef<Msg>, stop: bool) -> Sender<()> 
     release
 }
 
+/// With the actor held in a handler and its mailbox full, runs `wait` (a send or an ask that
+/// waits for room) on a thread: it must still be waiting 50 ms later, and return once `release`
+/// lets the actor go on. Returns what `wait` returned.
+fn waits_for_room<T: Send>(label: &str, release: Sender<()>, wait: impl FnOnce() -> T + Send) -> T {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let result = wait();
+            done.store(true, SeqCst);
+            result
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!done.load(SeqCst), "{label}: no room yet, still waiting");
+        release.send(()).unwrap();
+        waiter.join().unwrap()
+    })
+}
+
 fn seen(seen: &Arc<Mutex<Vec<u64>>>) -> Vec<u64> {
     seen.lock().unwrap().clone()
 }
@@ -246,18 +264,8 @@ fn send_async_resumes_when_room_appears() {
         let (actor, items) = probe(&system, SpawnOptions::new().capacity(1));
         let release = hold(&system, &actor, false);
         actor.send(Msg::Item(1)).unwrap();
-        let done = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            let waiter = s.spawn(|| {
-                let sent = block_on(actor.send_async(Msg::Item(2)));
-                done.store(true, SeqCst);
-                sent
-            });
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(!done.load(SeqCst), "{label}: no room yet, still waiting");
-            release.send(()).unwrap();
-            assert!(waiter.join().unwrap().is_ok(), "{label}");
-        });
+        let sent = waits_for_room(&label, release, || block_on(actor.send_async(Msg::Item(2))));
+        assert!(sent.is_ok(), "{label}");
         system.run_until_idle();
         assert_eq!(seen(&items), vec![1, 2], "{label}");
         let stats = system.stats();
@@ -347,18 +355,8 @@ fn send_blocking_parks_until_room_appears_or_the_actor_stops() {
         let (actor, items) = probe(&system, SpawnOptions::new().capacity(1));
         let release = hold(&system, &actor, false);
         actor.send(Msg::Item(1)).unwrap();
-        let done = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            let waiter = s.spawn(|| {
-                let sent = actor.send_blocking(Msg::Item(2));
-                done.store(true, SeqCst);
-                sent
-            });
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(!done.load(SeqCst), "{label}: no room yet, still waiting");
-            release.send(()).unwrap();
-            assert!(waiter.join().unwrap().is_ok(), "{label}");
-        });
+        let sent = waits_for_room(&label, release, || actor.send_blocking(Msg::Item(2)));
+        assert!(sent.is_ok(), "{label}");
         system.run_until_idle();
         assert_eq!(seen(&items), vec![1, 2], "{label}");
 
@@ -387,19 +385,10 @@ fn ask_async_waits_for_room_then_answers() {
         let (actor, _items) = probe(&system, SpawnOptions::new().capacity(1));
         let release = hold(&system, &actor, false);
         actor.send(Msg::Item(1)).unwrap();
-        let done = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            let asker = s.spawn(|| {
-                let pending = block_on(actor.ask_async(Msg::Count));
-                done.store(true, SeqCst);
-                pending.map(|p| p.wait())
-            });
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(!done.load(SeqCst), "{label}: no room yet, still waiting");
-            release.send(()).unwrap();
-            let answer = asker.join().unwrap();
-            assert!(matches!(answer, Ok(Ok(1))), "{label}: {answer:?}");
+        let answer = waits_for_room(&label, release, || {
+            block_on(actor.ask_async(Msg::Count)).map(|p| p.wait())
         });
+        assert!(matches!(answer, Ok(Ok(1))), "{label}: {answer:?}");
         assert_eq!(system.stats().mailbox_full, 0, "{label}: never refused");
         assert!(actor.stop(), "{label}");
         system.run_until_idle();
