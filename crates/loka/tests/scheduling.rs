@@ -405,8 +405,7 @@ impl Actor for BusySender {
         self.wakee.send(()).unwrap();
         if self.until_the_wakee_ran {
             let until = std::time::Instant::now() + Duration::from_secs(2);
-            while self.ran_on.lock().unwrap().len() == before && std::time::Instant::now() < until
-            {
+            while self.ran_on.lock().unwrap().len() == before && std::time::Instant::now() < until {
                 std::hint::spin_loop();
             }
         }
