@@ -51,6 +51,19 @@ pub fn all() -> Vec<Bench> {
     ]
 }
 
+/// The workload a peer runtime runs as the counterpart of one of these benchmarks, if any: its
+/// sync-named `pingpong` or `counting`, the same work (`peers/rust/common`), whose handlers are
+/// async by construction on the async peers (kameo's and ractor's `handle`, the tokio programs'
+/// task loops). The `-ready` variants have none: a peer runs the same program for both, so
+/// `loka bench compare` pits it against the plain variant only.
+pub fn peer_workload(name: &str) -> Option<&'static str> {
+    match name {
+        "async-pingpong" => Some("pingpong"),
+        "async-counting" => Some("counting"),
+        _ => None,
+    }
+}
+
 /// The per-message await of the `-ready` variants: a future ready at its first poll, which the
 /// compiler cannot see through as a no-op (`black_box`), so the handler keeps an await point.
 async fn maybe_await<const READY: bool>() {

@@ -1,7 +1,7 @@
 //! loka's benchmark workloads, the runner that measures them under a configuration, and their
 //! result records. Workload definitions shared with the peers: `docs/internals/benchmarks.md`.
 
-mod async_handlers;
+pub mod async_handlers;
 pub mod bencherl;
 #[cfg(test)]
 mod calibration;
@@ -347,30 +347,39 @@ mod tests {
         assert!("huge".parse::<Size>().is_err());
     }
 
+    /// The suites, each tested on its own below, so that the harness runs them side by side
+    /// (one test over every benchmark took 50 s, another 23 s).
+    const SUITES: [&str; 7] = [
+        "savina", "bencherl", "matrix", "cforall", "lassi", "panini", "async",
+    ];
+
+    fn suite(name: &str) -> Vec<Bench> {
+        all().into_iter().filter(|b| b.suite == name).collect()
+    }
+
     #[test]
-    fn every_benchmark_verifies_at_quick_size_on_one_worker() {
-        // Two workers: `make smoke` runs every benchmark at quick size on 2 workers (its first
-        // step, `quick-check`), release-built; here the debug assertions of the test profile.
-        for workers in [1] {
-            for bench in all() {
-                let system = loka::System::builder().workers(workers).build().unwrap();
-                let m = (bench.run)(&system, &Run::new(Size::Quick));
-                assert!(
-                    m.verified,
-                    "{} on {workers} workers: {}",
-                    bench.name, m.check
-                );
-                assert!(m.messages > 0, "{}", bench.name);
-            }
+    fn the_suites_tested_one_by_one_are_every_benchmark() {
+        let covered: usize = SUITES.iter().map(|s| suite(s).len()).sum();
+        assert_eq!(covered, all().len());
+        assert!(SUITES.iter().all(|s| !suite(s).is_empty()));
+    }
+
+    /// Two workers: `make smoke` runs every benchmark at quick size on 2 workers (its first
+    /// step, `quick-check`); here one.
+    fn every_benchmark_verifies_at_quick_size_on_one_worker(name: &str) {
+        for bench in suite(name) {
+            let system = loka::System::builder().workers(1).build().unwrap();
+            let m = (bench.run)(&system, &Run::new(Size::Quick));
+            assert!(m.verified, "{} on 1 worker: {}", bench.name, m.check);
+            assert!(m.messages > 0, "{}", bench.name);
         }
     }
 
     /// The mutation tests: every fault a benchmark implements makes its own check report
     /// `verified: false` (and promptly: the timeout is short, and a lost message is noticed when
     /// the system goes idle).
-    #[test]
-    fn every_fault_makes_its_benchmark_fail_its_check() {
-        for bench in all() {
+    fn every_fault_makes_its_benchmark_fail_its_check(name: &str) {
+        for bench in suite(name) {
             for &fault in bench.faults {
                 let system = loka::System::builder().workers(2).build().unwrap();
                 let run = Run::new(Size::Quick)
@@ -384,6 +393,32 @@ mod tests {
                 );
             }
         }
+    }
+
+    macro_rules! per_suite {
+        ($($test:ident: $check:ident($suite:literal);)*) => {$(
+            #[test]
+            fn $test() {
+                $check($suite);
+            }
+        )*};
+    }
+
+    per_suite! {
+        savina_verifies_on_one_worker: every_benchmark_verifies_at_quick_size_on_one_worker("savina");
+        bencherl_verifies_on_one_worker: every_benchmark_verifies_at_quick_size_on_one_worker("bencherl");
+        matrix_search_verifies_on_one_worker: every_benchmark_verifies_at_quick_size_on_one_worker("matrix");
+        cforall_verifies_on_one_worker: every_benchmark_verifies_at_quick_size_on_one_worker("cforall");
+        lassi_verifies_on_one_worker: every_benchmark_verifies_at_quick_size_on_one_worker("lassi");
+        panini_verifies_on_one_worker: every_benchmark_verifies_at_quick_size_on_one_worker("panini");
+        async_verifies_on_one_worker: every_benchmark_verifies_at_quick_size_on_one_worker("async");
+        savina_faults_fail: every_fault_makes_its_benchmark_fail_its_check("savina");
+        bencherl_faults_fail: every_fault_makes_its_benchmark_fail_its_check("bencherl");
+        matrix_search_faults_fail: every_fault_makes_its_benchmark_fail_its_check("matrix");
+        cforall_faults_fail: every_fault_makes_its_benchmark_fail_its_check("cforall");
+        lassi_faults_fail: every_fault_makes_its_benchmark_fail_its_check("lassi");
+        panini_faults_fail: every_fault_makes_its_benchmark_fail_its_check("panini");
+        async_faults_fail: every_fault_makes_its_benchmark_fail_its_check("async");
     }
 
     /// Every benchmark's check is shown able to fail by at least one injected fault.

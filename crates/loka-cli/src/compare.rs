@@ -27,6 +27,23 @@ pub const PEERS: &[&str] = &[
     "caf",
 ];
 
+/// The peers whose handlers are async by construction (an `async fn` or an awaiting task loop per
+/// message: kameo, ractor, the tokio programs): the only ones loka's async-handler benchmarks
+/// (`async-pingpong`, `async-counting`) are compared with. actix's and CAF's handlers are sync, so
+/// loka's sync benchmarks already compare with them.
+pub const ASYNC_PEERS: &[&str] = &["ractor", "kameo", "tokio", "tokio-current-thread"];
+
+/// The workload `peer` is asked to run as the counterpart of loka's benchmark `bench`: the same
+/// name, except for loka's async-handler benchmarks, which the async peers run under their sync
+/// workload's name (`loka_bench::async_handlers::peer_workload`); `None`: the peer has none.
+pub fn peer_bench<'a>(peer: &str, bench: &'a str) -> Option<&'a str> {
+    match loka_bench::async_handlers::peer_workload(bench) {
+        Some(workload) => ASYNC_PEERS.contains(&peer).then_some(workload),
+        None if bench.starts_with("async-") => None,
+        None => Some(bench),
+    }
+}
+
 /// `loka bench compare` arguments.
 #[derive(clap::Args)]
 pub struct CompareArgs {
@@ -129,6 +146,17 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
+/// Whether peer `name` takes part at `workers` threads in a sweep over worker counts
+/// (`scale --peers`): `actix` from 2 threads (on one it is `actix-1thread`), `actix-1thread` and
+/// `tokio-current-thread` on one only (one thread by construction), every other peer at any count.
+pub fn runs_at(name: &str, workers: usize) -> bool {
+    match name {
+        "actix" => workers >= 2,
+        "actix-1thread" | "tokio-current-thread" => workers == 1,
+        _ => true,
+    }
+}
+
 /// Finds a peer's binary, or says what is missing and how to build it.
 pub fn locate(name: &str, dir: &Path, workers: usize) -> Result<Peer, String> {
     let (binary, threads) = match name {
@@ -214,8 +242,11 @@ pub fn run_peer(
     timeout: Duration,
     cap: Option<Duration>,
 ) -> PeerOutcome {
+    let Some(asked) = peer_bench(&peer.name, bench) else {
+        return PeerOutcome::Unsupported;
+    };
     let mut child = match Command::new(&peer.binary)
-        .args(["--bench", bench, "--size", &size.to_string()])
+        .args(["--bench", asked, "--size", &size.to_string()])
         .args(["--threads", &peer.threads.to_string(), "--repeat", "1"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -281,10 +312,15 @@ pub fn run_peer(
     let record = stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<Record>(l.trim()).ok())
-        .find(|r| r.bench == bench);
+        .find(|r| r.bench == asked);
     match record {
         Some(mut record) => {
             record.runtime = peer.name.clone();
+            if asked != bench {
+                // Filed under loka's benchmark, saying what the peer ran.
+                record.bench = bench.to_owned();
+                record.telemetry["peer_workload"] = asked.into();
+            }
             // Peers print no execution mode: their framework schedules.
             record.exec = loka_bench::record::PEER_EXEC.to_owned();
             let problem = (!status.success() && record.verified)
@@ -332,6 +368,207 @@ pub fn stopped_record(peer: &Peer, bench: &str, size: Size, engine: &str, cap: D
     }
 }
 
+/// The peers of `names` that can run on `workers` threads, located in `dir` (else found as
+/// [`peers_dir`] does); a note for each that cannot (toolchain or build missing).
+pub fn find_peers(names: &[String], dir: Option<&Path>, workers: usize, out: &Output) -> Vec<Peer> {
+    let mut peers = Vec::new();
+    if !names.is_empty() {
+        match peers_dir(dir) {
+            Ok(dir) => {
+                for name in names {
+                    match locate(name, &dir, workers) {
+                        Ok(peer) => peers.push(peer),
+                        Err(how) => out.note(&format!(
+                            "note: peer toolchain/script missing for `{name}`: {how}; going on \
+                             without it"
+                        )),
+                    }
+                }
+            }
+            Err(how) => out.note(&format!(
+                "note: peer toolchain/script missing: {how}; going on with loka alone"
+            )),
+        }
+    }
+    peers
+}
+
+/// loka and the peers on the same benchmarks under one configuration, alternating A B A B
+/// within each repetition: what `compare` runs once and `scale --peers` at every worker count.
+pub struct SideBySide<'a> {
+    /// The problem size.
+    pub size: Size,
+    /// loka's configuration.
+    pub config: &'a loka::Config,
+    /// The peers, each with its thread count.
+    pub peers: &'a [Peer],
+    /// Repetitions per benchmark and runtime.
+    pub repeat: usize,
+    /// A peer run still going after this fails.
+    pub timeout: Duration,
+    /// A peer run still going after this is stopped as too slow (`--peer-cap`).
+    pub cap: Option<Duration>,
+}
+
+impl SideBySide<'_> {
+    /// Runs every benchmark, prints the table (or JSON lines), and returns loka's records per
+    /// benchmark and the runs that failed (the other results are kept).
+    pub fn run(
+        &self,
+        out: &mut Output,
+        benches: &[loka_bench::Bench],
+    ) -> Result<(Vec<Vec<Record>>, Vec<String>)> {
+        let (size, config, peers, timeout, cap) =
+            (self.size, self.config, self.peers, self.timeout, self.cap);
+        let repeat_count = self.repeat;
+        let mut loka_runs = Vec::new();
+        // Each peer's `engine` as its records give it, for the records of stopped runs.
+        let mut engines: Vec<Option<String>> = vec![None; peers.len()];
+        let per_bench = (repeat_count * (1 + peers.len())) as u64;
+        out.start(benches.len() as u64 * per_bench, "compare");
+        if !out.json() {
+            out.println(&table_header())?;
+        }
+        let mut failures: Vec<String> = Vec::new();
+        let mut missing: Vec<Vec<&str>> = vec![Vec::new(); peers.len()];
+        for bench in benches {
+            let mut runs: Vec<(String, Vec<Record>)> = std::iter::once("loka".to_owned())
+                .chain(peers.iter().map(|p| p.name.clone()))
+                .map(|name| (name, Vec::new()))
+                .collect();
+            let mut unsupported = vec![false; peers.len()];
+            // Per peer on this benchmark, under `--peer-cap`: whether its repetitions are over (a
+            // run was stopped, or the next would end past the cap), the wall time its runs took,
+            // and the longest of them.
+            let mut capped = vec![false; peers.len()];
+            let mut spent = vec![Duration::ZERO; peers.len()];
+            let mut longest = vec![Duration::ZERO; peers.len()];
+            for repeat in 0..repeat_count {
+                out.progress_message(format!("{} loka", bench.name));
+                let record = runner::run_once(bench, size, config, repeat)?;
+                if !record.verified {
+                    failures.push(format!(
+                        "{} on loka, run {repeat}: not verified",
+                        bench.name
+                    ));
+                }
+                out.record(&record)?;
+                runs[0].1.push(record);
+                for (i, peer) in peers.iter().enumerate() {
+                    if unsupported[i] || capped[i] {
+                        continue;
+                    }
+                    if !next_run_fits(cap, spent[i], longest[i]) {
+                        let left = repeat_count - repeat;
+                        out.note(&format!(
+                                "note: {} on {}: {repeat} run(s) took {:.1} s, the longest {:.1} s; the \
+                                 next would end past the {} s cap (--peer-cap): its other {left} run(s) \
+                                 of this benchmark are skipped",
+                                bench.name,
+                                peer.name,
+                                spent[i].as_secs_f64(),
+                                longest[i].as_secs_f64(),
+                                cap.unwrap_or_default().as_secs()
+                            ));
+                        capped[i] = true;
+                        out.advance(left as u64);
+                        continue;
+                    }
+                    out.progress_message(format!("{} {}", bench.name, peer.name));
+                    let started = Instant::now();
+                    let outcome = run_peer(peer, bench.name, size, timeout, cap);
+                    spent[i] += started.elapsed();
+                    longest[i] = longest[i].max(started.elapsed());
+                    match outcome {
+                        PeerOutcome::Ran(mut record, problem) => {
+                            record.repeat = repeat;
+                            engines[i].get_or_insert_with(|| record.engine.clone());
+                            if !record.verified {
+                                failures.push(format!(
+                                    "{} on {}, run {repeat}: not verified",
+                                    bench.name, peer.name
+                                ));
+                            }
+                            if let Some(problem) = problem {
+                                failures.push(format!(
+                                    "{} on {}, run {repeat}: {problem}",
+                                    bench.name, peer.name
+                                ));
+                            }
+                            out.record(&record)?;
+                            runs[i + 1].1.push(*record);
+                        }
+                        PeerOutcome::Unsupported => {
+                            // Said once at the end, for all benchmarks together.
+                            unsupported[i] = true;
+                            missing[i].push(bench.name);
+                            out.advance((repeat_count - repeat) as u64);
+                        }
+                        PeerOutcome::Stopped(after) => {
+                            let engine = engines[i].as_deref().unwrap_or("unknown");
+                            let mut record = stopped_record(peer, bench.name, size, engine, after);
+                            record.repeat = repeat;
+                            let left = repeat_count - repeat - 1;
+                            out.note(&format!(
+                                    "note: {} on {}, run {repeat}: stopped after {} s (--peer-cap): too \
+                                     slow{}",
+                                    bench.name,
+                                    peer.name,
+                                    after.as_secs(),
+                                    if left > 0 {
+                                        format!("; its other {left} run(s) of this benchmark are skipped")
+                                    } else {
+                                        String::new()
+                                    }
+                                ));
+                            out.record(&record)?;
+                            runs[i + 1].1.push(record);
+                            capped[i] = true;
+                            out.advance(left as u64);
+                        }
+                        PeerOutcome::Failed(text) => {
+                            let text =
+                                format!("{} on {}, run {repeat}: {text}", bench.name, peer.name);
+                            out.note(&format!("error: {text}"));
+                            failures.push(text);
+                            out.advance(1);
+                        }
+                    }
+                }
+            }
+            let summaries: Vec<RuntimeSummary> = runs
+                .iter()
+                .filter_map(|(name, records)| summarize(name, records))
+                .collect();
+            let loka = summaries.iter().find(|s| s.runtime == "loka");
+            for s in &summaries {
+                let r = loka.and_then(|l| loka_over(l, s));
+                let line = if out.json() {
+                    summary_json(s, r).to_string()
+                } else {
+                    table_row(bench.name, s, r)
+                };
+                out.println(&line)?;
+            }
+            loka_runs.push(std::mem::take(&mut runs[0].1));
+        }
+        out.finish();
+        if !out.json() {
+            out.println(NOISY_NOTE)?;
+        }
+        for (peer, benches) in peers.iter().zip(&missing) {
+            if !benches.is_empty() {
+                out.note(&format!(
+                    "note: {} does not implement {} (loka alone there)",
+                    peer.name,
+                    benches.join(", ")
+                ));
+            }
+        }
+        Ok((loka_runs, failures))
+    }
+}
+
 /// Runs `loka bench compare`.
 pub fn run(args: &CompareArgs) -> Result<()> {
     // Validate everything before running anything.
@@ -346,168 +583,18 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     let config = args.system.resolve()?;
     let mut out = Output::open(&args.common, false)?;
 
-    let mut peers = Vec::new();
-    if !names.is_empty() {
-        match peers_dir(args.peers_dir.as_deref()) {
-            Ok(dir) => {
-                for name in &names {
-                    match locate(name, &dir, config.workers) {
-                        Ok(peer) => peers.push(peer),
-                        Err(how) => out.note(&format!(
-                            "note: peer toolchain/script missing for `{name}`: {how}; going on \
-                             without it"
-                        )),
-                    }
-                }
-            }
-            Err(how) => out.note(&format!(
-                "note: peer toolchain/script missing: {how}; going on with loka alone"
-            )),
-        }
-    }
+    let peers = find_peers(&names, args.peers_dir.as_deref(), config.workers, &out);
     let timeout = Duration::from_secs(args.timeout);
     let cap = args.peer_cap.map(Duration::from_secs);
-    // Each peer's `engine` as its records give it, for the records of stopped runs.
-    let mut engines: Vec<Option<String>> = vec![None; peers.len()];
-    let per_bench = (args.repeat * (1 + peers.len())) as u64;
-    out.start(benches.len() as u64 * per_bench, "compare");
-    if !out.json() {
-        out.println(&table_header())?;
-    }
-    let mut failures: Vec<String> = Vec::new();
-    let mut missing: Vec<Vec<&str>> = vec![Vec::new(); peers.len()];
-    for bench in &benches {
-        let mut runs: Vec<(String, Vec<Record>)> = std::iter::once("loka".to_owned())
-            .chain(peers.iter().map(|p| p.name.clone()))
-            .map(|name| (name, Vec::new()))
-            .collect();
-        let mut unsupported = vec![false; peers.len()];
-        // Per peer on this benchmark, under `--peer-cap`: whether its repetitions are over (a
-        // run was stopped, or the next would end past the cap), the wall time its runs took,
-        // and the longest of them.
-        let mut capped = vec![false; peers.len()];
-        let mut spent = vec![Duration::ZERO; peers.len()];
-        let mut longest = vec![Duration::ZERO; peers.len()];
-        for repeat in 0..args.repeat {
-            out.progress_message(format!("{} loka", bench.name));
-            let record = runner::run_once(bench, size, &config, repeat)?;
-            if !record.verified {
-                failures.push(format!(
-                    "{} on loka, run {repeat}: not verified",
-                    bench.name
-                ));
-            }
-            out.record(&record)?;
-            runs[0].1.push(record);
-            for (i, peer) in peers.iter().enumerate() {
-                if unsupported[i] || capped[i] {
-                    continue;
-                }
-                if !next_run_fits(cap, spent[i], longest[i]) {
-                    let left = args.repeat - repeat;
-                    out.note(&format!(
-                        "note: {} on {}: {repeat} run(s) took {:.1} s, the longest {:.1} s; the \
-                         next would end past the {} s cap (--peer-cap): its other {left} run(s) \
-                         of this benchmark are skipped",
-                        bench.name,
-                        peer.name,
-                        spent[i].as_secs_f64(),
-                        longest[i].as_secs_f64(),
-                        cap.unwrap_or_default().as_secs()
-                    ));
-                    capped[i] = true;
-                    out.advance(left as u64);
-                    continue;
-                }
-                out.progress_message(format!("{} {}", bench.name, peer.name));
-                let started = Instant::now();
-                let outcome = run_peer(peer, bench.name, size, timeout, cap);
-                spent[i] += started.elapsed();
-                longest[i] = longest[i].max(started.elapsed());
-                match outcome {
-                    PeerOutcome::Ran(mut record, problem) => {
-                        record.repeat = repeat;
-                        engines[i].get_or_insert_with(|| record.engine.clone());
-                        if !record.verified {
-                            failures.push(format!(
-                                "{} on {}, run {repeat}: not verified",
-                                bench.name, peer.name
-                            ));
-                        }
-                        if let Some(problem) = problem {
-                            failures.push(format!(
-                                "{} on {}, run {repeat}: {problem}",
-                                bench.name, peer.name
-                            ));
-                        }
-                        out.record(&record)?;
-                        runs[i + 1].1.push(*record);
-                    }
-                    PeerOutcome::Unsupported => {
-                        // Said once at the end, for all benchmarks together.
-                        unsupported[i] = true;
-                        missing[i].push(bench.name);
-                        out.advance((args.repeat - repeat) as u64);
-                    }
-                    PeerOutcome::Stopped(after) => {
-                        let engine = engines[i].as_deref().unwrap_or("unknown");
-                        let mut record = stopped_record(peer, bench.name, size, engine, after);
-                        record.repeat = repeat;
-                        let left = args.repeat - repeat - 1;
-                        out.note(&format!(
-                            "note: {} on {}, run {repeat}: stopped after {} s (--peer-cap): too \
-                             slow{}",
-                            bench.name,
-                            peer.name,
-                            after.as_secs(),
-                            if left > 0 {
-                                format!("; its other {left} run(s) of this benchmark are skipped")
-                            } else {
-                                String::new()
-                            }
-                        ));
-                        out.record(&record)?;
-                        runs[i + 1].1.push(record);
-                        capped[i] = true;
-                        out.advance(left as u64);
-                    }
-                    PeerOutcome::Failed(text) => {
-                        let text = format!("{} on {}, run {repeat}: {text}", bench.name, peer.name);
-                        out.note(&format!("error: {text}"));
-                        failures.push(text);
-                        out.advance(1);
-                    }
-                }
-            }
-        }
-        let summaries: Vec<RuntimeSummary> = runs
-            .iter()
-            .filter_map(|(name, records)| summarize(name, records))
-            .collect();
-        let loka = summaries.iter().find(|s| s.runtime == "loka");
-        for s in &summaries {
-            let r = loka.and_then(|l| loka_over(l, s));
-            let line = if out.json() {
-                summary_json(s, r).to_string()
-            } else {
-                table_row(bench.name, s, r)
-            };
-            out.println(&line)?;
-        }
-    }
-    out.finish();
-    if !out.json() {
-        out.println(NOISY_NOTE)?;
-    }
-    for (peer, benches) in peers.iter().zip(&missing) {
-        if !benches.is_empty() {
-            out.note(&format!(
-                "note: {} does not implement {} (loka alone there)",
-                peer.name,
-                benches.join(", ")
-            ));
-        }
-    }
+    let side_by_side = SideBySide {
+        size,
+        config: &config,
+        peers: &peers,
+        repeat: args.repeat,
+        timeout,
+        cap,
+    };
+    let (_, failures) = side_by_side.run(&mut out, &benches)?;
     if !failures.is_empty() {
         anyhow::bail!(
             "{} run(s) failed (the other results are kept):\n  {}",

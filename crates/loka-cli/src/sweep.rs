@@ -1,6 +1,7 @@
 //! `loka bench scale` (worker counts) and `loka bench policies` (policies and engines).
 
 use crate::args::{check_repeat, CommonArgs, SystemArgs};
+use crate::compare;
 use crate::output::Output;
 use anyhow::Result;
 use loka::{Config, EngineKind, ExecMode, PolicyKind};
@@ -8,6 +9,8 @@ use loka_bench::format::human;
 use loka_bench::record::Record;
 use loka_bench::report::{ratio, Summary, NOISY_NOTE};
 use loka_bench::{runner, Bench, Size};
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// `loka bench scale` arguments.
 #[derive(clap::Args)]
@@ -21,6 +24,20 @@ pub struct ScaleArgs {
     /// machine's, or the topology's).
     #[arg(long)]
     pub max_workers: Option<usize>,
+    /// Peer runtimes (`peers/`) to run beside loka at every worker count, each on as many
+    /// threads as loka has workers: comma-separated names, or `all` (default: none). `actix`
+    /// runs from 2 threads, `actix-1thread` and `tokio-current-thread` at 1 only.
+    #[arg(long, value_delimiter = ',')]
+    pub peers: Option<Vec<String>>,
+    /// The directory with run-peers.sh and the peers' builds (as for `compare`).
+    #[arg(long)]
+    pub peers_dir: Option<PathBuf>,
+    /// Seconds after which a peer run still going fails (as for `compare`).
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u64,
+    /// Seconds after which a peer run still going is stopped as too slow (as for `compare`).
+    #[arg(long, value_name = "SECS")]
+    pub peer_cap: Option<u64>,
     #[command(flatten)]
     pub system: SystemArgs,
 }
@@ -289,11 +306,26 @@ pub fn scale(args: &ScaleArgs) -> Result<()> {
         "`loka bench scale` sweeps the worker count itself: use --max-workers N instead of \
          --workers"
     );
+    let names = match &args.peers {
+        Some(names) => compare::validate_peers(Some(names))?,
+        None => Vec::new(),
+    };
+    anyhow::ensure!(args.timeout >= 1, "--timeout must be at least 1 second");
+    anyhow::ensure!(
+        args.peer_cap != Some(0),
+        "--peer-cap must be at least 1 second"
+    );
     let base = args.system.resolve()?;
     let configs = scale_configs(&base, args.max_workers.unwrap_or(base.workers))?;
-    let mut out = Output::open(&args.common, true)?;
-    let per_bench = vec![configs.clone(); benches.len()];
-    let results = sweep(&mut out, &benches, size, &per_bench, args.repeat, "scale")?;
+    let results = if names.is_empty() {
+        let mut out = Output::open(&args.common, true)?;
+        let per_bench = vec![configs.clone(); benches.len()];
+        let results = sweep(&mut out, &benches, size, &per_bench, args.repeat, "scale")?;
+        (out, results)
+    } else {
+        scale_with_peers(args, &names, &benches, size, &configs)?
+    };
+    let (out, results) = results;
     if out.json() {
         return Ok(());
     }
@@ -312,6 +344,57 @@ pub fn scale(args: &ScaleArgs) -> Result<()> {
     }
     out.println(NOISY_NOTE)?;
     Ok(())
+}
+
+/// `scale --peers`: at each worker count, loka and the peers that run there side by side, as
+/// `compare` runs them (alternating within each repetition), with a `compare` table per count;
+/// returns loka's records per benchmark and worker count for the speed-up table. Fails after
+/// the whole sweep when a run failed, the other results kept.
+fn scale_with_peers(
+    args: &ScaleArgs,
+    names: &[String],
+    benches: &[Bench],
+    size: Size,
+    configs: &[Config],
+) -> Result<(Output, Vec<Vec<Vec<Record>>>)> {
+    let mut out = Output::open(&args.common, false)?;
+    let mut results = vec![Vec::new(); benches.len()];
+    let mut failures = Vec::new();
+    for config in configs {
+        let here: Vec<String> = names
+            .iter()
+            .filter(|n| compare::runs_at(n, config.workers))
+            .cloned()
+            .collect();
+        let peers = compare::find_peers(&here, args.peers_dir.as_deref(), config.workers, &out);
+        if !out.json() {
+            out.println(&format!("\n{} worker(s)", config.workers))?;
+        }
+        let side_by_side = compare::SideBySide {
+            size,
+            config,
+            peers: &peers,
+            repeat: args.repeat,
+            timeout: Duration::from_secs(args.timeout),
+            cap: args.peer_cap.map(Duration::from_secs),
+        };
+        let (loka, failed) = side_by_side.run(&mut out, benches)?;
+        for (per_bench, records) in results.iter_mut().zip(loka) {
+            per_bench.push(records);
+        }
+        failures.extend(
+            failed
+                .into_iter()
+                .map(|f| format!("{} worker(s): {f}", config.workers)),
+        );
+    }
+    anyhow::ensure!(
+        failures.is_empty(),
+        "{} run(s) failed (the other results are kept):\n  {}",
+        failures.len(),
+        failures.join("\n  ")
+    );
+    Ok((out, results))
 }
 
 /// The header of `scale`'s table.

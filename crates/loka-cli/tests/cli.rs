@@ -1,5 +1,6 @@
 //! The `loka` command's argument checks, `loka report` on fixtures (a corrupted line
-//! included) and `loka bench compare` without peers.
+//! included), `loka bench compare` without peers, and `loka bench scale --peers` with stand-in
+//! peers.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -405,4 +406,98 @@ fn a_timeout_too_large_for_the_clock_means_no_limit() {
         stdout.contains("pingpong") && stdout.contains("verified"),
         "{stdout}"
     );
+}
+
+/// A stand-in peer: prints a verified record for the benchmark it is asked for, on the threads
+/// it is given (`--bench B --size S --threads N --repeat 1`), as the real peers do.
+#[cfg(unix)]
+fn stand_in_peer(dir: &Path, name: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("rust/target/release");
+    std::fs::create_dir_all(&bin).unwrap();
+    let path = bin.join(format!("peer-{name}"));
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\nprintf '{{\"bench\":\"%s\",\"runtime\":\"{name}\",\"engine\":\"e\",\
+             \"policy\":\"p\",\"topology\":\"host\",\"workers\":%s,\"size\":\"%s\",\
+             \"messages\":1000,\"seconds\":0.001,\"msgs_per_sec\":1000000.0,\"verified\":true,\
+             \"telemetry\":{{}}}}\\n' \"$2\" \"$6\" \"$4\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `scale --peers`: every worker count runs loka and the peers that take that many threads,
+/// side by side; the one-thread peers only at one worker; the speed-up table still follows.
+#[cfg(unix)]
+#[test]
+fn scale_with_peers_runs_each_peer_at_every_worker_count_it_takes() {
+    let dir = scratch("scalepeers");
+    std::fs::write(dir.join("run-peers.sh"), "#!/bin/sh\n").unwrap();
+    stand_in_peer(&dir, "tokio");
+    stand_in_peer(&dir, "tokio-current-thread");
+    let results = dir.join("scale.jsonl");
+    let out = loka(&[
+        "bench",
+        "scale",
+        "pingpong",
+        "--max-workers",
+        "2",
+        "--peers",
+        "tokio,tokio-current-thread",
+        "--peers-dir",
+        dir.to_str().unwrap(),
+        "--out",
+        results.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let mut seen: Vec<(String, u64)> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let r: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(r["bench"], "pingpong", "{l}");
+            assert_eq!(r["verified"], true, "{l}");
+            (
+                r["runtime"].as_str().unwrap().to_owned(),
+                r["workers"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    seen.sort();
+    let want: Vec<(String, u64)> = [
+        ("loka", 1),
+        ("loka", 2),
+        ("tokio", 1),
+        ("tokio", 2),
+        ("tokio-current-thread", 1),
+    ]
+    .iter()
+    .map(|(r, w)| (r.to_string(), *w))
+    .collect();
+    assert_eq!(seen, want);
+    assert!(
+        stdout.contains("1 worker(s)") && stdout.contains("2 worker(s)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("speed-up"), "{stdout}");
+    // An unknown peer is refused before anything runs.
+    let out = loka(&[
+        "bench",
+        "scale",
+        "pingpong",
+        "--max-workers",
+        "1",
+        "--peers",
+        "akka",
+    ]);
+    let (_, stderr) = text(&out);
+    assert!(
+        !out.status.success() && stderr.contains("`akka`"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

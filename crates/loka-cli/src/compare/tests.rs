@@ -277,3 +277,73 @@ fn single_thread_peers_get_one_thread_whatever_the_workers() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// loka's async-handler benchmarks run on the async peers as their sync-named workload, filed
+/// under loka's name; the sync peers and the `-ready` variants have no counterpart; every other
+/// benchmark keeps its name.
+#[test]
+fn async_benchmarks_meet_only_the_async_peers() {
+    assert_eq!(peer_bench("kameo", "async-pingpong"), Some("pingpong"));
+    assert_eq!(peer_bench("ractor", "async-counting"), Some("counting"));
+    assert_eq!(peer_bench("tokio", "async-counting"), Some("counting"));
+    assert_eq!(peer_bench("actix", "async-pingpong"), None);
+    assert_eq!(peer_bench("caf", "async-counting"), None);
+    assert_eq!(peer_bench("kameo", "async-pingpong-ready"), None);
+    assert_eq!(peer_bench("actix", "pingpong"), Some("pingpong"));
+    assert_eq!(peer_bench("caf", "fjthrput"), Some("fjthrput"));
+    // Every async peer is a peer, and every async benchmark with a counterpart names a workload
+    // the sync suite has too.
+    assert!(ASYNC_PEERS.iter().all(|p| PEERS.contains(p)));
+    let names: Vec<_> = loka_bench::all().iter().map(|b| b.name).collect();
+    for bench in loka_bench::async_handlers::all() {
+        if let Some(w) = loka_bench::async_handlers::peer_workload(bench.name) {
+            assert!(names.contains(&w), "{} -> {w}", bench.name);
+        }
+    }
+}
+
+/// A peer that prints its sync workload's record: the record comes back under loka's async
+/// benchmark's name, saying what the peer ran; a sync peer is not even started.
+#[cfg(unix)]
+#[test]
+fn an_async_peer_runs_its_sync_workload_filed_under_loka_s_name() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("loka-async-peer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary = dir.join("peer-echo");
+    // Prints a record for the workload it was asked for (`--bench NAME`).
+    std::fs::write(
+        &binary,
+        "#!/bin/sh\nprintf '{\"bench\":\"%s\",\"runtime\":\"x\",\"engine\":\"e\",\"policy\":\"p\",\"topology\":\"host\",\"workers\":1,\"size\":\"quick\",\"messages\":10,\"seconds\":1.0,\"msgs_per_sec\":10.0,\"verified\":true,\"telemetry\":{}}\\n' \"$2\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = |name: &str, bench: &str| {
+        let peer = Peer {
+            name: name.into(),
+            binary: binary.clone(),
+            threads: 1,
+        };
+        run_peer(&peer, bench, Size::Quick, Duration::from_secs(30), None)
+    };
+    match run("kameo", "async-pingpong") {
+        PeerOutcome::Ran(record, None) => {
+            assert_eq!(record.bench, "async-pingpong");
+            assert_eq!(record.runtime, "kameo");
+            assert_eq!(record.telemetry["peer_workload"], "pingpong");
+        }
+        other => panic!("{other:?}"),
+    }
+    match run("kameo", "pingpong") {
+        PeerOutcome::Ran(record, None) => {
+            assert_eq!(record.bench, "pingpong");
+            assert!(record.telemetry.get("peer_workload").is_none());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        run("actix", "async-pingpong"),
+        PeerOutcome::Unsupported
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
