@@ -70,9 +70,9 @@ impl Drop for FutureSlot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
     use std::future::Future;
     use std::pin::Pin;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::task::{Context, Poll, Waker};
 
     /// Pending at its first poll, ready at its second.
@@ -91,16 +91,16 @@ mod tests {
     }
 
     /// Counts its drops.
-    struct Guard<'a>(&'a AtomicUsize);
+    struct Guard<'a>(&'a Cell<usize>);
 
     impl Drop for Guard<'_> {
         fn drop(&mut self) {
-            self.0.fetch_add(1, Ordering::Relaxed);
+            self.0.set(self.0.get() + 1);
         }
     }
 
     /// Writes `future` into the slot's place, as the adapter does.
-    fn put<F: Future<Output = ()> + Send>(slot: &mut FutureSlot, future: F) -> NonNull<F> {
+    fn put<F: Future<Output = ()>>(slot: &mut FutureSlot, future: F) -> NonNull<F> {
         let place = slot.place::<F>();
         // SAFETY: `place` is valid and aligned for an `F` and holds no live value (the caller
         // dropped the previous future).
@@ -110,8 +110,8 @@ mod tests {
 
     /// Writes `future` into the slot as the adapter does and polls it to completion through the
     /// erased pointer, dropping it in place; returns how many polls it took.
-    fn run_in<F: Future<Output = ()> + Send>(slot: &mut FutureSlot, future: F) -> usize {
-        let erased: *mut (dyn Future<Output = ()> + Send + '_) = put(slot, future).as_ptr();
+    fn run_in<F: Future<Output = ()>>(slot: &mut FutureSlot, future: F) -> usize {
+        let erased: *mut (dyn Future<Output = ()> + '_) = put(slot, future).as_ptr();
         let mut cx = Context::from_waker(Waker::noop());
         let mut polls = 0;
         loop {
@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn futures_of_growing_size_and_alignment_reuse_one_place_and_drop_once() {
-        let drops = AtomicUsize::new(0);
+        let drops = Cell::new(0);
         let mut slot = FutureSlot::EMPTY;
         // A future that borrows its own local across an await: it must stay where it was
         // polled first.
@@ -181,7 +181,7 @@ mod tests {
         };
         assert_eq!(run_in(&mut slot, ready), 1);
         assert_eq!(slot.layout, grown);
-        assert_eq!(drops.load(Ordering::Relaxed), 5);
+        assert_eq!(drops.get(), 5);
     }
 
     #[test]
@@ -198,24 +198,24 @@ mod tests {
         assert_eq!(run_in(&mut slot, Done), 1);
         assert_eq!(slot.layout.size(), 0);
         // Dropped while pending, as when its actor stops: its guard runs, the slot is reused.
-        let drops = AtomicUsize::new(0);
+        let drops = Cell::new(0);
         let pending = async {
             let _guard = Guard(&drops);
             std::future::pending::<()>().await;
         };
-        let erased: *mut (dyn Future<Output = ()> + Send + '_) = put(&mut slot, pending).as_ptr();
+        let erased: *mut (dyn Future<Output = ()> + '_) = put(&mut slot, pending).as_ptr();
         let mut cx = Context::from_waker(Waker::noop());
         // SAFETY: the live future in the slot.
         let poll = unsafe { Pin::new_unchecked(&mut *erased) }.poll(&mut cx);
         assert!(poll.is_pending());
         // SAFETY: dropped once, pending.
         unsafe { std::ptr::drop_in_place(erased) };
-        assert_eq!(drops.load(Ordering::Relaxed), 1);
-        let drops_again = AtomicUsize::new(0);
+        assert_eq!(drops.get(), 1);
+        let drops_again = Cell::new(0);
         let after = async {
             let _guard = Guard(&drops_again);
         };
         assert_eq!(run_in(&mut slot, after), 1);
-        assert_eq!(drops_again.load(Ordering::Relaxed), 1);
+        assert_eq!(drops_again.get(), 1);
     }
 }
