@@ -13,7 +13,7 @@
 //! checks every reply and exits 0 (1 on a wrong reply).
 
 use loka::supervisor::{ChildSpec, Restart, Strategy, SupervisorSpec};
-use loka::{Actor, Async, AsyncActor, AsyncContext, Context, ReplyTo, System};
+use loka::{Actor, Async, AsyncActor, AsyncContext, Context, ReplyTo, Requirement, System};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::sync::{Arc, Mutex};
@@ -94,6 +94,12 @@ impl Session {
 
 impl AsyncActor for Session {
     type Msg = Next;
+
+    // Its futures use `tokio::net`: spawning it on a system without a Tokio handle is refused
+    // with `SpawnError::MissingRuntime` instead of failing inside `started`.
+    fn requires() -> &'static [Requirement] {
+        &[Requirement::Tokio]
+    }
 
     async fn started(&mut self, ctx: &mut AsyncContext<Self>) {
         // Registered with Tokio's reactor here: the system's handle is entered around this call.

@@ -49,6 +49,11 @@ async fn echo(server: SocketAddr, text: String) -> std::io::Result<String> {
 
 impl Actor for EchoClient {
     type Msg = Msg;
+
+    // Its piped futures use `tokio::net`: a system without a Tokio handle refuses to spawn it.
+    fn requires() -> &'static [loka::Requirement] {
+        &[loka::Requirement::Tokio]
+    }
     fn handle(&mut self, ctx: &mut Context<Self>, msg: Msg) {
         match msg {
             Msg::Echo(text) => {

@@ -40,10 +40,10 @@ mod system;
 pub mod telemetry;
 
 pub use actor::{
-    Actor, ActorFailure, ActorId, ActorRef, AskAsync, AskError, Async, AsyncActor, AsyncContext,
-    Context, HubError, LookupError, Overflow, Pending, Placement, RegisterError, ReplyTo,
-    SendAsync, SendError, SendErrorReason, SpawnError, SpawnOptions, StopReason, TimerError,
-    TimerHandle, TrySendError,
+    Actor, ActorFailure, ActorId, ActorRef, AskAsync, AskBlockingError, AskError, Async,
+    AsyncActor, AsyncContext, Context, HubError, LookupError, Overflow, Pending, Placement,
+    RegisterError, ReplyTo, Requirement, SendAsync, SendError, SendErrorReason, SpawnError,
+    SpawnOptions, StopReason, TimerError, TimerHandle, TrySendError,
 };
 pub use config::{
     Config, ConfigError, EngineKind, IdleStrategy, MessageCentricConfig, ObserveError, PanicReport,

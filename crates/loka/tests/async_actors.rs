@@ -6,7 +6,7 @@
 
 use loka::{
     Actor, ActorRef, Async, AsyncActor, AsyncContext, Config, Context, EngineKind, ReplyTo,
-    SpawnOptions, System, TrySendError,
+    Requirement, SpawnError, SpawnOptions, System, TrySendError,
 };
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
@@ -412,6 +412,9 @@ impl AsyncActor for TokioSleeper {
         tokio::time::sleep(Duration::from_millis(20)).await;
         reply.send(start.elapsed());
     }
+    fn requires() -> &'static [Requirement] {
+        &[Requirement::Tokio]
+    }
 }
 
 /// With `SystemBuilder::tokio_handle`, an async handler awaits `tokio::time::sleep(20 ms)` and
@@ -442,6 +445,96 @@ fn an_async_handler_awaits_tokio_sleep_through_the_configured_handle() {
             matches!(slept, Ok(d) if d >= Duration::from_millis(20)),
             "{engine}: {slept:?}, failures {:?}",
             system.failures()
+        );
+        assert!(system.failures().is_empty(), "{engine}");
+        system.shutdown();
+    }
+}
+
+/// An async actor that needs Tokio (its futures use `tokio::time`, say) says so in `requires`.
+struct NeedsTokio;
+
+impl AsyncActor for NeedsTokio {
+    type Msg = ReplyTo<()>;
+    async fn handle(&mut self, _ctx: &mut AsyncContext<Self>, reply: ReplyTo<()>) {
+        reply.send(());
+    }
+    fn requires() -> &'static [Requirement] {
+        &[Requirement::Tokio]
+    }
+}
+
+/// Spawns a `NeedsTokio` child on its first message and reports how the spawn went.
+struct SpawnsNeedsTokio;
+
+impl Actor for SpawnsNeedsTokio {
+    type Msg = ReplyTo<Result<(), SpawnError>>;
+    fn handle(&mut self, ctx: &mut Context<Self>, reply: Self::Msg) {
+        let spawned = ctx.try_spawn_with(Async::new(NeedsTokio), SpawnOptions::default());
+        reply.send(spawned.map(|_| ()));
+    }
+}
+
+fn is_missing_tokio(error: &SpawnError) -> bool {
+    matches!(
+        error,
+        SpawnError::MissingRuntime { actor_type, requirement: Requirement::Tokio }
+            if actor_type.contains("NeedsTokio")
+    )
+}
+
+/// On a system built without a Tokio handle, an actor whose `requires` names Tokio is refused at
+/// spawn, from a plain thread, from an actor and as a supervisor's child, with a typed error
+/// naming the actor type and what is missing; `spawn` panics with that message; nothing runs.
+#[test]
+fn an_actor_that_needs_tokio_is_refused_at_spawn_on_a_system_without_it() {
+    for (engine, system) in systems() {
+        let refused = system.try_spawn(Async::new(NeedsTokio)).unwrap_err();
+        assert!(is_missing_tokio(&refused), "{engine}: {refused:?}");
+        let text = refused.to_string();
+        assert!(
+            text.contains("NeedsTokio") && text.contains("Tokio runtime"),
+            "{engine}: {text}"
+        );
+
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            system.spawn(Async::new(NeedsTokio))
+        }))
+        .unwrap_err();
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .unwrap_or("");
+        assert!(
+            message.contains("needs a Tokio runtime"),
+            "{engine}: {message}"
+        );
+
+        let parent = system.spawn(SpawnsNeedsTokio);
+        let from_actor = parent.ask(|reply| reply).unwrap().wait().unwrap();
+        assert!(
+            matches!(&from_actor, Err(e) if is_missing_tokio(e)),
+            "{engine}: {from_actor:?}"
+        );
+
+        let spec = loka::supervisor::SupervisorSpec::new(loka::supervisor::Strategy::OneForOne)
+            .child(loka::supervisor::ChildSpec::new("needs-tokio", || {
+                Async::new(NeedsTokio)
+            }))
+            .unwrap();
+        match system.spawn_supervisor(spec) {
+            Err(loka::supervisor::SupervisorError::Spawn { id, error }) => {
+                assert_eq!(id, "needs-tokio", "{engine}");
+                assert!(is_missing_tokio(&error), "{engine}: {error:?}");
+            }
+            other => panic!("{engine}: {:?}, not a spawn error", other.map(|_| ())),
+        }
+
+        system.run_until_idle();
+        assert_eq!(
+            system.stats().actors_spawned,
+            1,
+            "{engine}: only the parent was spawned"
         );
         assert!(system.failures().is_empty(), "{engine}");
         system.shutdown();

@@ -8,8 +8,8 @@
 //! deterministically, then release it.
 
 use loka::{
-    Actor, Config, Context, EngineKind, Overflow, SendErrorReason, SpawnError, SpawnOptions,
-    System, TrySendError,
+    Actor, AskBlockingError, Config, Context, EngineKind, Overflow, SendErrorReason, SpawnError,
+    SpawnOptions, System, TrySendError,
 };
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -395,6 +395,38 @@ fn ask_async_waits_for_room_then_answers() {
         let refused = block_on(actor.ask_async(Msg::Count)).unwrap_err();
         assert_eq!(refused.reason, SendErrorReason::Stopped, "{label}");
         assert!(matches!(refused.message, Msg::Count(_)), "{label}");
+    }
+}
+
+/// `ask_blocking`: a plain thread's request to a full bounded mailbox waits for room, then for
+/// the reply; a request the stopping actor drops unanswered is `NoReply`; to a stopped actor it
+/// fails with the request handed back.
+#[test]
+fn ask_blocking_waits_for_room_then_for_the_reply() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        let (actor, _items) = probe(&system, SpawnOptions::new().capacity(1));
+        let release = hold(&system, &actor, false);
+        actor.send(Msg::Item(1)).unwrap();
+        let answer = waits_for_room(&label, release, || actor.ask_blocking(Msg::Count));
+        assert!(matches!(answer, Ok(1)), "{label}: {answer:?}");
+        assert_eq!(system.stats().mailbox_full, 0, "{label}: never refused");
+
+        // Queued behind a handler that stops the actor: dropped unanswered.
+        let release = hold(&system, &actor, true);
+        let answer = waits_for_room(&label, release, || actor.ask_blocking(Msg::Count));
+        assert!(
+            matches!(answer, Err(AskBlockingError::NoReply)),
+            "{label}: {answer:?}"
+        );
+        system.run_until_idle();
+        match actor.ask_blocking(Msg::Count) {
+            Err(AskBlockingError::NotSent(refused)) => {
+                assert_eq!(refused.reason, SendErrorReason::Stopped, "{label}");
+                assert!(matches!(refused.message, Msg::Count(_)), "{label}");
+            }
+            other => panic!("{label}: {other:?}, not NotSent"),
+        }
     }
 }
 

@@ -97,9 +97,10 @@ impl<A: Actor> Context<A> {
     /// as [`spawn`](Self::spawn) says).
     ///
     /// # Panics
-    /// On a bad option ([`SpawnError`]); [`try_spawn_with`](Self::try_spawn_with) returns it.
+    /// On a bad option, or an actor type whose [`Actor::requires`] the system lacks
+    /// ([`SpawnError`]); [`try_spawn_with`](Self::try_spawn_with) returns it.
     pub fn spawn_with<B: Actor>(&mut self, actor: B, options: SpawnOptions) -> ActorRef<B::Msg> {
-        if let Err(e) = SpawnError::check(&options, self.inner.cell().places()) {
+        if let Err(e) = crate::actor::check_spawn::<B>(&options, &self.inner.runtime().shared) {
             panic!("{e}");
         }
         self.spawn_life(Life::Ready(actor), options)
@@ -115,8 +116,8 @@ impl<A: Actor> Context<A> {
         actor: B,
         options: SpawnOptions,
     ) -> Result<ActorRef<B::Msg>, SpawnError> {
+        crate::actor::check_spawn::<B>(&options, &self.inner.runtime().shared)?;
         let cell = self.inner.cell();
-        SpawnError::check(&options, cell.places())?;
         if cell.system_stopping() {
             return Err(SpawnError::ShutDown);
         }
@@ -131,7 +132,7 @@ impl<A: Actor> Context<A> {
         factory: impl FnOnce() -> B + Send + 'static,
         options: SpawnOptions,
     ) -> ActorRef<B::Msg> {
-        if let Err(e) = SpawnError::check(&options, self.inner.cell().places()) {
+        if let Err(e) = crate::actor::check_spawn::<B>(&options, &self.inner.runtime().shared) {
             panic!("{e}");
         }
         self.spawn_life(Life::Factory(Box::new(factory)), options)

@@ -10,7 +10,9 @@ mod send_async;
 mod timers;
 mod watch;
 
-pub use crate::runtime::errors::{HubError, SendError, SendErrorReason, SpawnError, TrySendError};
+pub use crate::runtime::errors::{
+    AskBlockingError, HubError, Requirement, SendError, SendErrorReason, SpawnError, TrySendError,
+};
 pub use crate::runtime::options::{Overflow, Placement, SpawnOptions};
 pub use crate::runtime::stop_reason::StopReason;
 pub use crate::runtime::{ActorFailure, ActorId};
@@ -99,6 +101,26 @@ pub trait Actor: Sized + Send + 'static {
     fn exec_policy() -> Option<crate::exec_policy::ExecPolicy> {
         None
     }
+
+    /// What this actor type needs from its system beyond loka's workers: an actor whose
+    /// futures use Tokio's timers or I/O (through [`Context::pipe`] or as an [`AsyncActor`])
+    /// returns `&[Requirement::Tokio]`. Every spawn checks it: on a system without it the
+    /// spawn is refused with [`SpawnError::MissingRuntime`] naming the actor type and what it
+    /// lacks (`try_spawn`), or panics with that message (`spawn`), instead of the actor failing
+    /// later inside a handler. The default needs nothing.
+    fn requires() -> &'static [Requirement] {
+        &[]
+    }
+}
+
+/// Checks what spawning an `A` with `options` needs: the options against the machine's places,
+/// and [`Actor::requires`] against what the system has.
+pub(crate) fn check_spawn<A: Actor>(
+    options: &SpawnOptions,
+    shared: &crate::runtime::Shared,
+) -> Result<(), SpawnError> {
+    SpawnError::check(options, shared.machine.places())?;
+    SpawnError::check_requirements(A::requires(), std::any::type_name::<A>(), shared)
 }
 
 /// A reference to a running actor accepting messages of type `M`: cheap to clone, `Send`, and
@@ -221,6 +243,29 @@ impl<M: Send + 'static> ActorRef<M> {
         }
         self.send(make(reply))?;
         Ok(pending)
+    }
+
+    /// Asks from a plain thread and blocks it until the reply comes, as `gen_server:call` does:
+    /// waits for room in a bounded mailbox as [`send_blocking`](Self::send_blocking) does, then
+    /// for the reply as [`Pending::wait`] does. Fails with [`AskBlockingError::NotSent`] and the
+    /// request if the actor stops before taking it, or [`AskBlockingError::NoReply`] if the
+    /// request is dropped unanswered; [`ask`](Self::ask) with
+    /// [`Pending::wait_timeout`] bounds the wait instead. Never call it inside a handler (the
+    /// worker would wait on itself): use [`Context::ask`] there.
+    pub fn ask_blocking<R: Send + 'static>(
+        &self,
+        make: impl FnOnce(ReplyTo<R>) -> M,
+    ) -> Result<R, AskBlockingError<M>> {
+        let runtime = self.cell.system_runtime();
+        let notify = runtime.wants_wait_notice().then_some(runtime);
+        let pending = send_async::block_on(self.ask_async(make), || {
+            // The simulation's driver runs the actors only when told a thread waits.
+            if let Some(runtime) = notify {
+                runtime.core().waiting();
+            }
+        })
+        .map_err(AskBlockingError::NotSent)?;
+        pending.wait().map_err(|_| AskBlockingError::NoReply)
     }
 
     /// Like [`ask`](Self::ask), but waits for room in a bounded mailbox instead of failing (or

@@ -1,5 +1,5 @@
-//! Registered names (Erlang's `register`/`whereis`): [`System::register`] gives a live actor a
-//! name unique in its system, [`System::lookup`] finds it again by name, typed, from anywhere
+//! Registered names (Erlang's `register`/`whereis`): [`System::register`](crate::System::register) gives a live actor a
+//! name unique in its system, [`System::lookup`](crate::System::lookup) finds it again by name, typed, from anywhere
 //! (also [`Context::lookup`] inside a handler). The name is freed when the actor stops.
 //!
 //! A spawn name ([`SpawnOptions::name`](super::SpawnOptions::name)) does not register: it stays a
@@ -11,14 +11,14 @@
 //!
 //! A registered name holds a reference to its actor, as an [`ActorRef`] would: a registered actor
 //! does not stop as unreferenced (it can still be reached by name). It stops when it stops itself,
-//! is stopped, fails, or the system shuts down; or, once [`System::unregister`]ed, as
+//! is stopped, fails, or the system shuts down; or, once [`System::unregister`](crate::System::unregister)ed, as
 //! unreferenced like any other actor.
 
 use super::{Actor, ActorId, ActorRef, Context};
 use crate::runtime::names::{Directory, Entry};
 use std::sync::Arc;
 
-/// A [`System::register`] that was refused; nothing was registered.
+/// A [`System::register`](crate::System::register) that was refused; nothing was registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegisterError {
     /// Another actor holds the name.
@@ -63,7 +63,7 @@ pub enum RegisterError {
     },
 }
 
-/// A [`System::try_lookup`] that found no actor of the type asked for.
+/// A [`System::try_lookup`](crate::System::try_lookup) that found no actor of the type asked for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LookupError {
     /// No actor is registered under the name (never was, was unregistered, or has stopped).
@@ -177,7 +177,7 @@ impl Directory {
 }
 
 impl<A: Actor> Context<A> {
-    /// [`System::register`] from inside a handler.
+    /// [`System::register`](crate::System::register) from inside a handler.
     pub fn register<M: Send + 'static>(
         &mut self,
         name: &str,
@@ -187,17 +187,17 @@ impl<A: Actor> Context<A> {
         shared.directory.register(shared, name, actor)
     }
 
-    /// [`System::lookup`] from inside a handler.
+    /// [`System::lookup`](crate::System::lookup) from inside a handler.
     pub fn lookup<M: Send + 'static>(&self, name: &str) -> Option<ActorRef<M>> {
         self.try_lookup(name).ok()
     }
 
-    /// [`System::try_lookup`] from inside a handler.
+    /// [`System::try_lookup`](crate::System::try_lookup) from inside a handler.
     pub fn try_lookup<M: Send + 'static>(&self, name: &str) -> Result<ActorRef<M>, LookupError> {
         self.inner().runtime().shared.directory.lookup(name)
     }
 
-    /// [`System::unregister`] from inside a handler.
+    /// [`System::unregister`](crate::System::unregister) from inside a handler.
     pub fn unregister(&mut self, name: &str) -> Option<ActorId> {
         self.inner().runtime().shared.directory.unregister(name)
     }

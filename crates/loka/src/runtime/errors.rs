@@ -91,6 +91,27 @@ impl<M> fmt::Debug for TrySendError<M> {
     }
 }
 
+/// An [`ask_blocking`](crate::ActorRef::ask_blocking) that got no reply.
+#[derive(PartialEq, Eq, thiserror::Error)]
+pub enum AskBlockingError<M> {
+    /// The actor stopped before it took the request, which is handed back.
+    #[error("{0}")]
+    NotSent(SendError<M>),
+    /// The request was taken but dropped without a reply: the actor stopped, panicked, or
+    /// discarded the [`ReplyTo`](crate::ReplyTo).
+    #[error("the request was dropped without a reply (the actor stopped, panicked or ignored it)")]
+    NoReply,
+}
+
+impl<M> fmt::Debug for AskBlockingError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AskBlockingError::NotSent(error) => f.debug_tuple("NotSent").field(error).finish(),
+            AskBlockingError::NoReply => f.write_str("NoReply"),
+        }
+    }
+}
+
 /// A hub toggle on an actor that has stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("cannot change the hub flag of actor {actor}: it has stopped")]
@@ -135,9 +156,70 @@ pub enum SpawnError {
     /// [`System::shutdown`]: crate::System::shutdown
     #[error("the actor system has shut down: no actor can be spawned in it any more")]
     ShutDown,
+    /// The actor type needs something the system was built without ([`Actor::requires`]): for
+    /// [`Requirement::Tokio`], a Tokio runtime's handle. Refused at spawn, so that the actor
+    /// does not fail later, inside a handler, where only its askers would hear of it (as
+    /// [`AskError::NoReply`](crate::AskError::NoReply)).
+    ///
+    /// [`Actor::requires`]: crate::Actor::requires
+    #[error("actor type {actor_type} needs {requirement}, which this system was built without; nothing was spawned")]
+    MissingRuntime {
+        /// The actor type spawned (`std::any::type_name`).
+        actor_type: &'static str,
+        /// What it needs and the system lacks.
+        requirement: Requirement,
+    },
+}
+
+/// Something an actor type needs from its system beyond loka's own workers, declared by
+/// [`Actor::requires`](crate::Actor::requires) (or
+/// [`AsyncActor::requires`](crate::AsyncActor::requires)) and checked at every spawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Requirement {
+    /// A Tokio runtime, for futures that use Tokio's timers or I/O (`tokio::time`,
+    /// `tokio::net`): the system must be built with `SystemBuilder::tokio_handle` (feature
+    /// `tokio`).
+    Tokio,
+}
+
+impl fmt::Display for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            #[cfg(feature = "tokio")]
+            Requirement::Tokio => f.write_str(
+                "a Tokio runtime (give its handle to SystemBuilder::tokio_handle)",
+            ),
+            #[cfg(not(feature = "tokio"))]
+            Requirement::Tokio => f.write_str(
+                "a Tokio runtime (build loka with its `tokio` feature and give the handle to SystemBuilder::tokio_handle)",
+            ),
+        }
+    }
 }
 
 impl SpawnError {
+    /// Checks `requires` (an actor type's [`Actor::requires`](crate::Actor::requires)) against
+    /// what the system has; `actor_type` names the type in the error.
+    pub(crate) fn check_requirements(
+        requires: &[Requirement],
+        actor_type: &'static str,
+        shared: &super::Shared,
+    ) -> Result<(), SpawnError> {
+        for &requirement in requires {
+            let met = match requirement {
+                Requirement::Tokio => shared.has_tokio(),
+            };
+            if !met {
+                return Err(SpawnError::MissingRuntime {
+                    actor_type,
+                    requirement,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Checks `options` against a machine of `places` places.
     pub(crate) fn check(
         options: &super::options::SpawnOptions,

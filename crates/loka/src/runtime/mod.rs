@@ -111,6 +111,14 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Whether the system was given a Tokio runtime ([`crate::SystemBuilder::tokio_handle`]).
+    pub(crate) fn has_tokio(&self) -> bool {
+        #[cfg(feature = "tokio")]
+        return self.tokio.is_some();
+        #[cfg(not(feature = "tokio"))]
+        return false;
+    }
+
     pub(crate) fn new(
         config: Config,
         machine: Machine,

@@ -293,12 +293,12 @@ pub(crate) fn spawn_error(error: SpawnError) -> SupervisorError {
 impl<A: Actor> Context<A> {
     /// Spawns a supervisor of `spec` as a child of this actor: when it gives up, this actor's
     /// [`Actor::child_failed`] hears of it. Checks the spec as
-    /// [`System::spawn_supervisor`] does.
+    /// [`System::spawn_supervisor`](crate::System::spawn_supervisor) does.
     pub fn spawn_supervisor(
         &mut self,
         spec: SupervisorSpec,
     ) -> Result<SupervisorRef, SupervisorError> {
-        spec.check(self.inner().cell().places())?;
+        spec.check(&self.inner().runtime().shared)?;
         self.try_spawn_with(Supervisor::new(spec), crate::SpawnOptions::default())
             .map(SupervisorRef::new)
             .map_err(spawn_error)

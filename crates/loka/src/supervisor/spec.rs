@@ -5,7 +5,8 @@
 use super::{Restart, Strategy, Supervisor, SupervisorError};
 use crate::runtime::cell::{self, EventSink, Orders, Supervised};
 use crate::runtime::task::Control;
-use crate::{Actor, ActorId, ActorRef, Context, SpawnError, SpawnOptions};
+use crate::runtime::Shared;
+use crate::{Actor, ActorId, ActorRef, Context, SpawnOptions};
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
@@ -112,9 +113,9 @@ pub(crate) trait AnyChild: Send + Sync {
     fn actor_type(&self) -> &'static str;
     fn message_type(&self) -> &'static str;
     fn is_supervisor(&self) -> bool;
-    /// Checks the spawn options against a machine of `places` places, and a nested supervisor's
-    /// children too.
-    fn check(&self, places: usize) -> Result<(), SupervisorError>;
+    /// Checks the spawn options against the system's machine and the actor type's
+    /// [`Actor::requires`] against what the system has, and a nested supervisor's children too.
+    fn check(&self, shared: &Shared) -> Result<(), SupervisorError>;
     /// Spawns the child under the running supervisor `ctx`, reporting to `sink`.
     fn spawn(
         &self,
@@ -153,16 +154,18 @@ impl<A: Actor> AnyChild for ChildSpec<A> {
         self.nested.is_some()
     }
 
-    fn check(&self, places: usize) -> Result<(), SupervisorError> {
+    fn check(&self, shared: &Shared) -> Result<(), SupervisorError> {
         if self.id.is_empty() {
             return Err(SupervisorError::EmptyChildId);
         }
-        SpawnError::check(&self.options, places).map_err(|error| SupervisorError::Spawn {
-            id: self.id.to_string(),
-            error,
+        crate::actor::check_spawn::<A>(&self.options, shared).map_err(|error| {
+            SupervisorError::Spawn {
+                id: self.id.to_string(),
+                error,
+            }
         })?;
         match &self.nested {
-            Some(spec) => spec.check(places),
+            Some(spec) => spec.check(shared),
             None => Ok(()),
         }
     }
@@ -173,7 +176,7 @@ impl<A: Actor> AnyChild for ChildSpec<A> {
         sink: &EventSink,
     ) -> Result<Live, SupervisorError> {
         let inner = ctx.inner();
-        self.check(inner.cell().places())?;
+        self.check(&inner.runtime().shared)?;
         let orders = Arc::new(Orders::default());
         let slot = Supervised::new(
             Arc::clone(&self.factory),
@@ -294,10 +297,10 @@ impl SupervisorSpec {
         Ok(())
     }
 
-    /// Checks every child's spawn options (nested supervisors' included) against a machine of
-    /// `places` places.
-    pub(crate) fn check(&self, places: usize) -> Result<(), SupervisorError> {
-        self.children.iter().try_for_each(|c| c.check(places))
+    /// Checks every child's spawn options and actor type's [`Actor::requires`] (nested
+    /// supervisors' included) against the system.
+    pub(crate) fn check(&self, shared: &Shared) -> Result<(), SupervisorError> {
+        self.children.iter().try_for_each(|c| c.check(shared))
     }
 
     /// The strategy.

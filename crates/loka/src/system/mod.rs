@@ -161,9 +161,10 @@ impl System {
     /// [`spawn`](Self::spawn) says).
     ///
     /// # Panics
-    /// On a bad option ([`SpawnError`]); [`try_spawn_with`](Self::try_spawn_with) returns it.
+    /// On a bad option, or an actor type whose [`Actor::requires`] the system lacks
+    /// ([`SpawnError`]); [`try_spawn_with`](Self::try_spawn_with) returns it.
     pub fn spawn_with<A: Actor>(&self, actor: A, options: SpawnOptions) -> ActorRef<A::Msg> {
-        if let Err(e) = SpawnError::check(&options, self.shared.machine.places()) {
+        if let Err(e) = crate::actor::check_spawn::<A>(&options, &self.shared) {
             panic!("{e}");
         }
         self.spawn_life(Life::Ready(actor), options)
@@ -177,7 +178,7 @@ impl System {
         actor: A,
         options: SpawnOptions,
     ) -> Result<ActorRef<A::Msg>, SpawnError> {
-        SpawnError::check(&options, self.shared.machine.places())?;
+        crate::actor::check_spawn::<A>(&options, &self.shared)?;
         if self.shared.lifecycle.phase() >= STOPPING {
             return Err(SpawnError::ShutDown);
         }
@@ -192,7 +193,7 @@ impl System {
         factory: impl FnOnce() -> A + Send + 'static,
         options: SpawnOptions,
     ) -> ActorRef<A::Msg> {
-        if let Err(e) = SpawnError::check(&options, self.shared.machine.places()) {
+        if let Err(e) = crate::actor::check_spawn::<A>(&options, &self.shared) {
             panic!("{e}");
         }
         self.spawn_life(Life::Factory(Box::new(factory)), options)
@@ -411,6 +412,15 @@ impl Extras {
     fn apply(self, shared: &mut Shared) {
         #[cfg(feature = "tokio")]
         {
+            if let Some(handle) = &self.tokio {
+                if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread {
+                    // Its timers and sockets progress only while some thread is inside its
+                    // `block_on`; loka cannot tell whether one is, so it says so once.
+                    tracing::warn!(
+                        "SystemBuilder::tokio_handle: a current-thread Tokio runtime drives its timers and I/O only while a thread runs its block_on; if none does, futures awaiting them never complete (a multi-thread runtime drives itself)"
+                    );
+                }
+            }
             shared.tokio = self.tokio;
         }
         #[cfg(not(feature = "tokio"))]

@@ -75,7 +75,7 @@ impl<A: AsyncActor> AsyncContext<A> {
     }
 
     /// Sends a request built around a fresh [`ReplyTo`]; `.await` the [`Pending`] reply. A
-    /// stopped target answers [`AskError::NoReply`](super::AskError::NoReply) (and the message is
+    /// stopped target answers [`AskError::NoReply`](crate::AskError::NoReply) (and the message is
     /// dropped), as a request it dropped does.
     pub fn ask<M: Send + 'static, R: Send + 'static>(
         &mut self,

@@ -110,6 +110,15 @@ pub trait AsyncActor: Sized + Send + 'static {
     fn exec_policy() -> Option<crate::exec_policy::ExecPolicy> {
         None
     }
+
+    /// What the actor's futures need from the system, as [`Actor::requires`]: a handler that
+    /// awaits `tokio::time` or `tokio::net` returns `&[Requirement::Tokio]`, and spawning it on
+    /// a system built without `SystemBuilder::tokio_handle` is refused with
+    /// [`SpawnError::MissingRuntime`](crate::SpawnError::MissingRuntime). The default needs
+    /// nothing (loka's own [`AsyncContext::sleep`] and asks need no runtime).
+    fn requires() -> &'static [crate::Requirement] {
+        &[]
+    }
 }
 
 /// The [`Actor`] that runs an [`AsyncActor`]: spawn `Async::new(state)` wherever an actor is
@@ -442,6 +451,10 @@ impl<A: AsyncActor> Actor for Async<A> {
 
     fn exec_policy() -> Option<crate::exec_policy::ExecPolicy> {
         A::exec_policy()
+    }
+
+    fn requires() -> &'static [crate::Requirement] {
+        A::requires()
     }
 }
 

@@ -358,11 +358,6 @@ impl<B: Behavior> ActorCell<B> {
         true
     }
 
-    /// How many places the machine of this actor's system has.
-    pub(crate) fn places(&self) -> usize {
-        self.runtime.shared.machine.places()
-    }
-
     /// Whether the actor is a hub.
     pub(crate) fn is_hub(&self) -> bool {
         self.runtime.core().is_hub(self.task())
