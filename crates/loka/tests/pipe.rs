@@ -422,3 +422,49 @@ fn tokio_time_works_in_a_piped_future_through_the_handle() {
         without.shutdown();
     }
 }
+
+/// Pipes a Tokio timer created in the sync handler itself, which needs the runtime entered
+/// around the handler: it declares so (`requires`).
+#[cfg(feature = "tokio")]
+struct DirectSleeper;
+
+#[cfg(feature = "tokio")]
+impl Actor for DirectSleeper {
+    type Msg = (u64, ReplyTo<u64>);
+    fn handle(&mut self, ctx: &mut Context<Self>, (ms, reply): Self::Msg) {
+        ctx.pipe(
+            tokio::time::sleep(Duration::from_millis(ms)),
+            move |_: &mut Self, _, ()| reply.send(ms),
+        );
+    }
+    fn requires() -> &'static [loka::Requirement] {
+        &[loka::Requirement::Tokio]
+    }
+}
+
+/// An actor that declares `Requirement::Tokio` has the handle entered around its handler, so
+/// `ctx.pipe(tokio::time::sleep(d), ..)` written directly in a sync handler works (without the
+/// declaration Tokio panics there: no reactor running).
+#[cfg(feature = "tokio")]
+#[test]
+fn a_tokio_future_made_in_a_sync_handler_works_when_the_actor_declares_tokio() {
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    for (label, config) in configurations() {
+        let system = loka::System::builder()
+            .config(config.clone())
+            .tokio_handle(tokio.handle().clone())
+            .build()
+            .unwrap();
+        let sleeper = system.spawn(DirectSleeper);
+        let start = std::time::Instant::now();
+        let got = sleeper.ask(|reply| (15, reply)).unwrap().wait();
+        assert_eq!(got, Ok(15), "{label}: {:?}", system.failures());
+        assert!(start.elapsed() >= Duration::from_millis(15), "{label}");
+        assert!(system.failures().is_empty(), "{label}");
+        system.shutdown();
+    }
+}

@@ -328,18 +328,26 @@ impl<A: Actor> Behavior for A {
     fn inner(ctx: &mut Context<A>) -> &mut CellContext<A> {
         ctx.inner_mut()
     }
+    // An actor type that declares a runtime ([`Actor::requires`]) has it entered around each of
+    // its hooks, so a Tokio future it creates there (`ctx.pipe(tokio::time::sleep(d), ..)`)
+    // registers with it. For every other type `requires()` is the empty default: the test is a
+    // constant once inlined, and the plain call is all that is left.
     #[inline]
     fn handle(&mut self, ctx: &mut Context<A>, msg: A::Msg) {
-        Actor::handle(self, ctx, msg)
+        if A::requires().is_empty() {
+            Actor::handle(self, ctx, msg)
+        } else {
+            with_runtime(ctx, |ctx| Actor::handle(self, ctx, msg))
+        }
     }
     fn started(&mut self, ctx: &mut Context<A>) {
-        Actor::started(self, ctx)
+        with_runtime_if_required(ctx, |ctx| Actor::started(self, ctx))
     }
     fn stopped(&mut self, ctx: &mut Context<A>) {
-        Actor::stopped(self, ctx)
+        with_runtime_if_required(ctx, |ctx| Actor::stopped(self, ctx))
     }
     fn child_failed(&mut self, ctx: &mut Context<A>, failure: ActorFailure) {
-        Actor::child_failed(self, ctx, failure)
+        with_runtime_if_required(ctx, |ctx| Actor::child_failed(self, ctx, failure))
     }
     fn characteristics() -> Option<crate::exec_policy::Characteristics> {
         A::characteristics()
@@ -347,6 +355,42 @@ impl<A: Actor> Behavior for A {
     fn exec_policy() -> Option<crate::exec_policy::ExecPolicy> {
         A::exec_policy()
     }
+}
+
+/// Runs `f` inside the system's runtime ([`with_runtime`]) if `A` declares one
+/// ([`Actor::requires`]), else plainly.
+#[inline]
+fn with_runtime_if_required<A: Actor, R>(
+    ctx: &mut Context<A>,
+    f: impl FnOnce(&mut Context<A>) -> R,
+) -> R {
+    if A::requires().is_empty() {
+        f(ctx)
+    } else {
+        with_runtime(ctx, f)
+    }
+}
+
+/// Runs `f` inside the system's Tokio runtime, if it has one (feature `tokio`): Tokio timers
+/// and I/O that `f` creates or polls register with it.
+#[cfg(feature = "tokio")]
+pub(crate) fn with_runtime<A: Actor, R>(
+    ctx: &mut Context<A>,
+    f: impl FnOnce(&mut Context<A>) -> R,
+) -> R {
+    let handle = ctx.inner().runtime().shared.tokio.clone();
+    let _entered = handle.as_ref().map(tokio::runtime::Handle::enter);
+    f(ctx)
+}
+
+/// Runs `f` (nothing to enter without the `tokio` feature).
+#[cfg(not(feature = "tokio"))]
+#[inline(always)]
+pub(crate) fn with_runtime<A: Actor, R>(
+    ctx: &mut Context<A>,
+    f: impl FnOnce(&mut Context<A>) -> R,
+) -> R {
+    f(ctx)
 }
 
 impl<M: Send + 'static> Clone for ActorRef<M> {

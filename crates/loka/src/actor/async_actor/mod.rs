@@ -27,7 +27,7 @@ use context::CurrentSlot;
 pub use context::{AsyncContext, Sleep};
 use future_slot::FutureSlot;
 
-use super::{Actor, ActorFailure, Context};
+use super::{with_runtime, Actor, ActorFailure, Context};
 use crate::runtime::cell::{panic_message, ActorCell, Envelope};
 use crate::sync::AtomicBool;
 use std::cell::Cell;
@@ -456,20 +456,4 @@ impl<A: AsyncActor> Actor for Async<A> {
     fn requires() -> &'static [crate::Requirement] {
         A::requires()
     }
-}
-
-/// Runs `f` inside the system's Tokio runtime, if it has one (feature `tokio`): Tokio timers
-/// and I/O that a handler's call or a poll of its future creates or polls register with it.
-#[cfg(feature = "tokio")]
-fn with_runtime<A: Actor, R>(ctx: &mut Context<A>, f: impl FnOnce(&mut Context<A>) -> R) -> R {
-    let handle = ctx.inner().runtime().shared.tokio.clone();
-    let _entered = handle.as_ref().map(tokio::runtime::Handle::enter);
-    f(ctx)
-}
-
-/// Runs `f` (nothing to enter without the `tokio` feature).
-#[cfg(not(feature = "tokio"))]
-#[inline(always)]
-fn with_runtime<A: Actor, R>(ctx: &mut Context<A>, f: impl FnOnce(&mut Context<A>) -> R) -> R {
-    f(ctx)
 }
