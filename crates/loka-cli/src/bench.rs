@@ -5,7 +5,9 @@ use crate::output::Output;
 use crate::{compare, sweep};
 use anyhow::{Context as _, Result};
 use loka_bench::runner;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
 
 /// `loka bench` subcommands.
 #[derive(clap::Subcommand)]
@@ -35,6 +37,12 @@ pub struct RunArgs {
     /// clock (up to 18446744073709551615) means no limit.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
+    /// Show the live view (`loka top`) of the runs in this terminal while they run, refreshed
+    /// every second; their records are printed when the runs are over. `q` closes the view
+    /// (the runs go on). Serves on `--observe PATH` if given, else on a socket in the
+    /// temporary directory.
+    #[arg(long)]
+    pub top: bool,
     #[command(flatten)]
     pub system: SystemArgs,
 }
@@ -67,19 +75,80 @@ fn run_benches(args: &RunArgs) -> Result<()> {
             "--timeout must be at least 1 second, got {timeout}"
         );
     }
-    let config = args.system.resolve()?;
+    let mut config = args.system.resolve()?;
     let mut out = Output::open(&args.common, true)?;
-    out.start((benches.len() * args.repeat) as u64, "run");
+    if !args.top {
+        out.start((benches.len() * args.repeat) as u64, "run");
+        let (failed, _) = run_all(args, &benches, size, &config, &mut out, None)?;
+        out.finish();
+        return verified(&failed);
+    }
+    anyhow::ensure!(
+        std::io::stdout().is_terminal(),
+        "--top draws the live view on the terminal, and stdout is not one (drop --top, or use --observe PATH and `loka top --socket PATH` elsewhere)"
+    );
+    let socket = config
+        .observe
+        .get_or_insert_with(|| {
+            std::env::temp_dir().join(format!("loka-bench-top-{}.sock", std::process::id()))
+        })
+        .clone();
+    // The records wait until the view has given the terminal back.
+    out.set_echo(false);
+    let label = Arc::new(Mutex::new(String::from("starting")));
+    let done = AtomicBool::new(false);
+    let (runs, view) = std::thread::scope(|s| {
+        let runner = s.spawn(|| {
+            let runs = run_all(args, &benches, size, &config, &mut out, Some(&label));
+            done.store(true, SeqCst);
+            (runs, out)
+        });
+        let view = crate::top::watch_runs(&socket, 1000, Arc::clone(&label), &done);
+        if view.is_ok() && !done.load(SeqCst) {
+            eprintln!("loka top closed; the runs go on and their records follow when they end");
+        }
+        let (runs, out) = runner
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (runs.map(|failed| (failed, out)), view)
+    });
+    let ((failed, records), out) = runs?;
+    for record in &records {
+        out.print(record)?;
+    }
+    view?;
+    verified(&failed)
+}
+
+/// Runs every benchmark `args.repeat` times, recording each run in `out`; with `label`, names
+/// the run under way there and keeps the records to print later (for `--top`). Returns the
+/// runs that failed their check, and the records kept.
+fn run_all(
+    args: &RunArgs,
+    benches: &[loka_bench::Bench],
+    size: loka_bench::Size,
+    config: &loka::Config,
+    out: &mut Output,
+    label: Option<&Mutex<String>>,
+) -> Result<(Vec<String>, Vec<loka_bench::record::Record>)> {
     let mut failed = Vec::new();
-    for bench in &benches {
+    let mut kept = Vec::new();
+    for bench in benches {
         for repeat in 0..args.repeat {
             out.progress_message(bench.name);
+            if let Some(label) = label {
+                *label.lock().unwrap_or_else(|e| e.into_inner()) =
+                    format!("{} (run {} of {})", bench.name, repeat + 1, args.repeat);
+            }
             let mut run = loka_bench::Run::new(size);
             if let Some(timeout) = args.timeout {
                 run = run.with_timeout(std::time::Duration::from_secs(timeout));
             }
-            let record = runner::run_once_as(bench, run, &config, repeat)?;
+            let record = runner::run_once_as(bench, run, config, repeat)?;
             out.record(&record)?;
+            if label.is_some() {
+                kept.push(record.clone());
+            }
             if !record.verified {
                 // The check's own words: a rare failure (in CI, say) is diagnosable from its log.
                 let check = record.telemetry["check"]
@@ -89,7 +158,11 @@ fn run_benches(args: &RunArgs) -> Result<()> {
             }
         }
     }
-    out.finish();
+    Ok((failed, kept))
+}
+
+/// `Ok` if every run verified, else the error naming the ones that did not.
+fn verified(failed: &[String]) -> Result<()> {
     anyhow::ensure!(
         failed.is_empty(),
         "verification failed: {}",

@@ -71,15 +71,25 @@ impl Output {
                 .with_context(|| format!("writing the results file {}", path.display()))?;
         }
         if self.echo {
-            let line = if self.json {
-                serde_json::to_string(record)?
-            } else {
-                table_line(record)
-            };
-            self.println(&line)?;
+            self.print(record)?;
         }
         self.bar.inc(1);
         Ok(())
+    }
+
+    /// Prints a record on stdout as a table line or JSON (the results file is not written).
+    pub fn print(&self, record: &Record) -> Result<()> {
+        let line = if self.json {
+            serde_json::to_string(record)?
+        } else {
+            table_line(record)
+        };
+        self.println(&line)
+    }
+
+    /// Whether [`record`](Self::record) prints records on stdout.
+    pub fn set_echo(&mut self, echo: bool) {
+        self.echo = echo;
     }
 
     /// Prints a line on stdout without tearing the progress bar.

@@ -193,3 +193,46 @@ fn the_live_view_in_tmux_shows_the_workers_quits_on_q_and_ends_when_the_system_s
     let screen = tmux.wait_for(&["EXITED 0"]);
     assert!(screen.contains("stopped (connection closed)"), "{screen}");
 }
+
+/// `loka bench run --top`: the view of the runs in the same terminal, connected to each run in
+/// turn and naming it, then the records once the runs are over (exit 0); without a terminal,
+/// one line and nothing run.
+#[test]
+fn bench_run_top_shows_the_runs_then_prints_their_records() {
+    let out = loka(&["bench", "run", "counting", "--size", "quick", "--top"]);
+    assert_one_line_error(&out, &["--top", "not one"]);
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed (make deps installs it): skipped");
+        return;
+    }
+    let dir = scratch("bench-top");
+    let results = dir.join("runs.jsonl");
+    let tmux = Tmux(format!("loka-bench-top-test-{}", std::process::id()));
+    let run = format!(
+        "{} bench run counting --size quick --workers 2 --repeat 30 --top --out {}; echo EXITED $?; sleep 60",
+        env!("CARGO_BIN_EXE_loka"),
+        results.display()
+    );
+    let out = tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "top",
+        "-x",
+        "160",
+        "-y",
+        "50",
+        &run,
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let screen = tmux.wait_for(&["loka top", "bench run: counting (run", "of 30)", "w0", "w1"]);
+    assert!(screen.contains("msgs/s"), "{screen}");
+    let screen = tmux.wait_for(&["EXITED 0"]);
+    assert!(!screen.contains("panicked"), "{screen}");
+    assert!(
+        screen.contains("counting") && screen.contains("verified"),
+        "the records are printed after the view: {screen}"
+    );
+    let records = std::fs::read_to_string(&results).unwrap();
+    assert_eq!(records.lines().count(), 30, "{records}");
+}
