@@ -5,7 +5,7 @@
 use super::ask::{AskError, ReplyTo};
 use super::{Actor, ActorRef, Context};
 use crate::runtime::cell::{Hold, ReceiveTimeout};
-use crate::runtime::timer::{Action, TimerState};
+use crate::runtime::timer::{Action, TimerId};
 use crate::runtime::Runtime;
 use crate::sync::AtomicBool;
 use parking_lot::Mutex;
@@ -18,7 +18,9 @@ use std::time::Duration;
 /// Erlang's timer references and Akka's `Cancellable`). Cheap to clone.
 #[derive(Clone)]
 pub struct TimerHandle {
-    state: Arc<TimerState>,
+    /// The timer's name in the timer service (a one-shot's: its shard and wheel key, no
+    /// allocation of its own).
+    id: TimerId,
     /// The arming thread's runtime handle (a worker's own: its count stays in that worker's
     /// cache; a `Weak` of the shared state cost BenchErl's timer_wheel a contended
     /// compare-and-swap per timer on one line all workers share).
@@ -26,9 +28,9 @@ pub struct TimerHandle {
 }
 
 impl TimerHandle {
-    fn new(state: Arc<TimerState>, runtime: &Arc<Runtime>) -> Self {
+    fn new(id: TimerId, runtime: &Arc<Runtime>) -> Self {
         TimerHandle {
-            state,
+            id,
             runtime: Arc::clone(runtime),
         }
     }
@@ -37,12 +39,12 @@ impl TimerHandle {
     /// before its next firing), `false` if it had already fired (one-shot), been cancelled, or
     /// its system has shut down. A cancelled timer never fires and holds no memory.
     pub fn cancel(&self) -> bool {
-        self.runtime.shared.timers.cancel(&self.state)
+        self.runtime.shared.timers.cancel(&self.id)
     }
 
     /// Whether the timer will still fire (a periodic one: again).
     pub fn is_pending(&self) -> bool {
-        self.state.is_pending()
+        self.runtime.shared.timers.is_pending(&self.id)
     }
 }
 
@@ -76,8 +78,8 @@ impl<M: Send + 'static> ActorRef<M> {
     pub fn send_after(&self, delay: Duration, msg: M) -> TimerHandle {
         let runtime = self.cell.system_runtime();
         let action = deliver_later(self, msg, runtime);
-        let state = runtime.arm_timer(delay, None, action, None);
-        TimerHandle::new(state, runtime)
+        let id = runtime.arm_timer(delay, None, action, None);
+        TimerHandle::new(id, runtime)
     }
 }
 
@@ -139,11 +141,12 @@ impl<A: Actor> Context<A> {
         action: Action,
     ) -> TimerHandle {
         let inner = self.inner_mut();
-        let state = inner
+        let id = inner
             .runtime()
             .arm_timer(delay, period, action, inner.exec());
-        inner.own_timers().add(Arc::clone(&state));
-        TimerHandle::new(state, inner.runtime())
+        let runtime = Arc::clone(inner.runtime());
+        inner.own_timers().add(id.clone(), &runtime.shared.timers);
+        TimerHandle { id, runtime }
     }
 
     /// Arms a timer owned by this actor that runs `f` (on the timer's thread) once `delay` has
@@ -202,15 +205,16 @@ impl<A: Actor> Context<A> {
         let f = Mutex::new(f);
         // A tick already queued when the timer is cancelled does not run: once `cancel` returned
         // `true`, `f` never runs again.
-        let this: Arc<OnceLock<Arc<TimerState>>> = Arc::new(OnceLock::new());
+        let this: Arc<OnceLock<TimerId>> = Arc::new(OnceLock::new());
         let ours = Arc::clone(&this);
         let action = tick_into(self.hold(), move |actor, ctx| {
-            if this.get().is_none_or(|t| t.is_pending()) {
+            let timers = &ctx.inner().runtime().shared.timers;
+            if this.get().is_none_or(|t| timers.is_pending(t)) {
                 (f.lock())(actor, ctx)
             }
         });
         let handle = self.arm_own(period, Some(period), action);
-        let _ = ours.set(Arc::clone(&handle.state));
+        let _ = ours.set(handle.id.clone());
         Ok(handle)
     }
 
@@ -230,23 +234,19 @@ impl<A: Actor> Context<A> {
         // Whoever takes the asker and `then` out of the slot first answers: the reply or the
         // timer. The loser finds it empty.
         let slot: Arc<Waiting<A, R>> = Arc::new(Mutex::new(Some((self.hold(), Box::new(then)))));
-        let timer: Arc<OnceLock<Arc<TimerState>>> = Arc::new(OnceLock::new());
         let expire = Arc::clone(&slot);
         let action = Action::Once(Box::new(move || {
             if let Some((me, then)) = expire.lock().take() {
                 me.call(move |actor, ctx| then.run(actor, ctx, Err(AskError::Timeout(timeout))));
             }
         }));
-        let handle = self.arm_own(timeout, None, action);
-        let _ = timer.set(Arc::clone(&handle.state));
+        let timer = self.arm_own(timeout, None, action).id;
         let runtime = Arc::clone(self.inner().runtime());
         let reply = ReplyTo::new(move |result| {
             let Some((me, then)) = slot.lock().take() else {
                 return; // timed out already
             };
-            if let Some(state) = timer.get() {
-                runtime.shared.timers.cancel(state);
-            }
+            runtime.shared.timers.cancel(&timer);
             me.call(move |actor, ctx| then.run(actor, ctx, result));
         });
         // A rejected request drops its ReplyTo, which delivers NoReply to `then`.
@@ -278,7 +278,7 @@ impl<A: Actor> Context<A> {
 
     /// Arms the receive timeout's check: first after `delay`, then every `after` (a fallback:
     /// each check re-arms it for the deadline it finds). Returns the timer and its generation.
-    fn arm_receive_check(&mut self, delay: Duration, after: Duration) -> (Arc<TimerState>, u64) {
+    fn arm_receive_check(&mut self, delay: Duration, after: Duration) -> (TimerId, u64) {
         let inner = self.inner_mut();
         let timers = inner.own_timers();
         timers.checks += 1;
@@ -287,10 +287,10 @@ impl<A: Actor> Context<A> {
             receive_check::<A>(generation, actor, ctx)
         });
         let inner = self.inner_mut();
-        let state = inner
+        let id = inner
             .runtime()
             .arm_timer(delay, Some(after), action, inner.exec());
-        (state, generation)
+        (id, generation)
     }
 
     /// Turns the receive timeout off (nothing if none is set).
@@ -349,7 +349,7 @@ fn rearm_receive_check<A: Actor>(ctx: &mut Context<A>, delay: Duration) {
     let Some(receive) = ctx.inner_mut().own_timers().receive.as_ref() else {
         return;
     };
-    let (old, after) = (Arc::clone(&receive.check), receive.after);
+    let (old, after) = (receive.check.clone(), receive.after);
     ctx.inner().runtime().shared.timers.cancel(&old);
     let (check, generation) = ctx.arm_receive_check(delay, after);
     if let Some(receive) = ctx.inner_mut().own_timers().receive.as_mut() {
