@@ -5,7 +5,7 @@
 use super::ask::{AskError, ReplyTo};
 use super::{Actor, ActorRef, Context};
 use crate::runtime::cell::{Hold, ReceiveTimeout};
-use crate::runtime::timer::{Action, TimerId};
+use crate::runtime::timer::{Action, Fire, TimerId};
 use crate::runtime::Runtime;
 use crate::sync::AtomicBool;
 use parking_lot::Mutex;
@@ -140,13 +140,25 @@ impl<A: Actor> Context<A> {
         period: Option<Duration>,
         action: Action,
     ) -> TimerHandle {
+        let id = self.arm_own_id(delay, period, action);
+        TimerHandle {
+            id,
+            runtime: Arc::clone(self.inner().runtime()),
+        }
+    }
+
+    /// [`arm_own`](Self::arm_own) without the [`TimerHandle`] (and its reference count of the
+    /// runtime), for the runtime's own timers.
+    fn arm_own_id(&mut self, delay: Duration, period: Option<Duration>, action: Action) -> TimerId {
         let inner = self.inner_mut();
         let id = inner
             .runtime()
             .arm_timer(delay, period, action, inner.exec());
-        let runtime = Arc::clone(inner.runtime());
-        inner.own_timers().add(id.clone(), &runtime.shared.timers);
-        TimerHandle { id, runtime }
+        if inner.own_timers().add(id.clone()) {
+            let runtime = Arc::clone(inner.runtime());
+            inner.own_timers().prune(&runtime.shared.timers);
+        }
+        id
     }
 
     /// Arms a timer owned by this actor that runs `f` (on the timer's thread) once `delay` has
@@ -230,24 +242,22 @@ impl<A: Actor> Context<A> {
         timeout: Duration,
         then: impl FnOnce(&mut A, &mut Context<A>, Result<R, AskError>) + Send + 'static,
     ) {
-        type Waiting<A, R> = Mutex<Option<(Hold<A>, Box<dyn AskThen<A, R>>)>>;
         // Whoever takes the asker and `then` out of the slot first answers: the reply or the
-        // timer. The loser finds it empty.
-        let slot: Arc<Waiting<A, R>> = Arc::new(Mutex::new(Some((self.hold(), Box::new(then)))));
-        let expire = Arc::clone(&slot);
-        let action = Action::Once(Box::new(move || {
-            if let Some((me, then)) = expire.lock().take() {
-                me.call(move |actor, ctx| then.run(actor, ctx, Err(AskError::Timeout(timeout))));
-            }
-        }));
-        let timer = self.arm_own(timeout, None, action).id;
+        // timer. The loser finds it empty. The timer shares the slot (`Action::Shared`): arming
+        // it allocates nothing more.
+        let slot = Arc::new(Waiting {
+            slot: Mutex::new(Some((self.hold(), then))),
+            timeout,
+            reply: std::marker::PhantomData,
+        });
+        let timer = self.arm_own_id(timeout, None, Action::Shared(slot.clone()));
         let runtime = Arc::clone(self.inner().runtime());
         let reply = ReplyTo::new(move |result| {
-            let Some((me, then)) = slot.lock().take() else {
+            let Some((me, then)) = slot.slot.lock().take() else {
                 return; // timed out already
             };
             runtime.shared.timers.cancel(&timer);
-            me.call(move |actor, ctx| then.run(actor, ctx, result));
+            me.call(move |actor, ctx| then(actor, ctx, result));
         });
         // A rejected request drops its ReplyTo, which delivers NoReply to `then`.
         let _ = target.send(make(reply));
@@ -358,16 +368,28 @@ fn rearm_receive_check<A: Actor>(ctx: &mut Context<A>, delay: Duration) {
     }
 }
 
-/// `then` of an [`Context::ask_timeout`], boxed.
-trait AskThen<A: Actor, R>: Send {
-    fn run(self: Box<Self>, actor: &mut A, ctx: &mut Context<A>, result: Result<R, AskError>);
+/// An [`Context::ask_timeout`] waiting for its reply: the asker and its continuation `F`, taken
+/// out by the reply or the timeout, whichever comes first. Its timer fires it.
+struct Waiting<A: Actor, R, F> {
+    /// The asker and `then`; `None` once answered.
+    slot: Mutex<Option<(Hold<A>, F)>>,
+    /// The time limit (what the timeout error names).
+    timeout: Duration,
+    /// The reply's type (`fn(R)`: the slot holds no `R`, so it is `Sync` whatever `R` is).
+    reply: std::marker::PhantomData<fn(R)>,
 }
 
-impl<A: Actor, R, F> AskThen<A, R> for F
+impl<A, R, F> Fire for Waiting<A, R, F>
 where
-    F: FnOnce(&mut A, &mut Context<A>, Result<R, AskError>) + Send,
+    A: Actor,
+    R: Send + 'static,
+    F: FnOnce(&mut A, &mut Context<A>, Result<R, AskError>) + Send + 'static,
 {
-    fn run(self: Box<Self>, actor: &mut A, ctx: &mut Context<A>, result: Result<R, AskError>) {
-        (*self)(actor, ctx, result)
+    /// The timeout: answers `then` with `AskError::Timeout` unless the reply came first.
+    fn fire(&self) {
+        if let Some((me, then)) = self.slot.lock().take() {
+            let timeout = self.timeout;
+            me.call(move |actor, ctx| then(actor, ctx, Err(AskError::Timeout(timeout))));
+        }
     }
 }

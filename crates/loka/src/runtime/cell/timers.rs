@@ -50,13 +50,18 @@ impl ReceiveTimeout {
 }
 
 impl OwnTimers {
-    /// Records a timer armed through the context (`timers`: the service it was armed in).
-    pub(crate) fn add(&mut self, timer: TimerId, timers: &Timers) {
-        if self.armed.len() >= 2 * self.pruned_at.max(8) {
-            timers.retain_pending(&mut self.armed);
-            self.pruned_at = self.armed.len();
-        }
+    /// Records a timer armed through the context; `true` when the list has doubled since it was
+    /// last pruned: then call [`prune`](Self::prune).
+    pub(crate) fn add(&mut self, timer: TimerId) -> bool {
         self.armed.push(timer);
+        self.armed.len() > 2 * self.pruned_at.max(8)
+    }
+
+    /// Forgets the timers that fired or were cancelled (`timers`: the service they were armed
+    /// in).
+    pub(crate) fn prune(&mut self, timers: &Timers) {
+        timers.retain_pending(&mut self.armed);
+        self.pruned_at = self.armed.len();
     }
 }
 

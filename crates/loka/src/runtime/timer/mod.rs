@@ -40,7 +40,7 @@ pub(crate) mod wheel;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-use crate::sync::{AtomicU64, AtomicU8, AtomicUsize};
+use crate::sync::{AtomicU64, AtomicU8};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -51,8 +51,17 @@ use wheel::{Key, Wheel};
 pub(crate) enum Action {
     /// Runs once.
     Once(Box<dyn FnOnce() + Send>),
+    /// Runs once: fires an object its arming code already shares (an ask's waiting slot), so
+    /// the timer costs no allocation of its own, only a reference count.
+    Shared(Arc<dyn Fire>),
     /// Runs every period; returns `false` to stop (its target is gone).
     Every(Box<dyn FnMut() -> bool + Send>),
+}
+
+/// A one-shot action shared with its arming code ([`Action::Shared`]).
+pub(crate) trait Fire: Send + Sync {
+    /// Runs the action (once: the timer drops its reference afterwards).
+    fn fire(&self);
 }
 
 /// [`TimerState::status`]: armed, will fire (again).
@@ -145,13 +154,10 @@ impl Shard {
     }
 }
 
-/// Counts of armed timers, for quiescence and `System::pending_timers`.
-struct Counts {
-    /// Timers of every kind not yet retired.
-    pending: AtomicUsize,
-    /// One-shot timers not yet retired.
-    once: AtomicUsize,
-}
+/// One timer of every kind in [`Timers::counts`] (the low half of the word).
+const ONE: u64 = 1;
+/// One one-shot timer in [`Timers::counts`] (the high half).
+const ONE_ONCE: u64 = 1 << 32;
 
 /// Per-shard timer wheels (one shard per worker; the caller picks the shard).
 ///
@@ -166,7 +172,10 @@ pub(crate) struct Timers {
     /// One per worker, each on its own cache lines.
     shards: Box<[CachePadded<Shard>]>,
     /// Shared by all shards (on their own cache lines): what quiescence and `pending_timers` read.
-    counts: CachePadded<Counts>,
+    /// One word, so that a timer is counted in and out with one atomic update each: the low 32
+    /// bits count timers of every kind not yet retired, the high 32 bits the one-shots among
+    /// them (four billion pending timers would take hundreds of gigabytes of wheel).
+    counts: CachePadded<AtomicU64>,
 }
 
 impl Timers {
@@ -183,10 +192,7 @@ impl Timers {
                     })
                 })
                 .collect(),
-            counts: CachePadded::new(Counts {
-                pending: AtomicUsize::new(0),
-                once: AtomicUsize::new(0),
-            }),
+            counts: CachePadded::new(AtomicU64::new(0)),
         }
     }
 
@@ -237,10 +243,8 @@ impl Timers {
         // unlock below, so the counts never dip below the truth. Relaxed: the lock orders them
         // for the firing thread; a quiescence checker sees the arming through whatever made the
         // arming actor's work visible.
-        self.counts.pending.fetch_add(1, Relaxed);
-        if period == 0 {
-            self.counts.once.fetch_add(1, Relaxed);
-        }
+        let one = if period == 0 { ONE | ONE_ONCE } else { ONE };
+        self.counts.fetch_add(one, Relaxed);
         let entry = Entry {
             action,
             state: state.clone(),
@@ -393,13 +397,13 @@ impl Timers {
     pub(crate) fn pending_once(&self) -> usize {
         // Acquire: pairs with the Release decrement in `retire`, so a reader seeing a timer gone
         // sees what its action did (the message it sent counted in flight).
-        self.counts.once.load(Acquire)
+        (self.counts.load(Acquire) >> 32) as usize
     }
 
     /// Pending timers of every kind.
     pub(crate) fn pending(&self) -> usize {
         // Acquire: as `pending_once`.
-        self.counts.pending.load(Acquire)
+        (self.counts.load(Acquire) & u64::from(u32::MAX)) as usize
     }
 
     /// Drops every pending timer and its action (shutdown), outside the locks; intervals' states
@@ -465,11 +469,10 @@ impl Timers {
     fn retire(&self, once: usize, all: usize) {
         // Release: whatever the actions did before (a message sent, counted in flight) is visible
         // to a reader whose Acquire load sees the decrement.
-        if once > 0 {
-            self.counts.once.fetch_sub(once, Release);
-        }
+        debug_assert!(once <= all);
         if all > 0 {
-            self.counts.pending.fetch_sub(all, Release);
+            self.counts
+                .fetch_sub(all as u64 * ONE + once as u64 * ONE_ONCE, Release);
         }
     }
 }
@@ -537,13 +540,18 @@ impl Batch<'_> {
                     f();
                     continue;
                 }
+                (Action::Shared(f), None) => {
+                    self.retired_once += 1;
+                    f.fire();
+                    continue;
+                }
                 // An `Every` armed without a period (a caller's bug, see `insert`): once.
                 (Action::Every(mut f), None) => {
                     self.retired_once += 1;
                     let _ = f();
                     continue;
                 }
-                (Action::Once(_), Some(_)) => {
+                (Action::Once(_) | Action::Shared(_), Some(_)) => {
                     unreachable!("a state is made only for an Action::Every")
                 }
                 (Action::Every(f), Some(state)) => (f, state),

@@ -387,6 +387,57 @@ fn retain_pending_keeps_exactly_the_timers_that_may_fire() {
     assert!(kept.iter().all(|id| timers.is_pending(id)));
 }
 
+/// A shared action counting its firings.
+struct Shared(AtomicUsize);
+
+impl super::Fire for Shared {
+    fn fire(&self) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+#[test]
+fn a_shared_action_fires_once_and_its_reference_goes_when_fired_or_cancelled() {
+    let timers = Timers::new(1);
+    let fired = Arc::new(Shared(AtomicUsize::new(0)));
+    let (a, _) = timers.insert(0, 5, None, Action::Shared(fired.clone()));
+    let (b, _) = timers.insert(0, 6, None, Action::Shared(fired.clone()));
+    assert_eq!(Arc::strong_count(&fired), 3, "each timer holds a reference");
+    assert_eq!((timers.pending(), timers.pending_once()), (2, 2));
+    assert!(timers.cancel(&b));
+    assert_eq!(
+        Arc::strong_count(&fired),
+        2,
+        "the cancelled one let go at once"
+    );
+    assert_eq!(timers.fire_due(0, 10), 1);
+    assert_eq!(fired.0.load(SeqCst), 1);
+    assert_eq!(Arc::strong_count(&fired), 1, "the fired one let go");
+    assert!(!timers.cancel(&a), "fired");
+    assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
+}
+
+#[test]
+fn the_counts_of_one_shots_and_intervals_stay_apart() {
+    let timers = Timers::new(2);
+    let ran = counter();
+    let once: Vec<_> = (0..3)
+        .map(|i| timers.insert(i % 2, 10, None, bump(&ran)).0)
+        .collect();
+    let every: Vec<_> = (0..4)
+        .map(|i| timers.insert(i % 2, 10, Some(5), bump_until(&ran, 1_000)).0)
+        .collect();
+    assert_eq!((timers.pending(), timers.pending_once()), (7, 3));
+    assert!(timers.cancel(&every[0]));
+    assert_eq!((timers.pending(), timers.pending_once()), (6, 3));
+    assert!(timers.cancel(&once[0]));
+    assert_eq!((timers.pending(), timers.pending_once()), (5, 2));
+    assert_eq!(timers.fire_due(0, 10) + timers.fire_due(1, 10), 5);
+    assert_eq!((timers.pending(), timers.pending_once()), (3, 0));
+    timers.clear();
+    assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
+}
+
 /// `normal`, or `miri` under Miri: thread and iteration counts for the races.
 fn scale(normal: usize, miri: usize) -> usize {
     if cfg!(miri) {
