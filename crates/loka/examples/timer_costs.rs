@@ -5,7 +5,11 @@
 //! * **idle CPU** with `--pending` timers (default 10,000) armed an hour ahead, over
 //!   `--idle-secs` (default 3): a parked worker sleeps until its next deadline, so ≈ 0 %;
 //! * **one million pending timers**: arm them from a plain thread (`ActorRef::send_after`, ns per
-//!   insert), the memory they hold (RSS delta per timer), and cancel them (ns per cancel).
+//!   insert), the memory they hold (RSS delta per timer), and cancel them (ns per cancel);
+//! * **arm + cancel**, one timer pending at a time, `--pairs` times (default 1,000,000): a timeout
+//!   armed and cancelled per request. From a plain thread (`ActorRef::send_after`, then
+//!   `TimerHandle::cancel`), and inside an actor (`Context::run_after`, then `cancel`, the way
+//!   BenchErl's timer_wheel arms its waits); ns per pair.
 //!
 //! ```sh
 //! cargo run --release -p loka --example timer_costs -- --workers 2
@@ -63,6 +67,22 @@ impl Actor for Sink {
     fn handle(&mut self, _ctx: &mut Context<Self>, _: ()) {}
 }
 
+/// Arms and cancels `n` timers one at a time inside its handler; replies with the ns it took.
+struct Pairs;
+impl Actor for Pairs {
+    type Msg = (usize, ReplyTo<f64>);
+    fn handle(&mut self, ctx: &mut Context<Self>, (n, done): (usize, ReplyTo<f64>)) {
+        let start = Instant::now();
+        for _ in 0..n {
+            let h = ctx.run_after(Duration::from_secs(60), |_: &mut Pairs, _| {
+                panic!("a cancelled timer fired")
+            });
+            assert!(h.cancel());
+        }
+        done.send(start.elapsed().as_nanos() as f64 / n as f64);
+    }
+}
+
 fn process_cpu_secs() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").expect("Linux /proc/self/stat");
     let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
@@ -86,6 +106,7 @@ fn main() {
     let (mut workers, mut timers, mut pending, mut idle_secs) =
         (2usize, 500usize, 10_000usize, 3.0f64);
     let mut million = 1_000_000usize;
+    let mut pairs = 1_000_000usize;
     while let Some(flag) = args.next() {
         let value = args.next().unwrap_or_default();
         let parsed = value.parse::<f64>();
@@ -99,8 +120,9 @@ fn main() {
             "--pending" => pending = number as usize,
             "--idle-secs" => idle_secs = number,
             "--million" => million = number as usize,
+            "--pairs" => pairs = number as usize,
             other => {
-                eprintln!("error: unknown flag `{other}` (known: --workers, --timers, --pending, --idle-secs, --million)");
+                eprintln!("error: unknown flag `{other}` (known: --workers, --timers, --pending, --idle-secs, --million, --pairs)");
                 std::process::exit(2);
             }
         }
@@ -170,5 +192,20 @@ fn main() {
         system.pending_timers()
     );
     assert_eq!(cancelled, million, "every pending timer cancels");
+    drop(handles);
+
+    // Arm + cancel, one pending at a time: from a plain thread, then inside an actor.
+    let start = Instant::now();
+    for _ in 0..pairs {
+        let h = sink.send_after(Duration::from_secs(60), ());
+        assert!(h.cancel());
+    }
+    let thread_ns = start.elapsed().as_nanos() as f64 / pairs as f64;
+    let actor = system.spawn(Pairs);
+    let actor_ns = actor.ask(|r| (pairs, r)).unwrap().wait().unwrap();
+    println!(
+        "{{\"measure\":\"arm_cancel\",\"pairs\":{pairs},\"thread_ns\":{thread_ns:.0},\"actor_ns\":{actor_ns:.0},\"pending_after\":{}}}",
+        system.pending_timers()
+    );
     system.shutdown();
 }

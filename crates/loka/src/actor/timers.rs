@@ -5,7 +5,7 @@
 use super::ask::{AskError, ReplyTo};
 use super::{Actor, ActorRef, Context};
 use crate::runtime::cell::{Hold, ReceiveTimeout};
-use crate::runtime::timer::{Action, TimerState};
+use crate::runtime::timer::{Action, Fire, TimerId};
 use crate::runtime::Runtime;
 use crate::sync::AtomicBool;
 use parking_lot::Mutex;
@@ -18,7 +18,9 @@ use std::time::Duration;
 /// Erlang's timer references and Akka's `Cancellable`). Cheap to clone.
 #[derive(Clone)]
 pub struct TimerHandle {
-    state: Arc<TimerState>,
+    /// The timer's name in the timer service (a one-shot's: its shard and wheel key, no
+    /// allocation of its own).
+    id: TimerId,
     /// The arming thread's runtime handle (a worker's own: its count stays in that worker's
     /// cache; a `Weak` of the shared state cost BenchErl's timer_wheel a contended
     /// compare-and-swap per timer on one line all workers share).
@@ -26,9 +28,9 @@ pub struct TimerHandle {
 }
 
 impl TimerHandle {
-    fn new(state: Arc<TimerState>, runtime: &Arc<Runtime>) -> Self {
+    fn new(id: TimerId, runtime: &Arc<Runtime>) -> Self {
         TimerHandle {
-            state,
+            id,
             runtime: Arc::clone(runtime),
         }
     }
@@ -37,12 +39,12 @@ impl TimerHandle {
     /// before its next firing), `false` if it had already fired (one-shot), been cancelled, or
     /// its system has shut down. A cancelled timer never fires and holds no memory.
     pub fn cancel(&self) -> bool {
-        self.runtime.shared.timers.cancel(&self.state)
+        self.runtime.shared.timers.cancel(&self.id)
     }
 
     /// Whether the timer will still fire (a periodic one: again).
     pub fn is_pending(&self) -> bool {
-        self.state.is_pending()
+        self.runtime.shared.timers.is_pending(&self.id)
     }
 }
 
@@ -76,8 +78,8 @@ impl<M: Send + 'static> ActorRef<M> {
     pub fn send_after(&self, delay: Duration, msg: M) -> TimerHandle {
         let runtime = self.cell.system_runtime();
         let action = deliver_later(self, msg, runtime);
-        let state = runtime.arm_timer(delay, None, action, None);
-        TimerHandle::new(state, runtime)
+        let id = runtime.arm_timer(delay, None, action, None);
+        TimerHandle::new(id, runtime)
     }
 }
 
@@ -138,12 +140,25 @@ impl<A: Actor> Context<A> {
         period: Option<Duration>,
         action: Action,
     ) -> TimerHandle {
+        let id = self.arm_own_id(delay, period, action);
+        TimerHandle {
+            id,
+            runtime: Arc::clone(self.inner().runtime()),
+        }
+    }
+
+    /// [`arm_own`](Self::arm_own) without the [`TimerHandle`] (and its reference count of the
+    /// runtime), for the runtime's own timers.
+    fn arm_own_id(&mut self, delay: Duration, period: Option<Duration>, action: Action) -> TimerId {
         let inner = self.inner_mut();
-        let state = inner
+        let id = inner
             .runtime()
             .arm_timer(delay, period, action, inner.exec());
-        inner.own_timers().add(Arc::clone(&state));
-        TimerHandle::new(state, inner.runtime())
+        if inner.own_timers().add(id.clone()) {
+            let runtime = Arc::clone(inner.runtime());
+            inner.own_timers().prune(&runtime.shared.timers);
+        }
+        id
     }
 
     /// Arms a timer owned by this actor that runs `f` (on the timer's thread) once `delay` has
@@ -202,15 +217,16 @@ impl<A: Actor> Context<A> {
         let f = Mutex::new(f);
         // A tick already queued when the timer is cancelled does not run: once `cancel` returned
         // `true`, `f` never runs again.
-        let this: Arc<OnceLock<Arc<TimerState>>> = Arc::new(OnceLock::new());
+        let this: Arc<OnceLock<TimerId>> = Arc::new(OnceLock::new());
         let ours = Arc::clone(&this);
         let action = tick_into(self.hold(), move |actor, ctx| {
-            if this.get().is_none_or(|t| t.is_pending()) {
+            let timers = &ctx.inner().runtime().shared.timers;
+            if this.get().is_none_or(|t| timers.is_pending(t)) {
                 (f.lock())(actor, ctx)
             }
         });
         let handle = self.arm_own(period, Some(period), action);
-        let _ = ours.set(Arc::clone(&handle.state));
+        let _ = ours.set(handle.id.clone());
         Ok(handle)
     }
 
@@ -226,28 +242,22 @@ impl<A: Actor> Context<A> {
         timeout: Duration,
         then: impl FnOnce(&mut A, &mut Context<A>, Result<R, AskError>) + Send + 'static,
     ) {
-        type Waiting<A, R> = Mutex<Option<(Hold<A>, Box<dyn AskThen<A, R>>)>>;
         // Whoever takes the asker and `then` out of the slot first answers: the reply or the
-        // timer. The loser finds it empty.
-        let slot: Arc<Waiting<A, R>> = Arc::new(Mutex::new(Some((self.hold(), Box::new(then)))));
-        let timer: Arc<OnceLock<Arc<TimerState>>> = Arc::new(OnceLock::new());
-        let expire = Arc::clone(&slot);
-        let action = Action::Once(Box::new(move || {
-            if let Some((me, then)) = expire.lock().take() {
-                me.call(move |actor, ctx| then.run(actor, ctx, Err(AskError::Timeout(timeout))));
-            }
-        }));
-        let handle = self.arm_own(timeout, None, action);
-        let _ = timer.set(Arc::clone(&handle.state));
+        // timer. The loser finds it empty. The timer shares the slot (`Action::Shared`): arming
+        // it allocates nothing more.
+        let slot = Arc::new(Waiting {
+            slot: Mutex::new(Some((self.hold(), then))),
+            timeout,
+            reply: std::marker::PhantomData,
+        });
+        let timer = self.arm_own_id(timeout, None, Action::Shared(slot.clone()));
         let runtime = Arc::clone(self.inner().runtime());
         let reply = ReplyTo::new(move |result| {
-            let Some((me, then)) = slot.lock().take() else {
+            let Some((me, then)) = slot.slot.lock().take() else {
                 return; // timed out already
             };
-            if let Some(state) = timer.get() {
-                runtime.shared.timers.cancel(state);
-            }
-            me.call(move |actor, ctx| then.run(actor, ctx, result));
+            runtime.shared.timers.cancel(&timer);
+            me.call(move |actor, ctx| then(actor, ctx, result));
         });
         // A rejected request drops its ReplyTo, which delivers NoReply to `then`.
         let _ = target.send(make(reply));
@@ -278,7 +288,7 @@ impl<A: Actor> Context<A> {
 
     /// Arms the receive timeout's check: first after `delay`, then every `after` (a fallback:
     /// each check re-arms it for the deadline it finds). Returns the timer and its generation.
-    fn arm_receive_check(&mut self, delay: Duration, after: Duration) -> (Arc<TimerState>, u64) {
+    fn arm_receive_check(&mut self, delay: Duration, after: Duration) -> (TimerId, u64) {
         let inner = self.inner_mut();
         let timers = inner.own_timers();
         timers.checks += 1;
@@ -287,10 +297,10 @@ impl<A: Actor> Context<A> {
             receive_check::<A>(generation, actor, ctx)
         });
         let inner = self.inner_mut();
-        let state = inner
+        let id = inner
             .runtime()
             .arm_timer(delay, Some(after), action, inner.exec());
-        (state, generation)
+        (id, generation)
     }
 
     /// Turns the receive timeout off (nothing if none is set).
@@ -349,7 +359,7 @@ fn rearm_receive_check<A: Actor>(ctx: &mut Context<A>, delay: Duration) {
     let Some(receive) = ctx.inner_mut().own_timers().receive.as_ref() else {
         return;
     };
-    let (old, after) = (Arc::clone(&receive.check), receive.after);
+    let (old, after) = (receive.check.clone(), receive.after);
     ctx.inner().runtime().shared.timers.cancel(&old);
     let (check, generation) = ctx.arm_receive_check(delay, after);
     if let Some(receive) = ctx.inner_mut().own_timers().receive.as_mut() {
@@ -358,16 +368,28 @@ fn rearm_receive_check<A: Actor>(ctx: &mut Context<A>, delay: Duration) {
     }
 }
 
-/// `then` of an [`Context::ask_timeout`], boxed.
-trait AskThen<A: Actor, R>: Send {
-    fn run(self: Box<Self>, actor: &mut A, ctx: &mut Context<A>, result: Result<R, AskError>);
+/// An [`Context::ask_timeout`] waiting for its reply: the asker and its continuation `F`, taken
+/// out by the reply or the timeout, whichever comes first. Its timer fires it.
+struct Waiting<A: Actor, R, F> {
+    /// The asker and `then`; `None` once answered.
+    slot: Mutex<Option<(Hold<A>, F)>>,
+    /// The time limit (what the timeout error names).
+    timeout: Duration,
+    /// The reply's type (`fn(R)`: the slot holds no `R`, so it is `Sync` whatever `R` is).
+    reply: std::marker::PhantomData<fn(R)>,
 }
 
-impl<A: Actor, R, F> AskThen<A, R> for F
+impl<A, R, F> Fire for Waiting<A, R, F>
 where
-    F: FnOnce(&mut A, &mut Context<A>, Result<R, AskError>) + Send,
+    A: Actor,
+    R: Send + 'static,
+    F: FnOnce(&mut A, &mut Context<A>, Result<R, AskError>) + Send + 'static,
 {
-    fn run(self: Box<Self>, actor: &mut A, ctx: &mut Context<A>, result: Result<R, AskError>) {
-        (*self)(actor, ctx, result)
+    /// The timeout: answers `then` with `AskError::Timeout` unless the reply came first.
+    fn fire(&self) {
+        if let Some((me, then)) = self.slot.lock().take() {
+            let timeout = self.timeout;
+            me.call(move |actor, ctx| then(actor, ctx, Err(AskError::Timeout(timeout))));
+        }
     }
 }

@@ -14,10 +14,9 @@
 //! while the shard is empty) and before it parks; a parked worker sleeps until its shard's next
 //! deadline and no longer.
 
-use super::timer::{Action, TimerState};
+use super::timer::{Action, TimerId};
 use super::{Exec, Runtime, Shared};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// One tick of the wall clock, in nanoseconds (1 ms, as Erlang's and tokio's wheels).
@@ -129,18 +128,18 @@ impl Runtime {
         period: Option<Duration>,
         action: Action,
         from: Option<&Exec>,
-    ) -> Arc<TimerState> {
+    ) -> TimerId {
         let tick = self.tick_ns();
         let delay_ns = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX / 2);
         let when = self.timer_now_ns().saturating_add(delay_ns).div_ceil(tick);
         let period = period.map(|p| self.ticks(p));
         let shard = self.timer_shard(from);
-        let (state, earliest) = self.shared.timers.insert(shard, when, period, action);
+        let (id, earliest) = self.shared.timers.insert(shard, when, period, action);
         // The worker that owns the shard looks at it before it parks: no need to wake itself.
         let own = !self.virtual_time && from.and_then(Exec::worker) == Some(shard);
         if earliest && !own {
             self.core.timer_armed(shard);
         }
-        state
+        id
     }
 }

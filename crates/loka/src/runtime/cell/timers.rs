@@ -6,14 +6,14 @@
 //! the activation holding the actor's schedule touches it, like the actor's state.
 
 use super::{ActorCell, Behavior, CellContext, Envelope};
-use crate::runtime::timer::TimerState;
+use crate::runtime::timer::{TimerId, Timers};
 use std::sync::Arc;
 
 /// What an actor that armed timers keeps.
 #[derive(Default)]
 pub(crate) struct OwnTimers {
     /// Timers armed through the context; pruned of finished ones as it grows.
-    armed: Vec<Arc<TimerState>>,
+    armed: Vec<TimerId>,
     /// Length after the last pruning (prune again once it doubled).
     pruned_at: usize,
     /// The receive timeout, if one is set.
@@ -29,7 +29,7 @@ pub(crate) struct OwnTimers {
 pub(crate) struct ReceiveTimeout {
     /// The armed check: a periodic timer of period `after` (periodic so that quiescence does not
     /// wait for it, as for any interval), re-armed whenever the deadline moved.
-    pub(crate) check: Arc<TimerState>,
+    pub(crate) check: TimerId,
     /// Which check is the current one (`OwnTimers::checks` when it was armed): a call queued by
     /// one replaced since is ignored.
     pub(crate) generation: u64,
@@ -50,19 +50,24 @@ impl ReceiveTimeout {
 }
 
 impl OwnTimers {
-    /// Records a timer armed through the context.
-    pub(crate) fn add(&mut self, timer: Arc<TimerState>) {
-        if self.armed.len() >= 2 * self.pruned_at.max(8) {
-            self.armed.retain(|t| t.is_pending());
-            self.pruned_at = self.armed.len();
-        }
+    /// Records a timer armed through the context; `true` when the list has doubled since it was
+    /// last pruned: then call [`prune`](Self::prune).
+    pub(crate) fn add(&mut self, timer: TimerId) -> bool {
         self.armed.push(timer);
+        self.armed.len() > 2 * self.pruned_at.max(8)
+    }
+
+    /// Forgets the timers that fired or were cancelled (`timers`: the service they were armed
+    /// in).
+    pub(crate) fn prune(&mut self, timers: &Timers) {
+        timers.retain_pending(&mut self.armed);
+        self.pruned_at = self.armed.len();
     }
 }
 
 impl OwnTimers {
     /// Cancels every timer (the actor is terminating).
-    pub(super) fn cancel_all(&self, timers: &crate::runtime::timer::Timers) {
+    pub(super) fn cancel_all(&self, timers: &Timers) {
         for timer in self
             .armed
             .iter()

@@ -5,18 +5,30 @@
 //! a worker checks its shard with one relaxed load and timers armed on different workers never
 //! meet on a lock. Times are ticks of the caller's clock; this module reads no clock.
 //!
+//! A timer is named by a [`TimerId`]. A one-shot's is its shard and its wheel [`Key`]: the
+//! entry's place in the wheel's slab and that place's generation, so arming one allocates
+//! nothing of its own (the slab's places are reused, and a place's generation moves on each time
+//! it is vacated and is never handed out twice: a key matches its own entry or nothing). An
+//! interval, whose entry leaves the wheel while its action runs and comes back under a new key,
+//! keeps a shared [`TimerState`] as its name.
+//!
 //! The protocol, for every race between arming, cancelling and firing:
 //!
-//! * a timer's [`TimerState`] says PENDING, FIRED or CANCELLED; it leaves PENDING once, always
-//!   under its shard's lock, and never comes back;
-//! * [`Timers::fire_due`] takes the due entries out of the wheel under the lock, marks one-shots
-//!   FIRED there, and runs the actions with the lock released (an action may arm or cancel
-//!   timers, or drop actor references whose drop re-enters the runtime);
-//! * [`Timers::cancel`] marks the timer CANCELLED under the lock and takes its entry out of the
-//!   wheel if it is there. So for a one-shot exactly one of "cancel returned `true`" and "the
-//!   action ran" happens. An interval's entry is out of the wheel while its action runs; the
-//!   firing thread re-arms it under the lock only if it is still PENDING, so after `cancel`
-//!   returns at most the firing already under way completes, and none starts later;
+//! * a one-shot is pending exactly while its key matches an entry of its shard's wheel. The key
+//!   stops matching, under the shard's lock and for good, when [`Timers::fire_due`] takes the
+//!   entry out to fire it, when [`Timers::cancel`] takes it out, or when [`Timers::clear`]
+//!   drains it;
+//! * an interval's [`TimerState`] says PENDING, FIRED (it stopped itself) or CANCELLED; it leaves
+//!   PENDING once, always under its shard's lock, and never comes back;
+//! * [`Timers::fire_due`] takes the due entries out of the wheel under the lock and runs the
+//!   actions with the lock released (an action may arm or cancel timers, or drop actor
+//!   references whose drop re-enters the runtime);
+//! * [`Timers::cancel`] of a one-shot takes its entry out under the lock if its key still
+//!   matches: so exactly one of "cancel returned `true`" and "the action ran" happens. Cancelling
+//!   an interval marks it CANCELLED under the lock and takes its entry out of the wheel if it is
+//!   there. An interval's entry is out of the wheel while its action runs; the firing thread
+//!   re-arms it under the lock only if it is still PENDING, so after `cancel` returns at most the
+//!   firing already under way completes, and none starts later;
 //! * actions are dropped outside every lock, whoever drops them.
 //!
 //! Intervals are fixed-rate: re-armed at `when + period`, and when a late firing finds that tick
@@ -28,7 +40,7 @@ pub(crate) mod wheel;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-use crate::sync::{AtomicU64, AtomicU8, AtomicUsize};
+use crate::sync::{AtomicU64, AtomicU8};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -39,19 +51,28 @@ use wheel::{Key, Wheel};
 pub(crate) enum Action {
     /// Runs once.
     Once(Box<dyn FnOnce() + Send>),
+    /// Runs once: fires an object its arming code already shares (an ask's waiting slot), so
+    /// the timer costs no allocation of its own, only a reference count.
+    Shared(Arc<dyn Fire>),
     /// Runs every period; returns `false` to stop (its target is gone).
     Every(Box<dyn FnMut() -> bool + Send>),
 }
 
+/// A one-shot action shared with its arming code ([`Action::Shared`]).
+pub(crate) trait Fire: Send + Sync {
+    /// Runs the action (once: the timer drops its reference afterwards).
+    fn fire(&self);
+}
+
 /// [`TimerState::status`]: armed, will fire (again).
 const PENDING: u8 = 0;
-/// [`TimerState::status`]: a one-shot taken out to fire, or an interval that stopped itself.
+/// [`TimerState::status`]: an interval that stopped itself.
 const FIRED: u8 = 1;
 /// [`TimerState::status`]: cancelled (or dropped by [`Timers::clear`]).
 const CANCELLED: u8 = 2;
 
-/// One timer's shared state: what a handle cancels. The wheel entry holds one reference, the
-/// handle the others.
+/// An interval's shared state: what its handle cancels. The wheel entry holds one reference, the
+/// handles the others. (One-shots have none: their key names them, see [`TimerId`].)
 pub(crate) struct TimerState {
     /// `PENDING`, `FIRED` or `CANCELLED`. Changed only under the shard's lock (which orders the
     /// decisions that depend on it); read without it by [`is_pending`](Self::is_pending) and by
@@ -60,7 +81,7 @@ pub(crate) struct TimerState {
     status: AtomicU8,
     /// The shard whose wheel holds the timer.
     shard: u32,
-    /// Ticks between firings; 0 for a one-shot.
+    /// Ticks between firings (at least 1).
     period: u64,
     /// The timer's current wheel key ([`Key::to_bits`]); an interval gets a new one each time it
     /// is re-armed. Read and written only under the shard's lock (an atomic only so the state is
@@ -69,22 +90,45 @@ pub(crate) struct TimerState {
 }
 
 impl TimerState {
-    /// Whether the timer may still fire: armed and neither fired (one-shot), stopped nor
-    /// cancelled. A hint for pruning handles: the answer may be stale by the time it is used.
+    /// Whether the interval may still fire: neither stopped nor cancelled. Lock-free; the answer
+    /// may be stale by the time it is used.
     pub(crate) fn is_pending(&self) -> bool {
         self.status.load(Relaxed) == PENDING
     }
 }
 
-/// A wheel entry: the action, the state it belongs to, and its due tick (an interval's next
-/// firing is `when + period`; the wheel's key no longer names it once fired).
+/// Names an armed timer: what [`Timers::cancel`] and [`Timers::is_pending`] take. Cheap to
+/// clone (a one-shot's is two words, copied; an interval's a reference count).
+#[derive(Clone)]
+pub(crate) enum TimerId {
+    /// A one-shot: its shard and its wheel key ([`Key::to_bits`]), which stops matching once the
+    /// timer fired or was cancelled.
+    Once {
+        /// The shard whose wheel holds it.
+        shard: u32,
+        /// Its key in that wheel.
+        key: u64,
+    },
+    /// An interval: its shared state.
+    Every(Arc<TimerState>),
+}
+
+/// A wheel entry: the action, the interval's state (`None`: a one-shot), and its due tick (an
+/// interval's next firing is `when + period`; the wheel's key no longer names it once fired).
 struct Entry {
     /// What to run.
     action: Action,
-    /// The timer's state (the handle holds it too).
-    state: Arc<TimerState>,
+    /// The interval's state (its handles hold it too); `None` for a one-shot.
+    state: Option<Arc<TimerState>>,
     /// The tick the entry is due at.
     when: u64,
+}
+
+impl Entry {
+    /// Whether the entry is a one-shot's (counted in [`Timers::pending_once`]).
+    fn is_once(&self) -> bool {
+        self.state.is_none()
+    }
 }
 
 /// One shard: a wheel and its next deadline.
@@ -110,13 +154,10 @@ impl Shard {
     }
 }
 
-/// Counts of armed timers, for quiescence and `System::pending_timers`.
-struct Counts {
-    /// Timers of every kind not yet retired.
-    pending: AtomicUsize,
-    /// One-shot timers not yet retired.
-    once: AtomicUsize,
-}
+/// One timer of every kind in [`Timers::counts`] (the low half of the word).
+const ONE: u64 = 1;
+/// One one-shot timer in [`Timers::counts`] (the high half).
+const ONE_ONCE: u64 = 1 << 32;
 
 /// Per-shard timer wheels (one shard per worker; the caller picks the shard).
 ///
@@ -131,7 +172,10 @@ pub(crate) struct Timers {
     /// One per worker, each on its own cache lines.
     shards: Box<[CachePadded<Shard>]>,
     /// Shared by all shards (on their own cache lines): what quiescence and `pending_timers` read.
-    counts: CachePadded<Counts>,
+    /// One word, so that a timer is counted in and out with one atomic update each: the low 32
+    /// bits count timers of every kind not yet retired, the high 32 bits the one-shots among
+    /// them (four billion pending timers would take hundreds of gigabytes of wheel).
+    counts: CachePadded<AtomicU64>,
 }
 
 impl Timers {
@@ -148,10 +192,7 @@ impl Timers {
                     })
                 })
                 .collect(),
-            counts: CachePadded::new(Counts {
-                pending: AtomicUsize::new(0),
-                once: AtomicUsize::new(0),
-            }),
+            counts: CachePadded::new(AtomicU64::new(0)),
         }
     }
 
@@ -162,13 +203,14 @@ impl Timers {
 
     /// Arms a timer in `shard` firing at tick `when` (at the next [`fire_due`](Self::fire_due)
     /// if `when` has passed), then every `period` ticks if `Some` (a period of 0 counts as 1).
-    /// Returns the timer's state (what [`cancel`](Self::cancel) takes) and whether the timer
+    /// Returns the timer's name (what [`cancel`](Self::cancel) takes) and whether the timer
     /// became the shard's earliest deadline: then whoever sleeps until that shard's next
     /// deadline (its worker) must wake to sleep shorter.
     ///
     /// An [`Action::Every`] goes with a period, an [`Action::Once`] without one. (A mismatch is
     /// a bug: debug builds assert; release builds fire the timer once, an `Every`'s answer
-    /// ignored.) One-shots count in [`pending_once`](Self::pending_once).
+    /// ignored.) One-shots count in [`pending_once`](Self::pending_once). Arming a one-shot
+    /// allocates nothing once its shard's slab has a free place; an interval allocates its state.
     ///
     /// # Panics
     /// If `shard` is out of range.
@@ -178,7 +220,7 @@ impl Timers {
         when: u64,
         period: Option<u64>,
         action: Action,
-    ) -> (Arc<TimerState>, bool) {
+    ) -> (TimerId, bool) {
         let slot = &self.shards[shard];
         debug_assert_eq!(
             period.is_some(),
@@ -189,39 +231,102 @@ impl Timers {
             (Action::Every(_), Some(p)) => p.max(1),
             _ => 0,
         };
-        let state = Arc::new(TimerState {
-            status: AtomicU8::new(PENDING),
-            shard: shard as u32,
-            period,
-            key: AtomicU64::new(0),
+        let state = (period > 0).then(|| {
+            Arc::new(TimerState {
+                status: AtomicU8::new(PENDING),
+                shard: shard as u32,
+                period,
+                key: AtomicU64::new(0),
+            })
         });
         // Counted before the entry can be found: the firing thread's decrement comes after our
         // unlock below, so the counts never dip below the truth. Relaxed: the lock orders them
         // for the firing thread; a quiescence checker sees the arming through whatever made the
         // arming actor's work visible.
-        self.counts.pending.fetch_add(1, Relaxed);
-        if period == 0 {
-            self.counts.once.fetch_add(1, Relaxed);
-        }
+        let one = if period == 0 { ONE | ONE_ONCE } else { ONE };
+        self.counts.fetch_add(one, Relaxed);
         let entry = Entry {
             action,
-            state: Arc::clone(&state),
+            state: state.clone(),
             when,
         };
         let mut wheel = slot.wheel.lock();
         let key = wheel.insert(when, entry);
-        state.key.store(key.to_bits(), Relaxed);
+        if let Some(state) = &state {
+            state.key.store(key.to_bits(), Relaxed);
+        }
         let before = slot.next.load(Relaxed);
         let earliest = slot.publish(&wheel) < before;
         drop(wheel);
-        (state, earliest)
+        let id = match state {
+            Some(state) => TimerId::Every(state),
+            None => TimerId::Once {
+                shard: shard as u32,
+                key: key.to_bits(),
+            },
+        };
+        (id, earliest)
     }
 
     /// Cancels the timer: `true` if this call stopped a pending timer (it will never fire again,
     /// though an interval's firing already under way completes); `false` if it had already fired
     /// (one-shot), stopped itself or been cancelled. Takes the entry out at once and drops its
-    /// action outside the lock, so a cancelled timer holds no memory but its state.
-    pub(crate) fn cancel(&self, state: &TimerState) -> bool {
+    /// action outside the lock, so a cancelled timer holds no memory (an interval: but its
+    /// state).
+    pub(crate) fn cancel(&self, id: &TimerId) -> bool {
+        match id {
+            TimerId::Once { shard, key } => self.cancel_once(*shard as usize, Key::from_bits(*key)),
+            TimerId::Every(state) => self.cancel_every(state),
+        }
+    }
+
+    /// Whether the timer may still fire: armed and neither fired (one-shot), stopped nor
+    /// cancelled. A hint: the answer may be stale by the time it is used. An interval's answer
+    /// takes one relaxed load; a one-shot's its shard's lock.
+    pub(crate) fn is_pending(&self, id: &TimerId) -> bool {
+        match id {
+            TimerId::Once { shard, key } => self.shards[*shard as usize]
+                .wheel
+                .lock()
+                .contains(Key::from_bits(*key)),
+            TimerId::Every(state) => state.is_pending(),
+        }
+    }
+
+    /// Keeps only the timers of `ids` that may still fire ([`is_pending`](Self::is_pending)),
+    /// locking each shard once per run of one-shots of that shard.
+    pub(crate) fn retain_pending(&self, ids: &mut Vec<TimerId>) {
+        let mut held: Option<(u32, parking_lot::MutexGuard<'_, Wheel<Entry>>)> = None;
+        ids.retain(|id| match id {
+            TimerId::Once { shard, key } => {
+                if held.as_ref().is_none_or(|(s, _)| s != shard) {
+                    held = None;
+                    held = Some((*shard, self.shards[*shard as usize].wheel.lock()));
+                }
+                let (_, wheel) = held.as_ref().expect("locked just above");
+                wheel.contains(Key::from_bits(*key))
+            }
+            TimerId::Every(state) => state.is_pending(),
+        });
+    }
+
+    /// [`cancel`](Self::cancel) of a one-shot: takes its entry out if its key still matches.
+    fn cancel_once(&self, shard: usize, key: Key) -> bool {
+        let slot = &self.shards[shard];
+        let mut wheel = slot.wheel.lock();
+        let Some(entry) = wheel.remove(key) else {
+            return false; // fired, cancelled or drained: the key matches nothing any more
+        };
+        slot.publish(&wheel);
+        drop(wheel);
+        debug_assert!(entry.is_once(), "a one-shot's key names a one-shot's entry");
+        drop(entry);
+        self.retire(1, 1);
+        true
+    }
+
+    /// [`cancel`](Self::cancel) of an interval.
+    fn cancel_every(&self, state: &TimerState) -> bool {
         // Out of PENDING is final: no lock needed to say no.
         if state.status.load(Relaxed) != PENDING {
             return false;
@@ -240,9 +345,8 @@ impl Timers {
         }
         drop(wheel);
         if let Some(entry) = removed {
-            let once = usize::from(entry.state.period == 0);
             drop(entry);
-            self.retire(once, 1);
+            self.retire(0, 1);
         }
         true
     }
@@ -261,12 +365,8 @@ impl Timers {
         let mut due = Vec::new();
         {
             let mut wheel = slot.wheel.lock();
+            // Taking a one-shot out makes its key stale: from here `cancel` says `false`.
             wheel.advance(now, &mut due);
-            for (_, entry) in &due {
-                if entry.state.period == 0 {
-                    entry.state.status.store(FIRED, Relaxed);
-                }
-            }
             slot.publish(&wheel);
         }
         let fired = due.len();
@@ -297,30 +397,30 @@ impl Timers {
     pub(crate) fn pending_once(&self) -> usize {
         // Acquire: pairs with the Release decrement in `retire`, so a reader seeing a timer gone
         // sees what its action did (the message it sent counted in flight).
-        self.counts.once.load(Acquire)
+        (self.counts.load(Acquire) >> 32) as usize
     }
 
     /// Pending timers of every kind.
     pub(crate) fn pending(&self) -> usize {
         // Acquire: as `pending_once`.
-        self.counts.pending.load(Acquire)
+        (self.counts.load(Acquire) & u64::from(u32::MAX)) as usize
     }
 
-    /// Drops every pending timer and its action (shutdown), outside the locks; their states
-    /// say cancelled. An interval whose action runs meanwhile is re-armed when it returns: call
+    /// Drops every pending timer and its action (shutdown), outside the locks; intervals' states
+    /// say cancelled, one-shots' keys match nothing any more. An interval whose action runs meanwhile is re-armed when it returns: call
     /// this once nothing fires any more.
     pub(crate) fn clear(&self) {
         for slot in self.shards.iter() {
             let drained = {
                 let mut wheel = slot.wheel.lock();
                 let drained = wheel.drain();
-                for entry in &drained {
-                    entry.state.status.store(CANCELLED, Relaxed);
+                for state in drained.iter().filter_map(|e| e.state.as_ref()) {
+                    state.status.store(CANCELLED, Relaxed);
                 }
                 slot.publish(&wheel);
                 drained
             };
-            let once = drained.iter().filter(|e| e.state.period == 0).count();
+            let once = drained.iter().filter(|e| e.is_once()).count();
             let all = drained.len();
             drop(drained);
             self.retire(once, all);
@@ -354,7 +454,7 @@ impl Timers {
         let next = next_tick(when, state.period, now.max(wheel.elapsed()));
         let entry = Entry {
             action: Action::Every(f),
-            state: Arc::clone(&state),
+            state: Some(Arc::clone(&state)),
             when: next,
         };
         let key = wheel.insert(next, entry);
@@ -369,11 +469,10 @@ impl Timers {
     fn retire(&self, once: usize, all: usize) {
         // Release: whatever the actions did before (a message sent, counted in flight) is visible
         // to a reader whose Acquire load sees the decrement.
-        if once > 0 {
-            self.counts.once.fetch_sub(once, Release);
-        }
+        debug_assert!(once <= all);
         if all > 0 {
-            self.counts.pending.fetch_sub(all, Release);
+            self.counts
+                .fetch_sub(all as u64 * ONE + once as u64 * ONE_ONCE, Release);
         }
     }
 }
@@ -434,31 +533,40 @@ impl Batch<'_> {
                 state,
                 when,
             } = entry;
-            match action {
-                Action::Once(f) => {
+            let (mut f, state) = match (action, state) {
+                (Action::Once(f), None) => {
                     // Counted out when the batch is dropped: after the action, even if it panics.
                     self.retired_once += 1;
                     f();
+                    continue;
+                }
+                (Action::Shared(f), None) => {
+                    self.retired_once += 1;
+                    f.fire();
+                    continue;
                 }
                 // An `Every` armed without a period (a caller's bug, see `insert`): once.
-                Action::Every(mut f) if state.period == 0 => {
+                (Action::Every(mut f), None) => {
                     self.retired_once += 1;
                     let _ = f();
+                    continue;
                 }
-                Action::Every(mut f) => {
-                    let unwinding = Unwinding {
-                        timers: self.timers,
-                        state: &state,
-                    };
-                    let again = f();
-                    std::mem::forget(unwinding);
-                    let rearmed = self.timers.rearm(self.shard, now, when, state, f, again);
-                    if let Err(leftover) = rearmed {
-                        // Cancelled meanwhile, or stopped: dropped outside the lock.
-                        drop(leftover);
-                        self.retired += 1;
-                    }
+                (Action::Once(_) | Action::Shared(_), Some(_)) => {
+                    unreachable!("a state is made only for an Action::Every")
                 }
+                (Action::Every(f), Some(state)) => (f, state),
+            };
+            let unwinding = Unwinding {
+                timers: self.timers,
+                state: &state,
+            };
+            let again = f();
+            std::mem::forget(unwinding);
+            let rearmed = self.timers.rearm(self.shard, now, when, state, f, again);
+            if let Err(leftover) = rearmed {
+                // Cancelled meanwhile, or stopped: dropped outside the lock.
+                drop(leftover);
+                self.retired += 1;
             }
         }
     }
@@ -467,16 +575,19 @@ impl Batch<'_> {
 impl Drop for Batch<'_> {
     /// Counts the batch's finished timers out. If an action panicked, the entries after it have
     /// not run: they go back into the wheel, due at once, for the next `fire_due` (a one-shot
-    /// among them stays FIRED: a `cancel` may already have been told so, and it will run).
+    /// among them goes back under a new key, so its old one still matches nothing: a `cancel`
+    /// may already have been told it fired, and it will run).
     fn drop(&mut self) {
         if self.due.len() > 0 {
             let slot = &self.timers.shards[self.shard];
             let mut wheel = slot.wheel.lock();
             for (_, entry) in self.due.by_ref() {
                 // (This clone is dropped under the lock: harmless, the entry holds another.)
-                let state = Arc::clone(&entry.state);
+                let state = entry.state.clone();
                 let key = wheel.insert(entry.when, entry);
-                state.key.store(key.to_bits(), Relaxed);
+                if let Some(state) = state {
+                    state.key.store(key.to_bits(), Relaxed);
+                }
             }
             slot.publish(&wheel);
         }

@@ -2,7 +2,7 @@
 //! locks, and the races between cancelling, firing and arming (with threads). Small counts under
 //! Miri.
 
-use super::{next_tick, Action, TimerState, Timers};
+use super::{next_tick, Action, TimerId, Timers};
 // atomic outside sync.rs: test-only, never run under loom (real threads and timers).
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::SeqCst;
@@ -59,7 +59,7 @@ fn a_one_shot_fires_at_its_tick_and_not_before() {
     let ran = counter();
     let (state, earliest) = timers.insert(1, 10, None, bump(&ran));
     assert!(earliest);
-    assert!(state.is_pending());
+    assert!(timers.is_pending(&state));
     assert_eq!((timers.pending(), timers.pending_once()), (1, 1));
     assert_ne!(timers.pending(), 0);
     assert_eq!(timers.next_deadline(0), None);
@@ -69,7 +69,7 @@ fn a_one_shot_fires_at_its_tick_and_not_before() {
     assert_eq!(ran.load(SeqCst), 0);
     assert_eq!(timers.fire_due(1, 10), 1);
     assert_eq!(ran.load(SeqCst), 1);
-    assert!(!state.is_pending());
+    assert!(!timers.is_pending(&state));
     assert!(!timers.cancel(&state), "already fired");
     assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
     assert_eq!(timers.pending(), 0);
@@ -128,9 +128,9 @@ fn an_interval_fires_at_a_fixed_rate_and_skips_missed_ticks() {
     assert_eq!(timers.fire_due(0, 34), 0);
     assert_eq!(timers.fire_due(0, 35), 1);
     assert_eq!(ran.load(SeqCst), 4);
-    assert!(state.is_pending());
+    assert!(timers.is_pending(&state));
     assert!(timers.cancel(&state));
-    assert!(!state.is_pending());
+    assert!(!timers.is_pending(&state));
     assert_eq!(timers.fire_due(0, 1000), 0);
     assert_eq!(timers.pending(), 0);
 }
@@ -161,7 +161,7 @@ fn an_interval_stops_when_its_action_says_so() {
     }
     assert_eq!(ran.load(SeqCst), 3);
     assert_eq!(drops.load(SeqCst), 1, "dropped once stopped");
-    assert!(!state.is_pending());
+    assert!(!timers.is_pending(&state));
     assert!(!timers.cancel(&state));
     assert_eq!((timers.pending(), timers.next_deadline(0)), (0, None));
 }
@@ -193,7 +193,7 @@ fn cancel_stops_a_pending_timer_and_drops_its_action_at_once() {
     assert!(timers.cancel(&b));
     assert_eq!(drops.load(SeqCst), 2);
     assert!(!timers.cancel(&b));
-    assert!(!a.is_pending() && !b.is_pending());
+    assert!(!timers.is_pending(&a) && !timers.is_pending(&b));
     assert_eq!(timers.fire_due(1, 100), 0);
     assert_eq!(ran.load(SeqCst), 0);
     assert_eq!(timers.pending(), 0);
@@ -229,7 +229,7 @@ fn cancelling_an_interval_from_its_own_action_stops_its_rearming() {
     // the firing and the re-arm.
     let timers = Arc::new(Timers::new(1));
     let (ran, drops) = (counter(), counter());
-    let me: Arc<OnceLock<Arc<TimerState>>> = Arc::new(OnceLock::new());
+    let me: Arc<OnceLock<TimerId>> = Arc::new(OnceLock::new());
     let (weak, mine, count) = (Arc::downgrade(&timers), Arc::clone(&me), Arc::clone(&ran));
     let guard = probe(&drops, &timers);
     let action = Action::Every(Box::new(move || {
@@ -243,10 +243,10 @@ fn cancelling_an_interval_from_its_own_action_stops_its_rearming() {
         true
     }));
     let (state, _) = timers.insert(0, 4, Some(1), action);
-    me.set(Arc::clone(&state)).ok().unwrap();
+    me.set(state.clone()).ok().unwrap();
     assert_eq!(timers.fire_due(0, 4), 1);
     assert_eq!(drops.load(SeqCst), 1, "dropped instead of re-armed");
-    assert!(!state.is_pending());
+    assert!(!timers.is_pending(&state));
     assert!(!timers.cancel(&state));
     assert_eq!(timers.fire_due(0, 100), 0);
     assert_eq!(ran.load(SeqCst), 1);
@@ -283,7 +283,7 @@ fn clear_drops_every_timer_outside_the_locks() {
     assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
     assert_eq!(timers.pending(), 0);
     for state in &states {
-        assert!(!state.is_pending());
+        assert!(!timers.is_pending(state));
         assert!(!timers.cancel(state));
     }
     for shard in 0..3 {
@@ -314,9 +314,128 @@ fn a_panicking_action_leaves_the_rest_of_its_batch_for_the_next_call() {
     assert_eq!(fire(1).ok(), Some(1));
     assert_eq!(ran.load(SeqCst), 2);
     assert!(fire(5).is_err());
-    assert!(!every.is_pending(), "a panicking interval stops");
+    assert!(!timers.is_pending(&every), "a panicking interval stops");
     assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
     assert_eq!(timers.next_deadline(0), None);
+}
+
+#[test]
+fn a_stale_one_shot_handle_never_cancels_the_timer_that_reuses_its_place() {
+    let timers = Timers::new(1);
+    let ran = counter();
+    // Cancelled, then its place reused.
+    let (old, _) = timers.insert(0, 10, None, bump(&ran));
+    assert!(timers.cancel(&old));
+    let (new, _) = timers.insert(0, 10, None, bump(&ran));
+    assert!(!timers.cancel(&old), "the old handle is stale");
+    assert!(!timers.is_pending(&old));
+    assert!(timers.is_pending(&new), "the new timer is untouched");
+    // Fired, then its place reused.
+    assert_eq!(timers.fire_due(0, 10), 1);
+    let (newer, _) = timers.insert(0, 20, None, bump(&ran));
+    assert!(!timers.cancel(&new), "fired: its handle is stale");
+    assert!(timers.is_pending(&newer));
+    assert_eq!(timers.fire_due(0, 20), 1);
+    assert_eq!(ran.load(SeqCst), 2);
+    assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
+}
+
+#[test]
+fn arming_and_cancelling_one_shots_reuses_the_same_places() {
+    let timers = Timers::new(1);
+    let ran = counter();
+    let (keep, _) = timers.insert(0, 1_000, None, bump(&ran));
+    for _ in 0..1_000 {
+        let (id, _) = timers.insert(0, 50, None, bump(&ran));
+        assert!(timers.cancel(&id));
+    }
+    for now in 1..=100 {
+        timers.insert(0, now, None, bump(&ran));
+        assert_eq!(timers.fire_due(0, now), 1);
+    }
+    // Two places: the timer kept, and the one every other timer reused in turn.
+    assert_eq!(timers.shards[0].wheel.lock().places(), 2);
+    assert_eq!(ran.load(SeqCst), 100);
+    assert!(timers.is_pending(&keep));
+}
+
+#[test]
+fn retain_pending_keeps_exactly_the_timers_that_may_fire() {
+    let timers = Timers::new(2);
+    let ran = counter();
+    let mut ids = Vec::new();
+    let mut expect = Vec::new();
+    for i in 0..12u64 {
+        let shard = (i % 2) as usize;
+        let (id, _) = match i % 3 {
+            0 => timers.insert(shard, 5, None, bump(&ran)),
+            1 => timers.insert(shard, 50, None, bump(&ran)),
+            _ => timers.insert(shard, 5, Some(10), bump_until(&ran, 1_000)),
+        };
+        // Every fourth is cancelled; of the rest, the one-shots due at 5 fire below.
+        let cancelled = i % 4 == 0 && timers.cancel(&id);
+        expect.push(!cancelled && i % 3 != 0);
+        ids.push(id);
+    }
+    timers.fire_due(0, 5);
+    timers.fire_due(1, 5);
+    let mut kept = ids.clone();
+    timers.retain_pending(&mut kept);
+    let pending: Vec<bool> = ids.iter().map(|id| timers.is_pending(id)).collect();
+    assert_eq!(pending, expect);
+    assert_eq!(kept.len(), expect.iter().filter(|&&e| e).count());
+    assert!(kept.iter().all(|id| timers.is_pending(id)));
+}
+
+/// A shared action counting its firings.
+struct Shared(AtomicUsize);
+
+impl super::Fire for Shared {
+    fn fire(&self) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+#[test]
+fn a_shared_action_fires_once_and_its_reference_goes_when_fired_or_cancelled() {
+    let timers = Timers::new(1);
+    let fired = Arc::new(Shared(AtomicUsize::new(0)));
+    let (a, _) = timers.insert(0, 5, None, Action::Shared(fired.clone()));
+    let (b, _) = timers.insert(0, 6, None, Action::Shared(fired.clone()));
+    assert_eq!(Arc::strong_count(&fired), 3, "each timer holds a reference");
+    assert_eq!((timers.pending(), timers.pending_once()), (2, 2));
+    assert!(timers.cancel(&b));
+    assert_eq!(
+        Arc::strong_count(&fired),
+        2,
+        "the cancelled one let go at once"
+    );
+    assert_eq!(timers.fire_due(0, 10), 1);
+    assert_eq!(fired.0.load(SeqCst), 1);
+    assert_eq!(Arc::strong_count(&fired), 1, "the fired one let go");
+    assert!(!timers.cancel(&a), "fired");
+    assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
+}
+
+#[test]
+fn the_counts_of_one_shots_and_intervals_stay_apart() {
+    let timers = Timers::new(2);
+    let ran = counter();
+    let once: Vec<_> = (0..3)
+        .map(|i| timers.insert(i % 2, 10, None, bump(&ran)).0)
+        .collect();
+    let every: Vec<_> = (0..4)
+        .map(|i| timers.insert(i % 2, 10, Some(5), bump_until(&ran, 1_000)).0)
+        .collect();
+    assert_eq!((timers.pending(), timers.pending_once()), (7, 3));
+    assert!(timers.cancel(&every[0]));
+    assert_eq!((timers.pending(), timers.pending_once()), (6, 3));
+    assert!(timers.cancel(&once[0]));
+    assert_eq!((timers.pending(), timers.pending_once()), (5, 2));
+    assert_eq!(timers.fire_due(0, 10) + timers.fire_due(1, 10), 5);
+    assert_eq!((timers.pending(), timers.pending_once()), (3, 0));
+    timers.clear();
+    assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
 }
 
 /// `normal`, or `miri` under Miri: thread and iteration counts for the races.

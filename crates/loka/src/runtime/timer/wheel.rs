@@ -26,7 +26,10 @@
 //!
 //! Entries live in a slab (a `Vec` and a free list): a [`Key`] is an index and the generation of
 //! that place, so a key whose entry already fired or was removed is recognised (the generation
-//! moved on), even once the place holds another entry. Every slot is a doubly linked list
+//! moved on), even once the place holds another entry. A place whose generation reached
+//! `u32::MAX` is never reused (it leaks one node after four billion entries went through it), so
+//! no key ever matches a later entry: the timer service relies on it to use keys as one-shot
+//! timers' handles. Every slot is a doubly linked list
 //! threaded through the slab by index: removing is O(1) and costs no allocation. A bitmap per
 //! level says which slots hold entries, so [`Wheel::next_deadline`] is a few instructions.
 //!
@@ -51,6 +54,8 @@ const LISTS: usize = LEVELS * SLOTS + 2;
 const VACANT: u16 = u16::MAX;
 /// The null index of the links.
 const NIL: u32 = u32::MAX;
+/// The generation of a place that is never reused (its generations are spent).
+const RETIRED: u32 = u32::MAX;
 
 /// Names a wheel entry: where it lives in the slab and that place's generation when it was
 /// inserted. Once the entry leaves the wheel (fired, removed, drained) the generation moves on,
@@ -167,6 +172,12 @@ impl<T> Wheel<T> {
         self.len == 0
     }
 
+    /// Places in the slab, pending or vacant: what the wheel has allocated room for.
+    #[cfg(test)]
+    pub(crate) fn places(&self) -> usize {
+        self.nodes.len()
+    }
+
     /// Inserts `value`, due at tick `when`; `when <= elapsed` means "due at the next advance".
     ///
     /// # Panics
@@ -204,12 +215,18 @@ impl<T> Wheel<T> {
     /// Removes the entry `key` names and returns its value; `None` if it already fired or was
     /// removed (its place's generation moved on), never a panic.
     pub(crate) fn remove(&mut self, key: Key) -> Option<T> {
-        let node = self.nodes.get(key.index as usize)?;
-        if node.generation != key.generation || node.list == VACANT {
+        if !self.contains(key) {
             return None;
         }
         self.unlink(key.index);
         Some(self.release(key.index))
+    }
+
+    /// Whether the entry `key` names is still pending (neither fired, removed nor drained).
+    pub(crate) fn contains(&self, key: Key) -> bool {
+        self.nodes
+            .get(key.index as usize)
+            .is_some_and(|node| node.generation == key.generation && node.list != VACANT)
     }
 
     /// The earliest tick at which [`advance`](Self::advance) may have something to do, or `None`
@@ -402,7 +419,8 @@ impl<T> Wheel<T> {
     }
 
     /// Vacates the place at `index` (already off its list) and returns its value. Bumping the
-    /// generation is what makes the entry's key stale.
+    /// generation is what makes the entry's key stale; a place whose generation is spent stays
+    /// off the free list, so a generation is never handed out twice.
     fn release(&mut self, index: u32) -> T {
         let node = &mut self.nodes[index as usize];
         let value = node
@@ -411,8 +429,10 @@ impl<T> Wheel<T> {
             .expect("timer wheel: entry without a value");
         node.generation = node.generation.wrapping_add(1);
         node.list = VACANT;
-        node.next = self.free;
-        self.free = index;
+        if node.generation != RETIRED {
+            node.next = self.free;
+            self.free = index;
+        }
         self.len -= 1;
         value
     }

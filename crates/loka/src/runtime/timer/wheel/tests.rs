@@ -87,6 +87,53 @@ fn stale_keys_miss_after_their_place_is_reused() {
 }
 
 #[test]
+fn a_place_whose_generations_are_spent_is_never_reused() {
+    let mut wheel = Wheel::new();
+    let first = wheel.insert(10, 1);
+    assert_eq!(wheel.remove(first), Some(1));
+    // Skip ahead to the place's last generation rather than insert four billion times.
+    wheel.nodes[first.index as usize].generation = u32::MAX - 1;
+    let last = wheel.insert(10, 2);
+    assert_eq!((last.index, last.generation), (first.index, u32::MAX - 1));
+    assert_eq!(wheel.remove(last), Some(2));
+    let after = wheel.insert(10, 3);
+    assert_ne!(after.index, last.index, "the spent place stays out of use");
+    assert_eq!(wheel.remove(last), None);
+    assert!(!wheel.contains(last));
+    assert!(wheel.contains(after));
+    assert_eq!(wheel.remove(after), Some(3));
+    // Freed normally, the new place is the one reused; the spent one never comes back.
+    let again = wheel.insert(10, 4);
+    assert_eq!(again.index, after.index);
+    assert_eq!(wheel.places(), 2);
+}
+
+#[test]
+fn contains_says_whether_a_key_is_pending() {
+    let mut wheel = Wheel::new();
+    let a = wheel.insert(5, 'a');
+    let b = wheel.insert(7, 'b');
+    assert!(wheel.contains(a) && wheel.contains(b));
+    assert_eq!(advance(&mut wheel, 5), ['a']);
+    assert!(!wheel.contains(a), "fired");
+    assert!(wheel.contains(b));
+    let c = wheel.insert(9, 'c');
+    assert_eq!(c.index, a.index, "a's place, reused");
+    assert!(
+        !wheel.contains(a),
+        "a stale key does not match the place's new entry"
+    );
+    assert_eq!(wheel.remove(b), Some('b'));
+    assert!(!wheel.contains(b), "removed");
+    wheel.drain();
+    assert!(!wheel.contains(c), "drained");
+    assert!(
+        !wheel.contains(Key::from_bits(u64::MAX)),
+        "a key past the slab"
+    );
+}
+
+#[test]
 fn freed_places_are_reused() {
     let mut wheel = Wheel::new();
     for round in 0..3u64 {
