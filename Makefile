@@ -40,11 +40,14 @@ build: deps
 # (actix's two-arbiter pingpong and threadring take 40-70 s per run on an idle machine, every
 # other peer run a few seconds; docs/guide.md, "Command line").
 PEER_CAP ?= 30
-bench: build peers
+# loka's build and the peers' build side by side: each leaves a core idle part of the time (a
+# crate's last codegen and link, CAF's compile). Then the peers are prebuilt for compare's runs.
+bench: deps
+	@$(MAKE) --no-print-directory -j2 --output-sync=line build peers
 	@mkdir -p report
 	@rm -f $(RESULTS) report/compare.jsonl report/scale.jsonl report/policies.jsonl report/.failed
 	$(LOKA) bench run all --size quick --repeat 3 --out $(RESULTS) || touch report/.failed
-	$(LOKA) bench compare all --size quick --repeat 3 --peer-cap $(PEER_CAP) --out report/compare.jsonl || touch report/.failed
+	PEERS_PREBUILT=1 $(LOKA) bench compare all --size quick --repeat 3 --peer-cap $(PEER_CAP) --out report/compare.jsonl || touch report/.failed
 	$(LOKA) bench scale all --size quick --repeat 3 --out report/scale.jsonl || touch report/.failed
 	$(LOKA) bench policies all --size quick --out report/policies.jsonl || touch report/.failed
 	$(LOKA) report || touch report/.failed
@@ -53,7 +56,7 @@ bench: build peers
 
 # The peer runtimes for `loka bench compare` (peers/README.md). A missing toolchain is reported
 # with how to install it and skipped: compare then runs without that peer.
-peers:
+peers: deps
 	@if command -v $(CARGO) >/dev/null; then \
 	  (cd peers/rust && $(CARGO) build --release) || echo "peers: building the Rust peers failed; compare skips them"; \
 	else echo "peers: cargo not found (install Rust from https://rustup.rs); compare skips the Rust peers"; fi

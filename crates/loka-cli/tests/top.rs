@@ -124,6 +124,22 @@ impl Tmux {
             .output()
             .expect("tmux runs")
     }
+    /// Runs `command` in a detached session `top`, 160 columns by `rows`.
+    fn start(&self, command: &str, rows: u32) {
+        let rows = rows.to_string();
+        let out = self.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            "top",
+            "-x",
+            "160",
+            "-y",
+            &rows,
+            command,
+        ]);
+        assert!(out.status.success(), "{out:?}");
+    }
     fn screen(&self) -> String {
         String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "top"]).stdout).into_owned()
     }
@@ -165,20 +181,7 @@ fn the_live_view_in_tmux_shows_the_workers_quits_on_q_and_ends_when_the_system_s
         env!("CARGO_BIN_EXE_loka"),
         path.display()
     );
-    let start = |tmux: &Tmux| {
-        let out = tmux.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            "top",
-            "-x",
-            "160",
-            "-y",
-            "40",
-            &run,
-        ]);
-        assert!(out.status.success(), "{out:?}");
-    };
+    let start = |tmux: &Tmux| tmux.start(&run, 40);
     start(&tmux);
     let screen = tmux.wait_for(&["loka top", "policy", "workers 2", "w0", "w1", "sink"]);
     assert!(screen.contains("msgs/s"), "{screen}");
@@ -213,18 +216,7 @@ fn bench_run_top_shows_the_runs_then_prints_their_records() {
         env!("CARGO_BIN_EXE_loka"),
         results.display()
     );
-    let out = tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "top",
-        "-x",
-        "160",
-        "-y",
-        "50",
-        &run,
-    ]);
-    assert!(out.status.success(), "{out:?}");
+    tmux.start(&run, 50);
     let screen = tmux.wait_for(&["loka top", "bench run: counting (run", "of 30)", "w0", "w1"]);
     assert!(screen.contains("msgs/s"), "{screen}");
     let screen = tmux.wait_for(&["EXITED 0"]);

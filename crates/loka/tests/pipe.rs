@@ -352,6 +352,26 @@ fn a_panicking_future_fails_its_actor_like_a_handler_panic() {
 
 // Tokio.
 
+/// A one-thread Tokio runtime with its timer: it drives the timers the actors' futures arm.
+#[cfg(feature = "tokio")]
+fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
+/// A system of `config` given `tokio`'s handle.
+#[cfg(feature = "tokio")]
+fn with_tokio(config: &loka::Config, tokio: &tokio::runtime::Runtime) -> loka::System {
+    loka::System::builder()
+        .config(config.clone())
+        .tokio_handle(tokio.handle().clone())
+        .build()
+        .unwrap()
+}
+
 /// Sleeps with Tokio's timer in a piped future, then answers with the time asked for.
 #[cfg(feature = "tokio")]
 struct Sleeper;
@@ -374,17 +394,9 @@ impl Actor for Sleeper {
 #[cfg(feature = "tokio")]
 #[test]
 fn tokio_time_works_in_a_piped_future_through_the_handle() {
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_time()
-        .build()
-        .unwrap();
+    let tokio = tokio_runtime();
     for (label, config) in configurations() {
-        let system = loka::System::builder()
-            .config(config.clone())
-            .tokio_handle(tokio.handle().clone())
-            .build()
-            .unwrap();
+        let system = with_tokio(&config, &tokio);
         let sleeper = system.spawn(Sleeper);
         let start = std::time::Instant::now();
         let pending: Vec<_> = [30, 10, 20]
@@ -448,17 +460,9 @@ impl Actor for DirectSleeper {
 #[cfg(feature = "tokio")]
 #[test]
 fn a_tokio_future_made_in_a_sync_handler_works_when_the_actor_declares_tokio() {
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_time()
-        .build()
-        .unwrap();
+    let tokio = tokio_runtime();
     for (label, config) in configurations() {
-        let system = loka::System::builder()
-            .config(config.clone())
-            .tokio_handle(tokio.handle().clone())
-            .build()
-            .unwrap();
+        let system = with_tokio(&config, &tokio);
         let sleeper = system.spawn(DirectSleeper);
         let start = std::time::Instant::now();
         let got = sleeper.ask(|reply| (15, reply)).unwrap().wait();
