@@ -38,8 +38,10 @@ build: deps
 # The report opens with a one-screen summary (docs/results/README.md). PEER_CAP bounds each peer's
 # time per benchmark: a run still going after it is shown as `too slow (> N s)`, not waited for
 # (actix's two-arbiter pingpong and threadring take 40-70 s per run on an idle machine, every
-# other peer run a few seconds; docs/guide.md, "Command line").
-PEER_CAP ?= 30
+# other peer run under 4 s at quick size; docs/guide.md, "Command line").
+PEER_CAP ?= 15
+# The benchmarks the peers implement (the others' loka runs are the quick suite's already).
+PEER_BENCHES := pingpong counting threadring fjthrput fjcreate fib chameneos big async-pingpong async-counting
 # loka's build and the peers' build side by side: each leaves a core idle part of the time (a
 # crate's last codegen and link, CAF's compile). Then the peers are prebuilt for compare's runs.
 bench: deps
@@ -47,7 +49,7 @@ bench: deps
 	@mkdir -p report
 	@rm -f $(RESULTS) report/compare.jsonl report/scale.jsonl report/policies.jsonl report/.failed
 	$(LOKA) bench run all --size quick --repeat 3 --out $(RESULTS) || touch report/.failed
-	PEERS_PREBUILT=1 $(LOKA) bench compare all --size quick --repeat 3 --peer-cap $(PEER_CAP) --out report/compare.jsonl || touch report/.failed
+	PEERS_PREBUILT=1 $(LOKA) bench compare $(PEER_BENCHES) --size quick --repeat 3 --peer-cap $(PEER_CAP) --out report/compare.jsonl || touch report/.failed
 	$(LOKA) bench scale all --size quick --repeat 3 --out report/scale.jsonl || touch report/.failed
 	$(LOKA) bench policies all --size quick --out report/policies.jsonl || touch report/.failed
 	$(LOKA) report || touch report/.failed
