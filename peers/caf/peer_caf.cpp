@@ -6,6 +6,7 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -188,6 +189,7 @@ using ping_atom = caf::atom_constant<caf::atom("ping")>;
 using pong_atom = caf::atom_constant<caf::atom("pong")>;
 using increment_atom = caf::atom_constant<caf::atom("increment")>;
 using retrieve_atom = caf::atom_constant<caf::atom("retrieve")>;
+using continue_atom = caf::atom_constant<caf::atom("continue")>;
 using connect_atom = caf::atom_constant<caf::atom("connect")>;
 using token_atom = caf::atom_constant<caf::atom("token")>;
 using work_atom = caf::atom_constant<caf::atom("work")>;
@@ -294,14 +296,37 @@ behavior counter(stateful_actor<counter_state>* self) {
   };
 }
 
-// Sends the increments, then delegates the driver's request as the query, so the Counter
-// answers the driver directly.
-behavior producer(event_based_actor* self, actor counter, uint64_t increments) {
+// Sends the increments a slice at a time (a message to itself between slices, so the Counter
+// takes them while they are still in cache, as loka's Producer does: peers/rust/common's
+// COUNTING_SLICE), then asks the Counter for its total and passes it on to the driver.
+const uint64_t counting_slice = 10000;
+
+struct producer_state {
+  uint64_t left = 0;
+  typed_response_promise<uint64_t> done;
+};
+
+behavior producer(stateful_actor<producer_state>* self, actor counter, uint64_t increments) {
+  self->state.left = increments;
   return {
-    [=](start_atom) {
-      for (uint64_t i = 0; i < increments; ++i)
+    [=](start_atom) -> result<uint64_t> {
+      self->state.done = self->make_response_promise<uint64_t>();
+      self->send(self, continue_atom::value);
+      return self->state.done;
+    },
+    [=](continue_atom) {
+      auto& s = self->state;
+      uint64_t slice = std::min(s.left, counting_slice);
+      for (uint64_t i = 0; i < slice; ++i)
         self->send(counter, increment_atom::value);
-      return self->delegate(counter, retrieve_atom::value);
+      s.left -= slice;
+      if (s.left > 0) {
+        self->send(self, continue_atom::value);
+        return;
+      }
+      self->request(counter, caf::infinite, retrieve_atom::value).then([=](uint64_t total) {
+        self->state.done.deliver(total);
+      });
     },
   };
 }

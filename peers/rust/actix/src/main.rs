@@ -20,7 +20,7 @@ use actix::dev::OneshotSender;
 use actix::prelude::*;
 use peer_common::{
     complement, compute, compute_angle, fib, fjcreate_expected, fjcreate_report, fjthrput_expected,
-    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
+    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star, COUNTING_SLICE,
 };
 use tokio::sync::oneshot;
 
@@ -237,12 +237,21 @@ struct Produce;
 impl Handler<Produce> for Producer {
     type Result = ResponseFuture<Option<u64>>;
 
+    /// A slice at a time, yielding to the arbiter between slices, as loka's Producer
+    /// (`COUNTING_SLICE`); the query goes after the last slice.
     fn handle(&mut self, _: Produce, _: &mut Context<Self>) -> Self::Result {
-        for _ in 0..self.increments {
-            self.counter.do_send(Increment);
-        }
-        let query = self.counter.send(Retrieve);
-        Box::pin(async move { query.await.ok() })
+        let (counter, mut left) = (self.counter.clone(), self.increments);
+        Box::pin(async move {
+            while left > 0 {
+                let slice = left.min(COUNTING_SLICE);
+                for _ in 0..slice {
+                    counter.do_send(Increment);
+                }
+                left -= slice;
+                tokio::task::yield_now().await;
+            }
+            counter.send(Retrieve).await.ok()
+        })
     }
 }
 

@@ -154,6 +154,14 @@ impl Workload {
     }
 }
 
+/// Increments counting's Producer sends before it lets the rest of the runtime run, as loka's
+/// Producer does (`crates/loka-bench/src/savina/counting.rs`, `SLICE`): with the Counter on the
+/// same thread, it then takes them while they are still in cache, instead of 10 million queued
+/// messages (hundreds of MB) written before the first is read. A peer without the slice did
+/// other work than loka's: tokio's current-thread program ran counting at 14 M increments/s
+/// without it, where an independently written one measured 27 M.
+pub const COUNTING_SLICE: u64 = 10_000;
+
 /// Savina's per-message work for the fork-join benchmarks (fjthrput, fjcreate), exactly as
 /// docs/internals/benchmarks.md and loka's `loka_bench::compute` define it: the square of the sine of the
 /// message's angle. The handler adds the result to its actor's state and reports it, so the call

@@ -13,7 +13,7 @@ use std::time::Instant;
 use kameo::prelude::*;
 use peer_common::{
     complement, compute, compute_angle, fib, fjcreate_expected, fjcreate_report, fjthrput_expected,
-    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
+    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star, COUNTING_SLICE,
 };
 
 fn main() -> std::process::ExitCode {
@@ -172,8 +172,15 @@ impl Message<Produce> for Producer {
     type Reply = ForwardedReply<Retrieve, u64>;
 
     async fn handle(&mut self, _: Produce, ctx: &mut Context<Self, Self::Reply>) -> Self::Reply {
-        for _ in 0..self.increments {
-            tell(&self.counter, Increment);
+        // A slice at a time, yielding between slices, as loka's Producer (`COUNTING_SLICE`).
+        let mut left = self.increments;
+        while left > 0 {
+            let slice = left.min(COUNTING_SLICE);
+            for _ in 0..slice {
+                tell(&self.counter, Increment);
+            }
+            left -= slice;
+            tokio::task::yield_now().await;
         }
         ctx.forward(&self.counter, Retrieve).await
     }

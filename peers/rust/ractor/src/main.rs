@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use peer_common::{
     complement, compute, compute_angle, fib, fjcreate_expected, fjcreate_report, fjthrput_expected,
-    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
+    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star, COUNTING_SLICE,
 };
 use ractor::concurrency::JoinHandle;
 use ractor::rpc::CallResult;
@@ -210,8 +210,15 @@ impl Actor for Producer {
         Produce(reply): Produce,
         (counter, n): &mut Self::State,
     ) -> Handled {
-        for _ in 0..*n {
-            counter.cast(CounterMsg::Increment)?;
+        // A slice at a time, yielding between slices, as loka's Producer (`COUNTING_SLICE`).
+        let mut left = *n;
+        while left > 0 {
+            let slice = left.min(COUNTING_SLICE);
+            for _ in 0..slice {
+                counter.cast(CounterMsg::Increment)?;
+            }
+            left -= slice;
+            tokio::task::yield_now().await;
         }
         counter.cast(CounterMsg::Retrieve(reply))?;
         Ok(())

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use peer_common::{
     complement, compute, compute_angle, fib, fjcreate_expected, fjcreate_report, fjthrput_expected,
-    fjthrput_report, Colour, Outcome, Workload, XorShift64Star,
+    fjthrput_report, Colour, Outcome, Workload, XorShift64Star, COUNTING_SLICE,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -132,23 +132,39 @@ enum CounterMsg {
     Retrieve(oneshot::Sender<u64>),
 }
 
+/// Takes what is queued up to `RECV_BATCH` messages at a time (`recv_many`), the fastest of the
+/// idiomatic receive loops on this workload: 14 -> 17-19 M increments/s on tokio's current-thread
+/// runtime (one recv per message; a bounded channel with `send().await`, 11 M), 2026-12-03.
 async fn counter(mut rx: Rx<CounterMsg>) -> Option<()> {
     let mut count = 0u64;
-    while let Some(msg) = rx.recv().await {
-        match msg {
-            CounterMsg::Increment => count += 1,
-            CounterMsg::Retrieve(reply) => reply.send(count).ok()?,
+    let mut batch = Vec::with_capacity(RECV_BATCH);
+    while rx.recv_many(&mut batch, RECV_BATCH).await > 0 {
+        for msg in batch.drain(..) {
+            match msg {
+                CounterMsg::Increment => count += 1,
+                CounterMsg::Retrieve(reply) => reply.send(count).ok()?,
+            }
         }
     }
     Some(())
 }
 
-/// Sends the increments, then hands the driver's reply handle on with the query, so the Counter
+/// How many queued messages the Counter takes per `recv_many`.
+const RECV_BATCH: usize = 1024;
+
+/// Sends the increments, a slice at a time with a yield between slices (`COUNTING_SLICE`, as
+/// loka's Producer), then hands the driver's reply handle on with the query, so the Counter
 /// answers the driver directly.
 async fn producer(mut rx: Rx<oneshot::Sender<u64>>, counter: Tx<CounterMsg>, n: u64) -> Option<()> {
     while let Some(reply) = rx.recv().await {
-        for _ in 0..n {
-            counter.send(CounterMsg::Increment).ok()?;
+        let mut left = n;
+        while left > 0 {
+            let slice = left.min(COUNTING_SLICE);
+            for _ in 0..slice {
+                counter.send(CounterMsg::Increment).ok()?;
+            }
+            left -= slice;
+            tokio::task::yield_now().await;
         }
         counter.send(CounterMsg::Retrieve(reply)).ok()?;
     }
