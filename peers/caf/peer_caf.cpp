@@ -296,9 +296,9 @@ behavior counter(stateful_actor<counter_state>* self) {
   };
 }
 
-// Sends the increments a slice at a time (a message to itself between slices, so the Counter
-// takes them while they are still in cache, as loka's Producer does: peers/rust/common's
-// COUNTING_SLICE), then asks the Counter for its total and passes it on to the driver.
+// Sends the increments a slice at a time, as loka's Producer does (peers/rust/common's
+// COUNTING_SLICE): the first on the driver's request, each next one on a message to itself; then
+// asks the Counter for its total and passes it on to the driver.
 const uint64_t counting_slice = 10000;
 
 struct producer_state {
@@ -308,26 +308,27 @@ struct producer_state {
 
 behavior producer(stateful_actor<producer_state>* self, actor counter, uint64_t increments) {
   self->state.left = increments;
+  auto send_slice = [=] {
+    auto& s = self->state;
+    uint64_t slice = std::min(s.left, counting_slice);
+    for (uint64_t i = 0; i < slice; ++i)
+      self->send(counter, increment_atom::value);
+    s.left -= slice;
+    if (s.left > 0) {
+      self->send(self, continue_atom::value);
+      return;
+    }
+    self->request(counter, caf::infinite, retrieve_atom::value).then([=](uint64_t total) {
+      self->state.done.deliver(total);
+    });
+  };
   return {
     [=](start_atom) -> result<uint64_t> {
       self->state.done = self->make_response_promise<uint64_t>();
-      self->send(self, continue_atom::value);
+      send_slice();
       return self->state.done;
     },
-    [=](continue_atom) {
-      auto& s = self->state;
-      uint64_t slice = std::min(s.left, counting_slice);
-      for (uint64_t i = 0; i < slice; ++i)
-        self->send(counter, increment_atom::value);
-      s.left -= slice;
-      if (s.left > 0) {
-        self->send(self, continue_atom::value);
-        return;
-      }
-      self->request(counter, caf::infinite, retrieve_atom::value).then([=](uint64_t total) {
-        self->state.done.deliver(total);
-      });
-    },
+    [=](continue_atom) { send_slice(); },
   };
 }
 

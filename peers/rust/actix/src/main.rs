@@ -19,8 +19,8 @@ use std::time::Instant;
 use actix::dev::OneshotSender;
 use actix::prelude::*;
 use peer_common::{
-    complement, compute, compute_angle, fib, fjcreate_expected, fjcreate_report, fjthrput_expected,
-    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star, COUNTING_SLICE,
+    complement, compute, compute_angle, counting_slices, fib, fjcreate_expected, fjcreate_report,
+    fjthrput_expected, fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
 };
 use tokio::sync::oneshot;
 
@@ -240,14 +240,12 @@ impl Handler<Produce> for Producer {
     /// A slice at a time, yielding to the arbiter between slices, as loka's Producer
     /// (`COUNTING_SLICE`); the query goes after the last slice.
     fn handle(&mut self, _: Produce, _: &mut Context<Self>) -> Self::Result {
-        let (counter, mut left) = (self.counter.clone(), self.increments);
+        let (counter, increments) = (self.counter.clone(), self.increments);
         Box::pin(async move {
-            while left > 0 {
-                let slice = left.min(COUNTING_SLICE);
+            for slice in counting_slices(increments) {
                 for _ in 0..slice {
                     counter.do_send(Increment);
                 }
-                left -= slice;
                 tokio::task::yield_now().await;
             }
             counter.send(Retrieve).await.ok()

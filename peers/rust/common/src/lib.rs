@@ -155,12 +155,16 @@ impl Workload {
 }
 
 /// Increments counting's Producer sends before it lets the rest of the runtime run, as loka's
-/// Producer does (`crates/loka-bench/src/savina/counting.rs`, `SLICE`): with the Counter on the
-/// same thread, it then takes them while they are still in cache, instead of 10 million queued
-/// messages (hundreds of MB) written before the first is read. A peer without the slice did
-/// other work than loka's: tokio's current-thread program ran counting at 14 M increments/s
-/// without it, where an independently written one measured 27 M.
+/// Producer does (`crates/loka-bench/src/savina/counting.rs`, `SLICE`): the same work as loka's,
+/// where a Producer sending all 10 million at once queued them before the Counter read one.
 pub const COUNTING_SLICE: u64 = 10_000;
+
+/// The sizes of the slices `n` increments are sent in: `COUNTING_SLICE` each, the rest last.
+pub fn counting_slices(n: u64) -> impl Iterator<Item = u64> {
+    (0..n)
+        .step_by(COUNTING_SLICE as usize)
+        .map(move |sent| (n - sent).min(COUNTING_SLICE))
+}
 
 /// Savina's per-message work for the fork-join benchmarks (fjthrput, fjcreate), exactly as
 /// docs/internals/benchmarks.md and loka's `loka_bench::compute` define it: the square of the sine of the
@@ -444,6 +448,14 @@ pub fn record(id: Identity<'_>, args: &Args, w: &Workload, repeat: usize, o: Out
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counting_slices_cover_every_increment_once() {
+        let slices: Vec<u64> = counting_slices(25_000).collect();
+        assert_eq!(slices, [10_000, 10_000, 5_000]);
+        assert_eq!(counting_slices(20_000).sum::<u64>(), 20_000);
+        assert_eq!(counting_slices(0).count(), 0);
+    }
 
     fn parse(list: &[&str]) -> Result<Args, UsageError> {
         Args::parse(list.iter().map(|s| s.to_string()), 2)

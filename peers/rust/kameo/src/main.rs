@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use kameo::prelude::*;
 use peer_common::{
-    complement, compute, compute_angle, fib, fjcreate_expected, fjcreate_report, fjthrput_expected,
-    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star, COUNTING_SLICE,
+    complement, compute, compute_angle, counting_slices, fib, fjcreate_expected, fjcreate_report,
+    fjthrput_expected, fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
 };
 
 fn main() -> std::process::ExitCode {
@@ -173,13 +173,10 @@ impl Message<Produce> for Producer {
 
     async fn handle(&mut self, _: Produce, ctx: &mut Context<Self, Self::Reply>) -> Self::Reply {
         // A slice at a time, yielding between slices, as loka's Producer (`COUNTING_SLICE`).
-        let mut left = self.increments;
-        while left > 0 {
-            let slice = left.min(COUNTING_SLICE);
+        for slice in counting_slices(self.increments) {
             for _ in 0..slice {
                 tell(&self.counter, Increment);
             }
-            left -= slice;
             tokio::task::yield_now().await;
         }
         ctx.forward(&self.counter, Retrieve).await

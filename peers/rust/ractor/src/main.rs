@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use peer_common::{
-    complement, compute, compute_angle, fib, fjcreate_expected, fjcreate_report, fjthrput_expected,
-    fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star, COUNTING_SLICE,
+    complement, compute, compute_angle, counting_slices, fib, fjcreate_expected, fjcreate_report,
+    fjthrput_expected, fjthrput_report, Args, Colour, Identity, Outcome, Workload, XorShift64Star,
 };
 use ractor::concurrency::JoinHandle;
 use ractor::rpc::CallResult;
@@ -211,13 +211,10 @@ impl Actor for Producer {
         (counter, n): &mut Self::State,
     ) -> Handled {
         // A slice at a time, yielding between slices, as loka's Producer (`COUNTING_SLICE`).
-        let mut left = *n;
-        while left > 0 {
-            let slice = left.min(COUNTING_SLICE);
+        for slice in counting_slices(*n) {
             for _ in 0..slice {
                 counter.cast(CounterMsg::Increment)?;
             }
-            left -= slice;
             tokio::task::yield_now().await;
         }
         counter.cast(CounterMsg::Retrieve(reply))?;

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use peer_common::{
-    complement, compute, compute_angle, fib, fjcreate_expected, fjcreate_report, fjthrput_expected,
-    fjthrput_report, Colour, Outcome, Workload, XorShift64Star, COUNTING_SLICE,
+    complement, compute, compute_angle, counting_slices, fib, fjcreate_expected, fjcreate_report,
+    fjthrput_expected, fjthrput_report, Colour, Outcome, Workload, XorShift64Star,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -157,13 +157,10 @@ const RECV_BATCH: usize = 1024;
 /// answers the driver directly.
 async fn producer(mut rx: Rx<oneshot::Sender<u64>>, counter: Tx<CounterMsg>, n: u64) -> Option<()> {
     while let Some(reply) = rx.recv().await {
-        let mut left = n;
-        while left > 0 {
-            let slice = left.min(COUNTING_SLICE);
+        for slice in counting_slices(n) {
             for _ in 0..slice {
                 counter.send(CounterMsg::Increment).ok()?;
             }
-            left -= slice;
             tokio::task::yield_now().await;
         }
         counter.send(CounterMsg::Retrieve(reply)).ok()?;
