@@ -112,6 +112,13 @@ pub fn run_once_as(
                 format!("{:?}", c.queue).to_lowercase().into(),
             );
         }
+        if let Some(adaptive) = &stats.adaptive {
+            // What an adaptive `auto` ran and decided.
+            map.insert(
+                "adaptive".to_owned(),
+                serde_json::to_value(adaptive).unwrap_or_default(),
+            );
+        }
         // The policy that ran (what `auto` chose) and why.
         map.insert("policy_chosen".to_owned(), stats.policy.clone().into());
         map.insert(

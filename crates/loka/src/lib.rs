@@ -50,6 +50,7 @@ pub use config::{
     QueueKind, SimCompute, SimConfig, StallGuard, UnknownEngine, UnknownPanicReport,
     VictimSelection,
 };
+pub use engine::adapt::AdaptiveStats;
 pub use exec_policy::{Characteristics, ExecMode, ExecPolicy};
 pub use loka_topology as topology;
 pub use machine::Machine;

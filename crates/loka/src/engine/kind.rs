@@ -70,6 +70,12 @@ impl EngineKind {
         matches!(self, EngineKind::ActorCentric | EngineKind::Sim)
     }
 
+    /// Whether this engine carries out an adaptive `auto` (`engine/adapt.rs`): the ones that
+    /// queue actors under the locality policies `auto` moves away from.
+    pub const fn adapts(self) -> bool {
+        matches!(self, EngineKind::ActorCentric | EngineKind::Sim)
+    }
+
     /// Whether this engine runs on the real machine (its timings are wall-clock time); the
     /// simulation engine's are virtual.
     pub const fn is_real(self) -> bool {

@@ -5,6 +5,7 @@
 //! threads, atomics or clocks, so every rule is unit-tested without threads and can later drive a
 //! simulator of large machines.
 
+pub mod adaptive;
 pub mod auto;
 pub mod balance;
 pub mod cls;

@@ -87,6 +87,8 @@ pub(crate) struct Shared {
     pub(crate) dedicated: exec_policy::dedicated::Threads,
     /// Why `config.policy` was chosen, when `auto` chose it.
     pub(crate) policy_reason: Option<&'static str>,
+    /// `auto` adapting while it runs, between `cls` and `config.policy` (`engine/adapt.rs`).
+    pub(crate) adapt: Option<crate::engine::adapt::Adapt>,
     /// Pending timers, one shard per worker (one in all under the simulation).
     pub(crate) timers: timer::Timers,
     /// Time zero of the timer clock (wall-clock engines).
@@ -126,6 +128,7 @@ impl Shared {
     ) -> Self {
         Shared {
             policy_reason,
+            adapt: None,
             counters: Counters::new(config.workers),
             dedicated: exec_policy::dedicated::Threads::default(),
             timers: timer::Timers::new(config.engine.timer_shards(config.workers)),
@@ -328,6 +331,7 @@ impl Shared {
                 .policy_reason
                 .unwrap_or("named by the configuration")
                 .to_owned(),
+            adaptive: self.adapt.as_ref().map(|a| a.stats()),
             ..self.counters.stats()
         }
     }

@@ -98,7 +98,13 @@ impl System {
             Some(path) => Some(observe::Bound::bind(path).map_err(ConfigError::Observe)?),
             None => None,
         };
+        let adapts = requested == crate::PolicyKind::Auto
+            && chosen != crate::PolicyKind::Cls
+            && config.engine.adapts();
         let mut shared = Shared::new(config, machine, reason);
+        if adapts {
+            shared.adapt = Some(crate::engine::adapt::Adapt::new(chosen));
+        }
         extras.apply(&mut shared);
         let shared = Arc::new(shared);
         let (engine, runtime) = Engine::start(Arc::clone(&shared))?;

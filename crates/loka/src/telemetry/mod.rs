@@ -320,6 +320,9 @@ pub struct Stats {
     pub hubs: u64,
     /// Under the simulation engine: virtual time, events and the trace hash (`None` otherwise).
     pub sim: Option<SimStats>,
+    /// Under an adaptive `auto` (several NUMA nodes, the actor-centric or simulation engine):
+    /// the policy running, the one settled on, probes and switches (`None` otherwise).
+    pub adaptive: Option<crate::AdaptiveStats>,
     /// Under the message-centric engine: gulps and queue steals (`None` otherwise).
     pub message_centric: Option<MessageCentricStats>,
     /// Execution policies: dedicated threads started (`thread` actors, promotions included).
@@ -527,6 +530,7 @@ impl Counters {
             unparks: system.unparks.get(),
             hubs: total.hubs + system.external_hubs.get(),
             sim: None,
+            adaptive: None,
             message_centric: None,
             dedicated_threads: system.dedicated_threads.get(),
             promoted_to_thread: system.promoted_to_thread.get(),

@@ -11,6 +11,7 @@
 //! | `user_code.rs` | the stall guard's bracket around activations, blocked activations, `exec = "auto"`'s timed ones |
 //! | `routing.rs` | where a woken or spawned actor is queued (cls, LGS Listing 5.3, hierarchical) |
 //! | `steal.rs` | idle workers stealing (random, weighted groups, Alg. 4.4 plan), spin/yield/park |
+//! | `adaptive.rs` | the adaptive `auto`: closing its windows, workers following the policy it runs |
 //! | `balance.rs` | hierarchical load balancing (Alg. 4.1/4.2) |
 //! | `idle.rs` | what "work" means when a worker parks (the protocol: `engine/sleepers.rs`) |
 //! | `stall.rs` | the stall guard's protocol: taking a busy worker's next slot and held actor |
@@ -20,6 +21,7 @@
 //!
 //! `docs/internals/architecture.md` states the park/wake and quiescence protocols and why no wake-up is lost.
 
+mod adaptive;
 mod balance;
 mod idle;
 #[cfg(all(test, loom))]
@@ -67,7 +69,12 @@ struct WorkerShared {
 /// State shared by all workers of one actor-centric system.
 pub(crate) struct Engine {
     shared: Arc<Shared>,
-    routing: Routing,
+    /// How runnable actors are routed under plain stealing [0] and the configured policy [1]
+    /// (by [`Mechanism::index`](crate::policy::adaptive::Mechanism::index)); the configured one
+    /// unless `auto` adapts ([`Self::routing`]).
+    routings: [Routing; 2],
+    /// The adaptive `auto`'s windows (`adaptive.rs`); `None` unless `auto` adapts.
+    adaptive: Option<adaptive::Windows>,
     workers: Box<[WorkerShared]>,
     /// Deques waiting for their worker thread to take them.
     deques: Mutex<Vec<Option<crossbeam_deque::Worker<TaskRef>>>>,
@@ -135,7 +142,8 @@ impl Engine {
                 CachePadded::new(AtomicUsize::new(0)),
                 CachePadded::new(AtomicUsize::new(0)),
             ],
-            routing: Routing::of(config.policy),
+            routings: [Routing::Local, Routing::of(config.policy)],
+            adaptive: shared.adapt.as_ref().map(adaptive::Windows::new),
             place_queues: (0..shared.machine.layout.place_count())
                 .map(|_| crossbeam_deque::Injector::new())
                 .collect(),
@@ -175,6 +183,16 @@ impl Engine {
     /// Whether the stall guard runs (`stall.rs`).
     pub(super) fn guarded(&self) -> bool {
         self.guarded
+    }
+
+    /// How runnable actors are routed now: under an adaptive `auto`, by the policy it runs.
+    /// Workers keep their own copy, which they refresh now and then (`adaptive.rs`).
+    #[inline]
+    fn routing(&self) -> Routing {
+        match &self.shared.adapt {
+            Some(adapt) => self.routings[adapt.running().index()],
+            None => self.routings[1],
+        }
     }
 
     fn is_shutdown(&self) -> bool {
@@ -246,7 +264,7 @@ impl EngineCore for Engine {
     unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
         let placement = ActorPlacement::new(options);
         if let (Routing::Places(_), crate::policy::placement::Placement::Default) =
-            (self.routing, options.placement)
+            (self.routing(), options.placement)
         {
             let ticket = self.place_tickets.fetch_add(1, Relaxed);
             let layout = &self.shared.machine.layout;

@@ -29,7 +29,7 @@ impl Engine {
     pub(super) fn schedule_woken_external(&self, task: TaskRef) {
         self.shared.counters.system.external_sends.add_shared(1);
         let layout = &self.shared.machine.layout;
-        let route = choices::external_woken_route(self.routing, placement::of(&task), layout);
+        let route = choices::external_woken_route(self.routing(), placement::of(&task), layout);
         let route = route.unwrap_or_else(|| self.external_wake_route());
         self.push_route_external(route, task);
     }
@@ -78,7 +78,7 @@ impl Engine {
         let placement = placement::of(&task);
         let strategy = self.placement_strategy(placement.is_hub());
         let route = choices::spawn_route(
-            self.routing,
+            self.routing(),
             placement,
             options.placement,
             strategy,

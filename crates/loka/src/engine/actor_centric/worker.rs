@@ -74,16 +74,26 @@ pub(super) struct Worker {
     tick: Cell<u32>,
     pub(super) sample_tick: Cell<u32>,
     policy: Cls,
-    /// How runnable actors are routed (the engine's decision, kept at hand).
-    routing: Routing,
+    /// How runnable actors are routed (the engine's decision, kept at hand; under an adaptive
+    /// `auto`, the policy it ran when this worker last looked: `adaptive.rs`).
+    routing: Cell<Routing>,
     /// `routing` is `Local` and the policy has the next slot: a wake-up from here always goes
     /// to the next slot (one test instead of the routing decision).
-    wake_next: bool,
+    wake_next: Cell<bool>,
+    /// This worker serves its pinned queue and follows migration paths (`hierarchical`), or
+    /// serves its pinned and foreign queues whatever the policy (an adaptive `auto`, which may
+    /// have queued actors there under `hierarchical`).
+    serves_pinned: Cell<bool>,
+    /// The system's `auto` adapts (`adaptive.rs`).
+    adaptive: bool,
+    /// The index of the mechanism `routing` belongs to ([`crate::policy::adaptive::Mechanism`]);
+    /// 1 (the configured policy) unless `auto` adapts.
+    mechanism: Cell<usize>,
     /// Group level of each other worker as seen from this one (for steals-by-level).
     level_of: Vec<u8>,
     /// The workers whose inboxes this one looks at before re-running an actor that used its
-    /// budget ([`Routing::helped`], [`Self::peer_inbox`]).
-    helped: Box<[usize]>,
+    /// budget ([`Routing::helped`], [`Self::peer_inbox`]), under each mechanism's routing.
+    helped: [Box<[usize]>; 2],
     /// Which of `helped` to look at next (they take turns).
     help_turn: Cell<usize>,
     /// Activations since this worker last tried a load-balancing round (hierarchical).
@@ -116,8 +126,19 @@ impl Worker {
         let own: *const super::queues::WorkerQueues = &engine.workers[index].queues;
         let watch: *const super::stall::StallWatch = &*engine.workers[index].watch;
         let guarded = engine.guarded();
-        let wake_next = engine.routing == Routing::Local && config.lifo_slot;
+        let routing = engine.routing();
+        let wake_next = routing == Routing::Local && config.lifo_slot;
         let watch_blocking = config.exec == crate::exec_policy::ExecMode::Auto;
+        let adaptive = engine.shared.adapt.is_some();
+        let mechanism = engine
+            .shared
+            .adapt
+            .as_ref()
+            .map_or(1, |a| a.running().index());
+        let layout = &engine.shared.machine.layout;
+        let helped = engine
+            .routings
+            .map(|r| r.helped(index, layout).into_boxed_slice());
         Worker {
             exec,
             own,
@@ -138,18 +159,19 @@ impl Worker {
             look_turn: Cell::new(0),
             hold_score: Cell::new(0),
             hold_now: Cell::new(false),
-            holds: wake_next && !watch_blocking,
+            // An adaptive `auto` may change `wake_next` while an actor is held: no holds there.
+            holds: wake_next && !watch_blocking && !adaptive,
             next_streak: Cell::new(0),
             tick: Cell::new(0),
             sample_tick: Cell::new(0),
             policy,
-            routing: engine.routing,
-            wake_next,
+            routing: Cell::new(routing),
+            wake_next: Cell::new(wake_next),
+            serves_pinned: Cell::new(adaptive || matches!(routing, Routing::Hierarchical { .. })),
+            adaptive,
+            mechanism: Cell::new(mechanism),
             level_of,
-            helped: engine
-                .routing
-                .helped(index, &engine.shared.machine.layout)
-                .into_boxed_slice(),
+            helped,
             help_turn: Cell::new(0),
             since_balance: Cell::new(0),
             running: Cell::new(placement::NO_WAKER),
@@ -190,7 +212,33 @@ impl Worker {
 
     #[inline]
     pub(super) fn routing(&self) -> Routing {
-        self.routing
+        self.routing.get()
+    }
+
+    /// Takes up `routing`, the routing of `mechanism` (an adaptive `auto` moved: `adaptive.rs`).
+    pub(super) fn set_routing(
+        &self,
+        mechanism: crate::policy::adaptive::Mechanism,
+        routing: Routing,
+    ) {
+        self.mechanism.set(mechanism.index());
+        self.routing.set(routing);
+        let lifo_slot = self.engine.shared.config.lifo_slot;
+        self.wake_next.set(routing == Routing::Local && lifo_slot);
+        self.serves_pinned
+            .set(self.adaptive || matches!(routing, Routing::Hierarchical { .. }));
+        self.since_balance.set(0);
+        self.help_turn.set(0);
+    }
+
+    /// The index of the mechanism this worker follows (see `mechanism`).
+    pub(super) fn mechanism_index(&self) -> usize {
+        self.mechanism.get()
+    }
+
+    /// The neighbours helped under the routing followed now.
+    fn helped(&self) -> &[usize] {
+        &self.helped[self.mechanism.get()]
     }
 
     #[inline]
@@ -217,11 +265,11 @@ impl Worker {
     /// Whether every wake-up from this worker goes to its next slot (see `wake_next`).
     #[inline]
     pub(super) fn wakes_to_next_slot(&self) -> bool {
-        self.wake_next
+        self.wake_next.get()
     }
 
     fn is_hierarchical(&self) -> bool {
-        matches!(self.routing, Routing::Hierarchical { .. })
+        matches!(self.routing.get(), Routing::Hierarchical { .. })
     }
 
     /// The next slot; a displaced actor goes to the deque's head.
@@ -266,8 +314,12 @@ impl Worker {
                 .wrapping_add((self.index() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
         );
         let shared = &self.engine.shared;
+        let mut mechanism = self.mechanism();
         let mut victims = Victims::new(
-            shared.config.policy,
+            shared
+                .adapt
+                .as_ref()
+                .map_or(shared.config.policy, |a| a.policy(mechanism)),
             self.index(),
             &self.policy,
             &shared.machine.layout,
@@ -276,10 +328,16 @@ impl Worker {
         // to the shutdown, which terminates those actors (their messages become dead letters).
         // One load of a line nobody writes until then, per activation or idle search.
         while !self.engine.is_shutdown() {
-            if let Some(task) = self
-                .next_local()
-                .or_else(|| self.search(&mut victims, &mut rng))
-            {
+            // One call site of `run_task`, so that it stays inlined here (two made it a call:
+            // +3.7% instructions on pingpong).
+            if let Some(task) = self.next_local().or_else(|| {
+                if self.adaptive {
+                    // Out of local work: a moment to close a window and follow the answer.
+                    self.engine.adapt_tick();
+                    self.follow_mechanism(Some((&mut victims, &mut mechanism)));
+                }
+                self.search(&mut victims, &mut rng)
+            }) {
                 self.run_task(task);
             }
         }
@@ -404,7 +462,7 @@ impl Worker {
                 _ => {}
             }
         }
-        if let Routing::Places(mode) = self.routing {
+        if let Routing::Places(mode) = self.routing.get() {
             if mode.shared_queues() {
                 // Mode A: the place's workers share its queue; an actor that used its budget
                 // goes behind the others there, unless nothing else waits.
@@ -460,7 +518,7 @@ impl Worker {
     fn account_moved(&self, placement: &placement::ActorPlacement, me: usize) {
         let layout = &self.engine.shared.machine.layout;
         // Under `places` the home was chosen in the actor's place at spawn and stays there.
-        if placement.first_run() && !matches!(self.routing, Routing::Places(_)) {
+        if placement.first_run() && !matches!(self.routing.get(), Routing::Places(_)) {
             let home =
                 lgs::first_activation_home(placement.home(), me, |a, b| layout.same_group0(a, b));
             placement.set_home(home);
@@ -501,16 +559,18 @@ impl Worker {
     /// the yielded actors, foreign actors.
     fn next_local(&self) -> Option<TaskRef> {
         let queues = self.own_queues();
-        if self.is_hierarchical() {
+        if self.serves_pinned.get() {
             if let Some(task) = pop_rare(&queues.pinned) {
                 return Some(task);
             }
             // Alg. 4.2 lines 3–15: follow a migration path before anything else.
-            if let Some(task) = self.engine.pull_migration(self) {
-                return Some(task);
+            if self.is_hierarchical() {
+                if let Some(task) = self.engine.pull_migration(self) {
+                    return Some(task);
+                }
             }
         }
-        if matches!(self.routing, Routing::Lgs(v) if v.dfs) {
+        if matches!(self.routing.get(), Routing::Lgs(v) if v.dfs) {
             if let Some(task) = pop_rare(&queues.urgent) {
                 return Some(task);
             }
@@ -564,9 +624,11 @@ impl Worker {
             .pop()
             .or_else(|| pop(&queues.inbox))
             .or_else(|| self.yielded_turn(queues))
-            .or_else(|| match self.routing {
+            .or_else(|| match self.routing.get() {
                 Routing::Hierarchical { .. } => queues.pop_foreign(&self.engine.foreign_waiting),
                 Routing::Places(mode) if mode.shared_queues() => self.pop_own_place(),
+                // Left there by `hierarchical` before an adaptive `auto` moved.
+                _ if self.adaptive => queues.pop_foreign(&self.engine.foreign_waiting),
                 _ => None,
             })
     }
@@ -580,6 +642,10 @@ impl Worker {
         // A probe of holding while it is off (see `hold_now`).
         if self.holds {
             self.hold_now.set(true);
+        }
+        if self.adaptive {
+            self.engine.adapt_tick();
+            self.follow_mechanism(None);
         }
         // Due timers first (one relaxed load while none is armed here): what they wake is queued
         // before we look (docs/timers.md).
@@ -610,12 +676,12 @@ impl Worker {
     /// (docs/results/latency.md). Out of line: only workers with yielded actors come here.
     #[inline(never)]
     fn peer_inbox(&self) -> Option<TaskRef> {
-        if self.helped.is_empty() {
+        if self.helped().is_empty() {
             return None;
         }
         let turn = self.help_turn.get();
-        let peer = self.helped[turn];
-        self.help_turn.set((turn + 1) % self.helped.len());
+        let peer = self.helped()[turn];
+        self.help_turn.set((turn + 1) % self.helped().len());
         let task = pop_rare(&self.engine.workers[peer].queues.inbox)?;
         self.counters().inbox_helps.bump(1);
         Some(task)

@@ -32,10 +32,15 @@ impl Engine {
             }
             if let Some(w) = self.pick(&mut st) {
                 st.idle = false;
+                // The earliest clock of the workers at work: the simulation's present.
+                let present = st.workers[w].clock;
                 // A timer due before this worker's next step fires first, at its own time.
                 match self.timer_due() {
                     Some(due) if due <= st.workers[w].clock => self.fire_timers(&mut st, w, due),
                     _ => self.step(&mut st, w, execs),
+                }
+                if st.adaptive.is_some() {
+                    self.adapt_at(&mut st, present);
                 }
                 continue;
             }
@@ -121,7 +126,7 @@ impl Engine {
     fn pick(&self, st: &mut State) -> Option<usize> {
         let stealable = st.workers.iter().any(|w| w.stealable() > 0)
             || st.place_queues.iter().any(|q| !q.is_empty())
-            || (matches!(self.routing, Routing::Hierarchical { .. })
+            || (matches!(self.routing(), Routing::Hierarchical { .. })
                 && st
                     .workers
                     .iter()
@@ -146,7 +151,7 @@ impl Engine {
 
     /// One step of worker `w`.
     fn step(&self, st: &mut MutexGuard<'_, State>, w: usize, execs: &[Exec]) {
-        if let Routing::Hierarchical { .. } = self.routing {
+        if let Routing::Hierarchical { .. } = self.routing() {
             // Alg. 4.2: pinned hubs, then a migration path, before any other local work.
             if let Some(task) = st.workers[w].pinned.pop_front() {
                 return self.activate(st, w, task, execs);
@@ -184,7 +189,7 @@ impl Engine {
             }
             return self.activate(st, w, task, execs);
         }
-        if let Routing::Places(mode) = self.routing {
+        if let Routing::Places(mode) = self.routing() {
             if mode.shared_queues() {
                 let mine = self.shared.machine.layout.place_of(w);
                 if let Some(task) = st.place_queues[mine].pop_front() {
@@ -238,14 +243,14 @@ impl Engine {
     fn activate(&self, st: &mut MutexGuard<'_, State>, w: usize, task: TaskRef, execs: &[Exec]) {
         let counters = self.shared.counters.worker(w);
         counters.activations.bump(1);
-        if let Routing::Hierarchical { .. } = self.routing {
+        if let Routing::Hierarchical { .. } = self.routing() {
             // Alg. 4.2 lines 16–18: enough work done since the last round → one now.
             self.maybe_balance(st, w);
         }
         let place = placement::of(&task);
         let layout = &self.shared.machine.layout;
         // Under `places` the home was chosen in the actor's place at spawn and stays there.
-        if place.first_run() && !matches!(self.routing, Routing::Places(_)) {
+        if place.first_run() && !matches!(self.routing(), Routing::Places(_)) {
             let home = lgs::first_activation_home(place.home(), w, |a, b| layout.same_group0(a, b));
             place.set_home(home);
         }
@@ -411,7 +416,7 @@ impl Engine {
     /// An actor that used its budget and is still scheduled (the real worker's `requeue`).
     fn requeue(&self, st: &mut State, w: usize, task: TaskRef) {
         self.shared.counters.worker(w).requeues.bump(1);
-        if let Routing::Hierarchical { .. } = self.routing {
+        if let Routing::Hierarchical { .. } = self.routing() {
             let place = placement::of(&task);
             if place.is_hub() {
                 st.workers[w].pinned.push_back(task);
@@ -426,7 +431,7 @@ impl Engine {
                 }
             }
         }
-        if let Routing::Places(mode) = self.routing {
+        if let Routing::Places(mode) = self.routing() {
             if mode.shared_queues() {
                 // As the real worker does under `places:a`: behind the others in the place's
                 // shared queue, unless nothing else waits. Kept local, an actor that always uses

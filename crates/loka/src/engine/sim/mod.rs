@@ -18,6 +18,7 @@
 //! | `driver.rs` | the event loop: choosing a worker, stealing, running and pricing activations |
 //! | `routing.rs` | where woken and spawned actors are queued (the policies' decisions) |
 //! | `worker.rs` | a virtual worker's queues and clock |
+//! | `adaptive.rs` | the adaptive `auto`'s windows in virtual time, and moving the workers between its policies |
 //! | `balance.rs` | `hierarchical`'s periodic load balancing (migration limits and paths) |
 //! | `cost.rs` | the cost model and the distance classes |
 //! | `memory.rs` | actor footprints in LRU caches and on their home node's memory |
@@ -45,6 +46,7 @@
 //! nothing runnable, a pending one-shot timer fires at once (virtual time jumps to it), and a
 //! periodic one after its delay in real time, as in the real engines (docs/timers.md).
 
+mod adaptive;
 mod balance;
 mod contention;
 mod cost;
@@ -132,12 +134,17 @@ struct State {
     /// `hierarchical`'s balancing rounds: the workers' recent activations (`balance.rs`).
     balance: crate::engine::balance_round::BalanceHistory,
     stats: SimStats,
+    /// The adaptive `auto`'s controller and its current window (`adaptive.rs`).
+    adaptive: Option<adaptive::Window>,
 }
 
 /// The simulation engine of one system.
 pub(crate) struct Engine {
     shared: Arc<Shared>,
-    routing: Routing,
+    /// How runnable actors are routed under plain stealing [0] and the configured policy [1]
+    /// (by [`Mechanism::index`](crate::policy::adaptive::Mechanism::index)); the configured one
+    /// unless `auto` adapts ([`Self::routing`]).
+    routings: [Routing; 2],
     cost: CostModel,
     distances: Distances,
     state: Mutex<State>,
@@ -208,7 +215,7 @@ impl Engine {
         let memory = memory::Memory::new(&shared.machine.topology, layout, &distances);
         let external_order = routing::ExternalOrder::new(layout, &distances, config.seed);
         let engine = Arc::new(Engine {
-            routing: Routing::of(config.policy),
+            routings: [Routing::Local, Routing::of(config.policy)],
             distances,
             cost,
             state: Mutex::new(State {
@@ -233,6 +240,10 @@ impl Engine {
                 watch: Default::default(),
                 balance: crate::engine::balance_round::BalanceHistory::new(n),
                 stats: SimStats::default(),
+                adaptive: shared
+                    .adapt
+                    .as_ref()
+                    .map(|a| adaptive::Window::new(a.controller())),
             }),
             work: Condvar::new(),
             quiet_cv: Condvar::new(),
@@ -391,11 +402,22 @@ impl TaskQueues for Engine {
     }
 }
 
+impl Engine {
+    /// How runnable actors are routed now: under an adaptive `auto`, by the policy it runs.
+    #[inline]
+    fn routing(&self) -> Routing {
+        match &self.shared.adapt {
+            Some(adapt) => self.routings[adapt.running().index()],
+            None => self.routings[1],
+        }
+    }
+}
+
 impl EngineCore for Engine {
     unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
         let placement = ActorPlacement::new(options);
         if let (Routing::Places(_), crate::policy::placement::Placement::Default) =
-            (self.routing, options.placement)
+            (self.routing(), options.placement)
         {
             let ticket = self
                 .place_tickets

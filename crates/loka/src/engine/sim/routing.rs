@@ -28,18 +28,19 @@ impl Engine {
                     st.sender_of.insert(key(task), w);
                     self.note_writer(st, w, now, task);
                     // Where its own worker re-queues it: a hub stays pinned there.
-                    let route =
-                        if place.is_hub() && matches!(self.routing, Routing::Hierarchical { .. }) {
-                            Route::Pinned(last)
-                        } else {
-                            Route::Tail(last)
-                        };
+                    let route = if place.is_hub()
+                        && matches!(self.routing(), Routing::Hierarchical { .. })
+                    {
+                        Route::Pinned(last)
+                    } else {
+                        Route::Tail(last)
+                    };
                     return self.push(st, route, task, Some(w), until);
                 }
             }
         }
         let route = choices::woken_route(
-            self.routing,
+            self.routing(),
             w,
             placement::of(&task),
             st.waker,
@@ -92,7 +93,7 @@ impl Engine {
         let place = placement::of(&task);
         let strategy = self.placement_strategy(place.is_hub());
         choices::spawn_route(
-            self.routing,
+            self.routing(),
             place,
             options.placement,
             strategy,
@@ -119,7 +120,7 @@ impl Engine {
                 External::Woken(task) => {
                     let layout = &self.shared.machine.layout;
                     let route =
-                        choices::external_woken_route(self.routing, placement::of(&task), layout);
+                        choices::external_woken_route(self.routing(), placement::of(&task), layout);
                     let route =
                         route.unwrap_or_else(|| self.external_route(st, Placement::Default));
                     self.push(st, route, task, None, now);
