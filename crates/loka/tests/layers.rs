@@ -22,8 +22,9 @@ const LAYERS: &[&[&str]] = &[
     // Pure rules: scheduling policies and execution policies.
     &["policy", "exec_policy"],
     // The catalogue of engines (their names, what each can run, how many timer shards each
-    // keeps) and what each reports.
-    &["engine::kind", "engine::stats"],
+    // keeps) and what each reports; the adaptive `auto`'s shared state (which policy runs now),
+    // built on the policies alone.
+    &["engine::kind", "engine::stats", "engine::adapt"],
     // Settings and measurements, no behaviour.
     &["config", "telemetry", "mailbox"],
     // The machine a system runs on (topology, pinning).

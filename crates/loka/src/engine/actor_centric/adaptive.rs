@@ -116,8 +116,9 @@ impl Worker {
 mod tests {
     use crate::policy::adaptive::Mechanism;
     use crate::runtime::Shared;
+    use crate::sync::AtomicU64;
     use crate::{Actor, ActorRef, Config, Context, Placement, SpawnOptions, System};
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::atomic::Ordering;
     use std::sync::Arc;
 
     /// Checks that each sender's numbers arrive in order, once each.
