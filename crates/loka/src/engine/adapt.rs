@@ -3,11 +3,22 @@
 //! ([`crate::policy::adaptive`]) has done, shared between the thread that runs the controller
 //! and the workers that follow its answer.
 
-use crate::policy::adaptive::{Adaptive, Mechanism};
+use crate::policy::adaptive::{self, Adaptive, Mechanism};
 use crate::policy::PolicyKind;
 use crate::sync::{AtomicU64, AtomicU8};
 use serde::Serialize;
 use std::sync::atomic::Ordering::Relaxed;
+
+/// The index ([`Mechanism::index`]) of the mechanism a system runs now: the one its adaptive
+/// `auto` runs, else its configured policy's (an engine keeps its choices for both mechanisms,
+/// the configured policy in the locality slot).
+#[inline]
+pub(crate) fn running_index(adapt: &Option<Adapt>) -> usize {
+    match adapt {
+        Some(adapt) => adapt.running().index(),
+        None => Mechanism::Locality.index(),
+    }
+}
 
 /// What an adaptive `auto` has done, in [`crate::Stats::adaptive`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -48,11 +59,6 @@ impl Adapt {
         }
     }
 
-    /// The controller an engine runs for this system.
-    pub(crate) fn controller(&self) -> Adaptive {
-        Adaptive::new(Mechanism::Locality)
-    }
-
     /// The mechanism running now.
     #[inline]
     pub(crate) fn running(&self) -> Mechanism {
@@ -65,7 +71,7 @@ impl Adapt {
     }
 
     /// Publishes the controller's state after a window; returns the mechanism to run.
-    pub(crate) fn publish(&self, controller: &Adaptive) -> Mechanism {
+    fn publish(&self, controller: &Adaptive) -> Mechanism {
         let running = controller.current();
         self.running.store(running.index() as u8, Relaxed);
         self.settled
@@ -92,5 +98,60 @@ impl Adapt {
             probes: self.probes.load(Relaxed),
             switches: self.switches.load(Relaxed),
         }
+    }
+}
+
+/// The controller and the window under way, as an engine runs them: it says when the window is
+/// over ([`due`](Self::due)) and closes it with the count of messages handled so far
+/// ([`close`](Self::close)); the engine supplies the clock (wall or virtual) and the count.
+pub(crate) struct Meter {
+    controller: Adaptive,
+    /// When the window under way started (the engine's ns).
+    start_ns: u64,
+    /// Messages handled by all workers when it started.
+    start_messages: u64,
+}
+
+impl Meter {
+    /// A controller starting on the locality policy, its first window starting at 0.
+    pub(crate) fn new() -> Meter {
+        Meter {
+            controller: Adaptive::new(Mechanism::Locality),
+            start_ns: 0,
+            start_messages: 0,
+        }
+    }
+
+    /// Whether the window under way has run its length at `now_ns`.
+    pub(crate) fn due(&self, now_ns: u64) -> bool {
+        now_ns >= self.start_ns + adaptive::WINDOW_NS
+    }
+
+    /// Closes the window at `now_ns`, `messages` having been handled by all workers since the
+    /// system started; publishes the controller's answer in `adapt` and returns the mechanism
+    /// that ran and the one to run from now on.
+    pub(crate) fn close(
+        &mut self,
+        now_ns: u64,
+        messages: u64,
+        adapt: &Adapt,
+    ) -> (Mechanism, Mechanism) {
+        let ran = self.controller.current();
+        let window = adaptive::Window {
+            elapsed_ns: now_ns.saturating_sub(self.start_ns),
+            messages: messages.wrapping_sub(self.start_messages),
+        };
+        self.controller.observe(window);
+        self.start_ns = now_ns;
+        self.start_messages = messages;
+        let next = adapt.publish(&self.controller);
+        tracing::trace!(
+            at_ns = now_ns,
+            ?ran,
+            ?next,
+            messages_per_ns = window.messages as f64 / window.elapsed_ns.max(1) as f64,
+            "adaptive auto: window"
+        );
+        (ran, next)
     }
 }

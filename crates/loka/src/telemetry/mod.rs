@@ -470,6 +470,12 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
+    /// Messages handled by the workers so far (the dedicated threads' not included): what the
+    /// adaptive `auto` measures its windows by (`engine/adapt.rs`).
+    pub(crate) fn worker_messages(&self) -> u64 {
+        self.workers.iter().map(|w| w.messages.get()).sum()
+    }
+
     pub(crate) fn new(workers: usize) -> Self {
         Counters {
             workers: (0..workers)

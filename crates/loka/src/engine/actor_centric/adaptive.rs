@@ -5,35 +5,25 @@
 
 use super::worker::Worker;
 use super::Engine;
-use crate::engine::adapt::Adapt;
+use crate::engine::adapt::Meter;
 use crate::engine::choices::Victims;
-use crate::policy::adaptive::{self, Adaptive, Mechanism};
+use crate::policy::adaptive::{self, Mechanism};
 use crate::sync::AtomicU64;
 use parking_lot::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// The controller and the window under way.
+/// The meter of the adaptive `auto`, behind a lock any worker may try.
 pub(super) struct Windows {
-    window: Mutex<Window>,
+    meter: Mutex<Meter>,
     /// When the window under way ends (the engine's ns): the test every worker makes before
     /// trying the lock.
     due: AtomicU64,
 }
 
-struct Window {
-    controller: Adaptive,
-    start_ns: u64,
-    start_messages: u64,
-}
-
 impl Windows {
-    pub(super) fn new(adapt: &Adapt) -> Windows {
+    pub(super) fn new() -> Windows {
         Windows {
-            window: Mutex::new(Window {
-                controller: adapt.controller(),
-                start_ns: 0,
-                start_messages: 0,
-            }),
+            meter: Mutex::new(Meter::new()),
             due: AtomicU64::new(adaptive::WINDOW_NS),
         }
     }
@@ -42,43 +32,20 @@ impl Windows {
 impl Engine {
     /// Closes the window under way if it is over (and no other worker is closing it).
     pub(super) fn adapt_tick(&self) {
-        let Some(windows) = &self.adaptive else {
+        let (Some(windows), Some(adapt)) = (&self.adaptive, &self.shared.adapt) else {
             return;
         };
         let now = self.now_ns();
         if now < windows.due.load(Relaxed) {
             return;
         }
-        let Some(mut window) = windows.window.try_lock() else {
+        let Some(mut meter) = windows.meter.try_lock() else {
             return;
         };
-        if now < window.start_ns + adaptive::WINDOW_NS {
-            return;
+        if meter.due(now) {
+            meter.close(now, self.shared.counters.worker_messages(), adapt);
+            windows.due.store(now + adaptive::WINDOW_NS, Relaxed);
         }
-        let messages: u64 = (0..self.workers.len())
-            .map(|i| self.shared.counters.worker(i).messages.get())
-            .sum();
-        let elapsed_ns = now - window.start_ns;
-        let handled = messages.wrapping_sub(window.start_messages);
-        window.controller.observe(adaptive::Window {
-            elapsed_ns,
-            messages: handled,
-        });
-        window.start_ns = now;
-        window.start_messages = messages;
-        windows.due.store(now + adaptive::WINDOW_NS, Relaxed);
-        let adapt = self
-            .shared
-            .adapt
-            .as_ref()
-            .expect("windows come with the state");
-        let running = adapt.publish(&window.controller);
-        tracing::trace!(
-            at_ns = now,
-            messages_per_ns = handled as f64 / elapsed_ns as f64,
-            next = ?running,
-            "adaptive auto: window"
-        );
     }
 }
 
@@ -86,7 +53,7 @@ impl Worker {
     /// Takes up the policy the adaptive `auto` runs now, if it changed: the routing of wake-ups
     /// from here, the neighbours helped, and (`victims`, when the caller has them) the victim
     /// order. Nothing queued moves: under an adaptive `auto` every worker serves its pinned and
-    /// foreign queues whatever the policy (`worker.rs`), so an actor queued under the previous
+    /// foreign queues whatever the policy (`worker/local_work.rs`), so an actor queued under the previous
     /// rules still runs.
     pub(super) fn follow_mechanism(&self, victims: Option<(&mut Victims, &mut Mechanism)>) {
         let engine = self.engine();

@@ -7,7 +7,7 @@
 //! | file | concern |
 //! |---|---|
 //! | `queues.rs` | a worker's queues (deque, inbox, urgent, pinned, foreign) |
-//! | `worker.rs` | the worker loop: local work, activation, re-queueing |
+//! | `worker/` | the worker loop: activation, holding, re-queueing (`mod.rs`); where the next actor comes from without stealing (`local_work.rs`) |
 //! | `user_code.rs` | the stall guard's bracket around activations, blocked activations, `exec = "auto"`'s timed ones |
 //! | `routing.rs` | where a woken or spawned actor is queued (cls, LGS Listing 5.3, hierarchical) |
 //! | `steal.rs` | idle workers stealing (random, weighted groups, Alg. 4.4 plan), spin/yield/park |
@@ -143,7 +143,7 @@ impl Engine {
                 CachePadded::new(AtomicUsize::new(0)),
             ],
             routings: [Routing::Local, Routing::of(config.policy)],
-            adaptive: shared.adapt.as_ref().map(adaptive::Windows::new),
+            adaptive: shared.adapt.as_ref().map(|_| adaptive::Windows::new()),
             place_queues: (0..shared.machine.layout.place_count())
                 .map(|_| crossbeam_deque::Injector::new())
                 .collect(),
@@ -189,10 +189,7 @@ impl Engine {
     /// Workers keep their own copy, which they refresh now and then (`adaptive.rs`).
     #[inline]
     fn routing(&self) -> Routing {
-        match &self.shared.adapt {
-            Some(adapt) => self.routings[adapt.running().index()],
-            None => self.routings[1],
-        }
+        self.routings[crate::engine::adapt::running_index(&self.shared.adapt)]
     }
 
     fn is_shutdown(&self) -> bool {

@@ -2,7 +2,7 @@
 //!
 //! * the *deque* (crossbeam Chase-Lev): the owner pushes and pops at the head (CAF's internal
 //!   enqueue); thieves take one actor from the other end through its [`Stealer`]. The owner's end
-//!   lives in the worker itself (`worker.rs`), with the non-stealable *next slot*;
+//!   lives in the worker itself (`worker/`), with the non-stealable *next slot*;
 //! * the *inbox*: the tail where other threads push (CAF's external enqueue): actors woken from
 //!   plain threads or routed here by other workers;
 //! * *yielded*: actors that used up their throughput budget while others waited here. They run

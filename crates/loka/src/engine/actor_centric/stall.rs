@@ -3,7 +3,7 @@
 //! a handler that blocks. The rules and their thresholds: `docs/stalls.md`.
 //!
 //! ## Why a protocol
-//! The next slot and the hold (`worker.rs`) are what make a ping-pong pair or a ring cheap: the
+//! The next slot and the hold (`worker/`) are what make a ping-pong pair or a ring cheap: the
 //! owner puts a woken actor in a slot no thief can take, and reads it back with plain loads and
 //! stores. Their cost is that an actor woken into the slot by a handler waits for the *end* of
 //! that handler; a handler that then computes or sleeps for 250 ms holds it hostage for 250 ms
@@ -156,7 +156,7 @@ impl Sighting {
 pub(crate) struct StallWatch {
     state: AtomicU64,
     claim: AtomicU8,
-    /// The next slot (see `worker.rs`): the owner's while it is not in user code.
+    /// The next slot (see `worker/`): the owner's while it is not in user code.
     next: AtomicPtr<Header>,
     /// The held actor (see `Worker::hold`): the owner's while it is not in user code.
     held: AtomicPtr<Header>,

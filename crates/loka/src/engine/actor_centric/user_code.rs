@@ -1,8 +1,8 @@
 //! A worker's stretches of user code: the stall guard's bracket around an activation and a
 //! handler's wake-ups (the protocol: `stall.rs`, docs/stalls.md), what the worker does when the
 //! monitor saw an activation block (promotion to `thread`), and the timed activations of
-//! `exec = "auto"` (`runtime/exec_policy/blocking.rs`, `online.rs`). The worker loop and its
-//! queues are in `worker.rs`.
+//! `exec = "auto"` (`runtime/exec_policy/blocking.rs`, `online.rs`). The worker loop and the
+//! order of its queues are in `worker/`.
 
 use super::worker::Worker;
 use crate::runtime::exec_policy::{blocking, dedicated, online};

@@ -4,26 +4,7 @@
 
 use super::{Engine, State};
 use crate::engine::choices::{Routing, Victims};
-use crate::policy::adaptive::{self, Adaptive, Mechanism};
-
-/// The controller and the window under way.
-pub(super) struct Window {
-    controller: Adaptive,
-    /// Virtual time (ns) the window started at.
-    start_ns: u64,
-    /// Messages handled by all workers when it started.
-    start_messages: u64,
-}
-
-impl Window {
-    pub(super) fn new(controller: Adaptive) -> Window {
-        Window {
-            controller,
-            start_ns: 0,
-            start_messages: 0,
-        }
-    }
-}
+use crate::policy::adaptive::Mechanism;
 
 impl Engine {
     /// After a step taken at virtual time `now` (the clock the stepped worker had: the earliest
@@ -31,35 +12,14 @@ impl Engine {
     /// far ahead of the others'): closes the window if it has run its length, and carries out
     /// the controller's answer.
     pub(super) fn adapt_at(&self, st: &mut State, now: u64) {
-        let Some(window) = st.adaptive.as_mut() else {
+        let (Some(meter), Some(adapt)) = (st.adaptive.as_mut(), &self.shared.adapt) else {
             return;
         };
-        if now < window.start_ns + adaptive::WINDOW_NS {
+        if !meter.due(now) {
             return;
         }
-        let messages: u64 = (0..st.workers.len())
-            .map(|i| self.shared.counters.worker(i).messages.get())
-            .sum();
-        let before = window.controller.current();
-        window.controller.observe(adaptive::Window {
-            elapsed_ns: now - window.start_ns,
-            messages: messages - window.start_messages,
-        });
-        tracing::trace!(
-            at_ns = now,
-            ran = ?before,
-            messages_per_ns = (messages - window.start_messages) as f64 / (now - window.start_ns) as f64,
-            "adaptive auto: window"
-        );
-        window.start_ns = now;
-        window.start_messages = messages;
-        let adapt = self
-            .shared
-            .adapt
-            .as_ref()
-            .expect("an adaptive window has its state");
-        let next = adapt.publish(&window.controller);
-        if next != before {
+        let (ran, next) = meter.close(now, self.shared.counters.worker_messages(), adapt);
+        if next != ran {
             self.equip(st, next);
         }
     }

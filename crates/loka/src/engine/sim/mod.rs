@@ -135,7 +135,7 @@ struct State {
     balance: crate::engine::balance_round::BalanceHistory,
     stats: SimStats,
     /// The adaptive `auto`'s controller and its current window (`adaptive.rs`).
-    adaptive: Option<adaptive::Window>,
+    adaptive: Option<crate::engine::adapt::Meter>,
 }
 
 /// The simulation engine of one system.
@@ -243,7 +243,7 @@ impl Engine {
                 adaptive: shared
                     .adapt
                     .as_ref()
-                    .map(|a| adaptive::Window::new(a.controller())),
+                    .map(|_| crate::engine::adapt::Meter::new()),
             }),
             work: Condvar::new(),
             quiet_cv: Condvar::new(),
@@ -406,10 +406,7 @@ impl Engine {
     /// How runnable actors are routed now: under an adaptive `auto`, by the policy it runs.
     #[inline]
     fn routing(&self) -> Routing {
-        match &self.shared.adapt {
-            Some(adapt) => self.routings[adapt.running().index()],
-            None => self.routings[1],
-        }
+        self.routings[crate::engine::adapt::running_index(&self.shared.adapt)]
     }
 }
 
