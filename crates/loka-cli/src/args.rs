@@ -55,7 +55,15 @@ pub struct SystemArgs {
     /// socket: it is bound at each run's start and removed at its end.
     #[arg(long, value_name = "PATH")]
     pub observe: Option<PathBuf>,
+    /// Handler time per actor: sample what each worker runs every US microseconds (50 to
+    /// 1,000,000; 0: off). With `--observe` or `--top` it defaults to 1,000 (the live view lists
+    /// the busiest actors); otherwise to the configuration's `handler_sample_us` (0).
+    #[arg(long, value_name = "US")]
+    pub handler_sample_us: Option<u64>,
 }
+
+/// The sampling interval `--observe` and `--top` turn handler time on at, unless told otherwise.
+pub const OBSERVED_SAMPLE_US: u64 = 1_000;
 
 impl SystemArgs {
     /// Resolves the configuration, validating it without starting anything.
@@ -109,9 +117,26 @@ impl SystemArgs {
         if let Some(path) = &self.observe {
             config.observe = Some(path.clone());
         }
+        if let Some(us) = self.handler_sample_us {
+            config.handler_sample_us = us;
+        }
+        self.sample_when_observed(&mut config);
         config.validate("the command line")?;
         loka::Machine::load(&config)?;
         Ok(config)
+    }
+}
+
+impl SystemArgs {
+    /// A system served to `loka top` records handler time: at [`OBSERVED_SAMPLE_US`] unless
+    /// `--handler-sample-us` is given (0 keeps it off) or the configuration already samples.
+    pub fn sample_when_observed(&self, config: &mut Config) {
+        if config.observe.is_some()
+            && self.handler_sample_us.is_none()
+            && config.handler_sample_us == 0
+        {
+            config.handler_sample_us = OBSERVED_SAMPLE_US;
+        }
     }
 }
 

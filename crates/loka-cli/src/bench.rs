@@ -93,6 +93,7 @@ fn run_benches(args: &RunArgs) -> Result<()> {
             std::env::temp_dir().join(format!("loka-bench-top-{}.sock", std::process::id()))
         })
         .clone();
+    args.system.sample_when_observed(&mut config);
     // The records wait until the view has given the terminal back.
     out.set_echo(false);
     let label = Arc::new(Mutex::new(String::from("starting")));

@@ -17,6 +17,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 mod bench_runs;
+mod busiest;
 pub use bench_runs::watch_runs;
 
 /// `loka top` arguments.
@@ -117,6 +118,7 @@ enum Exit {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum SortBy {
     Worker,
+    Busy,
     Messages,
     Queue,
     Steals,
@@ -124,8 +126,9 @@ enum SortBy {
 }
 
 impl SortBy {
-    const ALL: [SortBy; 5] = [
+    const ALL: [SortBy; 6] = [
         SortBy::Worker,
+        SortBy::Busy,
         SortBy::Messages,
         SortBy::Queue,
         SortBy::Steals,
@@ -134,6 +137,7 @@ impl SortBy {
     fn name(self) -> &'static str {
         match self {
             SortBy::Worker => "worker",
+            SortBy::Busy => "busy %",
             SortBy::Messages => "msgs/s",
             SortBy::Queue => "queue",
             SortBy::Steals => "steals/s",
@@ -158,6 +162,8 @@ struct WorkerRow {
     steals: f64,
     steals_by_level: Vec<u64>,
     queue: Option<u64>,
+    /// Per cent of the interval it ran actors (when the system samples handler time).
+    busy: Option<f64>,
     home_pu: Option<f64>,
     home_node: Option<f64>,
     hubs: u64,
@@ -312,6 +318,7 @@ impl App {
                     steals: d("steals") / dt,
                     steals_by_level: by_level,
                     queue: queues.and_then(|q| q.get(w)).and_then(Value::as_u64),
+                    busy: self.busy_share(w),
                     home_pu: (placed > 0.0).then(|| 100.0 * pu / placed),
                     home_node: (placed > 0.0).then(|| 100.0 * (pu + nd) / placed),
                     hubs: u(now, "hubs"),
@@ -321,6 +328,7 @@ impl App {
         let key = |r: &WorkerRow| -> f64 {
             match self.sort {
                 SortBy::Worker => -(r.worker as f64),
+                SortBy::Busy => r.busy.unwrap_or(-1.0),
                 SortBy::Messages => r.messages,
                 SortBy::Queue => r.queue.unwrap_or(0) as f64,
                 SortBy::Steals => r.steals,
@@ -336,7 +344,7 @@ impl App {
         let [header, body, actors] = Layout::vertical([
             Constraint::Length(3),
             Constraint::Min(6),
-            Constraint::Length(8),
+            Constraint::Length(10),
         ])
         .areas(f.area());
         self.draw_header(f, header);
@@ -345,7 +353,11 @@ impl App {
                 .areas(body);
         self.draw_workers(f, table, &rows);
         self.draw_topology(f, topo, &rows);
-        self.draw_actors(f, actors);
+        let [registered, busiest] =
+            Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)])
+                .areas(actors);
+        self.draw_actors(f, registered);
+        self.draw_busiest(f, busiest);
     }
 
     fn draw_header(&self, f: &mut Frame, area: Rect) {
@@ -400,6 +412,7 @@ impl App {
                 Row::new(vec![
                     Cell::from(format!("w{}", r.worker)),
                     Cell::from(format!("{}/{}", r.pu, r.node)),
+                    Cell::from(pct(r.busy)),
                     Cell::from(format!("{:.0}", r.messages)),
                     Cell::from(format!("{:.0}", r.activations)),
                     Cell::from(format!("{:.0}", r.parks)),
@@ -421,6 +434,7 @@ impl App {
         let header = Row::new([
             "worker",
             "pu/node",
+            "busy %",
             "msgs/s",
             "acts/s",
             "parks/s",
@@ -435,6 +449,7 @@ impl App {
         let widths = [
             Constraint::Length(6),
             Constraint::Length(7),
+            Constraint::Length(6),
             Constraint::Length(9),
             Constraint::Length(9),
             Constraint::Length(7),
@@ -517,7 +532,7 @@ impl App {
             })
             .collect();
         let title = format!(
-            "registered actors by mailbox length ({} shown; handler time is not measured per actor)",
+            "registered actors by mailbox length ({} shown)",
             actors.len()
         );
         f.render_widget(
@@ -562,6 +577,15 @@ mod tests {
             "queue_lengths": [4, 0],
             "registered": [{"name": "sink", "id": 7, "mailbox_len": mailbox},
                            {"name": "other", "id": 8, "mailbox_len": 0}],
+            // The sink runs 40% of a worker from the start, a `Job` 10%; workers' busy time.
+            "handler_time": {"sample_interval_ns": 1_000_000, "rounds": uptime_s * 1000,
+                "tracked": 2, "dedicated_busy_ns": 0,
+                "worker_busy_ns": [uptime_s * 400_000_000, uptime_s * 100_000_000],
+                "actors": [
+                    {"id": 7, "actor_type": "app::Sink", "name": null, "registered": "sink",
+                     "handler_ns": uptime_s * 400_000_000, "error_ns": 0},
+                    {"id": 9, "actor_type": "app::jobs::Job<app::Input>", "name": null,
+                     "registered": null, "handler_ns": uptime_s * 100_000_000, "error_ns": 0}]},
             "topology": {"spec": "preset:x", "packages": 1, "nodes": 1,
                 "pus": [{"pu": 0, "package": 0, "node": 0}, {"pu": 1, "package": 0, "node": 0},
                         {"pu": 2, "package": 0, "node": 0}],
@@ -600,6 +624,30 @@ mod tests {
         assert!(text.contains("sink"), "{text}");
         // The topology: PU 0 busiest, PU 1 lightly loaded, PU 2 without a worker.
         assert!(text.contains("node 0  █▁·"), "{text}");
+        assert_eq!(
+            rows[0].busy,
+            Some(40.0),
+            "(1.2 s - 0.4 s) of busy time / 2 s"
+        );
+        let busiest = app.busiest();
+        let labels: Vec<&str> = busiest.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["sink", "Job<Input>"],
+            "busiest first, type without paths"
+        );
+        assert_eq!(busiest[0].cpu, Some(40.0));
+        assert_eq!(
+            busiest[0].share, 80.0,
+            "0.8 s of the 1.0 s recorded in the interval"
+        );
+        assert!(
+            text.contains("sampled every 1.00 ms, 3000 rounds"),
+            "{text}"
+        );
+        assert!(text.contains("Job<Input>"), "{text}");
+        app.key(KeyCode::Char('s'));
+        assert_eq!(app.sort, SortBy::Busy);
         app.key(KeyCode::Char('s'));
         app.key(KeyCode::Char('s'));
         assert_eq!(app.sort, SortBy::Queue);
@@ -616,6 +664,31 @@ mod tests {
         assert_eq!(app.filter, "oth");
         let text = screen(&app);
         assert!(text.contains("other") && !text.contains("sink "), "{text}");
+        assert!(
+            app.busiest().is_empty(),
+            "the filter applies to the busiest too"
+        );
         assert!(app.key(KeyCode::Char('q')));
+    }
+
+    #[test]
+    fn without_handler_time_the_panel_says_how_to_turn_it_on_and_the_sim_shows_no_cpu() {
+        let mut app = App::new(PathBuf::from("/tmp/s"));
+        let mut off = snapshot(1, [1, 1], 0);
+        off["handler_time"] = Value::Null;
+        app.push(&off);
+        assert!(app.busiest().is_empty());
+        assert_eq!(app.workers()[0].busy, None);
+        assert!(screen(&app).contains("handler time is off"));
+        let mut sim = snapshot(2, [1, 1], 0);
+        sim["handler_time"]["sample_interval_ns"] = Value::Null;
+        app.push(&sim);
+        let busiest = app.busiest();
+        assert_eq!(
+            busiest[0].cpu, None,
+            "virtual time against wall-clock ages: no cpu %"
+        );
+        assert_eq!(busiest[0].share, 80.0);
+        assert!(screen(&app).contains("exact virtual time"));
     }
 }

@@ -185,6 +185,8 @@ fn the_live_view_in_tmux_shows_the_workers_quits_on_q_and_ends_when_the_system_s
     start(&tmux);
     let screen = tmux.wait_for(&["loka top", "policy", "workers 2", "w0", "w1", "sink"]);
     assert!(screen.contains("msgs/s"), "{screen}");
+    // Built with `observe` alone: no handler time, and the panel says how to turn it on.
+    assert!(screen.contains("handler time is off"), "{screen}");
     tmux.cmd(&["send-keys", "-t", "top", "q"]);
     let screen = tmux.wait_for(&["EXITED 0"]);
     assert!(!screen.contains("panicked"), "{screen}");
@@ -219,6 +221,11 @@ fn bench_run_top_shows_the_runs_then_prints_their_records() {
     tmux.start(&run, 50);
     let screen = tmux.wait_for(&["loka top", "bench run: counting (run", "of 30)", "w0", "w1"]);
     assert!(screen.contains("msgs/s"), "{screen}");
+    // `--top` samples handler time: the counting benchmark's counter is among the busiest.
+    tmux.wait_for(&[
+        "busiest actors by handler time (sampled every 1.00 ms",
+        "Counter",
+    ]);
     let screen = tmux.wait_for(&["EXITED 0"]);
     assert!(!screen.contains("panicked"), "{screen}");
     assert!(

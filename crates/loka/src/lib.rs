@@ -59,9 +59,12 @@ pub use policy::PolicyKind;
 pub use runtime::location::ActorState;
 pub use runtime::{DeadLetter, DeadLetterReason, DEAD_LETTER_WINDOW};
 pub use system::ActorInfo;
+pub use system::{
+    ActorTime, HandlerTime, RegisteredActor, Snapshot, TopologySnapshot, WorkerPlace,
+    HANDLER_TIME_TOP,
+};
 #[cfg(feature = "metrics")]
 pub use system::{ExportError, MetricsCollector, MetricsExporter};
-pub use system::{RegisteredActor, Snapshot, TopologySnapshot, WorkerPlace};
 pub use system::{ShutdownReport, System, SystemBuilder, UnstoppedActor};
 #[cfg(unix)]
 pub use system::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};

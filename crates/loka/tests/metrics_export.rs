@@ -446,3 +446,58 @@ fn the_exporter_thread_publishes_to_prometheus() {
     }
     assert!(!exporter.is_running(), "the exporter outlived its system");
 }
+
+/// Charges 50 µs of compute per message (virtual under the simulation).
+struct Busy;
+
+impl Actor for Busy {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, _msg: ()) {
+        ctx.charge(Duration::from_micros(50));
+    }
+}
+
+/// Handler time (`handler_sample_us`) under the simulation, where it is exact: each worker's busy
+/// time and the registered actor's handler time are published as the snapshot says, to the
+/// nanosecond; an unregistered actor gets no series.
+#[test]
+fn handler_time_is_published_per_worker_and_per_registered_actor() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let system = System::builder()
+        .engine(loka::EngineKind::Sim)
+        .workers(WORKERS)
+        .handler_sample_us(1_000)
+        .build()
+        .unwrap();
+    let busy = system.spawn(Busy);
+    let other = system.spawn(Busy);
+    system.register("busy", &busy).unwrap();
+    for _ in 0..100 {
+        busy.send(()).unwrap();
+        other.send(()).unwrap();
+    }
+    system.run_until_idle();
+    let collector = MetricsCollector::new(&system);
+    metrics::with_local_recorder(&recorder, || assert!(collector.collect()));
+    let published = Published::take(&snapshotter);
+    let times = system.snapshot().handler_time.expect("recorded");
+    for (w, &ns) in times.worker_busy_ns.iter().enumerate() {
+        let w = w.to_string();
+        assert_eq!(
+            published.count("loka_worker_busy_nanoseconds_total", &[("worker", &w)]),
+            ns
+        );
+    }
+    let registered = times.actors.iter().find(|a| a.id == busy.id()).unwrap();
+    assert!(registered.handler_ns >= 100 * 50_000, "{times:?}");
+    assert_eq!(
+        published.count("loka_actor_handler_nanoseconds_total", &[("actor", "busy")]),
+        registered.handler_ns
+    );
+    assert_eq!(
+        published.sum("loka_actor_handler_nanoseconds_total"),
+        registered.handler_ns,
+        "the unregistered actor has no series"
+    );
+}

@@ -15,6 +15,7 @@ fn system_args() -> SystemArgs {
         exec: None,
         place_level: None,
         observe: None,
+        handler_sample_us: None,
     }
 }
 

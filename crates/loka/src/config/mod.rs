@@ -216,6 +216,13 @@ pub struct Config {
     /// [`Snapshot`](crate::Snapshot)s on, as JSON lines, to `loka top` and other clients
     /// (docs/observability.md, "Live view"). `None` (the default): no socket, no thread.
     pub observe: Option<PathBuf>,
+    /// Handler time per actor (docs/observability.md, "Handler time"): every this many
+    /// microseconds a sampling thread notes which actor each worker runs, and
+    /// [`Snapshot::handler_time`](crate::Snapshot::handler_time) and `loka top` list the busiest
+    /// actors. Under the simulation every activation's virtual time is recorded instead (no
+    /// thread). 0 (the default): off, no thread, nothing recorded. Otherwise
+    /// 50..=1,000,000 ([`crate::telemetry::MIN_SAMPLE_US`]).
+    pub handler_sample_us: u64,
     /// The simulation engine's settings.
     pub sim: SimConfig,
     /// The message-centric engine's settings.
@@ -282,6 +289,7 @@ impl Default for Config {
             failure_window: 1_000,
             panic_report: PanicReport::Hook,
             observe: None,
+            handler_sample_us: 0,
             sim: SimConfig::default(),
             message_centric: MessageCentricConfig::default(),
         }
@@ -367,6 +375,11 @@ impl Config {
         env_field!("LOKA_PLACE_LEVEL", "place_level", place_level);
         env_field!("LOKA_EXEC", "exec", exec);
         env_field!("LOKA_PANIC_REPORT", "panic_report", panic_report);
+        env_field!(
+            "LOKA_HANDLER_SAMPLE_US",
+            "handler_sample_us",
+            handler_sample_us
+        );
         env_field!("LOKA_IDLE_SPIN_US", "idle.spin_us", idle.spin_us);
         env_field!("LOKA_IDLE_YIELD_US", "idle.yield_us", idle.yield_us);
         env_field!("LOKA_STALL_GUARD", "stall.guard", stall.guard);
@@ -447,6 +460,21 @@ impl Config {
                     ),
                 ));
             }
+        }
+        let sample = self.handler_sample_us;
+        let (least, most) = (
+            crate::telemetry::MIN_SAMPLE_US,
+            crate::telemetry::MAX_SAMPLE_US,
+        );
+        if sample != 0 && !(least..=most).contains(&sample) {
+            return Err(invalid(
+                "handler_sample_us",
+                sample.to_string(),
+                &format!(
+                    "0 (off) or {least}..={most} µs: more often, the sampling thread itself \
+                     becomes a load; less often than once a second, it learns nothing"
+                ),
+            ));
         }
         if let Some((key, value, reason)) = self.stall.out_of_range() {
             return Err(invalid(key, value, &reason));

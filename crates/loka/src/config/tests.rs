@@ -576,3 +576,32 @@ fn execution_mode_and_places_bad_input_names_the_value() {
     assert_eq!(c.exec, crate::ExecMode::Auto);
     assert_eq!(c.place_level, loka_topology::PlaceLevel::Numa);
 }
+
+#[test]
+fn handler_sampling_outside_its_range_names_the_key_from_every_source() {
+    let ok = Config::from_toml_str("handler_sample_us = 250\n", "h.toml").unwrap();
+    assert_eq!(ok.handler_sample_us, 250);
+    assert_eq!(Config::default().handler_sample_us, 0, "off by default");
+    let err = Config::from_toml_str("handler_sample_us = 10\n", "h.toml").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid handler_sample_us = `10` in h.toml: 0 (off) or 50..=1000000 µs: more often, the \
+         sampling thread itself becomes a load; less often than once a second, it learns nothing"
+    );
+    let mut c = Config::default();
+    let before = c.clone();
+    for bad in ["2000000", "often"] {
+        let err = c
+            .apply_vars(|k| (k == "LOKA_HANDLER_SAMPLE_US").then(|| bad.to_owned()))
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("handler_sample_us") && text.contains(bad),
+            "{text}"
+        );
+        assert_eq!(c, before, "a refused value changes nothing");
+    }
+    c.apply_vars(|k| (k == "LOKA_HANDLER_SAMPLE_US").then(|| "1000".to_owned()))
+        .unwrap();
+    assert_eq!(c.handler_sample_us, 1000);
+}

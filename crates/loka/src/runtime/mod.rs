@@ -89,6 +89,9 @@ pub(crate) struct Shared {
     pub(crate) policy_reason: Option<&'static str>,
     /// `auto` adapting while it runs, between `cls` and `config.policy` (`engine/adapt.rs`).
     pub(crate) adapt: Option<crate::engine::adapt::Adapt>,
+    /// Handler time per actor, when `handler_sample_us` asks for it: filled by the sampling
+    /// thread (`system/handler_sampler.rs`) or, under the simulation, by the engine.
+    pub(crate) handler_time: Option<crate::telemetry::HandlerTimes>,
     /// Pending timers, one shard per worker (one in all under the simulation).
     pub(crate) timers: timer::Timers,
     /// Time zero of the timer clock (wall-clock engines).
@@ -130,6 +133,14 @@ impl Shared {
             policy_reason,
             adapt: None,
             counters: Counters::new(config.workers),
+            handler_time: (config.handler_sample_us > 0).then(|| {
+                // Exact virtual time under the simulation; one interval per sample otherwise.
+                let interval_ns = match config.engine {
+                    crate::config::EngineKind::Sim => 0,
+                    _ => config.handler_sample_us * 1_000,
+                };
+                crate::telemetry::HandlerTimes::new(config.workers, interval_ns)
+            }),
             dedicated: exec_policy::dedicated::Threads::default(),
             timers: timer::Timers::new(config.engine.timer_shards(config.workers)),
             epoch: std::time::Instant::now(),

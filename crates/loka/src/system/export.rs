@@ -235,6 +235,22 @@ impl MetricsCollector {
             Some(Unit::Count),
             SharedString::from("User messages in a registered actor's mailbox."),
         );
+        recorder.describe_counter(
+            KeyName::from(self.name("worker_busy_nanoseconds_total")),
+            Some(Unit::Nanoseconds),
+            SharedString::from(
+                "Time the worker ran actors (sampled: handler_sample_us; virtual under the \
+                 simulation).",
+            ),
+        );
+        recorder.describe_counter(
+            KeyName::from(self.name("actor_handler_nanoseconds_total")),
+            Some(Unit::Nanoseconds),
+            SharedString::from(
+                "Time a registered actor among the busiest kept a worker busy (sampled: \
+                 handler_sample_us).",
+            ),
+        );
         recorder.describe_histogram(
             KeyName::from(self.name("worker_queue_wait_seconds")),
             Some(Unit::Seconds),
@@ -310,6 +326,33 @@ impl MetricsCollector {
             recorder.register_gauge(&key, &METADATA).set(0.0);
         }
         state.gauged = gauged;
+        if let Some(times) = &snapshot.handler_time {
+            self.publish_handler_time(recorder, times);
+        }
+    }
+
+    /// Handler time (`handler_sample_us`): each worker's busy time, and that of the registered
+    /// actors among the busiest, by name. Unregistered actors have no stable name to label a
+    /// series with (their ids come and go), so they are left to the snapshot and `loka top`.
+    fn publish_handler_time(&self, recorder: &dyn Recorder, times: &super::HandlerTime) {
+        for (w, &ns) in times.worker_busy_ns.iter().enumerate() {
+            let key = self.key(
+                "worker_busy_nanoseconds_total",
+                &[("worker", w.to_string())],
+            );
+            recorder.register_counter(&key, &METADATA).absolute(ns);
+        }
+        for actor in &times.actors {
+            if let Some(name) = &actor.registered {
+                let key = self.key(
+                    "actor_handler_nanoseconds_total",
+                    &[("actor", name.clone())],
+                );
+                recorder
+                    .register_counter(&key, &METADATA)
+                    .absolute(actor.handler_ns);
+            }
+        }
     }
 
     /// Starts a thread (`loka-metrics`) that [`describe`](Self::describe)s the metrics, then

@@ -8,9 +8,13 @@
 //! | `snapshot.rs` | every counter as one serializable value |
 //! | `export.rs` | publishing the counters through the `metrics` facade (feature `metrics`) |
 //! | `observe.rs` | serving snapshots on a Unix socket (`observe = "PATH"`, `loka top`) |
+//! | `handler_sampler.rs` | sampling what each worker runs, for handler time per actor (`handler_sample_us`) |
 
 #[cfg(feature = "metrics")]
 mod export;
+mod handler_sampler;
+#[cfg(test)]
+mod handler_time_tests;
 mod introspect;
 mod names;
 #[cfg(unix)]
@@ -29,7 +33,10 @@ pub use observe::{MAX_CLIENTS as OBSERVE_MAX_CLIENTS, MIN_WATCH_MS};
 pub use shutdown::{ShutdownReport, UnstoppedActor};
 #[cfg(unix)]
 pub use signal::{SignalError, StopSignal, DEFAULT_SIGNAL_GRACE};
-pub use snapshot::{RegisteredActor, Snapshot, TopologySnapshot, WorkerPlace};
+pub use snapshot::{
+    ActorTime, HandlerTime, RegisteredActor, Snapshot, TopologySnapshot, WorkerPlace,
+    HANDLER_TIME_TOP,
+};
 
 use crate::actor::{Actor, ActorFailure, ActorRef, SpawnError, SpawnOptions};
 use crate::config::{Config, ConfigError, EngineKind, IdleStrategy, PanicReport, StallGuard};
@@ -56,6 +63,8 @@ pub struct System {
     /// The `observe` socket's server, when the configuration asked for one.
     #[cfg(unix)]
     observer: Option<observe::Server>,
+    /// The handler-time sampler, when `handler_sample_us` asks for one (wall-clock engines).
+    sampler: Option<handler_sampler::Sampler>,
 }
 
 impl System {
@@ -119,19 +128,36 @@ impl System {
                         shared,
                         runtime,
                         observer: None,
+                        sampler: None,
                     });
                     return Err(ConfigError::Observe(e));
                 }
             },
             None => None,
         };
-        Ok(System {
+        let mut system = System {
             engine,
             shared,
             runtime,
             #[cfg(unix)]
             observer,
-        })
+            sampler: None,
+        };
+        match handler_sampler::Sampler::start(&system.shared) {
+            Ok(sampler) => system.sampler = sampler,
+            Err(error) => {
+                // Dropping the system stops what was started; it was never handed out.
+                let value = system.shared.config.handler_sample_us.to_string();
+                drop(system);
+                return Err(ConfigError::Invalid {
+                    key: "handler_sample_us",
+                    value,
+                    source_name: "the configuration".to_owned(),
+                    reason: format!("the sampling thread did not start: {error}"),
+                });
+            }
+        }
+        Ok(system)
     }
 
     /// Spawns from a plain thread; `Err` with a stopped reference once the system has shut down.
@@ -321,11 +347,15 @@ impl System {
             .map(observe::Server::path)
     }
 
-    /// Stops serving the `observe` socket and removes its file (part of the shutdown).
+    /// Stops serving the `observe` socket and removes its file, and stops the handler-time
+    /// sampler (part of the shutdown).
     pub(crate) fn stop_observer(&self) {
         #[cfg(unix)]
         if let Some(observer) = &self.observer {
             observer.stop();
+        }
+        if let Some(sampler) = &self.sampler {
+            sampler.stop();
         }
     }
 
@@ -512,6 +542,15 @@ impl SystemBuilder {
     /// path if something exists there or the socket cannot be created.
     pub fn observe(mut self, path: impl Into<std::path::PathBuf>) -> Self {
         self.config.observe = Some(path.into());
+        self
+    }
+
+    /// Record handler time per actor, sampling what each worker runs every `us` microseconds
+    /// (`handler_sample_us`; docs/observability.md, "Handler time"); 0 turns it off.
+    /// [`build`](Self::build) refuses a value outside 50..=1,000,000 with
+    /// [`ConfigError::Invalid`].
+    pub fn handler_sample_us(mut self, us: u64) -> Self {
+        self.config.handler_sample_us = us;
         self
     }
 

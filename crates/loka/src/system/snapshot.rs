@@ -47,6 +47,57 @@ pub struct Snapshot {
     pub queue_lengths: Option<Vec<usize>>,
     /// The machine and where each worker sits on it (the same every time).
     pub topology: TopologySnapshot,
+    /// Handler time per actor, when [`Config::handler_sample_us`](crate::Config) asks for it
+    /// (`None` otherwise): the busiest actors by the time their activations kept a worker busy.
+    pub handler_time: Option<HandlerTime>,
+}
+
+/// How many of the busiest actors a [`HandlerTime`] lists.
+pub const HANDLER_TIME_TOP: usize = 20;
+
+/// Handler time per actor, in a [`Snapshot`] (docs/observability.md, "Handler time").
+///
+/// Under the wall-clock engines the figures are estimates from sampling: every
+/// `handler_sample_us` (on average) a thread notes which actor each worker runs and credits it
+/// the time since its previous look, so an actor's `handler_ns` is about its samples × the
+/// interval, within about `1/√samples` of the truth. Under the simulation they are the exact virtual time of its
+/// activations. An activation's time runs from the moment its worker takes the actor to the
+/// moment it lets it go: the handlers and the mailbox's own work between them. Counts only grow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct HandlerTime {
+    /// The sampling interval in ns; `None` under the simulation (exact virtual time).
+    pub sample_interval_ns: Option<u64>,
+    /// Sampling rounds taken so far (0 under the simulation).
+    pub rounds: u64,
+    /// Time each worker spent running actors, in ns, by worker index.
+    pub worker_busy_ns: Vec<u64>,
+    /// Time the dedicated threads of `thread` actors spent running them, in ns, summed.
+    pub dedicated_busy_ns: u64,
+    /// Actors the record holds: at most [`crate::telemetry::HANDLER_TIME_CAPACITY`], the busiest
+    /// ones (an actor with more than that fraction of all the time recorded is always among them).
+    pub tracked: usize,
+    /// The busiest actors, most time first, at most [`HANDLER_TIME_TOP`].
+    pub actors: Vec<ActorTime>,
+}
+
+/// One actor's handler time, in a [`HandlerTime`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ActorTime {
+    /// Its id.
+    pub id: ActorId,
+    /// Its Rust type.
+    pub actor_type: String,
+    /// The label it was spawned with, while it lives ([`crate::SpawnOptions::name`]).
+    pub name: Option<String>,
+    /// The name it is registered under, while it is ([`System::register`]).
+    pub registered: Option<String>,
+    /// Time its activations kept a worker busy, in ns (an estimate when sampled).
+    pub handler_ns: u64,
+    /// How much of `handler_ns` may belong to actors it displaced from the bounded record (0 for
+    /// an actor recorded since its first sample; docs/observability.md, "Handler time").
+    pub error_ns: u64,
 }
 
 /// The machine a [`Snapshot`]'s system runs on: its size and the place of each worker and PU.
@@ -122,9 +173,45 @@ impl Snapshot {
             engine: shared.config.engine.to_string(),
             queue_lengths: None,
             topology: topology(shared),
+            handler_time: handler_time(shared),
             stats,
         }
     }
+}
+
+/// The handler-time record's busiest actors, with their names.
+fn handler_time(shared: &Shared) -> Option<HandlerTime> {
+    let times = shared.handler_time.as_ref()?;
+    let report = times.report(HANDLER_TIME_TOP);
+    let mut actors: Vec<ActorTime> = report
+        .top
+        .iter()
+        .map(|e| {
+            let id = ActorId::from_raw(e.id);
+            ActorTime {
+                id,
+                actor_type: e.actor_type.to_owned(),
+                name: shared.name_of(id).map(|n| n.to_string()),
+                registered: None,
+                handler_ns: e.ns,
+                error_ns: e.error_ns,
+            }
+        })
+        .collect();
+    {
+        let table = shared.directory.0.lock();
+        for actor in &mut actors {
+            actor.registered = table.by_actor.get(&actor.id).map(|n| n.to_string());
+        }
+    }
+    Some(HandlerTime {
+        sample_interval_ns: (times.interval_ns() > 0).then_some(times.interval_ns()),
+        rounds: report.rounds,
+        worker_busy_ns: report.worker_busy_ns,
+        dedicated_busy_ns: report.dedicated_ns,
+        tracked: report.tracked,
+        actors,
+    })
 }
 
 /// The machine and the workers' places on it.

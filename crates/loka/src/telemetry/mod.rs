@@ -5,6 +5,11 @@
 //! happen outside workers (sends from plain threads, dead letters, panics) go to system-wide
 //! counters updated with `fetch_add`.
 
+mod handler_time;
+
+pub(crate) use handler_time::{HandlerTimes, Thread};
+pub use handler_time::{CAPACITY as HANDLER_TIME_CAPACITY, MAX_SAMPLE_US, MIN_SAMPLE_US};
+
 use crate::sync::AtomicU64;
 use crossbeam_utils::CachePadded;
 use serde::Serialize;
@@ -508,6 +513,25 @@ impl Counters {
             .map(|c| c.running.load(Relaxed))
             .filter(|&id| id != 0)
             .collect()
+    }
+
+    /// What each worker and dedicated thread runs now (raw actor ids, 0: none), for the
+    /// handler-time sampler: collected into `into`, which is cleared first (reused between
+    /// rounds, so a round allocates nothing once it has grown).
+    pub(crate) fn running_by_thread(&self, into: &mut Vec<(Thread, u64)>) {
+        into.clear();
+        into.extend(
+            self.workers
+                .iter()
+                .enumerate()
+                .map(|(w, c)| (Thread::Worker(w), c.running.load(Relaxed))),
+        );
+        let dedicated = self.dedicated.lock();
+        into.extend(
+            dedicated
+                .iter()
+                .map(|d| (Thread::Dedicated, d.running.load(Relaxed))),
+        );
     }
 
     /// A snapshot of every counter.

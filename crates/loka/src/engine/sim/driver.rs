@@ -310,6 +310,11 @@ impl Engine {
         let sends_at = start + (fixed + state + per_message) as u64;
         st.running = Some((w, sends_at));
         st.waker = placement::waker_id(&task);
+        // Handler time per actor (`handler_sample_us`): the type read before the activation,
+        // after which a stopped actor's cell may be freed.
+        // SAFETY: the driver holds the task's schedule, so its cell is alive.
+        let handler_type =
+            (self.shared.handler_time.as_ref()).map(|_| unsafe { task.info() }.actor_type);
         let messages_before = counters.messages.get();
         let spawned_before = counters.spawned.get();
         st.watch.before(actor);
@@ -378,6 +383,9 @@ impl Engine {
         st.stats.mailbox_tail_ns += tail as u64;
         let end = start + cost.max(1.0) as u64;
         st.stats.busy_ns += end - start;
+        if let (Some(times), Some(actor_type)) = (&self.shared.handler_time, handler_type) {
+            times.record(w, actor, end - start, || actor_type);
+        }
         for &(receiver, count) in &hot {
             st.tails.record(receiver, w, sends_at, end, count);
         }

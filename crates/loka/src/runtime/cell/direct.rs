@@ -201,6 +201,9 @@ impl<B: Behavior> ActorCell<B> {
         #[cfg(feature = "trace-activations")]
         let _entered = span.enter();
         let _report = self.panic_scope();
+        // What this thread runs, for `System::actors` and the handler-time sampler: two stores
+        // per run, as per activation in the other engines.
+        let outer = exec.enter(self.id());
         // SAFETY: the engine hands this actor's letters to one worker at a time, in order (its
         // queue is processed by one worker at a time), so we are the only activation.
         let inner = unsafe { &mut *self.inner.get() };
@@ -208,6 +211,7 @@ impl<B: Behavior> ActorCell<B> {
             let delivered = Self::one(self.receive(first, exec));
             #[cfg(feature = "trace-activations")]
             span.record("messages", delivered.messages);
+            exec.leave(outer);
             return delivered;
         }
         let mut ctx = B::context(CellContext::new(self, Some(exec)));
@@ -215,6 +219,7 @@ impl<B: Behavior> ActorCell<B> {
             let delivered = Self::one(self.receive(first, exec));
             #[cfg(feature = "trace-activations")]
             span.record("messages", delivered.messages);
+            exec.leave(outer);
             return delivered;
         }
         let task = self.task();
@@ -263,6 +268,7 @@ impl<B: Behavior> ActorCell<B> {
         }
         #[cfg(feature = "trace-activations")]
         span.record("messages", messages);
+        exec.leave(outer);
         Delivered {
             messages,
             // At most `throughput` (saturating: a budget past `u32::MAX` is only counted short).
