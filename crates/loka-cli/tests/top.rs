@@ -223,7 +223,7 @@ fn bench_run_top_shows_the_runs_then_prints_their_records() {
     assert!(screen.contains("msgs/s"), "{screen}");
     // `--top` samples handler time: the counting benchmark's counter is among the busiest.
     tmux.wait_for(&[
-        "busiest actors by handler time (sampled every 1.00 ms",
+        "busiest actors by handler time (sampled every 10.00 ms",
         "Counter",
     ]);
     let screen = tmux.wait_for(&["EXITED 0"]);

@@ -55,7 +55,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Handler time on (10 ms samples, unless LOKA_HANDLER_SAMPLE_US says otherwise): the view
+    // lists the busiest actors.
     let system = match System::builder()
+        .handler_sample_us(10_000)
         .env()
         .and_then(|b| b.observe(&path).build())
     {

@@ -25,7 +25,8 @@ pub(super) struct BusyRow {
 }
 
 impl App {
-    /// The recorded actors, busiest since the previous snapshot first, filtered by label.
+    /// The recorded actors, busiest since the previous snapshot first (then by total), filtered by
+    /// label.
     pub(super) fn busiest(&self) -> Vec<BusyRow> {
         let now = &self.cur["handler_time"];
         let Some(actors) = now["actors"].as_array() else {
@@ -71,7 +72,9 @@ impl App {
             })
             .filter(|(_, r)| r.label.contains(self.filter.as_str()))
             .collect();
-        rows.sort_by_key(|r| std::cmp::Reverse(r.0));
+        // Busiest in the interval first; then by total (a quiet interval, or the simulation's
+        // virtual time standing still between two snapshots).
+        rows.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_s.total_cmp(&a.1.total_s)));
         rows.into_iter().map(|(_, r)| r).collect()
     }
 

@@ -221,7 +221,7 @@ pub struct Config {
     /// [`Snapshot::handler_time`](crate::Snapshot::handler_time) and `loka top` list the busiest
     /// actors. Under the simulation every activation's virtual time is recorded instead (no
     /// thread). 0 (the default): off, no thread, nothing recorded. Otherwise
-    /// 50..=1,000,000 ([`crate::telemetry::MIN_SAMPLE_US`]).
+    /// 100..=1,000,000 ([`crate::telemetry::MIN_SAMPLE_US`]).
     pub handler_sample_us: u64,
     /// The simulation engine's settings.
     pub sim: SimConfig,

@@ -585,7 +585,7 @@ fn handler_sampling_outside_its_range_names_the_key_from_every_source() {
     let err = Config::from_toml_str("handler_sample_us = 10\n", "h.toml").unwrap_err();
     assert_eq!(
         err.to_string(),
-        "invalid handler_sample_us = `10` in h.toml: 0 (off) or 50..=1000000 µs: more often, the \
+        "invalid handler_sample_us = `10` in h.toml: 0 (off) or 100..=1000000 µs: more often, the \
          sampling thread itself becomes a load; less often than once a second, it learns nothing"
     );
     let mut c = Config::default();

@@ -117,6 +117,20 @@ impl Exec {
         self.counters().running.store(outer, Relaxed);
     }
 
+    /// [`enter`](Self::enter) for an engine whose activations never nest on one thread (the
+    /// message-centric engine: no inline execution): one store, nothing read or kept for the
+    /// way out. [`done`](Self::done) ends it.
+    #[inline(always)]
+    pub(crate) fn announce(&self, id: ActorId) {
+        self.counters().running.store(id.as_u64(), Relaxed);
+    }
+
+    /// The activation [`announce`](Self::announce)d is over: this thread runs no actor.
+    #[inline(always)]
+    pub(crate) fn done(&self) {
+        self.counters().running.store(0, Relaxed);
+    }
+
     /// A fresh actor id (no shared counter touched).
     #[inline]
     pub(crate) fn next_actor_id(&self) -> ActorId {

@@ -547,7 +547,7 @@ impl SystemBuilder {
 
     /// Record handler time per actor, sampling what each worker runs every `us` microseconds
     /// (`handler_sample_us`; docs/observability.md, "Handler time"); 0 turns it off.
-    /// [`build`](Self::build) refuses a value outside 50..=1,000,000 with
+    /// [`build`](Self::build) refuses a value outside 100..=1,000,000 with
     /// [`ConfigError::Invalid`].
     pub fn handler_sample_us(mut self, us: u64) -> Self {
         self.config.handler_sample_us = us;

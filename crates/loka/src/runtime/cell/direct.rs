@@ -201,9 +201,10 @@ impl<B: Behavior> ActorCell<B> {
         #[cfg(feature = "trace-activations")]
         let _entered = span.enter();
         let _report = self.panic_scope();
-        // What this thread runs, for `System::actors` and the handler-time sampler: two stores
-        // per run, as per activation in the other engines.
-        let outer = exec.enter(self.id());
+        // What this thread runs, for `System::actors` and the handler-time sampler: a store on
+        // the way in and one on the way out, as per activation in the other engines (runs never
+        // nest here: this engine runs no actor inline, so there is no outer one to restore).
+        exec.announce(self.id());
         // SAFETY: the engine hands this actor's letters to one worker at a time, in order (its
         // queue is processed by one worker at a time), so we are the only activation.
         let inner = unsafe { &mut *self.inner.get() };
@@ -211,7 +212,7 @@ impl<B: Behavior> ActorCell<B> {
             let delivered = Self::one(self.receive(first, exec));
             #[cfg(feature = "trace-activations")]
             span.record("messages", delivered.messages);
-            exec.leave(outer);
+            exec.done();
             return delivered;
         }
         let mut ctx = B::context(CellContext::new(self, Some(exec)));
@@ -219,7 +220,7 @@ impl<B: Behavior> ActorCell<B> {
             let delivered = Self::one(self.receive(first, exec));
             #[cfg(feature = "trace-activations")]
             span.record("messages", delivered.messages);
-            exec.leave(outer);
+            exec.done();
             return delivered;
         }
         let task = self.task();
@@ -268,7 +269,7 @@ impl<B: Behavior> ActorCell<B> {
         }
         #[cfg(feature = "trace-activations")]
         span.record("messages", messages);
-        exec.leave(outer);
+        exec.done();
         Delivered {
             messages,
             // At most `throughput` (saturating: a budget past `u32::MAX` is only counted short).
