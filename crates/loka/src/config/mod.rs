@@ -163,6 +163,14 @@ impl IdleStrategy {
 
 pub use crate::engine::kind::{EngineKind, UnknownEngine};
 
+/// The shortest accepted `handler_sample_us`, in microseconds. A round's own work is small (a word
+/// per worker, one lock), but the thread's timed wake-up is not: 15–40 µs of CPU on a VM
+/// (docs/results/observability.md, "Handler time"), so every 100 µs the sampler already takes
+/// about a seventh of a core. The longest is one second.
+pub const MIN_HANDLER_SAMPLE_US: u64 = 100;
+/// The longest accepted `handler_sample_us` (see [`MIN_HANDLER_SAMPLE_US`]).
+pub const MAX_HANDLER_SAMPLE_US: u64 = 1_000_000;
+
 /// Everything a [`crate::System`] is built from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -221,7 +229,7 @@ pub struct Config {
     /// [`Snapshot::handler_time`](crate::Snapshot::handler_time) and `loka top` list the busiest
     /// actors. Under the simulation every activation's virtual time is recorded instead (no
     /// thread). 0 (the default): off, no thread, nothing recorded. Otherwise
-    /// 100..=1,000,000 ([`crate::telemetry::MIN_SAMPLE_US`]).
+    /// 100..=1,000,000 ([`MIN_HANDLER_SAMPLE_US`]).
     pub handler_sample_us: u64,
     /// The simulation engine's settings.
     pub sim: SimConfig,
@@ -462,10 +470,7 @@ impl Config {
             }
         }
         let sample = self.handler_sample_us;
-        let (least, most) = (
-            crate::telemetry::MIN_SAMPLE_US,
-            crate::telemetry::MAX_SAMPLE_US,
-        );
+        let (least, most) = (MIN_HANDLER_SAMPLE_US, MAX_HANDLER_SAMPLE_US);
         if sample != 0 && !(least..=most).contains(&sample) {
             return Err(invalid(
                 "handler_sample_us",

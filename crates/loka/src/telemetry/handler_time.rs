@@ -27,14 +27,6 @@ type ActorKey = u64;
 /// How many actors the table keeps (about 48 bytes each, plus the index).
 pub const CAPACITY: usize = 1024;
 
-/// The shortest accepted sampling interval, in microseconds. A round's own work is small (a word
-/// per worker, one lock), but the thread's timed wake-up is not: 15–40 µs of CPU on a VM
-/// (docs/results/observability.md, "Handler time"), so every 100 µs the sampler already takes
-/// about a seventh of a core. The longest is one second.
-pub const MIN_SAMPLE_US: u64 = 100;
-/// See [`MIN_SAMPLE_US`].
-pub const MAX_SAMPLE_US: u64 = 1_000_000;
-
 /// The most intervals one sampling round may credit ([`HandlerTimes::sample`]).
 const MAX_CREDIT: u64 = 4;
 

@@ -7,8 +7,8 @@
 
 mod handler_time;
 
+pub use handler_time::CAPACITY as HANDLER_TIME_CAPACITY;
 pub(crate) use handler_time::{HandlerTimes, Thread};
-pub use handler_time::{CAPACITY as HANDLER_TIME_CAPACITY, MAX_SAMPLE_US, MIN_SAMPLE_US};
 
 use crate::sync::AtomicU64;
 use crossbeam_utils::CachePadded;
