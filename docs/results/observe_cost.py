@@ -2,6 +2,7 @@
 # CPU time the system spends serving snapshots: a client asks for one every 50 ms during a long
 # benchmark run; the serving threads' CPU time (from /proc) divided by the snapshots received.
 import os, socket, subprocess, sys, threading, time
+import threadcpu
 L, bench, workers = sys.argv[1], sys.argv[2], sys.argv[3]
 sock = f"/tmp/obs-cost-{os.getpid()}.sock"
 p = subprocess.Popen([L, "bench", "run", bench, "--size", "full", "--workers", workers, "--json", "--observe", sock], stdout=subprocess.PIPE)
@@ -16,14 +17,7 @@ def reader():
 threading.Thread(target=reader, daemon=True).start()
 tick = os.sysconf("SC_CLK_TCK"); best = {}
 while p.poll() is None:
-    try:
-        for t in os.listdir(f"/proc/{p.pid}/task"):
-            comm = open(f"/proc/{p.pid}/task/{t}/comm").read().strip()
-            # schedstat: nanoseconds on the CPU (the stat file's ticks are 10 ms).
-            cpu = int(open(f"/proc/{p.pid}/task/{t}/schedstat").read().split()[0]) / 1e9
-            best[(t, comm)] = max(best.get((t, comm), 0), cpu)
-    except (FileNotFoundError, ProcessLookupError):
-        pass
+    threadcpu.sample(p.pid, best)
     time.sleep(0.1)
 out = p.stdout.read().decode()
 import json

@@ -5,29 +5,26 @@
 # takes, and per round at the nominal interval (rounds are at most lifetime / interval, so the
 # per-round figure is an upper bound of the cost of a round).
 import json, os, subprocess, sys, time
+import threadcpu
 L, bench, workers = sys.argv[1], sys.argv[2], sys.argv[3]
 us = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
-t0 = time.monotonic()
 p = subprocess.Popen([L, "bench", "run", bench, "--size", "full", "--workers", workers, "--json",
                       "--handler-sample-us", str(us)], stdout=subprocess.PIPE)
 best = {}
 life = {}  # sampler thread -> (start, last seen), seconds since boot
 tick = os.sysconf("SC_CLK_TCK")
+def note_life(t, comm):
+    if comm.startswith("loka-sampler"):
+        try:
+            stat = open(f"/proc/{p.pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            return
+        start = int(stat[19]) / tick  # field 22: start time, ticks since boot
+        now = float(open("/proc/uptime").read().split()[0])
+        life[t] = (start, now)
 while p.poll() is None:
-    try:
-        for t in os.listdir(f"/proc/{p.pid}/task"):
-            comm = open(f"/proc/{p.pid}/task/{t}/comm").read().strip()
-            cpu = int(open(f"/proc/{p.pid}/task/{t}/schedstat").read().split()[0]) / 1e9
-            best[(t, comm)] = max(best.get((t, comm), 0), cpu)
-            if comm.startswith("loka-sampler"):
-                stat = open(f"/proc/{p.pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()
-                start = int(stat[19]) / tick  # field 22: start time, ticks since boot
-                now = float(open("/proc/uptime").read().split()[0])
-                life[t] = (start, now)
-    except (FileNotFoundError, ProcessLookupError, ValueError):
-        pass
+    threadcpu.sample(p.pid, best, note_life)
     time.sleep(0.05)
-wall = time.monotonic() - t0
 rec = json.loads(p.stdout.read().decode().splitlines()[0])
 sampler = sum(v for (t, c), v in best.items() if c.startswith("loka-sampler"))
 work = sum(v for (t, c), v in best.items() if c.startswith("loka-worker"))

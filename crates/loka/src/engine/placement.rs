@@ -164,6 +164,37 @@ impl ActorPlacement {
         self.flags.load(Relaxed) & RAN == 0 && self.flags.fetch_or(RAN, Relaxed) & RAN == 0
     }
 
+    /// An activation of this actor on worker `me` (both engines that queue actors): the
+    /// first-activation home rule (Listing 5.2; under `cls` the first worker to run an actor is
+    /// its home; under `places` the home was chosen in the actor's place at spawn and stays), a migration if it last ran elsewhere,
+    /// and where it runs relative to its home, counted on `me`'s `counters`.
+    #[inline]
+    pub(crate) fn account_run(
+        &self,
+        me: usize,
+        places: bool,
+        layout: &loka_topology::WorkerLayout,
+        counters: &crate::telemetry::WorkerCounters,
+    ) {
+        if self.first_run() && !places {
+            let home = crate::policy::lgs::first_activation_home(self.home(), me, |a, b| {
+                layout.same_group0(a, b)
+            });
+            self.set_home(home);
+        }
+        if self.swap_last(me).is_some_and(|last| last != me) {
+            counters.migrations.bump(1);
+        }
+        match self.home() {
+            Some(home) if home == me => counters.exec_home_pu.bump(1),
+            Some(home) if layout.node_of(home) == layout.node_of(me) => {
+                counters.exec_home_node.bump(1)
+            }
+            Some(_) => counters.exec_remote_node.bump(1),
+            None => {}
+        }
+    }
+
     /// Counts a wake-up by actor `waker` routed to a distant home; returns true when the hub rule
     /// says to unpin (and unpins). Racy increments on purpose: a heuristic, not worth a locked
     /// instruction.

@@ -19,7 +19,6 @@
 
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
 
 /// An actor's raw id ([`crate::ActorId::as_u64`]).
 type ActorKey = u64;
@@ -31,14 +30,14 @@ pub const CAPACITY: usize = 1024;
 const MAX_CREDIT: u64 = 4;
 
 /// One actor's recorded time.
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    id: ActorKey,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub(crate) id: ActorKey,
     /// Its Rust type, looked up once, when it entered the table.
-    actor_type: &'static str,
-    ns: u64,
+    pub(crate) actor_type: &'static str,
+    pub(crate) ns: u64,
     /// How much of `ns` may belong to the actors it displaced (Space-Saving's overestimate).
-    error_ns: u64,
+    pub(crate) error_ns: u64,
 }
 
 /// The weighted Space-Saving table: the busiest actors by recorded time.
@@ -58,22 +57,31 @@ impl Busiest {
         }
     }
 
-    /// Credits `id` with `ns`; `actor_type` is asked only when it enters the table.
-    pub(crate) fn add(&mut self, id: ActorKey, ns: u64, actor_type: impl FnOnce() -> &'static str) {
+    /// Credits `id` with `ns`. `actor_type` is asked only when it enters the table; `None` (it
+    /// stopped meanwhile) leaves it out. Returns whether it was credited.
+    pub(crate) fn add(
+        &mut self,
+        id: ActorKey,
+        ns: u64,
+        actor_type: impl FnOnce() -> Option<&'static str>,
+    ) -> bool {
         if let Some(&at) = self.index.get(&id) {
             self.entries[at].ns += ns;
-            return;
+            return true;
         }
+        let Some(actor_type) = actor_type() else {
+            return false;
+        };
         let entry = Entry {
             id,
-            actor_type: actor_type(),
+            actor_type,
             ns,
             error_ns: 0,
         };
         if self.entries.len() < self.capacity {
             self.index.insert(id, self.entries.len());
             self.entries.push(entry);
-            return;
+            return true;
         }
         // Full: the newcomer replaces the entry with the least time and inherits it as its
         // possible overestimate. A scan of the table, paid only by an actor the table does not
@@ -92,6 +100,7 @@ impl Busiest {
             error_ns: least.ns,
             ..entry
         };
+        true
     }
 
     /// The `n` entries with the most time, most first (ties: lower id first).
@@ -170,18 +179,8 @@ impl HandlerTimes {
         let ns = elapsed_ns.min(MAX_CREDIT * self.interval_ns);
         let mut recorded = self.recorded.lock();
         recorded.rounds += 1;
-        for (thread, id) in running {
-            if id == 0 {
-                continue;
-            }
-            if !recorded.busiest.index.contains_key(&id) {
-                // A newcomer's type, looked up outside the entry (an actor that stopped between
-                // the read of the word and here is not credited).
-                let Some(name) = actor_type(id) else { continue };
-                recorded.credit(thread, id, ns, || name);
-            } else {
-                recorded.credit(thread, id, ns, || "");
-            }
+        for (thread, id) in running.into_iter().filter(|&(_, id)| id != 0) {
+            recorded.credit(thread, id, ns, || actor_type(id));
         }
     }
 
@@ -195,7 +194,7 @@ impl HandlerTimes {
     ) {
         self.recorded
             .lock()
-            .credit(Thread::Worker(worker), id, ns, actor_type);
+            .credit(Thread::Worker(worker), id, ns, || Some(actor_type()));
     }
 
     /// The busiest `n` actors, the rounds taken and each worker's busy time.
@@ -206,29 +205,24 @@ impl HandlerTimes {
             worker_busy_ns: recorded.worker_busy_ns.clone(),
             dedicated_ns: recorded.dedicated_ns,
             tracked: recorded.busiest.len(),
-            top: recorded
-                .busiest
-                .top(n)
-                .into_iter()
-                .map(|e| ReportEntry {
-                    id: e.id,
-                    actor_type: e.actor_type,
-                    ns: e.ns,
-                    error_ns: e.error_ns,
-                })
-                .collect(),
+            top: recorded.busiest.top(n),
         }
     }
 }
 
 impl Recorded {
+    /// Credits `id`, and the thread it ran on, with `ns` (neither if it stopped before it
+    /// entered the table: `add`).
     fn credit(
         &mut self,
         thread: Thread,
         id: u64,
         ns: u64,
-        actor_type: impl FnOnce() -> &'static str,
+        actor_type: impl FnOnce() -> Option<&'static str>,
     ) {
+        if !self.busiest.add(id, ns, actor_type) {
+            return;
+        }
         match thread {
             Thread::Worker(w) => {
                 if let Some(busy) = self.worker_busy_ns.get_mut(w) {
@@ -237,27 +231,17 @@ impl Recorded {
             }
             Thread::Dedicated => self.dedicated_ns += ns,
         }
-        self.busiest.add(id, ns, actor_type);
     }
 }
 
 /// What [`HandlerTimes::report`] read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Report {
     pub(crate) rounds: u64,
     pub(crate) worker_busy_ns: Vec<u64>,
     pub(crate) dedicated_ns: u64,
     pub(crate) tracked: usize,
-    pub(crate) top: Vec<ReportEntry>,
-}
-
-/// One actor of a [`Report`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub(crate) struct ReportEntry {
-    pub(crate) id: u64,
-    pub(crate) actor_type: &'static str,
-    pub(crate) ns: u64,
-    pub(crate) error_ns: u64,
+    pub(crate) top: Vec<Entry>,
 }
 
 #[cfg(test)]
@@ -272,7 +256,7 @@ mod tests {
     fn below_capacity_every_actor_is_counted_exactly() {
         let mut b = Busiest::new(8);
         for (id, ns) in [(1, 10), (2, 30), (1, 5), (3, 1), (2, 30)] {
-            b.add(id, ns, || "T");
+            b.add(id, ns, || Some("T"));
         }
         let top = b.top(8);
         let got: Vec<(u64, u64, u64)> = top.iter().map(|e| (e.id, e.ns, e.error_ns)).collect();
@@ -286,9 +270,9 @@ mod tests {
         let mut b = Busiest::new(16);
         let mut heavy_true = 0;
         for i in 0..10_000u64 {
-            b.add(100 + i, 1, || "light");
+            b.add(100 + i, 1, || Some("light"));
             if i % 10 == 0 {
-                b.add(7, 1, || "heavy");
+                b.add(7, 1, || Some("heavy"));
                 heavy_true += 1;
             }
         }
@@ -306,9 +290,9 @@ mod tests {
     #[test]
     fn a_newcomer_to_a_full_table_replaces_the_least_and_inherits_its_time_as_error() {
         let mut b = Busiest::new(2);
-        b.add(1, 50, || "A");
-        b.add(2, 10, || "B");
-        b.add(3, 4, || "C");
+        b.add(1, 50, || Some("A"));
+        b.add(2, 10, || Some("B"));
+        b.add(3, 4, || Some("C"));
         assert_eq!(ids(&b, 2), [1, 3]);
         let c = b.top(2)[1];
         assert_eq!((c.ns, c.error_ns, c.actor_type), (14, 10, "C"));

@@ -8,7 +8,7 @@ use super::worker::Picked;
 use super::{Engine, State};
 use crate::engine::choices::{self, Routing, StealFrom, Victims};
 use crate::engine::placement;
-use crate::policy::{lgs, Route};
+use crate::policy::Route;
 use crate::runtime::{Exec, RunOutcome, TaskRef};
 use crate::telemetry::MAX_LEVELS;
 use parking_lot::MutexGuard;
@@ -248,24 +248,8 @@ impl Engine {
             self.maybe_balance(st, w);
         }
         let place = placement::of(&task);
-        let layout = &self.shared.machine.layout;
-        // Under `places` the home was chosen in the actor's place at spawn and stays there.
-        if place.first_run() && !matches!(self.routing(), Routing::Places(_)) {
-            let home = lgs::first_activation_home(place.home(), w, |a, b| layout.same_group0(a, b));
-            place.set_home(home);
-        }
-        let last = place.swap_last(w);
-        if last.is_some_and(|l| l != w) {
-            counters.migrations.bump(1);
-        }
-        match place.home() {
-            Some(home) if home == w => counters.exec_home_pu.bump(1),
-            Some(home) if layout.node_of(home) == layout.node_of(w) => {
-                counters.exec_home_node.bump(1)
-            }
-            Some(_) => counters.exec_remote_node.bump(1),
-            None => {}
-        }
+        let places = matches!(self.routing(), Routing::Places(_));
+        place.account_run(w, places, &self.shared.machine.layout, counters);
         let queued_at = place
             .enqueued_at
             .swap(0, std::sync::atomic::Ordering::Relaxed);

@@ -5,7 +5,7 @@ use super::Engine;
 use crate::engine::choices::{Routing, Victims};
 use crate::engine::placement;
 use crate::policy::cls::Cls;
-use crate::policy::{lgs, Route};
+use crate::policy::Route;
 use crate::runtime::exec_policy::online;
 use crate::runtime::{Exec, RunOutcome, TaskRef};
 use crate::telemetry::{WorkerCounters, MAX_LEVELS};
@@ -511,25 +511,13 @@ impl Worker {
     /// last ran, or away from its home.
     #[inline(never)]
     fn account_moved(&self, placement: &placement::ActorPlacement, me: usize) {
-        let layout = &self.engine.shared.machine.layout;
-        // Under `places` the home was chosen in the actor's place at spawn and stays there.
-        if placement.first_run() && !matches!(self.routing.get(), Routing::Places(_)) {
-            let home =
-                lgs::first_activation_home(placement.home(), me, |a, b| layout.same_group0(a, b));
-            placement.set_home(home);
-        }
-        let counters = self.counters();
-        if placement.swap_last(me).is_some_and(|last| last != me) {
-            counters.migrations.bump(1);
-        }
-        match placement.home() {
-            Some(home) if home == me => counters.exec_home_pu.bump(1),
-            Some(home) if layout.node_of(home) == layout.node_of(me) => {
-                counters.exec_home_node.bump(1)
-            }
-            Some(_) => counters.exec_remote_node.bump(1),
-            None => {}
-        }
+        let places = matches!(self.routing.get(), Routing::Places(_));
+        placement.account_run(
+            me,
+            places,
+            &self.engine.shared.machine.layout,
+            self.counters(),
+        );
     }
 
     /// A sampled wake-up's queue wait (one activation in 16 under `cls`), out of line.
