@@ -32,6 +32,8 @@ pub mod exec_policy;
 pub mod machine;
 mod mailbox;
 pub mod policy;
+#[cfg(feature = "remote")]
+pub mod remote;
 mod runtime;
 pub mod sim;
 pub mod supervisor;

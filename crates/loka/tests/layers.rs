@@ -54,8 +54,9 @@ const LAYERS: &[&[&str]] = &[
     &["engine::dispatch"],
     // The system: starting one, spawning, names, supervisors, introspection, shutdown.
     &["system"],
-    // The simulation's front door (seed searches over whole systems).
-    &["sim"],
+    // The simulation's front door (seed searches over whole systems); the seam for actors on
+    // other nodes (feature `remote`).
+    &["sim", "remote"],
     // The crate root only declares modules and re-exports.
     &["", "engine"],
 ];

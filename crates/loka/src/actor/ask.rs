@@ -21,23 +21,35 @@ pub enum AskError {
     Timeout(Duration),
 }
 
-type Deliver<R> = Box<dyn FnOnce(Result<R, AskError>) + Send>;
+pub(crate) type Deliver<R> = Box<dyn FnOnce(Result<R, AskError>) + Send>;
 
 /// The right (and duty) to answer one request. Dropping it unanswered tells the asker
 /// [`AskError::NoReply`], so an ask can never hang on a request that was lost.
+///
+/// With the feature `remote` a `ReplyTo` whose reply type is serialisable travels inside a
+/// message to another node (docs/remote.md): the reply then finds its way back over the wire.
 pub struct ReplyTo<R> {
-    deliver: Option<Deliver<R>>,
+    /// Taken once: by the reply, by the drop (no reply), or, with the feature `remote`, by the
+    /// serialisation that sends the right to answer to another node (through `&self`, hence
+    /// the cell: a `ReplyTo` is `Send`, never shared).
+    deliver: std::cell::Cell<Option<Deliver<R>>>,
 }
 
 impl<R> ReplyTo<R> {
     pub(crate) fn new(deliver: impl FnOnce(Result<R, AskError>) + Send + 'static) -> Self {
         ReplyTo {
-            deliver: Some(Box::new(deliver)),
+            deliver: std::cell::Cell::new(Some(Box::new(deliver))),
         }
     }
 
+    /// The delivery, taken out: nothing happens at the drop any more.
+    #[cfg(feature = "remote")]
+    pub(crate) fn take_delivery(&self) -> Option<Deliver<R>> {
+        self.deliver.take()
+    }
+
     /// Sends the reply. If the asker is gone the reply is dropped.
-    pub fn send(mut self, reply: R) {
+    pub fn send(self, reply: R) {
         if let Some(deliver) = self.deliver.take() {
             deliver(Ok(reply));
         }

@@ -1,7 +1,7 @@
 //! The actor API: the [`Actor`] trait, [`ActorRef`], [`Context`], spawn options, request/reply,
 //! registered names, death watch and links.
 
-mod ask;
+pub(crate) mod ask;
 mod async_actor;
 mod context;
 pub(crate) mod names;
@@ -142,6 +142,12 @@ impl<M: Send + 'static> ActorRef<M> {
     /// The actor's receiving side.
     pub(crate) fn cell(&self) -> &dyn Deliver<M> {
         &*self.cell
+    }
+
+    /// The actor's receiving side, shared (what death watch holds).
+    #[cfg(feature = "remote")]
+    pub(crate) fn cell_arc(&self) -> Arc<dyn Deliver<M>> {
+        Arc::clone(&self.cell)
     }
 
     /// A weak reference to the actor's cell: tests see when its memory is freed.

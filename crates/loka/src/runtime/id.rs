@@ -16,6 +16,7 @@ const WORKER_SHIFT: u32 = 48;
 /// Printed as `<w.n>`: `w` is one more than the index of the worker that spawned it (0 for a plain
 /// thread), `n` its sequence number there.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[cfg_attr(feature = "remote", derive(serde::Deserialize))]
 pub struct ActorId(u64);
 
 impl ActorId {

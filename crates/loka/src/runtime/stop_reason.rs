@@ -15,11 +15,13 @@ use std::fmt;
 /// | `Killed` | the system shut down while it was alive ([`crate::System::shutdown`], or dropping the system) |
 /// | `Linked` | an actor linked to it ([`Context::link`](crate::Context::link)) failed, and it did not trap exits |
 /// | `Escalated` | it was a [`Supervisor`](crate::supervisor::Supervisor) whose children failed more often than its restart intensity allows: it terminated them and gave up |
+/// | `NodeDown` | it lives on another node, which was lost (feature `remote`, docs/remote.md) |
 ///
-/// A failure is `Panicked`, `Linked` or `Escalated` ([`is_failure`](Self::is_failure)): only
+/// A failure is `Panicked`, `Linked`, `Escalated` or `NodeDown` ([`is_failure`](Self::is_failure)): only
 /// failures travel along links, and a supervisor restarts a
 /// [`Transient`](crate::runtime::restart::Restart::Transient) child only after one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "remote", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum StopReason {
     /// Stopped itself, or became unreferenced.
@@ -44,6 +46,10 @@ pub enum StopReason {
         /// Which intensity was exceeded, and the last child failure.
         message: String,
     },
+    /// The actor lives on another node, and that node was lost: it closed, or it stopped
+    /// answering for longer than its lease (docs/remote.md). Whether the actor itself still runs
+    /// is unknown. A failure, as Erlang's `noconnection`: it travels along links.
+    NodeDown,
 }
 
 impl StopReason {
@@ -52,7 +58,10 @@ impl StopReason {
     pub fn is_failure(&self) -> bool {
         matches!(
             self,
-            StopReason::Panicked(_) | StopReason::Linked { .. } | StopReason::Escalated { .. }
+            StopReason::Panicked(_)
+                | StopReason::Linked { .. }
+                | StopReason::Escalated { .. }
+                | StopReason::NodeDown
         )
     }
 
@@ -63,6 +72,7 @@ impl StopReason {
             StopReason::Panicked(message)
             | StopReason::Linked { message, .. }
             | StopReason::Escalated { message } => Some(message),
+            StopReason::NodeDown => Some("its node was lost"),
             _ => None,
         }
     }
@@ -79,6 +89,7 @@ impl fmt::Display for StopReason {
                 write!(f, "stopped because linked actor {peer} failed: {message}")
             }
             StopReason::Escalated { message } => write!(f, "escalated: {message}"),
+            StopReason::NodeDown => f.write_str("its node was lost"),
         }
     }
 }

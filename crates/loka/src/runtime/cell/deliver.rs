@@ -57,6 +57,12 @@ pub(crate) trait Deliver<M>: Send + Sync {
     /// the live registry's shard lock of the actor held, and only while the actor is registered
     /// there (not yet stopped): see `actor/names.rs`.
     fn mark_registered(&self);
+    /// Where the actor lives if it is on another node (feature `remote`): its node and its id
+    /// there. A reference to it travels as that address instead of being exported again.
+    #[cfg(feature = "remote")]
+    fn wire_address(&self) -> Option<(u128, u64)> {
+        None
+    }
 }
 
 /// The message inside an envelope that `enqueue` handed back.

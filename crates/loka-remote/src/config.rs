@@ -1,0 +1,243 @@
+//! A node's settings ([`NodeConfig`]), checked before anything opens: plain TCP only on
+//! loopback unless the user says otherwise, and the Zenoh configuration they become.
+
+use crate::RemoteError;
+use std::net::IpAddr;
+use std::time::Duration;
+
+/// The most messages waiting toward one node, by default.
+pub const DEFAULT_QUEUE_CAPACITY: usize = 65_536;
+/// How long a silent node is still believed alive, by default: its loss is noticed within it.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(2);
+/// The shortest lease accepted (Zenoh sends keep-alives at a quarter of it).
+pub const MIN_LEASE: Duration = Duration::from_millis(200);
+
+/// How a node opens: where it listens, whom it connects to, and its limits.
+///
+/// ```
+/// let config = loka_remote::NodeConfig::default()
+///     .listen("tcp/127.0.0.1:7447")
+///     .connect("tcp/127.0.0.1:7448");
+/// assert_eq!(config.listen.len(), 1);
+/// ```
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// Zenoh endpoints to listen on (`tcp/HOST:PORT`; port 0 picks a free one). Default:
+    /// `tcp/127.0.0.1:0`.
+    pub listen: Vec<String>,
+    /// Zenoh endpoints of nodes to connect to. Nodes also find each other through the nodes
+    /// they connect to (gossip); multicast discovery is off.
+    pub connect: Vec<String>,
+    /// The most messages (data and replies) waiting toward one node: a send beyond it fails
+    /// at once with [`loka::SendErrorReason::Full`], counted in [`crate::NodeStats::refused`].
+    pub queue_capacity: usize,
+    /// How long a node that stopped answering is still believed alive. A node killed
+    /// outright is noticed when its connection breaks, at once on a local machine; a
+    /// partitioned one within the lease.
+    pub lease: Duration,
+    /// How long [`crate::Node::lookup`] waits for a name to appear (other nodes' names arrive
+    /// a moment after they connect).
+    pub lookup_timeout: Duration,
+    /// Allow plain (unencrypted, unauthenticated) TCP on addresses other than loopback. Off:
+    /// such an endpoint is refused with [`RemoteError::PlaintextOffLoopback`].
+    pub allow_plaintext: bool,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        NodeConfig {
+            listen: vec!["tcp/127.0.0.1:0".to_owned()],
+            connect: Vec::new(),
+            queue_capacity: DEFAULT_QUEUE_CAPACITY,
+            lease: DEFAULT_LEASE,
+            lookup_timeout: Duration::from_secs(2),
+            allow_plaintext: false,
+        }
+    }
+}
+
+impl NodeConfig {
+    /// Listens on `endpoint` instead of the default (the first call replaces it, later ones
+    /// add).
+    pub fn listen(mut self, endpoint: impl Into<String>) -> Self {
+        if self.listen == NodeConfig::default().listen {
+            self.listen.clear();
+        }
+        self.listen.push(endpoint.into());
+        self
+    }
+
+    /// Connects to the node at `endpoint` too.
+    pub fn connect(mut self, endpoint: impl Into<String>) -> Self {
+        self.connect.push(endpoint.into());
+        self
+    }
+
+    /// Sets [`queue_capacity`](Self::queue_capacity).
+    pub fn queue_capacity(mut self, capacity: usize) -> Self {
+        self.queue_capacity = capacity;
+        self
+    }
+
+    /// Sets [`lease`](Self::lease).
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// Sets [`lookup_timeout`](Self::lookup_timeout).
+    pub fn lookup_timeout(mut self, timeout: Duration) -> Self {
+        self.lookup_timeout = timeout;
+        self
+    }
+
+    /// Sets [`allow_plaintext`](Self::allow_plaintext).
+    pub fn allow_plaintext(mut self, allow: bool) -> Self {
+        self.allow_plaintext = allow;
+        self
+    }
+
+    /// Checks every setting; the first bad one is the error.
+    pub fn validate(&self) -> Result<(), RemoteError> {
+        if self.queue_capacity == 0 {
+            return Err(RemoteError::BadConfig {
+                setting: "queue_capacity",
+                why: "must be at least 1".to_owned(),
+            });
+        }
+        if self.lease < MIN_LEASE {
+            return Err(RemoteError::BadConfig {
+                setting: "lease",
+                why: format!("{:?} is under the minimum {MIN_LEASE:?}", self.lease),
+            });
+        }
+        for endpoint in self.listen.iter().chain(&self.connect) {
+            check_endpoint(endpoint, self.allow_plaintext)?;
+        }
+        Ok(())
+    }
+
+    /// The Zenoh configuration: peer mode, no multicast discovery, this node's endpoints and
+    /// lease.
+    pub(crate) fn zenoh(&self) -> Result<zenoh::Config, RemoteError> {
+        let mut config = zenoh::Config::default();
+        let json = |v: &[String]| {
+            format!(
+                "[{}]",
+                v.iter()
+                    .map(|e| format!("{e:?}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        };
+        let settings = [
+            ("mode", "\"peer\"".to_owned()),
+            ("listen/endpoints", json(&self.listen)),
+            ("connect/endpoints", json(&self.connect)),
+            ("scouting/multicast/enabled", "false".to_owned()),
+            ("scouting/gossip/enabled", "true".to_owned()),
+            (
+                "transport/link/tx/lease",
+                self.lease.as_millis().to_string(),
+            ),
+        ];
+        for (key, value) in settings {
+            config
+                .insert_json5(key, &value)
+                .map_err(|error| RemoteError::BadConfig {
+                    setting: "zenoh",
+                    why: format!("{key} = {value}: {error}"),
+                })?;
+        }
+        Ok(config)
+    }
+}
+
+/// An endpoint is `PROTOCOL/HOST:PORT`; plain `tcp` must name a loopback address unless
+/// allowed.
+fn check_endpoint(endpoint: &str, allow_plaintext: bool) -> Result<(), RemoteError> {
+    let bad = |why: &str| RemoteError::BadEndpoint {
+        endpoint: endpoint.to_owned(),
+        why: why.to_owned(),
+    };
+    let (protocol, address) = endpoint
+        .split_once('/')
+        .ok_or_else(|| bad("expected PROTOCOL/HOST:PORT, as tcp/127.0.0.1:7447"))?;
+    let address = address.split('#').next().unwrap_or(address);
+    let (host, port) = address
+        .rsplit_once(':')
+        .ok_or_else(|| bad("no :PORT after the host"))?;
+    port.parse::<u16>()
+        .map_err(|_| bad("the port is not a number from 0 to 65535"))?;
+    match protocol {
+        "tcp" => {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            let loopback = host == "localhost"
+                || host
+                    .parse::<IpAddr>()
+                    .map(|ip| ip.is_loopback())
+                    .unwrap_or(false);
+            if loopback || allow_plaintext {
+                Ok(())
+            } else {
+                Err(RemoteError::PlaintextOffLoopback {
+                    endpoint: endpoint.to_owned(),
+                })
+            }
+        }
+        _ => Err(bad("the protocol is not tcp (the only transport built in)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_tcp_is_for_loopback_unless_allowed() {
+        for ok in [
+            "tcp/127.0.0.1:0",
+            "tcp/127.0.0.2:7447",
+            "tcp/[::1]:7447",
+            "tcp/localhost:80",
+        ] {
+            check_endpoint(ok, false).unwrap();
+        }
+        let refused = check_endpoint("tcp/10.0.0.1:7447", false).unwrap_err();
+        assert!(
+            matches!(&refused, RemoteError::PlaintextOffLoopback { endpoint } if endpoint == "tcp/10.0.0.1:7447"),
+            "{refused}"
+        );
+        check_endpoint("tcp/10.0.0.1:7447", true).unwrap();
+        check_endpoint("tcp/0.0.0.0:7447", false).unwrap_err();
+    }
+
+    #[test]
+    fn malformed_settings_name_themselves() {
+        for (endpoint, says) in [
+            ("127.0.0.1:7447", "PROTOCOL/HOST:PORT"),
+            ("tcp/127.0.0.1", ":PORT"),
+            ("tcp/127.0.0.1:99999", "port"),
+            ("udp/127.0.0.1:7447", "protocol"),
+        ] {
+            let error = check_endpoint(endpoint, false).unwrap_err().to_string();
+            assert!(
+                error.contains(endpoint) && error.contains(says),
+                "{endpoint}: {error}"
+            );
+        }
+        let config = NodeConfig::default().queue_capacity(0);
+        assert!(config
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("queue_capacity"));
+        let config = NodeConfig::default().lease(Duration::from_millis(10));
+        assert!(config.validate().unwrap_err().to_string().contains("lease"));
+        let config = NodeConfig::default().connect("tcp/192.168.1.9:7447");
+        assert!(matches!(
+            config.validate(),
+            Err(RemoteError::PlaintextOffLoopback { .. })
+        ));
+    }
+}
