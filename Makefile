@@ -13,7 +13,7 @@ RESULTS := report/results.jsonl
 # drives `loka top` (crates/loka-cli/tests/top.rs; it is skipped without tmux).
 DEB_PACKAGES := pkg-config libhwloc-dev libudev-dev libcaf-dev cmake g++ hyperfine tmux
 
-.PHONY: all deps build bench peers test fmt clippy unit loom smoke smoke-build quick-check miri doc clean
+.PHONY: all deps build bench bench-remote peers test fmt clippy unit loom smoke smoke-build quick-check miri doc clean
 
 all: build
 
@@ -126,7 +126,9 @@ loom:
 
 # Every benchmark once at its smallest size, on 2 workers, verified; the report written from a
 # tiny fixture (no peers); plus the criterion bench run once as a test, and the latency example
-# on a few probes (it exits 1 unless every probe comes back and every load actor ran).
+# on a few probes (it exits 1 unless every probe comes back and every load actor ran); the
+# two-process key-value service through a kill -9 of its server (docs/remote.md) and the
+# remote benchmark at its smallest (its checks count every message and reply).
 # Panini's set runs under every execution mode, LASSI's under `places:a` (two places needed).
 # Every benchmark under the simulation engine at 8 workers on `preset:opteron6376` is
 # crates/loka-bench/tests/sim.rs, a workspace test: under `cls` twice (the trace must repeat)
@@ -139,7 +141,7 @@ TEST_LOKA := $(TEST_BIN)/loka
 # they would be built with the test harness instead of their main); it reuses every unit above.
 smoke-build:
 	$(CARGO_TEST) --no-run --tests --bench send_latency
-	$(CARGO) build --workspace --features $(TEST_FEATURES) --profile test --example latency --example async_kv
+	$(CARGO) build --workspace --features $(TEST_FEATURES) --profile test --example latency --example async_kv --example remote_kv --example remote_bench
 smoke: smoke-build
 	$(call quick_check,$(TEST_LOKA),$(QUICK_MIN_S_TEST))
 	$(TEST_LOKA) bench run all --size quick --workers 2 --engine message-centric
@@ -151,6 +153,13 @@ smoke: smoke-build
 	$(CARGO_TEST) --bench send_latency
 	$(TEST_BIN)/examples/latency --samples 200 >/dev/null
 	$(TEST_BIN)/examples/async_kv --selftest
+	$(TEST_BIN)/examples/remote_kv --selftest
+	$(TEST_BIN)/examples/remote_bench --quick >/dev/null
+
+# loka-remote against raw Zenoh, two processes over 127.0.0.1, A B A B, medians of 5
+# (docs/results/remote.md). Not part of `make bench`: it would build Zenoh's 135 crates in release.
+bench-remote: deps
+	$(CARGO) run --release -p loka-remote --example remote_bench
 
 # Every benchmark once at its quick size on 2 workers, verified, and timed: fails naming every
 # benchmark that ran under QUICK_MIN_S seconds (start-up and scheduling noise would be most of its

@@ -18,7 +18,11 @@ pub(crate) struct Frame {
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Item {
     /// A message for actor `to`, encoded for its message type.
-    Msg { to: u64, payload: Vec<u8> },
+    Msg {
+        to: u64,
+        #[serde(with = "serde_bytes")]
+        payload: Vec<u8>,
+    },
     /// A stop signal for actor `to`, after the messages sent before it.
     Stop { to: u64 },
     /// Tell me when actor `to` stops (control: ahead of data).
@@ -26,7 +30,11 @@ pub(crate) enum Item {
     /// Actor `actor` of the sender stopped (control: ahead of data).
     Terminated { actor: u64, reason: StopReason },
     /// The answer to the receiver's reply handle `id` (`None`: no answer will come).
-    Reply { id: u64, payload: Option<Vec<u8>> },
+    Reply {
+        id: u64,
+        #[serde(with = "serde_bytes")]
+        payload: Option<Vec<u8>>,
+    },
 }
 
 impl Item {

@@ -187,6 +187,8 @@ impl NodeInner {
             .session
             .declare_publisher(format!("{INBOX_PREFIX}/{}", NodeId(node)))
             .congestion_control(zenoh::qos::CongestionControl::Block)
+            // The drain thread batches already: Zenoh's own batching would only add its wait.
+            .express(true)
             .wait();
         let mut state = self.state.lock();
         if let Some(peer) = state.peers.get(&node) {

@@ -57,6 +57,23 @@ pub trait Wire: Send + Sync + 'static {
 thread_local! {
     /// The wires of the encodings under way on this thread, innermost last.
     static SCOPE: RefCell<Vec<Arc<dyn Wire>>> = const { RefCell::new(Vec::new()) };
+    /// Why a reference failed to encode or decode: postcard keeps only "a serde error", so the
+    /// reason is kept here for [`WireError`].
+    static REASON: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// A custom serde error whose text survives the format.
+fn fail<E: std::fmt::Display>(error: impl FnOnce(String) -> E, reason: String) -> E {
+    REASON.with(|kept| *kept.borrow_mut() = Some(reason.clone()));
+    error(reason)
+}
+
+/// The error of a failed encoding or decoding: the kept reason if a reference failed.
+fn wire_error(error: postcard::Error) -> WireError {
+    match REASON.with(|kept| kept.borrow_mut().take()) {
+        Some(reason) => WireError(reason),
+        None => WireError(error.to_string()),
+    }
 }
 
 /// Pops the scope entry pushed for an encoding, even if it panics.
@@ -82,20 +99,23 @@ fn current<E: std::fmt::Display>(
     SCOPE
         .with(|scope| scope.borrow().last().cloned())
         .ok_or_else(|| {
-            error(format!(
-                "{what} crosses processes only inside a message a loka-remote node sends"
-            ))
+            fail(
+                error,
+                format!("{what} crosses processes only inside a message a loka-remote node sends"),
+            )
         })
 }
 
 /// Encodes `value` for the node of `wire`.
 pub fn encode<T: Serialize>(wire: &Arc<dyn Wire>, value: &T) -> Result<Vec<u8>, WireError> {
-    in_scope(wire, || postcard::to_allocvec(value)).map_err(|e| WireError(e.to_string()))
+    REASON.with(|kept| kept.borrow_mut().take());
+    in_scope(wire, || postcard::to_allocvec(value)).map_err(wire_error)
 }
 
 /// Decodes a `T` that came from the node of `wire`.
 pub fn decode<T: DeserializeOwned>(wire: &Arc<dyn Wire>, bytes: &[u8]) -> Result<T, WireError> {
-    in_scope(wire, || postcard::from_bytes(bytes)).map_err(|e| WireError(e.to_string()))
+    REASON.with(|kept| kept.borrow_mut().take());
+    in_scope(wire, || postcard::from_bytes(bytes)).map_err(wire_error)
 }
 
 /// An `ActorRef` travels as its actor's address and its message type's fingerprint: a local
@@ -106,7 +126,7 @@ impl<M: RemoteMessage> Serialize for ActorRef<M> {
             Some((node, id)) => WireAddress { node, id },
             None => current("an ActorRef", S::Error::custom)?
                 .export_actor(inbox(self))
-                .map_err(S::Error::custom)?,
+                .map_err(|reason| fail(S::Error::custom, reason))?,
         };
         (address.node, address.id, fingerprint::<M>()).serialize(serializer)
     }
@@ -119,26 +139,32 @@ impl<'de, M: RemoteMessage> Deserialize<'de> for ActorRef<M> {
         let (node, id, sent) = <(u128, u64, u64)>::deserialize(deserializer)?;
         let expected = fingerprint::<M>();
         if sent != expected {
-            return Err(D::Error::custom(format!(
-                "an ActorRef<{}> arrived for a message type of another fingerprint \
-                 ({sent:#018x}, expected {expected:#018x})",
-                std::any::type_name::<M>()
-            )));
+            return Err(fail(
+                D::Error::custom,
+                format!(
+                    "an ActorRef<{}> arrived for a message type of another fingerprint \
+                     ({sent:#018x}, expected {expected:#018x})",
+                    std::any::type_name::<M>()
+                ),
+            ));
         }
         let wire = current("an ActorRef", D::Error::custom)?;
         match wire
             .import_actor(WireAddress { node, id }, sent)
-            .map_err(D::Error::custom)?
+            .map_err(|reason| fail(D::Error::custom, reason))?
         {
             Imported::Remote(status) => Ok(remote_ref(status)),
             Imported::Local(inbox) => match inbox.as_any().downcast_ref::<InboxOf<M>>() {
                 Some(local) => Ok(local.actor.clone()),
-                None => Err(D::Error::custom(format!(
-                    "actor {} takes {}, not {}",
-                    inbox.id(),
-                    inbox.message_type(),
-                    std::any::type_name::<M>()
-                ))),
+                None => Err(fail(
+                    D::Error::custom,
+                    format!(
+                        "actor {} takes {}, not {}",
+                        inbox.id(),
+                        inbox.message_type(),
+                        std::any::type_name::<M>()
+                    ),
+                )),
             },
         }
     }
@@ -151,14 +177,17 @@ impl<R: RemoteMessage> Serialize for ReplyTo<R> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let wire = current("a ReplyTo", S::Error::custom)?;
         let Some(deliver) = self.take_delivery() else {
-            return Err(S::Error::custom("this ReplyTo was already sent"));
+            return Err(fail(
+                S::Error::custom,
+                "this ReplyTo was already sent".to_owned(),
+            ));
         };
         let reply_wire = Arc::clone(&wire);
         let address = wire
             .export_reply(Box::new(move |bytes: Option<&[u8]>| {
                 complete(deliver, &reply_wire, bytes)
             }))
-            .map_err(S::Error::custom)?;
+            .map_err(|reason| fail(S::Error::custom, reason))?;
         (address.node, address.id).serialize(serializer)
     }
 }
