@@ -10,8 +10,9 @@ use std::task::Waker;
 
 /// One remote actor's way out: its node's queue, and its id there.
 pub(crate) struct ActorLink {
-    pub(crate) node: Weak<NodeInner>,
     pub(crate) peer: Arc<Peer>,
+    /// The wire of the actor's node, kept: every send encodes in its scope.
+    pub(crate) wire: Arc<dyn Wire>,
     pub(crate) address: WireAddress,
 }
 
@@ -21,14 +22,7 @@ impl Link for ActorLink {
     }
 
     fn wire(&self) -> Arc<dyn Wire> {
-        match self.node.upgrade() {
-            Some(node) => node.wire(self.address.node),
-            // The node closed: a wire that refuses every reference.
-            None => Arc::new(PeerWire {
-                node: Weak::new(),
-                peer: self.address.node,
-            }),
-        }
+        Arc::clone(&self.wire)
     }
 
     fn send(&self, payload: Vec<u8>) -> Result<(), LinkError> {

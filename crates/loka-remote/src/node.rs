@@ -216,7 +216,11 @@ impl NodeInner {
 
     /// The wire of `node`: how references inside messages to and from it are written.
     pub(crate) fn wire(&self, node: u128) -> Arc<dyn Wire> {
-        let mut state = self.state.lock();
+        self.wire_in(&mut self.state.lock(), node)
+    }
+
+    /// [`wire`](Self::wire) with the tables locked.
+    fn wire_in(&self, state: &mut State, node: u128) -> Arc<dyn Wire> {
         Arc::clone(state.wires.entry(node).or_insert_with(|| {
             Arc::new(PeerWire {
                 node: self.this.clone(),
@@ -259,15 +263,16 @@ impl NodeInner {
 
     /// An exported actor stopped: its names vanish, its watchers hear why.
     fn unexport(&self, id: u64, reason: StopReason) {
-        let Some(export) = self.state.lock().exports.remove(&id) else {
-            return;
-        };
-        {
+        let export = {
             let mut state = self.state.lock();
+            let Some(export) = state.exports.remove(&id) else {
+                return;
+            };
             for (name, _) in &export.names {
                 state.names.remove(name);
             }
-        }
+            export
+        };
         for watcher in export.watchers {
             self.peer(watcher).push_control(Item::Terminated {
                 actor: id,
@@ -317,8 +322,8 @@ impl NodeInner {
 
     fn link(&self, address: WireAddress) -> Arc<ActorLink> {
         Arc::new(ActorLink {
-            node: self.this.clone(),
             peer: self.peer(address.node),
+            wire: self.wire(address.node),
             address,
         })
     }
@@ -360,31 +365,38 @@ impl NodeInner {
         let count = frame.items.len() as u64;
         self.counters.frames_in.fetch_add(1, Relaxed);
         self.counters.items_in.fetch_add(count, Relaxed);
-        {
+        let from = frame.from;
+        let wire = {
             let mut state = self.state.lock();
-            if state.down.contains(&frame.from) || state.closed {
+            if state.down.contains(&from) || state.closed {
                 return;
             }
-            let next = state.streams.entry(frame.from).or_insert(0);
+            let next = state.streams.entry(from).or_insert(0);
             if frame.first_seq > *next {
-                self.counters
-                    .gaps
-                    .fetch_add(frame.first_seq - *next, Relaxed);
-                tracing::warn!(node = %NodeId(frame.from), missing = frame.first_seq - *next, "items from a node went missing");
+                let missing = frame.first_seq - *next;
+                self.counters.gaps.fetch_add(missing, Relaxed);
+                tracing::warn!(node = %NodeId(from), missing, "items from a node went missing");
             }
             *next = frame.first_seq + count;
-        }
-        let from = frame.from;
-        let wire = self.wire(from);
+            self.wire_in(&mut state, from)
+        };
+        // A frame's messages mostly go to a few actors: the last one's inbox is kept.
+        let mut last: Option<(u64, Arc<dyn Inbox>)> = None;
         for item in frame.items {
-            self.dispatch(from, &wire, item);
+            self.dispatch(from, &wire, item, &mut last);
         }
     }
 
-    /// One item from node `from`.
-    fn dispatch(&self, from: u128, wire: &Arc<dyn Wire>, item: Item) {
+    /// One item from node `from`; `last` is the inbox of the frame's previous message.
+    fn dispatch(
+        &self,
+        from: u128,
+        wire: &Arc<dyn Wire>,
+        item: Item,
+        last: &mut Option<(u64, Arc<dyn Inbox>)>,
+    ) {
         match item {
-            Item::Msg { to, payload } => match self.inbox(to) {
+            Item::Msg { to, payload } => match self.cached_inbox(to, last) {
                 Some(inbox) => {
                     if let Err(error) = inbox.deliver(wire, &payload) {
                         self.counters.undeliverable.fetch_add(1, Relaxed);
@@ -440,6 +452,22 @@ impl NodeInner {
         }
     }
 
+    /// The inbox of `id`, from `last` if it is that actor's.
+    fn cached_inbox(
+        &self,
+        id: u64,
+        last: &mut Option<(u64, Arc<dyn Inbox>)>,
+    ) -> Option<Arc<dyn Inbox>> {
+        if let Some((cached, inbox)) = last {
+            if *cached == id {
+                return Some(Arc::clone(inbox));
+            }
+        }
+        let inbox = self.inbox(id)?;
+        *last = Some((id, Arc::clone(&inbox)));
+        Some(inbox)
+    }
+
     fn inbox(&self, id: u64) -> Option<Arc<dyn Inbox>> {
         self.state
             .lock()
@@ -466,16 +494,10 @@ impl NodeInner {
                 .filter_map(|(_, status)| status.upgrade())
                 .collect();
             state.statuses.retain(|address, _| address.node != node);
-            let ids: Vec<u64> = state
-                .replies
-                .iter()
-                .filter(|(_, (dest, _))| *dest == node)
-                .map(|(id, _)| *id)
-                .collect();
-            let replies: Vec<_> = ids
+            let (replies, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut state.replies)
                 .into_iter()
-                .filter_map(|id| state.replies.remove(&id))
-                .collect();
+                .partition(|(_, (dest, _))| *dest == node);
+            state.replies = kept.into_iter().collect();
             for export in state.exports.values_mut() {
                 export.watchers.retain(|watcher| *watcher != node);
             }
@@ -491,7 +513,7 @@ impl NodeInner {
         for status in statuses {
             status.terminated(StopReason::NodeDown);
         }
-        for (_, complete) in replies {
+        for (_, (_, complete)) in replies {
             complete(None);
         }
     }

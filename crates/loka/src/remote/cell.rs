@@ -6,9 +6,11 @@ use super::{encode, Host, Link, LinkError, RemoteMessage, WireAddress};
 use crate::runtime::cell::{Deliver, Notice, Watchable};
 use crate::runtime::errors::TrySendError;
 use crate::runtime::{ActorId, Runtime};
+use crate::sync::AtomicBool;
 use crate::StopReason;
 use parking_lot::Mutex;
 use std::marker::PhantomData;
+use std::sync::atomic::Ordering::{Acquire, Release};
 use std::sync::{Arc, Weak};
 use std::task::Waker;
 
@@ -22,6 +24,8 @@ pub struct RemoteStatus {
     id: ActorId,
     link: Arc<dyn Link>,
     runtime: Arc<Runtime>,
+    /// `state.reason` is set: read on every send without taking the lock.
+    stopped: AtomicBool,
     state: Mutex<State>,
 }
 
@@ -42,6 +46,7 @@ impl RemoteStatus {
             id: host.next_id(),
             link,
             runtime: Arc::clone(&host.runtime),
+            stopped: AtomicBool::new(false),
             state: Mutex::new(State::default()),
         })
     }
@@ -65,6 +70,9 @@ impl RemoteStatus {
                 return false;
             }
             state.reason = Some(reason.clone());
+            // Release, under the lock: a sender that sees it stops sending; one that does not
+            // yet queues a message its node drops, as a message sent just before the stop.
+            self.stopped.store(true, Release);
             (
                 std::mem::take(&mut state.watchers),
                 std::mem::take(&mut state.links),
@@ -86,7 +94,7 @@ impl RemoteStatus {
 
     /// Whether the actor is known to have stopped.
     pub fn is_terminated(&self) -> bool {
-        self.state.lock().reason.is_some()
+        self.stopped.load(Acquire)
     }
 
     /// Asks the actor's node for the stop report, the first time someone waits for it.
