@@ -2,7 +2,8 @@
 //! "nodes" in one process, each a `System`, whose links hand bytes straight to the other's
 //! inboxes. What it shows without a network: messages, asks, `ActorRef`s and `ReplyTo`s cross as
 //! bytes and come out working; watchers and linked actors hear a remote stop and a node's loss;
-//! a reference of the wrong type is refused; outside a node's scope a reference will not encode.
+//! a reference of the wrong type is refused; outside a node's scope a reference will not encode;
+//! a transport's watch that panics is reported, and the worker that ran it goes on.
 
 use loka::remote::{
     decode, encode, fingerprint, inbox, remote_ref, Host, Imported, Inbox, Link, LinkError,
@@ -68,9 +69,10 @@ impl FakeNode {
         if let Some(status) = statuses.get(&id).and_then(Weak::upgrade) {
             return status;
         }
+        // Weak: the other node may be gone (a watch firing as its system shuts down).
         let link = Arc::new(FakeLink {
             from: self.this.clone(),
-            to: self.other().this.clone(),
+            to: self.other.lock().unwrap().clone(),
             id,
         });
         let status = RemoteStatus::new(&self.host, link);
@@ -268,12 +270,15 @@ fn sends_and_asks_cross_as_bytes() {
 
 #[test]
 fn an_actor_ref_inside_a_message_reaches_its_actor() {
-    let (a, _b, _na, _nb, store) = setup();
+    let (a, b, _na, _nb, store) = setup();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let collector = a.spawn(Collect(Arc::clone(&seen)));
     for n in 0..10 {
         store.send(Kv::Tell(collector.clone(), n)).unwrap();
     }
+    // B's store sends each number to A's collector from its handler: once B is idle, all ten
+    // are in the collector's mailbox.
+    b.run_until_idle();
     a.run_until_idle();
     assert_eq!(*seen.lock().unwrap(), (0..10).collect::<Vec<_>>());
 }
@@ -339,4 +344,20 @@ fn outside_a_node_a_reference_does_not_encode() {
     let store = system.spawn(Store::default());
     let error = serde_json::to_string(&store).unwrap_err().to_string();
     assert!(error.contains("loka-remote"), "{error}");
+}
+
+#[test]
+fn a_panicking_watch_of_the_transport_leaves_the_worker_running() {
+    let system = System::builder().workers(1).build().unwrap();
+    let store = system.spawn(Store::default());
+    inbox(&store).watch(Box::new(|_| panic!("a bug in the transport")));
+    store.send(Kv::Quit).unwrap();
+    system.run_until_idle();
+    assert!(store.is_stopped());
+    // The worker that ended the store survived the callback's panic: it runs the next actor.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let collector = system.spawn(Collect(Arc::clone(&seen)));
+    collector.send(1).unwrap();
+    system.run_until_idle();
+    assert_eq!(*seen.lock().unwrap(), [1]);
 }

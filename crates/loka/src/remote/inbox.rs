@@ -45,7 +45,9 @@ pub trait Inbox: Send + Sync + 'static {
     fn deliver(&self, wire: &Arc<dyn Wire>, payload: &[u8]) -> Result<(), InboxError>;
     /// Sends the actor a stop signal ([`ActorRef::stop`]).
     fn stop(&self) -> bool;
-    /// Calls `on_stop` with the actor's reason once it stops (at once if it has).
+    /// Calls `on_stop` with the actor's reason once it stops (at once if it has). It runs on the
+    /// thread that ends the actor, often a worker: a panic in it is caught and reported on
+    /// standard error, and the worker goes on.
     fn watch(&self, on_stop: Box<dyn FnOnce(StopReason) + Send>);
     /// The typed side, for a reference that comes back to its own node.
     fn as_any(&self) -> &dyn Any;
@@ -116,7 +118,13 @@ impl Notice for CallOnStop {
         false
     }
 
-    fn fire(self: Box<Self>, _target: ActorId, reason: StopReason) {
-        (self.0)(reason)
+    fn fire(self: Box<Self>, target: ActorId, reason: StopReason) {
+        // The transport's code, run by whichever thread ends the actor (a worker, mid-way
+        // through ending it): unwinding into the worker would abort the process.
+        let call = std::panic::AssertUnwindSafe(|| (self.0)(reason));
+        if let Err(panic) = std::panic::catch_unwind(call) {
+            let panic = crate::runtime::cell::failure::panic_message(panic);
+            eprintln!("loka: the transport's watch of actor {target} panicked: {panic}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Handler time per actor (`handler_sample_us`; docs/observability.md, "Handler time"): the
-//! sampled figures find the busiest actor and estimate its time from its own measurement, under
-//! both wall-clock engines; the simulation records exact virtual time; off, nothing runs; bad
-//! values are refused naming the key.
+//! simulation records exact virtual time; off, nothing runs; bad values are refused naming the
+//! key. The sampled figures under the wall-clock engines are checked in `tests/handler_time.rs`,
+//! a test binary of their own, because a sampler shares the cores with whatever else runs.
 
 use crate::config::{ConfigError, EngineKind};
 use crate::sync::AtomicU64;
@@ -83,50 +83,6 @@ fn run_pair(engine: EngineKind, workers: usize, sample_us: u64, n: usize) -> Pai
         heavy_spent,
         light_spent,
         _refs: [heavy, light],
-    }
-}
-
-#[test]
-fn sampling_finds_the_busiest_actor_and_estimates_its_time() {
-    for engine in [EngineKind::ActorCentric, EngineKind::MessageCentric] {
-        for workers in [1, 2] {
-            let pair = run_pair(engine, workers, 100, 400);
-            let report = pair.system.snapshot().handler_time.expect("sampling is on");
-            let at = format!("{engine} at {workers} workers: {report:#?}");
-            assert_eq!(report.sample_interval_ns, Some(100_000), "{at}");
-            assert!(report.rounds > 100, "{at}");
-            assert_eq!(report.worker_busy_ns.len(), workers, "{at}");
-            let heavy = &report.actors[0];
-            assert_eq!(heavy.id, pair.heavy, "the heavy actor leads: {at}");
-            assert_eq!(heavy.registered.as_deref(), Some("heavy"), "{at}");
-            assert!(heavy.actor_type.ends_with("Spin"), "{at}");
-            let light = report
-                .actors
-                .iter()
-                .find(|a| a.id == pair.light)
-                .expect("the light actor is listed");
-            assert_eq!(light.name.as_deref(), Some("the-light-one"), "{at}");
-            // 3:1 by construction on an idle machine; on a loaded one a preempted handler's
-            // wall-clock time grows, and the sampler counts what the handlers' own clocks say.
-            // About 1,600 samples between the two (±5%); the bounds leave room for more.
-            let spent = pair.heavy_spent.load(Relaxed) as f64;
-            let light_spent = pair.light_spent.load(Relaxed) as f64;
-            let ratio = heavy.handler_ns as f64 / light.handler_ns.max(1) as f64;
-            let truth = spent / light_spent;
-            assert!(truth > 1.0, "the heavy handlers took longer: {truth}");
-            assert!(
-                (0.6..=1.6).contains(&(ratio / truth)),
-                "ratio {ratio} against the handlers' own {truth}: {at}"
-            );
-            let estimate = heavy.handler_ns as f64 / spent;
-            assert!(
-                (0.6..=1.5).contains(&estimate),
-                "estimate/measured {estimate} ({} ns against {spent} ns): {at}",
-                heavy.handler_ns
-            );
-            let busy: u64 = report.worker_busy_ns.iter().sum();
-            assert!(busy >= heavy.handler_ns + light.handler_ns, "{at}");
-        }
     }
 }
 

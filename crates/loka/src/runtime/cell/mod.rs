@@ -12,7 +12,7 @@ mod bound;
 mod deliver;
 mod direct;
 mod extras;
-mod failure;
+pub(crate) mod failure;
 mod info;
 mod observe;
 mod pipes;
