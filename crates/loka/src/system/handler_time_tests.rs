@@ -4,19 +4,14 @@
 //! a test binary of their own, because a sampler shares the cores with whatever else runs.
 
 use crate::config::{ConfigError, EngineKind};
-use crate::sync::AtomicU64;
 use crate::{Actor, ActorId, Context, SpawnOptions, System};
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Busy for `us` of wall-clock time per message (or, under the simulation, charges it), and adds
-/// the wall-clock time its handler took to `spent`.
+/// Busy for `us` of wall-clock time per message (or, under the simulation, charges it).
 struct Spin {
     us: u64,
     /// Under the simulation: charge the time instead of spending it.
     charge: bool,
-    spent: Arc<AtomicU64>,
 }
 
 impl Actor for Spin {
@@ -30,8 +25,6 @@ impl Actor for Spin {
                 std::hint::spin_loop();
             }
         }
-        self.spent
-            .fetch_add(began.elapsed().as_nanos() as u64, Relaxed);
     }
 }
 
@@ -39,8 +32,6 @@ struct Pair {
     system: System,
     heavy: ActorId,
     light: ActorId,
-    heavy_spent: Arc<AtomicU64>,
-    light_spent: Arc<AtomicU64>,
     /// Kept so the actors live (an unreferenced actor stops, and its label goes with it).
     _refs: [crate::ActorRef<()>; 2],
 }
@@ -54,20 +45,10 @@ fn run_pair(engine: EngineKind, workers: usize, sample_us: u64, n: usize) -> Pai
         .handler_sample_us(sample_us)
         .build()
         .unwrap();
-    let heavy_spent = Arc::new(AtomicU64::new(0));
     let charge = engine == EngineKind::Sim;
-    let heavy = system.spawn(Spin {
-        us: 300,
-        charge,
-        spent: Arc::clone(&heavy_spent),
-    });
-    let light_spent = Arc::new(AtomicU64::new(0));
+    let heavy = system.spawn(Spin { us: 300, charge });
     let light = system.spawn_with(
-        Spin {
-            us: 100,
-            charge,
-            spent: Arc::clone(&light_spent),
-        },
+        Spin { us: 100, charge },
         SpawnOptions::default().name("the-light-one"),
     );
     system.register("heavy", &heavy).unwrap();
@@ -80,8 +61,6 @@ fn run_pair(engine: EngineKind, workers: usize, sample_us: u64, n: usize) -> Pai
         heavy: heavy.id(),
         light: light.id(),
         system,
-        heavy_spent,
-        light_spent,
         _refs: [heavy, light],
     }
 }
