@@ -7,6 +7,8 @@ use std::time::Duration;
 
 /// The most messages waiting toward one node, by default.
 pub const DEFAULT_QUEUE_CAPACITY: usize = 65_536;
+/// The most bytes of messages waiting toward one node, by default (64 MiB).
+pub const DEFAULT_QUEUE_BYTES: usize = 64 << 20;
 /// How long a silent node is still believed alive, by default: its loss is noticed within it.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(2);
 /// The shortest lease accepted (Zenoh sends keep-alives at a quarter of it).
@@ -31,6 +33,10 @@ pub struct NodeConfig {
     /// The most messages (data and replies) waiting toward one node: a send beyond it fails
     /// at once with [`loka::SendErrorReason::Full`], counted in [`crate::NodeStats::refused`].
     pub queue_capacity: usize,
+    /// The most bytes of encoded messages waiting toward one node: a send that would pass it
+    /// fails like one beyond [`queue_capacity`](Self::queue_capacity). A single message larger
+    /// than the bound is accepted when nothing waits.
+    pub queue_bytes: usize,
     /// How long a node that stopped answering is still believed alive. A node killed
     /// outright is noticed when its connection breaks, at once on a local machine; a
     /// partitioned one within the lease.
@@ -49,6 +55,7 @@ impl Default for NodeConfig {
             listen: vec!["tcp/127.0.0.1:0".to_owned()],
             connect: Vec::new(),
             queue_capacity: DEFAULT_QUEUE_CAPACITY,
+            queue_bytes: DEFAULT_QUEUE_BYTES,
             lease: DEFAULT_LEASE,
             lookup_timeout: Duration::from_secs(2),
             allow_plaintext: false,
@@ -79,6 +86,12 @@ impl NodeConfig {
         self
     }
 
+    /// Sets [`queue_bytes`](Self::queue_bytes).
+    pub fn queue_bytes(mut self, bytes: usize) -> Self {
+        self.queue_bytes = bytes;
+        self
+    }
+
     /// Sets [`lease`](Self::lease).
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
@@ -102,6 +115,12 @@ impl NodeConfig {
         if self.queue_capacity == 0 {
             return Err(RemoteError::BadConfig {
                 setting: "queue_capacity",
+                why: "must be at least 1".to_owned(),
+            });
+        }
+        if self.queue_bytes == 0 {
+            return Err(RemoteError::BadConfig {
+                setting: "queue_bytes",
                 why: "must be at least 1".to_owned(),
             });
         }
@@ -232,6 +251,12 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("queue_capacity"));
+        let config = NodeConfig::default().queue_bytes(0);
+        assert!(config
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("queue_bytes"));
         let config = NodeConfig::default().lease(Duration::from_millis(10));
         assert!(config.validate().unwrap_err().to_string().contains("lease"));
         let config = NodeConfig::default().connect("tcp/192.168.1.9:7447");

@@ -4,7 +4,7 @@
 //! nodes come and go through their liveliness tokens.
 
 use crate::config::NodeConfig;
-use crate::frame::{Frame, Item};
+use crate::frame::{Dest, Frame, Item};
 use crate::links::{ActorLink, PeerWire};
 use crate::peer::Peer;
 use crate::stats::{Counters, NodeStats};
@@ -70,7 +70,17 @@ pub(crate) struct State {
     replies: FxHashMap<u64, (u128, ReplyCompletion)>,
     /// The next item number expected from each sender.
     streams: FxHashMap<u128, u64>,
+    /// A large message or reply arriving in pieces from each sender.
+    partials: FxHashMap<u128, Partial>,
     closed: bool,
+}
+
+/// The pieces of a large payload received so far from one node.
+#[derive(Default)]
+pub(crate) struct Partial {
+    bytes: Vec<u8>,
+    /// Items went missing since its first piece: it is dropped at its last.
+    broken: bool,
 }
 
 impl Node {
@@ -199,7 +209,7 @@ impl NodeInner {
                 let peer = Peer::start(
                     node,
                     self.me,
-                    self.config.queue_capacity,
+                    (self.config.queue_capacity, self.config.queue_bytes),
                     Arc::clone(&self.counters),
                     publisher,
                 );
@@ -372,12 +382,15 @@ impl NodeInner {
                 return;
             }
             let next = state.streams.entry(from).or_insert(0);
-            if frame.first_seq > *next {
-                let missing = frame.first_seq - *next;
+            let missing = frame.first_seq.saturating_sub(*next);
+            *next = frame.first_seq + count;
+            if missing > 0 {
                 self.counters.gaps.fetch_add(missing, Relaxed);
                 tracing::warn!(node = %NodeId(from), missing, "items from a node went missing");
+                if let Some(partial) = state.partials.get_mut(&from) {
+                    partial.broken = true;
+                }
             }
-            *next = frame.first_seq + count;
             self.wire_in(&mut state, from)
         };
         // A frame's messages mostly go to a few actors: the last one's inbox is kept.
@@ -449,6 +462,34 @@ impl NodeInner {
                 }
             }
             Item::Reply { id, payload } => self.complete_reply(id, payload.as_deref()),
+            Item::Part { first, bytes } => {
+                let mut state = self.state.lock();
+                let partial = state.partials.entry(from).or_default();
+                if first {
+                    *partial = Partial::default();
+                }
+                partial.bytes.extend_from_slice(&bytes);
+            }
+            Item::Last { to, bytes } => {
+                let partial = self.state.lock().partials.remove(&from);
+                let Some(Partial {
+                    bytes: mut payload,
+                    broken: false,
+                }) = partial
+                else {
+                    self.counters.undeliverable.fetch_add(1, Relaxed);
+                    return;
+                };
+                payload.extend_from_slice(&bytes);
+                let item = match to {
+                    Dest::Actor(to) => Item::Msg { to, payload },
+                    Dest::Reply(id) => Item::Reply {
+                        id,
+                        payload: Some(payload),
+                    },
+                };
+                self.dispatch(from, wire, item, last);
+            }
         }
     }
 
@@ -502,6 +543,7 @@ impl NodeInner {
                 export.watchers.retain(|watcher| *watcher != node);
             }
             state.streams.remove(&node);
+            state.partials.remove(&node);
             (peer, statuses, replies)
         };
         self.counters.nodes_down.fetch_add(1, Relaxed);

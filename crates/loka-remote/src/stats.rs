@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 #[derive(Default)]
 pub(crate) struct Counters {
     pub(crate) frames_out: AtomicU64,
+    pub(crate) direct_out: AtomicU64,
     pub(crate) items_out: AtomicU64,
     pub(crate) frames_in: AtomicU64,
     pub(crate) items_in: AtomicU64,
@@ -23,7 +24,10 @@ pub(crate) struct Counters {
 pub struct NodeStats {
     /// Frames published to other nodes.
     pub frames_out: u64,
-    /// Items (messages, stop signals, replies, watch reports) in them.
+    /// Of those, frames the sending thread published itself: its node's queue was empty and
+    /// nothing was going out (the others went through the queue's thread).
+    pub direct_out: u64,
+    /// Items (messages, stop signals, replies, watch reports, pieces of large ones) in them.
     pub items_out: u64,
     /// Frames received.
     pub frames_in: u64,
@@ -48,6 +52,7 @@ impl Counters {
     pub(crate) fn read(&self) -> NodeStats {
         NodeStats {
             frames_out: self.frames_out.load(Relaxed),
+            direct_out: self.direct_out.load(Relaxed),
             items_out: self.items_out.load(Relaxed),
             frames_in: self.frames_in.load(Relaxed),
             items_in: self.items_in.load(Relaxed),

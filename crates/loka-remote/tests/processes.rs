@@ -1,11 +1,12 @@
 //! Two processes over 127.0.0.1: the server is a child process (this binary running its
 //! ignored `child_server` test), the client this test. What it shows: FIFO without loss under
 //! load, ask and references across, watch on a stop and on `kill -9`, asks failing within the
-//! lease, a restarted node's new incarnation, a lookup of the wrong type refused.
+//! lease, a restarted node's new incarnation, a lookup of the wrong type refused, large
+//! messages (sent in pieces) whole and in order beside small ones.
 
 mod common;
 
-use common::{client, free_port, Event, Kv, Other, Server, LEASE};
+use common::{blob, client, free_port, Event, Kv, Other, Server, LEASE};
 use loka::{Actor, AskError, Context, SendErrorReason, StopReason, System};
 use loka_remote::RemoteError;
 use std::sync::mpsc;
@@ -173,4 +174,40 @@ fn a_restarted_node_gets_nothing_meant_for_its_old_incarnation() {
     let fresh = node.lookup::<Kv>("kv").unwrap();
     assert_ne!(fresh.id(), old.id());
     assert_eq!(fresh.ask(Kv::Check).unwrap().wait().unwrap(), (0, 0));
+}
+
+#[test]
+fn large_messages_arrive_whole_and_in_order_beside_small_ones() {
+    let server = Server::start(free_port());
+    let system = System::builder().workers(2).build().unwrap();
+    let node = client(&system, server.port);
+    let kv = node.lookup::<Kv>("kv").unwrap();
+    let victim = node.lookup::<Kv>("victim").unwrap();
+    // Around one piece (64 KiB) and well over it: each blob to `kv` is followed by a small
+    // message to `kv` (it must wait for the blob) and one to `victim` (it may pass it).
+    let sizes = [1, 65_535, 65_536, 65_537, 1 << 20, (3 << 20) + 7, 10];
+    for (n, len) in sizes.into_iter().enumerate() {
+        let n = n as u64;
+        kv.send_blocking(Kv::Blob {
+            from: 7,
+            n: 2 * n,
+            bytes: blob(2 * n, len),
+        })
+        .unwrap();
+        kv.send(Kv::Seq {
+            from: 7,
+            n: 2 * n + 1,
+        })
+        .unwrap();
+        victim.send(Kv::Seq { from: 0, n }).unwrap();
+    }
+    let blobs = sizes.len() as u64;
+    assert_eq!(kv.ask(Kv::Check).unwrap().wait().unwrap(), (2 * blobs, 0));
+    assert_eq!(victim.ask(Kv::Check).unwrap().wait().unwrap(), (blobs, 0));
+    let stats = node.stats();
+    assert_eq!((stats.gaps, stats.lost, stats.refused), (0, 0, 0));
+    assert!(
+        stats.items_out > 4 * blobs,
+        "the large ones went in pieces: {stats:?}"
+    );
 }

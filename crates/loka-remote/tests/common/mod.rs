@@ -22,7 +22,15 @@ pub enum Kv {
         from: u32,
         n: u64,
     },
-    /// How many `Seq` arrived, and how many out of order or repeated.
+    /// Message `n` of sender `from` with `bytes` (byte `i` is `n + i` modulo 256): counted
+    /// with `Seq`, wrong if out of order, repeated or damaged.
+    Blob {
+        from: u32,
+        n: u64,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
+    /// How many `Seq` and `Blob` arrived, and how many out of order, repeated or damaged.
     Check(ReplyTo<(u64, u64)>),
     /// Sends `count` events to `to`, then answers.
     Publish {
@@ -70,6 +78,12 @@ impl Actor for Store {
                 }
                 *next = n + 1;
             }
+            Kv::Blob { from, n, bytes } => {
+                self.handle(ctx, Kv::Seq { from, n });
+                if bytes != blob(n, bytes.len()) {
+                    self.wrong += 1;
+                }
+            }
             Kv::Check(reply) => reply.send((self.seen, self.wrong)),
             Kv::Publish { to, count, done } => {
                 for i in 0..count {
@@ -81,6 +95,11 @@ impl Actor for Store {
             Kv::Quit => ctx.stop(),
         }
     }
+}
+
+/// The bytes of blob `n`, `len` long.
+pub fn blob(n: u64, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (n as usize + i) as u8).collect()
 }
 
 /// The node a child process runs: the store as `kv`, a second store as `victim`; prints
