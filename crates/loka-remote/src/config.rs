@@ -1,7 +1,7 @@
 //! A node's settings ([`NodeConfig`]), checked before anything opens: plain TCP only on
 //! loopback unless the user says otherwise, and the Zenoh configuration they become.
 
-use crate::RemoteError;
+use crate::{RemoteError, TlsConfig};
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -47,6 +47,9 @@ pub struct NodeConfig {
     /// Allow plain (unencrypted, unauthenticated) TCP on addresses other than loopback. Off:
     /// such an endpoint is refused with [`RemoteError::PlaintextOffLoopback`].
     pub allow_plaintext: bool,
+    /// TLS with mutual authentication and an access list ([`TlsConfig`]): needed by `tls/`
+    /// endpoints, and then every endpoint must be `tls/`.
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for NodeConfig {
@@ -59,6 +62,7 @@ impl Default for NodeConfig {
             lease: DEFAULT_LEASE,
             lookup_timeout: Duration::from_secs(2),
             allow_plaintext: false,
+            tls: None,
         }
     }
 }
@@ -110,6 +114,12 @@ impl NodeConfig {
         self
     }
 
+    /// Sets [`tls`](Self::tls).
+    pub fn tls(mut self, tls: TlsConfig) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// Checks every setting; the first bad one is the error.
     pub fn validate(&self) -> Result<(), RemoteError> {
         if self.queue_capacity == 0 {
@@ -130,14 +140,24 @@ impl NodeConfig {
                 why: format!("{:?} is under the minimum {MIN_LEASE:?}", self.lease),
             });
         }
+        if let Some(tls) = &self.tls {
+            tls.validate()?;
+        }
         for endpoint in self.listen.iter().chain(&self.connect) {
-            check_endpoint(endpoint, self.allow_plaintext)?;
+            check_endpoint(endpoint, self.allow_plaintext, self.tls.is_some())?;
         }
         Ok(())
     }
 
-    /// The Zenoh configuration: peer mode, no multicast discovery, this node's endpoints and
-    /// lease.
+    /// The Zenoh configuration a node opens with (checked first): peer mode, no multicast
+    /// discovery, this node's endpoints and lease, and its certificates and access list. For a
+    /// tool that speaks raw Zenoh beside the nodes, under the same credentials.
+    pub fn zenoh_config(&self) -> Result<zenoh::Config, RemoteError> {
+        self.validate()?;
+        self.zenoh()
+    }
+
+    /// [`zenoh_config`](Self::zenoh_config), unchecked.
     pub(crate) fn zenoh(&self) -> Result<zenoh::Config, RemoteError> {
         let mut config = zenoh::Config::default();
         let json = |v: &[String]| {
@@ -149,7 +169,7 @@ impl NodeConfig {
                     .join(",")
             )
         };
-        let settings = [
+        let mut settings = vec![
             ("mode", "\"peer\"".to_owned()),
             ("listen/endpoints", json(&self.listen)),
             ("connect/endpoints", json(&self.connect)),
@@ -160,6 +180,9 @@ impl NodeConfig {
                 self.lease.as_millis().to_string(),
             ),
         ];
+        if let Some(tls) = &self.tls {
+            settings.extend(tls.zenoh_settings());
+        }
         for (key, value) in settings {
             config
                 .insert_json5(key, &value)
@@ -173,8 +196,8 @@ impl NodeConfig {
 }
 
 /// An endpoint is `PROTOCOL/HOST:PORT`; plain `tcp` must name a loopback address unless
-/// allowed.
-fn check_endpoint(endpoint: &str, allow_plaintext: bool) -> Result<(), RemoteError> {
+/// allowed, and is refused beside TLS; `tls` needs the certificates.
+fn check_endpoint(endpoint: &str, allow_plaintext: bool, tls: bool) -> Result<(), RemoteError> {
     let bad = |why: &str| RemoteError::BadEndpoint {
         endpoint: endpoint.to_owned(),
         why: why.to_owned(),
@@ -189,6 +212,11 @@ fn check_endpoint(endpoint: &str, allow_plaintext: bool) -> Result<(), RemoteErr
     port.parse::<u16>()
         .map_err(|_| bad("the port is not a number from 0 to 65535"))?;
     match protocol {
+        "tcp" if tls => Err(bad(
+            "plain tcp beside TLS would let nodes without a certificate in; use tls/HOST:PORT",
+        )),
+        "tls" if !tls => Err(bad("a tls endpoint needs certificates (NodeConfig::tls)")),
+        "tls" => Ok(()),
         "tcp" => {
             let host = host.trim_start_matches('[').trim_end_matches(']');
             let loopback = host == "localhost"
@@ -204,7 +232,9 @@ fn check_endpoint(endpoint: &str, allow_plaintext: bool) -> Result<(), RemoteErr
                 })
             }
         }
-        _ => Err(bad("the protocol is not tcp (the only transport built in)")),
+        _ => Err(bad(
+            "the protocol is neither tcp nor tls (the transports built in)",
+        )),
     }
 }
 
@@ -220,15 +250,15 @@ mod tests {
             "tcp/[::1]:7447",
             "tcp/localhost:80",
         ] {
-            check_endpoint(ok, false).unwrap();
+            check_endpoint(ok, false, false).unwrap();
         }
-        let refused = check_endpoint("tcp/10.0.0.1:7447", false).unwrap_err();
+        let refused = check_endpoint("tcp/10.0.0.1:7447", false, false).unwrap_err();
         assert!(
             matches!(&refused, RemoteError::PlaintextOffLoopback { endpoint } if endpoint == "tcp/10.0.0.1:7447"),
             "{refused}"
         );
-        check_endpoint("tcp/10.0.0.1:7447", true).unwrap();
-        check_endpoint("tcp/0.0.0.0:7447", false).unwrap_err();
+        check_endpoint("tcp/10.0.0.1:7447", true, false).unwrap();
+        check_endpoint("tcp/0.0.0.0:7447", false, false).unwrap_err();
     }
 
     #[test]
@@ -238,8 +268,11 @@ mod tests {
             ("tcp/127.0.0.1", ":PORT"),
             ("tcp/127.0.0.1:99999", "port"),
             ("udp/127.0.0.1:7447", "protocol"),
+            ("tls/10.0.0.1:7447", "NodeConfig::tls"),
         ] {
-            let error = check_endpoint(endpoint, false).unwrap_err().to_string();
+            let error = check_endpoint(endpoint, false, false)
+                .unwrap_err()
+                .to_string();
             assert!(
                 error.contains(endpoint) && error.contains(says),
                 "{endpoint}: {error}"
@@ -264,5 +297,57 @@ mod tests {
             config.validate(),
             Err(RemoteError::PlaintextOffLoopback { .. })
         ));
+    }
+
+    #[test]
+    fn tls_needs_pem_and_refuses_plain_tcp_beside_it() {
+        let pem = |kind| format!("-----BEGIN {kind}-----\nAAAA\n-----END {kind}-----\n");
+        let tls = TlsConfig::new(pem("CERTIFICATE"), pem("CERTIFICATE"), pem("PRIVATE KEY"));
+        let ok = NodeConfig::default()
+            .listen("tls/10.0.0.1:7447")
+            .tls(tls.clone());
+        ok.validate().unwrap();
+        let settings = ok.zenoh().unwrap();
+        assert_eq!(
+            settings.get_json("transport/link/tls/enable_mtls").unwrap(),
+            "true"
+        );
+        // The default listener is plain TCP on loopback: beside TLS, refused.
+        let error = NodeConfig::default()
+            .tls(tls.clone())
+            .validate()
+            .unwrap_err();
+        assert!(error.to_string().contains("beside TLS"), "{error}");
+        for (bad, setting) in [
+            (
+                TlsConfig::new("", pem("CERTIFICATE"), pem("PRIVATE KEY")),
+                "tls.ca_pem",
+            ),
+            (
+                TlsConfig::new(pem("CERTIFICATE"), pem("PRIVATE KEY"), pem("PRIVATE KEY")),
+                "tls.cert_pem",
+            ),
+            (
+                TlsConfig::new(pem("CERTIFICATE"), pem("CERTIFICATE"), pem("CERTIFICATE")),
+                "tls.key_pem",
+            ),
+            (tls.clone().allow_name(" "), "tls.allowed_names"),
+        ] {
+            let error = NodeConfig::default()
+                .listen("tls/127.0.0.1:0")
+                .tls(bad)
+                .validate();
+            match error {
+                Err(RemoteError::BadConfig { setting: s, .. }) => assert_eq!(s, setting),
+                other => panic!("{setting}: {other:?}"),
+            }
+        }
+        let missing = TlsConfig::from_files("/nonexistent/ca.pem", "c", "k").unwrap_err();
+        assert!(
+            missing.to_string().contains("/nonexistent/ca.pem"),
+            "{missing}"
+        );
+        // The key never shows in a debug print.
+        assert!(!format!("{tls:?}").contains("PRIVATE"));
     }
 }

@@ -45,10 +45,14 @@ mod names;
 mod node;
 mod peer;
 mod stats;
+mod tls;
 
-pub use config::{NodeConfig, DEFAULT_LEASE, DEFAULT_QUEUE_CAPACITY, MIN_LEASE};
+pub use config::{
+    NodeConfig, DEFAULT_LEASE, DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_CAPACITY, MIN_LEASE,
+};
 pub use node::Node;
 pub use stats::NodeStats;
+pub use tls::TlsConfig;
 
 use std::fmt;
 
