@@ -9,8 +9,6 @@ use serde::{Deserialize, Serialize};
 pub(crate) struct Frame {
     /// The sending node (its incarnation).
     pub(crate) from: u128,
-    /// The lane (`peer::MAIN` or `peer::BULK`): each is a stream of its own.
-    pub(crate) lane: u8,
     /// The number of the first item; the stream from `from` to the receiver starts at 0.
     pub(crate) first_seq: u64,
     pub(crate) items: Vec<Item>,
@@ -37,21 +35,38 @@ pub(crate) enum Item {
         #[serde(with = "serde_bytes")]
         payload: Option<Vec<u8>>,
     },
+    /// A piece of a large message or reply; the pieces of one follow each other in the stream
+    /// (other destinations' items may come between them), the first with `first`.
+    Part {
+        first: bool,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
+    /// The last piece of a large message or reply, and where the whole goes.
+    Last {
+        to: Dest,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
+}
+
+/// Where a data item goes: what FIFO order is kept per.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Dest {
+    /// An actor of the receiver.
+    Actor(u64),
+    /// A reply handle of the receiver.
+    Reply(u64),
 }
 
 /// What an item weighs besides its payload (an estimate of its header's bytes).
 const HEADER: usize = 16;
 
 impl Item {
-    /// Whether the item is a message or reply over [`crate::peer::LARGE_BYTES`] (it goes on
-    /// the bulk lane).
+    /// Whether the item's payload goes in pieces (it is larger than
+    /// [`crate::peer::LARGE_BYTES`]).
     pub(crate) fn is_large(&self) -> bool {
         self.weight() > crate::peer::LARGE_BYTES + HEADER
-    }
-
-    /// Whether the item is a message or stop signal for actor `actor`.
-    pub(crate) fn is_for(&self, actor: u64) -> bool {
-        matches!(self, Item::Msg { to, .. } | Item::Stop { to } if *to == actor)
     }
 
     /// Bytes the item takes (what batching and the queue's byte bound count).
@@ -62,7 +77,27 @@ impl Item {
                 payload: Some(payload),
                 ..
             } => payload.len() + HEADER,
+            Item::Part { bytes, .. } | Item::Last { bytes, .. } => bytes.len() + HEADER,
             _ => HEADER,
+        }
+    }
+
+    /// Where a data item goes (`None` for control items).
+    pub(crate) fn dest(&self) -> Option<Dest> {
+        match self {
+            Item::Msg { to, .. } | Item::Stop { to } => Some(Dest::Actor(*to)),
+            Item::Reply { id, .. } => Some(Dest::Reply(*id)),
+            Item::Last { to, .. } => Some(*to),
+            Item::Watch { .. } | Item::Terminated { .. } | Item::Part { .. } => None,
+        }
+    }
+
+    /// A large message's or reply's payload, taken out of it (the item is left empty).
+    pub(crate) fn take_payload(&mut self) -> Option<Vec<u8>> {
+        match self {
+            Item::Msg { payload, .. } => Some(std::mem::take(payload)),
+            Item::Reply { payload, .. } => payload.take(),
+            _ => None,
         }
     }
 }

@@ -54,11 +54,11 @@ impl Link for ActorLink {
     }
 
     fn queued(&self) -> usize {
-        self.peer.queued(self.address.id)
+        self.peer.queued()
     }
 
     fn wait_for_room(&self, waker: &Waker) -> bool {
-        !self.peer.is_down() && self.peer.wait_for_room(self.address.id, waker)
+        !self.peer.is_down() && self.peer.wait_for_room(waker)
     }
 }
 

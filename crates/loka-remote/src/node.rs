@@ -4,7 +4,7 @@
 //! nodes come and go through their liveliness tokens.
 
 use crate::config::NodeConfig;
-use crate::frame::{Frame, Item};
+use crate::frame::{Dest, Frame, Item};
 use crate::links::{ActorLink, PeerWire};
 use crate::peer::Peer;
 use crate::stats::{Counters, NodeStats};
@@ -68,9 +68,19 @@ pub(crate) struct State {
     statuses_pruned_at: usize,
     /// Reply handles out: the node their request went to, and what to do with the answer.
     replies: FxHashMap<u64, (u128, ReplyCompletion)>,
-    /// The next item number expected from each sender, on each of its lanes.
-    streams: FxHashMap<(u128, u8), u64>,
+    /// The next item number expected from each sender.
+    streams: FxHashMap<u128, u64>,
+    /// A large message or reply arriving in pieces from each sender.
+    partials: FxHashMap<u128, Partial>,
     closed: bool,
+}
+
+/// The pieces of a large payload received so far from one node.
+#[derive(Default)]
+pub(crate) struct Partial {
+    bytes: Vec<u8>,
+    /// Items went missing since its first piece: it is dropped at its last.
+    broken: bool,
 }
 
 impl Node {
@@ -183,30 +193,25 @@ impl NodeInner {
             }
         }
         // Declared outside the lock: Zenoh may take a moment, and the callbacks need the lock.
-        let declare = |priority| {
-            self.session
-                .declare_publisher(format!("{INBOX_PREFIX}/{}", NodeId(node)))
-                .congestion_control(zenoh::qos::CongestionControl::Block)
-                .priority(priority)
-                // The lanes' threads batch already: Zenoh's own batching would only add its
-                // wait.
-                .express(true)
-                .wait()
-        };
-        let publishers = declare(zenoh::qos::Priority::Data)
-            .and_then(|main| Ok([main, declare(zenoh::qos::Priority::DataLow)?]));
+        let publisher = self
+            .session
+            .declare_publisher(format!("{INBOX_PREFIX}/{}", NodeId(node)))
+            .congestion_control(zenoh::qos::CongestionControl::Block)
+            // The drain thread batches already: Zenoh's own batching would only add its wait.
+            .express(true)
+            .wait();
         let mut state = self.state.lock();
         if let Some(peer) = state.peers.get(&node) {
             return Arc::clone(peer);
         }
-        match publishers {
-            Ok(publishers) if !state.down.contains(&node) && !state.closed => {
+        match publisher {
+            Ok(publisher) if !state.down.contains(&node) && !state.closed => {
                 let peer = Peer::start(
                     node,
                     self.me,
                     (self.config.queue_capacity, self.config.queue_bytes),
                     Arc::clone(&self.counters),
-                    publishers,
+                    publisher,
                 );
                 state.peers.insert(node, Arc::clone(&peer));
                 peer
@@ -376,12 +381,15 @@ impl NodeInner {
             if state.down.contains(&from) || state.closed {
                 return;
             }
-            let next = state.streams.entry((from, frame.lane)).or_insert(0);
+            let next = state.streams.entry(from).or_insert(0);
             let missing = frame.first_seq.saturating_sub(*next);
             *next = frame.first_seq + count;
             if missing > 0 {
                 self.counters.gaps.fetch_add(missing, Relaxed);
                 tracing::warn!(node = %NodeId(from), missing, "items from a node went missing");
+                if let Some(partial) = state.partials.get_mut(&from) {
+                    partial.broken = true;
+                }
             }
             self.wire_in(&mut state, from)
         };
@@ -454,6 +462,34 @@ impl NodeInner {
                 }
             }
             Item::Reply { id, payload } => self.complete_reply(id, payload.as_deref()),
+            Item::Part { first, bytes } => {
+                let mut state = self.state.lock();
+                let partial = state.partials.entry(from).or_default();
+                if first {
+                    *partial = Partial::default();
+                }
+                partial.bytes.extend_from_slice(&bytes);
+            }
+            Item::Last { to, bytes } => {
+                let partial = self.state.lock().partials.remove(&from);
+                let Some(Partial {
+                    bytes: mut payload,
+                    broken: false,
+                }) = partial
+                else {
+                    self.counters.undeliverable.fetch_add(1, Relaxed);
+                    return;
+                };
+                payload.extend_from_slice(&bytes);
+                let item = match to {
+                    Dest::Actor(to) => Item::Msg { to, payload },
+                    Dest::Reply(id) => Item::Reply {
+                        id,
+                        payload: Some(payload),
+                    },
+                };
+                self.dispatch(from, wire, item, last);
+            }
         }
     }
 
@@ -506,7 +542,8 @@ impl NodeInner {
             for export in state.exports.values_mut() {
                 export.watchers.retain(|watcher| *watcher != node);
             }
-            state.streams.retain(|(sender, _), _| *sender != node);
+            state.streams.remove(&node);
+            state.partials.remove(&node);
             (peer, statuses, replies)
         };
         self.counters.nodes_down.fetch_add(1, Relaxed);

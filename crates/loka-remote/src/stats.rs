@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 pub(crate) struct Counters {
     pub(crate) frames_out: AtomicU64,
     pub(crate) direct_out: AtomicU64,
-    pub(crate) bulk_out: AtomicU64,
     pub(crate) items_out: AtomicU64,
     pub(crate) frames_in: AtomicU64,
     pub(crate) items_in: AtomicU64,
@@ -28,10 +27,7 @@ pub struct NodeStats {
     /// Of those, frames the sending thread published itself: its node's queue was empty and
     /// nothing was going out (the others went through the queue's thread).
     pub direct_out: u64,
-    /// Of those, frames on the bulk lane (messages over 64 KiB, and every later message to an
-    /// actor that received one; docs/remote.md, "What is guaranteed").
-    pub bulk_out: u64,
-    /// Items (messages, stop signals, replies, watch reports) in them.
+    /// Items (messages, stop signals, replies, watch reports, pieces of large ones) in them.
     pub items_out: u64,
     /// Frames received.
     pub frames_in: u64,
@@ -57,7 +53,6 @@ impl Counters {
         NodeStats {
             frames_out: self.frames_out.load(Relaxed),
             direct_out: self.direct_out.load(Relaxed),
-            bulk_out: self.bulk_out.load(Relaxed),
             items_out: self.items_out.load(Relaxed),
             frames_in: self.frames_in.load(Relaxed),
             items_in: self.items_in.load(Relaxed),
