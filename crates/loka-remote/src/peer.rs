@@ -23,8 +23,10 @@ use std::task::Waker;
 use std::time::{Duration, Instant};
 use zenoh::Wait;
 
-/// The most payload bytes one frame gathers: small messages share a publication.
-const BATCH_BYTES: usize = 64 * 1024;
+/// The most bytes one frame gathers: small messages share a publication, and a frame of them
+/// fits one Zenoh batch (64 KiB with Zenoh's headers), so the receiver gets it whole instead of
+/// reassembling fragments.
+const BATCH_BYTES: usize = 60 * 1024;
 /// The size of a piece: with its frame's header it fits one Zenoh batch (64 KiB), so a piece
 /// is one write, not two fragments.
 pub(crate) const PIECE_BYTES: usize = 60 * 1024;
