@@ -128,7 +128,8 @@ loom:
 # tiny fixture (no peers); plus the criterion bench run once as a test, and the latency example
 # on a few probes (it exits 1 unless every probe comes back and every load actor ran); the
 # two-process key-value service through a kill -9 of its server (docs/remote.md) and the
-# remote benchmark at its smallest (its checks count every message and reply).
+# remote benchmark at its smallest (its checks count every message and reply); two nodes over
+# mutual TLS and two intruders turned away (it exits 1 unless exactly that happens).
 # Panini's set runs under every execution mode, LASSI's under `places:a` (two places needed).
 # Every benchmark under the simulation engine at 8 workers on `preset:opteron6376` is
 # crates/loka-bench/tests/sim.rs, a workspace test: under `cls` twice (the trace must repeat)
@@ -141,7 +142,7 @@ TEST_LOKA := $(TEST_BIN)/loka
 # they would be built with the test harness instead of their main); it reuses every unit above.
 smoke-build:
 	$(CARGO_TEST) --no-run --tests --bench send_latency
-	$(CARGO) build --workspace --features $(TEST_FEATURES) --profile test --example latency --example async_kv --example remote_kv --example remote_bench
+	$(CARGO) build --workspace --features $(TEST_FEATURES) --profile test --example latency --example async_kv --example remote_kv --example remote_bench --example remote_tls
 smoke: smoke-build
 	$(call quick_check,$(TEST_LOKA),$(QUICK_MIN_S_TEST))
 	$(TEST_LOKA) bench run all --size quick --workers 2 --engine message-centric
@@ -155,6 +156,7 @@ smoke: smoke-build
 	$(TEST_BIN)/examples/async_kv --selftest
 	$(TEST_BIN)/examples/remote_kv --selftest
 	$(TEST_BIN)/examples/remote_bench --quick >/dev/null
+	$(TEST_BIN)/examples/remote_tls >/dev/null
 
 # loka-remote against raw Zenoh, two processes over 127.0.0.1, A B A B, medians of 5
 # (docs/results/remote.md). Not part of `make bench`: it would build Zenoh's 135 crates in release.

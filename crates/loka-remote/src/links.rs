@@ -29,7 +29,7 @@ impl Link for ActorLink {
         self.peer
             .push_message(Item::Msg {
                 to: self.address.id,
-                payload,
+                payload: payload.into(),
             })
             .map_err(|refused| match refused {
                 Refused::Full => LinkError::Full,
@@ -100,7 +100,7 @@ impl Wire for PeerWire {
         } else {
             node.peer(address.node).push_always(Item::Reply {
                 id: address.id,
-                payload: reply,
+                payload: reply.map(Into::into),
             });
         }
     }

@@ -364,7 +364,7 @@ impl NodeInner {
 
     /// A publication arrived on this node's key.
     fn received(&self, bytes: &[u8]) {
-        let frame: Frame = match postcard::from_bytes(bytes) {
+        let frame: Frame<'_> = match postcard::from_bytes(bytes) {
             Ok(frame) => frame,
             Err(error) => {
                 self.counters.bad_frames.fetch_add(1, Relaxed);
@@ -405,7 +405,7 @@ impl NodeInner {
         &self,
         from: u128,
         wire: &Arc<dyn Wire>,
-        item: Item,
+        item: Item<'_>,
         last: &mut Option<(u64, Arc<dyn Inbox>)>,
     ) {
         match item {
@@ -482,10 +482,13 @@ impl NodeInner {
                 };
                 payload.extend_from_slice(&bytes);
                 let item = match to {
-                    Dest::Actor(to) => Item::Msg { to, payload },
+                    Dest::Actor(to) => Item::Msg {
+                        to,
+                        payload: payload.into(),
+                    },
                     Dest::Reply(id) => Item::Reply {
                         id,
-                        payload: Some(payload),
+                        payload: Some(payload.into()),
                     },
                 };
                 self.dispatch(from, wire, item, last);

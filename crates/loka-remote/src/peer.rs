@@ -45,9 +45,9 @@ const LOOK_AHEAD: usize = 1024;
 #[derive(Default)]
 struct Queues {
     /// Watch and stop reports: ahead of data.
-    control: VecDeque<Item>,
+    control: VecDeque<Item<'static>>,
     /// Messages, stop signals and replies, in the order they were queued.
-    data: VecDeque<Item>,
+    data: VecDeque<Item<'static>>,
     /// Bytes in `data` (what [`Peer::byte_capacity`] bounds).
     bytes: usize,
     /// The destination of a large payload going out in pieces (no direct send meanwhile).
@@ -81,7 +81,7 @@ struct Out {
 
 impl Out {
     /// Publishes `items` as the next frame of the stream.
-    fn publish(&mut self, items: Vec<Item>, peer: &Peer) {
+    fn publish(&mut self, items: Vec<Item<'static>>, peer: &Peer) {
         let count = items.len() as u64;
         let frame = Frame {
             from: self.me,
@@ -90,7 +90,7 @@ impl Out {
         };
         self.seq += count;
         let counters = &peer.counters;
-        match postcard::to_allocvec(&frame) {
+        match frame.encode() {
             Ok(bytes) => {
                 if let Err(error) = self.publisher.put(bytes).wait() {
                     tracing::warn!(node = %crate::NodeId(peer.node), %error, "publishing a frame failed");
@@ -187,7 +187,7 @@ impl Peer {
 
     /// Queues a message: refused when the queue is full (it never waits) or the node lost.
     /// A message larger than the byte bound goes when the queue is empty.
-    pub(crate) fn push_message(&self, item: Item) -> Result<(), Refused> {
+    pub(crate) fn push_message(&self, item: Item<'static>) -> Result<(), Refused> {
         let queues = self.queues.lock();
         if queues.closed {
             return Err(Refused::Down);
@@ -203,16 +203,16 @@ impl Peer {
 
     /// Queues a data item that must not be refused for room (a reply, a stop signal: dropping
     /// them would leave an asker or a stop waiting); `false` if the node is lost.
-    pub(crate) fn push_always(&self, item: Item) -> bool {
+    pub(crate) fn push_always(&self, item: Item<'static>) -> bool {
         self.push(item, false)
     }
 
     /// Queues a control item (ahead of data); `false` if the node is lost.
-    pub(crate) fn push_control(&self, item: Item) -> bool {
+    pub(crate) fn push_control(&self, item: Item<'static>) -> bool {
         self.push(item, true)
     }
 
-    fn push(&self, item: Item, control: bool) -> bool {
+    fn push(&self, item: Item<'static>, control: bool) -> bool {
         let queues = self.queues.lock();
         if queues.closed {
             return false;
@@ -223,7 +223,7 @@ impl Peer {
 
     /// Publishes `item` at once when nothing is queued or going out (see the module's notes),
     /// else queues it and wakes the drain thread.
-    fn enqueue(&self, mut queues: MutexGuard<'_, Queues>, item: Item, control: bool) {
+    fn enqueue(&self, mut queues: MutexGuard<'_, Queues>, item: Item<'static>, control: bool) {
         let idle =
             queues.data.is_empty() && queues.control.is_empty() && queues.in_pieces.is_none();
         if idle && !item.is_large() {
@@ -306,7 +306,7 @@ impl Peer {
             if queues.closed {
                 break;
             }
-            let mut items: Vec<Item> = queues.control.drain(..).collect();
+            let mut items: Vec<Item<'static>> = queues.control.drain(..).collect();
             let taken = take_batch(&mut queues.data, &mut items, &mut pieces);
             if let Some(large) = pieces.as_mut() {
                 items.push(next_piece(large));
@@ -339,8 +339,8 @@ impl Peer {
 /// `pieces` when none is going out. Items for the destination of a large payload (going out, or
 /// waiting for its turn) stay queued, in order. Returns the bytes taken from the queue.
 fn take_batch(
-    data: &mut VecDeque<Item>,
-    items: &mut Vec<Item>,
+    data: &mut VecDeque<Item<'static>>,
+    items: &mut Vec<Item<'static>>,
     pieces: &mut Option<InPieces>,
 ) -> usize {
     let mut held: Vec<Dest> = pieces.iter().map(|large| large.to).collect();
@@ -379,11 +379,11 @@ fn take_batch(
 }
 
 /// The next piece of `large`: a `Part`, or the `Last` with its destination.
-fn next_piece(large: &mut InPieces) -> Item {
+fn next_piece(large: &mut InPieces) -> Item<'static> {
     let start = large.sent;
     let end = (start + PIECE_BYTES).min(large.payload.len());
     large.sent = end;
-    let bytes = large.payload[start..end].to_vec();
+    let bytes = large.payload[start..end].to_vec().into();
     if end == large.payload.len() {
         Item::Last {
             to: large.to,
@@ -401,23 +401,24 @@ fn next_piece(large: &mut InPieces) -> Item {
 mod tests {
     use super::*;
 
-    fn msg(to: u64, len: usize) -> Item {
+    fn msg(to: u64, len: usize) -> Item<'static> {
         Item::Msg {
             to,
-            payload: vec![to as u8; len],
+            payload: vec![to as u8; len].into(),
         }
     }
 
-    fn dests(items: &[Item]) -> Vec<(Option<Dest>, usize)> {
+    fn dests(items: &[Item<'static>]) -> Vec<(Option<Dest>, usize)> {
         items.iter().map(|i| (i.dest(), i.weight() - 16)).collect()
     }
 
     #[test]
     fn small_messages_pass_a_large_one_but_not_its_destination_s_own() {
         let big = 3 * PIECE_BYTES + 10;
-        let mut data: VecDeque<Item> = [msg(1, 10), msg(2, big), msg(2, 5), msg(3, 7), msg(1, 8)]
-            .into_iter()
-            .collect();
+        let mut data: VecDeque<Item<'static>> =
+            [msg(1, 10), msg(2, big), msg(2, 5), msg(3, 7), msg(1, 8)]
+                .into_iter()
+                .collect();
         let (mut items, mut pieces) = (Vec::new(), None);
         let taken = take_batch(&mut data, &mut items, &mut pieces);
         // Actor 2's large message goes in pieces; its small one waits behind it.
@@ -455,7 +456,7 @@ mod tests {
     #[test]
     fn a_second_large_payload_waits_for_the_first() {
         let big = LARGE_BYTES + 1;
-        let mut data: VecDeque<Item> = [msg(1, big), msg(2, big), msg(2, 1), msg(3, 1)]
+        let mut data: VecDeque<Item<'static>> = [msg(1, big), msg(2, big), msg(2, 1), msg(3, 1)]
             .into_iter()
             .collect();
         let (mut items, mut pieces) = (Vec::new(), None);
@@ -471,7 +472,7 @@ mod tests {
     #[test]
     fn a_payload_just_over_the_bound_goes_in_three_pieces_and_one_at_it_whole() {
         assert!(!msg(1, LARGE_BYTES).is_large());
-        let mut data: VecDeque<Item> = [msg(1, LARGE_BYTES + 1)].into_iter().collect();
+        let mut data: VecDeque<Item<'static>> = [msg(1, LARGE_BYTES + 1)].into_iter().collect();
         let (mut items, mut pieces) = (Vec::new(), None);
         take_batch(&mut data, &mut items, &mut pieces);
         let large = pieces.as_mut().unwrap();
@@ -495,7 +496,7 @@ mod tests {
 
     #[test]
     fn a_batch_stops_at_its_byte_bound() {
-        let mut data: VecDeque<Item> = (0..10).map(|n| msg(n, BATCH_BYTES / 4)).collect();
+        let mut data: VecDeque<Item<'static>> = (0..10).map(|n| msg(n, BATCH_BYTES / 4)).collect();
         let mut items = Vec::new();
         take_batch(&mut data, &mut items, &mut None);
         assert_eq!(
