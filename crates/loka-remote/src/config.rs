@@ -33,9 +33,9 @@ pub struct NodeConfig {
     /// The most messages (data and replies) waiting toward one node: a send beyond it fails
     /// at once with [`loka::SendErrorReason::Full`], counted in [`crate::NodeStats::refused`].
     pub queue_capacity: usize,
-    /// The most bytes of encoded messages waiting toward one node: a send that would pass it
-    /// fails like one beyond [`queue_capacity`](Self::queue_capacity). A single message larger
-    /// than the bound is accepted when nothing waits.
+    /// The most bytes of encoded messages waiting toward one node: once they are reached, a
+    /// send fails like one beyond [`queue_capacity`](Self::queue_capacity) (the last message
+    /// in may pass the bound by its own size, so one larger than the bound still goes).
     pub queue_bytes: usize,
     /// How long a node that stopped answering is still believed alive. A node killed
     /// outright is noticed when its connection breaks, at once on a local machine; a

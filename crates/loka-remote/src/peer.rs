@@ -59,14 +59,18 @@ struct Queues {
 }
 
 impl Queues {
-    /// Whether a sender waiting for room should try again.
+    /// Whether a message may join the data: under both bounds (the last one in may pass the
+    /// byte bound by its own size). The same test decides whether a sender waits for room: a
+    /// stricter test for sending than for waiting had a sender spin between the two.
     fn has_room(&self, capacity: usize, byte_capacity: usize) -> bool {
         self.data.len() < capacity && self.bytes < byte_capacity
     }
 
-    /// Whether a message of `weight` bytes may join the data: under both bounds, or alone.
-    fn admits(&self, weight: usize, capacity: usize, byte_capacity: usize) -> bool {
-        self.data.len() < capacity && (self.data.is_empty() || self.bytes + weight <= byte_capacity)
+    /// Whether senders waiting for room are woken: once the queue has drained to half of both
+    /// bounds, so that a woken sender finds room for many messages, not for the dozen a frame
+    /// took (a wake-up costs tens of microseconds here).
+    fn below_low_water(&self, capacity: usize, byte_capacity: usize) -> bool {
+        self.data.len() <= capacity / 2 && self.bytes <= byte_capacity / 2
     }
 }
 
@@ -186,13 +190,12 @@ impl Peer {
     }
 
     /// Queues a message: refused when the queue is full (it never waits) or the node lost.
-    /// A message larger than the byte bound goes when the queue is empty.
     pub(crate) fn push_message(&self, item: Item<'static>) -> Result<(), Refused> {
         let queues = self.queues.lock();
         if queues.closed {
             return Err(Refused::Down);
         }
-        if !queues.admits(item.weight(), self.capacity, self.byte_capacity) {
+        if !queues.has_room(self.capacity, self.byte_capacity) {
             drop(queues);
             self.counters.refused.fetch_add(1, Relaxed);
             return Err(Refused::Full);
@@ -316,7 +319,7 @@ impl Peer {
             }
             queues.bytes -= taken;
             queues.in_pieces = pieces.as_ref().map(|large| large.to);
-            let waiters = if queues.has_room(self.capacity, self.byte_capacity) {
+            let waiters = if queues.below_low_water(self.capacity, self.byte_capacity) {
                 std::mem::take(&mut queues.room_waiters)
             } else {
                 Vec::new()
@@ -482,16 +485,25 @@ mod tests {
     }
 
     #[test]
-    fn the_queue_admits_under_both_bounds_or_a_message_alone() {
+    fn the_queue_has_room_under_both_bounds_and_wakes_at_half() {
         let mut queues = Queues::default();
-        assert!(queues.admits(1 << 30, 2, 100), "alone, whatever its size");
-        queues.data.push_back(msg(1, 60));
-        queues.bytes = 76;
-        assert!(queues.admits(24, 2, 100));
-        assert!(!queues.admits(25, 2, 100), "over the byte bound");
+        assert!(queues.has_room(2, 100), "empty");
+        queues.data.push_back(msg(1, 80));
+        queues.bytes = 96;
+        assert!(
+            queues.has_room(2, 100),
+            "under both: the next may pass the byte bound"
+        );
+        queues.bytes = 100;
+        assert!(!queues.has_room(2, 100), "at the byte bound");
+        queues.bytes = 96;
         queues.data.push_back(msg(1, 0));
-        assert!(!queues.admits(1, 2, 100), "over the count");
-        assert!(!queues.has_room(2, 100));
+        assert!(!queues.has_room(2, 100), "at the count");
+        assert!(
+            !queues.below_low_water(4, 100),
+            "two of four, 96 of 100 bytes"
+        );
+        assert!(queues.below_low_water(4, 200));
     }
 
     #[test]
