@@ -92,11 +92,12 @@ fmt:
 	$(CARGO) fmt --all -- --check
 
 # The `tokio`, `metrics` and `trace-activations` features of loka (docs/futures.md,
-# docs/observability.md) are off in the workspace runs: one more clippy run with them on (their
-# code, the `prometheus` example and their test files), and their test files in `unit`.
+# docs/observability.md) and loka-cli's `remote` (`loka bench remote`, docs/remote.md) are off in
+# the workspace runs: one more clippy run with them on (their code, the `prometheus` example and
+# their test files), and their test files in `unit`.
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p loka --all-targets --features tokio,metrics,trace-activations -- -D warnings
+	$(CARGO) clippy -p loka -p loka-cli --all-targets --features $(TEST_FEATURES) -- -D warnings
 
 # `make test` builds everything once, in one profile (`test`: opt-level 2 with debug
 # assertions, Cargo.toml) and one feature set: loka's optional features (`tokio`, `metrics`,
@@ -107,7 +108,7 @@ clippy:
 # second (release) build: that second build of every crate, with examples and the criterion
 # bench in yet other profiles, took CI past 20 minutes (32 min). The binary runs the quick suite
 # about 1.2x slower than the release one (16.6 s against 13.9 s, 2026-12-02, 2-core VM).
-TEST_FEATURES := loka/tokio,loka/metrics,loka/trace-activations
+TEST_FEATURES := loka/tokio,loka/metrics,loka/trace-activations,loka-cli/remote
 CARGO_TEST := $(CARGO) test --workspace --features $(TEST_FEATURES)
 TEST_BIN := $(TARGET_DIR)/debug
 
@@ -142,7 +143,7 @@ TEST_LOKA := $(TEST_BIN)/loka
 # they would be built with the test harness instead of their main); it reuses every unit above.
 smoke-build:
 	$(CARGO_TEST) --no-run --tests --bench send_latency
-	$(CARGO) build --workspace --features $(TEST_FEATURES) --profile test --example latency --example async_kv --example remote_kv --example remote_bench --example remote_tls
+	$(CARGO) build --workspace --features $(TEST_FEATURES) --profile test --example latency --example async_kv --example remote_kv --example remote_tls
 smoke: smoke-build
 	$(call quick_check,$(TEST_LOKA),$(QUICK_MIN_S_TEST))
 	$(TEST_LOKA) bench run all --size quick --workers 2 --engine message-centric
@@ -155,13 +156,13 @@ smoke: smoke-build
 	$(TEST_BIN)/examples/latency --samples 200 >/dev/null
 	$(TEST_BIN)/examples/async_kv --selftest
 	$(TEST_BIN)/examples/remote_kv --selftest
-	$(TEST_BIN)/examples/remote_bench --quick >/dev/null
+	$(TEST_LOKA) bench remote --quick >/dev/null
 	$(TEST_BIN)/examples/remote_tls >/dev/null
 
 # loka-remote against raw Zenoh, two processes over 127.0.0.1, A B A B, medians of 5
 # (docs/results/remote.md). Not part of `make bench`: it would build Zenoh's 135 crates in release.
 bench-remote: deps
-	$(CARGO) run --release -p loka-remote --example remote_bench
+	$(CARGO) run --release -p loka-cli --features remote -- bench remote --rounds 3
 
 # Every benchmark once at its quick size on 2 workers, verified, and timed: fails naming every
 # benchmark that ran under QUICK_MIN_S seconds (start-up and scheduling noise would be most of its

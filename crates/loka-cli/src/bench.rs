@@ -20,6 +20,9 @@ pub enum BenchCommand {
     Scale(sweep::ScaleArgs),
     /// Run benchmarks under every scheduler policy and engine.
     Policies(sweep::PoliciesArgs),
+    /// loka-remote against raw Zenoh: round trips, one way, pairs, a large message beside small
+    /// ones; two processes over 127.0.0.1 (needs the `remote` feature of loka-cli).
+    Remote(RemoteArgs),
     /// List the benchmarks.
     List,
 }
@@ -62,7 +65,33 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Compare(args) => compare::run(&args),
         BenchCommand::Scale(args) => sweep::scale(&args),
         BenchCommand::Policies(args) => sweep::policies(&args),
+        BenchCommand::Remote(args) => remote(&args),
     }
+}
+
+#[cfg(feature = "remote")]
+use crate::remote::RemoteArgs;
+
+#[cfg(feature = "remote")]
+fn remote(args: &RemoteArgs) -> Result<()> {
+    crate::remote::run(args)
+}
+
+/// `loka bench remote` arguments, in a build without loka-remote: any are taken, so that the
+/// command can say what is missing.
+#[cfg(not(feature = "remote"))]
+#[derive(clap::Args)]
+pub struct RemoteArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    _args: Vec<String>,
+}
+
+#[cfg(not(feature = "remote"))]
+fn remote(_: &RemoteArgs) -> Result<()> {
+    anyhow::bail!(
+        "this loka was built without loka-remote (Zenoh); build it with \
+         `cargo build --release -p loka-cli --features remote`, or run `make bench-remote`"
+    )
 }
 
 fn run_benches(args: &RunArgs) -> Result<()> {

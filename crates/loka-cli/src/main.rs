@@ -5,6 +5,8 @@ mod bench;
 mod compare;
 mod output;
 mod progress;
+#[cfg(feature = "remote")]
+mod remote;
 mod report;
 mod sweep;
 #[cfg(unix)]

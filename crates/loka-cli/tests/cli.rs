@@ -501,3 +501,15 @@ fn scale_with_peers_runs_each_peer_at_every_worker_count_it_takes() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `loka bench remote` (built with the `remote` feature in `make test`): zero rounds are refused
+/// in one line before any process starts; without the feature, the one line says how to build it.
+#[test]
+fn bench_remote_refuses_zero_rounds_or_says_what_is_missing() {
+    let out = loka(&["bench", "remote", "--rounds", "0"]);
+    if cfg!(feature = "remote") {
+        assert_one_line_error(&out, "bench remote --rounds 0", &["--rounds", "at least 1"]);
+    } else {
+        assert_one_line_error(&out, "bench remote", &["--features remote"]);
+    }
+}
