@@ -157,7 +157,9 @@ impl Node {
         self.inner.counters.read()
     }
 
-    /// Other nodes this one is connected to now.
+    /// Other nodes this one is linked to now. Under TLS, a node whose certificate the
+    /// authority signed but whose name the access list does not allow is linked, and gets
+    /// nothing through the link ([`crate::TlsConfig`]).
     pub fn peers(&self) -> Vec<NodeId> {
         self.inner
             .session
