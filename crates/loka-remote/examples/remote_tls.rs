@@ -11,50 +11,13 @@
 
 use loka::{Actor, Context, ReplyTo, System};
 use loka_remote::{Node, NodeConfig, RemoteError, TlsConfig};
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
 use serde::{Deserialize, Serialize};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// A certificate authority: its certificate (PEM) and what signs with its key.
-struct Authority {
-    pem: String,
-    issuer: Issuer<'static, KeyPair>,
-}
-
-impl Authority {
-    fn new(name: &str) -> Result<Authority, rcgen::Error> {
-        let key = KeyPair::generate()?;
-        let mut params = CertificateParams::new(Vec::<String>::new())?;
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        params.distinguished_name.push(DnType::CommonName, name);
-        let pem = params.self_signed(&key)?.pem();
-        Ok(Authority {
-            pem,
-            issuer: Issuer::new(params, key),
-        })
-    }
-
-    /// A node's TLS settings: a certificate for `name`, reachable as localhost or 127.0.0.1.
-    fn node(&self, name: &str) -> Result<TlsConfig, rcgen::Error> {
-        let key = KeyPair::generate()?;
-        let mut params = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])?;
-        params.distinguished_name.push(DnType::CommonName, name);
-        params.extended_key_usages = vec![
-            ExtendedKeyUsagePurpose::ServerAuth,
-            ExtendedKeyUsagePurpose::ClientAuth,
-        ];
-        let cert = params.signed_by(&key, &self.issuer)?;
-        Ok(TlsConfig::new(&self.pem, cert.pem(), key.serialize_pem()))
-    }
-}
+#[path = "../tests/common/authority.rs"]
+mod authority;
+use authority::Authority;
 
 #[derive(Serialize, Deserialize)]
 enum Greeter {

@@ -69,9 +69,10 @@ pub(crate) enum Dest {
 /// shorter ones are copied into the frame's buffer (cheaper than a slice's allocation).
 const ZERO_COPY_MIN: usize = 2048;
 
-impl Frame<'static> {
-    /// The frame's bytes, exactly as postcard writes them, with its long payloads handed over
-    /// uncopied: what the sender copied into a frame before is one copy fewer per message.
+impl Frame<'_> {
+    /// The frame's bytes, exactly as postcard writes them, with its long owned payloads handed
+    /// over uncopied: what the sender copied into a frame before is one copy fewer per message
+    /// (a borrowed payload, a large message's piece, is copied here, once).
     pub(crate) fn encode(self) -> Result<zenoh::bytes::ZBytes, postcard::Error> {
         let mut out = zenoh::bytes::ZBytes::writer();
         postcard::to_io(

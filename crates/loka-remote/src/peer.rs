@@ -85,7 +85,7 @@ struct Out {
 
 impl Out {
     /// Publishes `items` as the next frame of the stream.
-    fn publish(&mut self, items: Vec<Item<'static>>, peer: &Peer) {
+    fn publish(&mut self, items: Vec<Item<'_>>, peer: &Peer) {
         let count = items.len() as u64;
         let frame = Frame {
             from: self.me,
@@ -309,16 +309,15 @@ impl Peer {
             if queues.closed {
                 break;
             }
-            let mut items: Vec<Item<'static>> = queues.control.drain(..).collect();
+            let mut items: Vec<Item<'_>> = queues.control.drain(..).collect();
             let taken = take_batch(&mut queues.data, &mut items, &mut pieces);
-            if let Some(large) = pieces.as_mut() {
-                items.push(next_piece(large));
-                if large.sent == large.payload.len() {
-                    pieces = None;
-                }
-            }
             queues.bytes -= taken;
-            queues.in_pieces = pieces.as_ref().map(|large| large.to);
+            // Senders see the pieces as over once their last is in this frame: the frame goes
+            // out before any direct send can, as the drain holds `out` until it has published.
+            queues.in_pieces = pieces
+                .as_ref()
+                .filter(|large| !large.last_piece_is_next())
+                .map(|large| large.to);
             let waiters = if queues.below_low_water(self.capacity, self.byte_capacity) {
                 std::mem::take(&mut queues.room_waiters)
             } else {
@@ -328,8 +327,16 @@ impl Peer {
             let mut out = self.out.lock();
             drop(queues);
             waiters.into_iter().for_each(Waker::wake);
+            // The piece is cut out of the queue's lock: senders are not held while it is.
+            let finished = pieces.as_ref().is_some_and(InPieces::last_piece_is_next);
+            if let Some(large) = pieces.as_mut() {
+                items.push(next_piece(large));
+            }
             if let Some(out) = out.as_mut() {
                 out.publish(items, self);
+            }
+            if finished {
+                pieces = None;
             }
         }
         if let Some(out) = self.out.lock().take() {
@@ -343,7 +350,7 @@ impl Peer {
 /// waiting for its turn) stay queued, in order. Returns the bytes taken from the queue.
 fn take_batch(
     data: &mut VecDeque<Item<'static>>,
-    items: &mut Vec<Item<'static>>,
+    items: &mut Vec<Item<'_>>,
     pieces: &mut Option<InPieces>,
 ) -> usize {
     let mut held: Vec<Dest> = pieces.iter().map(|large| large.to).collect();
@@ -381,12 +388,19 @@ fn take_batch(
     taken
 }
 
-/// The next piece of `large`: a `Part`, or the `Last` with its destination.
-fn next_piece(large: &mut InPieces) -> Item<'static> {
+impl InPieces {
+    /// Whether the next piece is the payload's last.
+    fn last_piece_is_next(&self) -> bool {
+        self.sent + PIECE_BYTES >= self.payload.len()
+    }
+}
+
+/// The next piece of `large`, borrowed from it: a `Part`, or the `Last` with its destination.
+fn next_piece(large: &mut InPieces) -> Item<'_> {
     let start = large.sent;
     let end = (start + PIECE_BYTES).min(large.payload.len());
     large.sent = end;
-    let bytes = large.payload[start..end].to_vec().into();
+    let bytes = large.payload[start..end].into();
     if end == large.payload.len() {
         Item::Last {
             to: large.to,

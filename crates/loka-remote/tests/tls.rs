@@ -6,53 +6,13 @@
 
 use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use loka_remote::{Node, NodeConfig, RemoteError, TlsConfig};
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 use zenoh::Wait;
 
-/// A certificate authority made for one test.
-struct Authority {
-    pem: String,
-    issuer: Issuer<'static, KeyPair>,
-}
-
-impl Authority {
-    fn new(name: &str) -> Authority {
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::DigitalSignature,
-            KeyUsagePurpose::CrlSign,
-        ];
-        params.distinguished_name.push(DnType::CommonName, name);
-        let pem = params.self_signed(&key).unwrap().pem();
-        Authority {
-            pem,
-            issuer: Issuer::new(params, key),
-        }
-    }
-
-    /// A node's TLS settings: a certificate with common name `name`, for localhost and
-    /// 127.0.0.1, signed by this authority.
-    fn node(&self, name: &str) -> TlsConfig {
-        let key = KeyPair::generate().unwrap();
-        let mut params =
-            CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).unwrap();
-        params.distinguished_name.push(DnType::CommonName, name);
-        params.extended_key_usages = vec![
-            ExtendedKeyUsagePurpose::ServerAuth,
-            ExtendedKeyUsagePurpose::ClientAuth,
-        ];
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        TlsConfig::new(&self.pem, cert.pem(), key.serialize_pem())
-    }
-}
+#[path = "common/authority.rs"]
+mod authority;
+use authority::Authority;
 
 #[derive(Debug, Serialize, Deserialize)]
 enum Counter {
@@ -83,7 +43,9 @@ fn server(authority: &Authority, port: u16, allowed: &[&str]) -> (System, Node, 
     let system = System::builder().workers(1).build().unwrap();
     let tls = allowed
         .iter()
-        .fold(authority.node("server"), |tls, name| tls.allow_name(*name));
+        .fold(authority.node("server").unwrap(), |tls, name| {
+            tls.allow_name(*name)
+        });
     let config = NodeConfig::default()
         .listen(format!("tls/127.0.0.1:{port}"))
         .tls(tls);
@@ -123,11 +85,11 @@ fn total(count: &ActorRef<Counter>) -> u64 {
 
 #[test]
 fn nodes_the_authority_vouched_for_talk_over_mutual_tls() {
-    let authority = Authority::new("loka test authority");
+    let authority = Authority::new("loka test authority").unwrap();
     let port = free_port();
     let (_server_system, server_node, count) = server(&authority, port, &["client"]);
     let system = System::builder().workers(1).build().unwrap();
-    let config = client_config(port, authority.node("client").allow_name("server"));
+    let config = client_config(port, authority.node("client").unwrap().allow_name("server"));
     let node = Node::open(&system, config.clone()).unwrap();
     let counter = node.lookup::<Counter>("count").unwrap();
     for n in 1..=100 {
@@ -147,18 +109,18 @@ fn nodes_the_authority_vouched_for_talk_over_mutual_tls() {
 
 #[test]
 fn a_node_without_the_right_credentials_gets_nothing() {
-    let authority = Authority::new("loka test authority");
+    let authority = Authority::new("loka test authority").unwrap();
     let port = free_port();
     let (_server_system, server_node, count) = server(&authority, port, &["client"]);
-    let other = Authority::new("another authority");
+    let other = Authority::new("another authority").unwrap();
     let intruders = [
         (
             "another authority's certificate",
-            client_config(port, other.node("client")),
+            client_config(port, other.node("client").unwrap()),
         ),
         (
             "a name not allowed",
-            client_config(port, authority.node("stranger")),
+            client_config(port, authority.node("stranger").unwrap()),
         ),
         (
             "plain TCP",
