@@ -9,6 +9,10 @@
 //! - a large message must not stall small ones: the small round trip while another thread
 //!   streams 1 MiB messages to another actor of the same node.
 //!
+//! To profile one flood alone: `--only-one-way BYTES` (loka, then its frame counts) or
+//! `--only-raw-one-way BYTES`; `--queue-bytes` and `--link-frames` set the measuring node's
+//! `NodeConfig`.
+//!
 //! The other process is this same binary, run as `loka bench remote --serve PORT RAW_PORT`.
 //! Every reply and every count is checked: a lost, short or late message fails the run.
 
@@ -35,6 +39,19 @@ pub struct RemoteArgs {
     /// The smallest sizes, one round: a check that everything works, not a measurement.
     #[arg(long)]
     pub quick: bool,
+    /// Only loka's one-way flood of 200,000 messages of this many bytes (--rounds times), no
+    /// raw Zenoh beside it, then the sending node's frame counts: a run to profile.
+    #[arg(long, value_name = "BYTES")]
+    pub only_one_way: Option<usize>,
+    /// Only raw Zenoh's one-way flood of 200,000 messages of this many bytes: a run to profile.
+    #[arg(long, value_name = "BYTES")]
+    pub only_raw_one_way: Option<usize>,
+    /// The sending node's `NodeConfig::queue_bytes` (default: loka-remote's).
+    #[arg(long, value_name = "BYTES")]
+    pub queue_bytes: Option<usize>,
+    /// The sending node's `NodeConfig::link_frames` (default: loka-remote's).
+    #[arg(long, value_name = "FRAMES")]
+    pub link_frames: Option<usize>,
     /// Internal: serve as the other process, loka on the first port, raw Zenoh on the second.
     #[arg(long, num_args = 2, value_names = ["PORT", "RAW_PORT"], hide = true)]
     pub serve: Option<Vec<u16>>,
@@ -81,10 +98,38 @@ pub fn run(args: &RemoteArgs) -> Result<()> {
         return serve(ports[0], ports[1]);
     }
     ensure!(args.rounds >= 1, "--rounds must be at least 1, got 0");
+    // A bad node setting is refused before the other process starts.
+    client_config(args).validate()?;
     let rounds = if args.quick { 1 } else { args.rounds };
     let mut server = Server::start()?;
-    let loka = Loka::connect(server.port)?;
+    let loka = Loka::connect(server.port, args)?;
+    if let Some(size) = args.only_one_way {
+        for _ in 0..args.rounds {
+            println!(
+                "one way, {size} B: {:.0} msg/s",
+                loka.one_way(size, 200_000)?
+            );
+        }
+        let stats = loka.node.stats();
+        println!(
+            "frames out {}, items out {}, direct {}",
+            stats.frames_out, stats.items_out, stats.direct_out
+        );
+        server.stop();
+        return Ok(());
+    }
     let raw = Raw::connect(server.raw_port)?;
+    if let Some(size) = args.only_raw_one_way {
+        for _ in 0..args.rounds {
+            println!(
+                "raw one way, {size} B: {:.0} msg/s",
+                raw.one_way(size, 200_000)?
+            );
+        }
+        drop(raw);
+        server.stop();
+        return Ok(());
+    }
     let (trips, messages) = if args.quick {
         (200, 2_000)
     } else {
@@ -223,6 +268,18 @@ impl Drop for Server {
     }
 }
 
+/// The measuring node's settings, with the queue and link settings asked for.
+fn client_config(args: &RemoteArgs) -> NodeConfig {
+    let mut config = NodeConfig::default().lookup_timeout(PATIENCE);
+    if let Some(bytes) = args.queue_bytes {
+        config = config.queue_bytes(bytes);
+    }
+    if let Some(frames) = args.link_frames {
+        config = config.link_frames(frames);
+    }
+    config
+}
+
 /// The other process: a loka node with `echo`, `count` and `bulk`, and a raw Zenoh session
 /// answering `raw/ping` on `raw/pong` and counting `raw/flood` (the count on `raw/count`).
 fn serve(port: u16, raw_port: u16) -> Result<()> {
@@ -323,14 +380,10 @@ struct Loka {
 }
 
 impl Loka {
-    fn connect(port: u16) -> Result<Loka> {
+    fn connect(port: u16, args: &RemoteArgs) -> Result<Loka> {
         let system = System::builder().workers(2).build()?;
-        let node = Node::open(
-            &system,
-            NodeConfig::default()
-                .connect(format!("tcp/127.0.0.1:{port}"))
-                .lookup_timeout(PATIENCE),
-        )?;
+        let config = client_config(args).connect(format!("tcp/127.0.0.1:{port}"));
+        let node = Node::open(&system, config)?;
         Ok(Loka {
             _system: system,
             node,

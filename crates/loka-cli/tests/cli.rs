@@ -509,6 +509,12 @@ fn bench_remote_refuses_zero_rounds_or_says_what_is_missing() {
     let out = loka(&["bench", "remote", "--rounds", "0"]);
     if cfg!(feature = "remote") {
         assert_one_line_error(&out, "bench remote --rounds 0", &["--rounds", "at least 1"]);
+        let out = loka(&["bench", "remote", "--link-frames", "17"]);
+        assert_one_line_error(
+            &out,
+            "bench remote --link-frames 17",
+            &["link_frames", "17", "1..=16"],
+        );
     } else {
         assert_one_line_error(&out, "bench remote", &["--features remote"]);
     }

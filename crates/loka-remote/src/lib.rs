@@ -48,7 +48,8 @@ mod stats;
 mod tls;
 
 pub use config::{
-    NodeConfig, DEFAULT_LEASE, DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_CAPACITY, MIN_LEASE,
+    NodeConfig, DEFAULT_LEASE, DEFAULT_LINK_FRAMES, DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_CAPACITY,
+    MAX_LINK_FRAMES, MIN_LEASE,
 };
 pub use node::Node;
 pub use stats::NodeStats;
