@@ -27,6 +27,9 @@ use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 use zenoh::Wait;
 
+/// Messages of one one-way flood at full size (and of each `--only-*` round).
+const FLOOD: u64 = 200_000;
+
 /// How long any one reply may take before the run fails.
 const PATIENCE: Duration = Duration::from_secs(10);
 
@@ -104,36 +107,26 @@ pub fn run(args: &RemoteArgs) -> Result<()> {
     let mut server = Server::start()?;
     let loka = Loka::connect(server.port, args)?;
     if let Some(size) = args.only_one_way {
-        for _ in 0..args.rounds {
-            println!(
-                "one way, {size} B: {:.0} msg/s",
-                loka.one_way(size, 200_000)?
-            );
-        }
+        flood("one way", size, args.rounds, |size| {
+            loka.one_way(size, FLOOD)
+        })?;
         let stats = loka.node.stats();
         println!(
             "frames out {}, items out {}, direct {}",
             stats.frames_out, stats.items_out, stats.direct_out
         );
-        server.stop();
         return Ok(());
     }
     let raw = Raw::connect(server.raw_port)?;
     if let Some(size) = args.only_raw_one_way {
-        for _ in 0..args.rounds {
-            println!(
-                "raw one way, {size} B: {:.0} msg/s",
-                raw.one_way(size, 200_000)?
-            );
-        }
-        drop(raw);
-        server.stop();
-        return Ok(());
+        return flood("raw one way", size, args.rounds, |size| {
+            raw.one_way(size, FLOOD)
+        });
     }
     let (trips, messages) = if args.quick {
         (200, 2_000)
     } else {
-        (5_000, 200_000)
+        (5_000, FLOOD as usize)
     };
     println!("| measure | payload | loka-remote | raw Zenoh | loka / raw |");
     println!("|---|---|---|---|---|");
@@ -266,6 +259,20 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Prints `rounds` one-way floods of `size`-byte messages (msg/s), one line each: the
+/// `--only-*` runs (the other process stops when its `Server` is dropped).
+fn flood(
+    label: &str,
+    size: usize,
+    rounds: usize,
+    run: impl Fn(usize) -> Result<f64>,
+) -> Result<()> {
+    for _ in 0..rounds {
+        println!("{label}, {size} B: {:.0} msg/s", run(size)?);
+    }
+    Ok(())
 }
 
 /// The measuring node's settings, with the queue and link settings asked for.

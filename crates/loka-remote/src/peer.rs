@@ -314,10 +314,8 @@ impl Peer {
             queues.bytes -= taken;
             // Senders see the pieces as over once their last is in this frame: the frame goes
             // out before any direct send can, as the drain holds `out` until it has published.
-            queues.in_pieces = pieces
-                .as_ref()
-                .filter(|large| !large.last_piece_is_next())
-                .map(|large| large.to);
+            let finished = pieces.as_ref().is_some_and(InPieces::last_piece_is_next);
+            queues.in_pieces = pieces.as_ref().filter(|_| !finished).map(|large| large.to);
             let waiters = if queues.below_low_water(self.capacity, self.byte_capacity) {
                 std::mem::take(&mut queues.room_waiters)
             } else {
@@ -328,7 +326,6 @@ impl Peer {
             drop(queues);
             waiters.into_iter().for_each(Waker::wake);
             // The piece is cut out of the queue's lock: senders are not held while it is.
-            let finished = pieces.as_ref().is_some_and(InPieces::last_piece_is_next);
             if let Some(large) = pieces.as_mut() {
                 items.push(next_piece(large));
             }
