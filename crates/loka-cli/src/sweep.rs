@@ -22,8 +22,13 @@ pub struct ScaleArgs {
     pub repeat: usize,
     /// The largest worker count (default: the processing units the configuration has: the
     /// machine's, or the topology's).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "worker_counts")]
     pub max_workers: Option<usize>,
+    /// The worker counts to run, comma-separated (e.g. `1,2,4,8,16`), instead of every count
+    /// from 1 to `--max-workers`: on a large machine the full sweep takes too long. The table's
+    /// speed-up is over the smallest count listed.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub worker_counts: Option<Vec<usize>>,
     /// Peer runtimes (`peers/`) to run beside loka at every worker count, each on as many
     /// threads as loka has workers: comma-separated names, or `all` (default: none). `actix`
     /// runs from 2 threads, `actix-1thread` and `tokio-current-thread` at 1 only.
@@ -57,13 +62,37 @@ pub struct PoliciesArgs {
 /// The configurations `scale` sweeps: `base` with 1..=max workers, each validated.
 pub fn scale_configs(base: &Config, max: usize) -> Result<Vec<Config>> {
     anyhow::ensure!(max >= 1, "--max-workers must be at least 1, got {max}");
-    (1..=max)
+    with_workers(base, 1..=max, "--max-workers")
+}
+
+/// The configurations `scale --worker-counts` sweeps: `base` with each count of `counts`, in
+/// increasing order, each validated; a zero or a repeated count is refused.
+pub fn listed_configs(base: &Config, counts: &[usize]) -> Result<Vec<Config>> {
+    let mut sorted = counts.to_vec();
+    sorted.sort_unstable();
+    anyhow::ensure!(
+        !sorted.is_empty() && sorted[0] >= 1,
+        "--worker-counts: every count must be at least 1, got {counts:?}"
+    );
+    if let Some(pair) = sorted.windows(2).find(|pair| pair[0] == pair[1]) {
+        anyhow::bail!("--worker-counts: {} is listed twice", pair[0]);
+    }
+    with_workers(base, sorted, "--worker-counts")
+}
+
+fn with_workers(
+    base: &Config,
+    counts: impl IntoIterator<Item = usize>,
+    flag: &str,
+) -> Result<Vec<Config>> {
+    counts
+        .into_iter()
         .map(|workers| {
             let config = Config {
                 workers,
                 ..base.clone()
             };
-            config.validate("--max-workers")?;
+            config.validate(flag)?;
             Ok(config)
         })
         .collect()
@@ -303,8 +332,8 @@ pub fn scale(args: &ScaleArgs) -> Result<()> {
     check_repeat(args.repeat)?;
     anyhow::ensure!(
         args.system.workers.is_none(),
-        "`loka bench scale` sweeps the worker count itself: use --max-workers N instead of \
-         --workers"
+        "`loka bench scale` sweeps the worker count itself: use --max-workers N or \
+         --worker-counts LIST instead of --workers"
     );
     let names = match &args.peers {
         Some(names) => compare::validate_peers(Some(names))?,
@@ -316,7 +345,10 @@ pub fn scale(args: &ScaleArgs) -> Result<()> {
         "--peer-cap must be at least 1 second"
     );
     let base = args.system.resolve()?;
-    let configs = scale_configs(&base, args.max_workers.unwrap_or(base.workers))?;
+    let configs = match &args.worker_counts {
+        Some(counts) => listed_configs(&base, counts)?,
+        None => scale_configs(&base, args.max_workers.unwrap_or(base.workers))?,
+    };
     let results = if names.is_empty() {
         let mut out = Output::open(&args.common, true)?;
         let per_bench = vec![configs.clone(); benches.len()];

@@ -250,3 +250,14 @@ fn scale_counts_from_one_worker() {
     assert_eq!(workers, [1, 2, 3]);
     assert!(scale_configs(&Config::default(), 0).is_err());
 }
+
+#[test]
+fn scale_runs_listed_counts_in_order_and_refuses_zero_or_repeats() {
+    let configs = listed_configs(&Config::default(), &[4, 1, 2]).unwrap();
+    let workers: Vec<usize> = configs.iter().map(|c| c.workers).collect();
+    assert_eq!(workers, [1, 2, 4]);
+    let zero = listed_configs(&Config::default(), &[0, 2]).unwrap_err();
+    assert!(zero.to_string().contains("--worker-counts"), "{zero}");
+    let twice = listed_configs(&Config::default(), &[2, 4, 2]).unwrap_err();
+    assert!(twice.to_string().contains("2 is listed twice"), "{twice}");
+}
