@@ -522,8 +522,10 @@ impl Actor for Fan {
 }
 
 /// A burst of wake-ups from one activation wakes as many parked thieves as the real engine's
-/// `notify` after each push does: 32 actors of 1 ms each, woken at once on 64 workers under
-/// `cls`, run in parallel (about 1 ms), not one after another on a few workers.
+/// `notify_stealable` after each push does (each push that finds nobody searching wakes a
+/// sleeper; one that finds a searcher leaves the work to it): 32 actors of 1 ms each, woken at
+/// once on 64 workers under `cls`, run in parallel (about 1 ms), not one after another on a few
+/// workers.
 #[test]
 fn a_burst_of_wake_ups_wakes_enough_thieves() {
     use std::time::Duration;

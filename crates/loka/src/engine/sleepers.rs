@@ -7,6 +7,18 @@
 //! new work and stays up, or the pusher sees the sleeper and wakes it. The waker decrements the
 //! sleeper count on the sleeper's behalf, so `num_sleeping` counts exactly the parked workers that
 //! nobody has claimed, which is what quiescence detection needs.
+//!
+//! **Searchers.** A worker looking for work to steal (spinning or yielding before it parks) is a
+//! *searcher*. Work that any worker may steal wakes a sleeper only when nobody searches
+//! ([`notify_stealable`](Sleepers::notify_stealable)): a searcher will take it. Without this rule
+//! every push woke a parked worker whenever one existed, so at 16 workers a stream of messages
+//! to other workers' queues cost a futex wake-up per message, paid by the sender (tokio's
+//! scheduler and Go's have the same rule; docs/decisions/0070-searchers-spare-wake-ups.md). Two
+//! duties keep it from losing work, both Dekker pairs with the pusher's fence:
+//! a searcher leaving to park gives up its searcher count *before* announcing itself asleep and
+//! re-checking every queue; the last searcher leaving because it found work looks once more and
+//! wakes a sleeper for whatever else is queued ([`end_search`](Sleepers::end_search)). The
+//! sleeper count and the searcher count share one word, so the pusher reads both in one load.
 
 use crate::sync::{fence, AtomicU8, AtomicUsize};
 use crossbeam_utils::CachePadded;
@@ -14,12 +26,19 @@ use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::time::{Duration, Instant};
 
+/// One searcher in the shared word (the low half counts sleepers).
+const SEARCHER: usize = 1 << (usize::BITS / 2);
+/// The sleepers' half of the shared word.
+const SLEEPERS: usize = SEARCHER - 1;
+
 const AWAKE: u8 = 0;
 const SLEEPING: u8 = 1;
 const NOTIFIED: u8 = 2;
 
 /// Which workers are parked.
 pub(crate) struct Sleepers {
+    /// Parked workers nobody has claimed (the low half) and searchers (the high half, in units
+    /// of [`SEARCHER`]).
     num_sleeping: CachePadded<AtomicUsize>,
     /// Wake-ups so far: bumped by every worker leaving its parking protocol (`cancel`, which a
     /// claimed worker also runs before doing anything). Quiescence reads it around its two
@@ -33,6 +52,10 @@ pub(crate) struct Sleepers {
 
 impl Sleepers {
     pub(crate) fn new(workers: usize) -> Self {
+        assert!(
+            workers < SLEEPERS,
+            "{workers} workers do not fit the sleeper count"
+        );
         Sleepers {
             num_sleeping: CachePadded::new(AtomicUsize::new(0)),
             wakes: CachePadded::new(AtomicUsize::new(0)),
@@ -80,9 +103,67 @@ impl Sleepers {
     pub(crate) fn notify(&self, prefer: Option<usize>) -> Option<usize> {
         // Pairs with the fence in `announce`.
         fence(SeqCst);
-        if self.num_sleeping.load(SeqCst) == 0 {
+        if self.num_sleeping.load(SeqCst) & SLEEPERS == 0 {
             return None;
         }
+        self.claim_from(prefer)
+    }
+
+    /// [`notify`](Self::notify) for work that any worker may steal: nobody is woken while a
+    /// worker searches (it will find the work, or hand the search on in
+    /// [`end_search`](Self::end_search)).
+    #[must_use = "a claimed worker must be unparked, or it sleeps with work pending"]
+    pub(crate) fn notify_stealable(&self, prefer: Option<usize>) -> Option<usize> {
+        // Pairs with the fences in `announce` and `end_search`.
+        fence(SeqCst);
+        let state = self.num_sleeping.load(SeqCst);
+        if state >= SEARCHER || state & SLEEPERS == 0 {
+            return None;
+        }
+        self.claim_from(prefer)
+    }
+
+    /// [`notify_stealable`](Self::notify_stealable) for work queued for worker `w` (a woken
+    /// actor routed to `w`'s inbox or urgent queue): `w` itself if it sleeps, since the policy
+    /// chose it; otherwise a sleeper only while nobody searches, as for any stealable work.
+    #[must_use = "a claimed worker must be unparked, or it sleeps with work pending"]
+    pub(crate) fn notify_target(&self, w: usize) -> Option<usize> {
+        // Pairs with the fences in `announce` and `end_search`.
+        fence(SeqCst);
+        if self.states[w].load(SeqCst) == SLEEPING && self.claim(w) {
+            return Some(w);
+        }
+        let state = self.num_sleeping.load(SeqCst);
+        if state >= SEARCHER || state & SLEEPERS == 0 {
+            return None;
+        }
+        self.claim_from(Some(w))
+    }
+
+    /// A worker starts looking for work to steal.
+    pub(crate) fn begin_search(&self) {
+        self.num_sleeping.fetch_add(SEARCHER, SeqCst);
+    }
+
+    /// A worker stops looking for work to steal: it found some, or it is about to park. Returns
+    /// whether it was the last searcher while some worker slept: one that found work must then
+    /// look at every queue and, if work is left, [`notify_stealable`](Self::notify_stealable),
+    /// since a push it made someone skip may still wait there; one about to park needs nothing
+    /// more (its re-check comes after this, the same Dekker pair as `announce`). With nobody
+    /// asleep at this instant there is nobody to wake: a worker that announces sleep later
+    /// re-checks every queue after a push that read this worker searching (that push's read
+    /// precedes this update, and so the later announcement, in the one order of `SeqCst`
+    /// operations), so the look is skipped, which keeps it off a busy machine's idle path.
+    pub(crate) fn end_search(&self) -> bool {
+        let before = self.num_sleeping.fetch_sub(SEARCHER, SeqCst);
+        // Pairs with the fence in `notify_stealable`: the caller's next queue loads see a push
+        // whose pusher read this worker still searching.
+        fence(SeqCst);
+        before < 2 * SEARCHER && before & SLEEPERS != 0
+    }
+
+    /// Claims a sleeping worker, `prefer` first.
+    fn claim_from(&self, prefer: Option<usize>) -> Option<usize> {
         let n = self.states.len();
         let start = prefer.unwrap_or(0);
         (0..n).map(|i| (start + i) % n).find(|&w| self.claim(w))
@@ -125,7 +206,7 @@ impl Sleepers {
 
     /// Whether every worker is parked and unclaimed.
     pub(crate) fn all_asleep(&self) -> bool {
-        self.num_sleeping.load(SeqCst) == self.states.len()
+        self.num_sleeping.load(SeqCst) & SLEEPERS == self.states.len()
     }
 
     /// The whole parking protocol of worker `w`: announce, re-check (`has_work`, `is_shutdown`),

@@ -4,13 +4,54 @@
 use super::Engine;
 
 impl Engine {
-    /// Wakes a parked worker (`prefer` first) if any: call after making work visible.
+    /// Wakes a parked worker (`prefer` first) if any: call after making work visible that only
+    /// some workers take (a pinned, foreign or place queue, the stall guard's rescue).
     pub(super) fn notify(&self, prefer: Option<usize>) {
         if let Some(w) = self.sleepers.notify(prefer) {
-            self.shared.counters.system.unparks.add_shared(1);
-            if let Some(thread) = self.workers[w].thread.get() {
-                thread.unpark();
-            }
+            self.unpark(w);
+        }
+    }
+
+    /// Wakes a parked worker (`prefer` first) for work any worker may steal (a deque, an inbox,
+    /// an urgent or yielded queue), unless a worker is searching: that one will take it
+    /// (`Sleepers::notify_stealable`).
+    pub(super) fn notify_stealable(&self, prefer: Option<usize>) {
+        let claimed = if self.searchers_reach_all {
+            self.sleepers.notify_stealable(prefer)
+        } else {
+            self.sleepers.notify(prefer)
+        };
+        if let Some(w) = claimed {
+            self.unpark(w);
+        }
+    }
+
+    /// Wakes worker `w` for work queued for it if it sleeps, else someone as
+    /// [`notify_stealable`](Self::notify_stealable) does (`Sleepers::notify_target`).
+    pub(super) fn notify_target(&self, w: usize) {
+        let claimed = if self.searchers_reach_all {
+            self.sleepers.notify_target(w)
+        } else {
+            self.sleepers.notify(Some(w))
+        };
+        if let Some(w) = claimed {
+            self.unpark(w);
+        }
+    }
+
+    /// A worker stops searching because it found work (or must fire timers, or stop): if it was
+    /// the last searcher, work a pusher left to it may still be queued elsewhere, so it hands
+    /// the search on to a sleeper (`Sleepers::end_search`).
+    pub(super) fn stop_searching(&self) {
+        if self.sleepers.end_search() && self.has_visible_work() {
+            self.notify_stealable(None);
+        }
+    }
+
+    fn unpark(&self, w: usize) {
+        self.shared.counters.system.unparks.add_shared(1);
+        if let Some(thread) = self.workers[w].thread.get() {
+            thread.unpark();
         }
     }
 

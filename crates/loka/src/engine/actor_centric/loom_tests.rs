@@ -81,6 +81,89 @@ fn shutdown_wakes_every_sleeper() {
     });
 }
 
+/// A push of stealable work that wakes nobody because a worker searches (`Sleepers::
+/// notify_stealable`): worker 0 gives up its search and parks; worker 1, the other searcher,
+/// finds other work and leaves. Whatever the interleaving, worker 0 either sees the work in its
+/// re-check or is woken for it, by the pusher or by worker 1 handing the search on as the last
+/// searcher; it never sleeps with the work pending while nobody has seen it (loom reports a
+/// worker that waits forever). Without the hand-on in `end_search`'s caller it does.
+#[test]
+fn a_wakeup_skipped_for_a_searcher_is_handed_on() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(|| {
+        let sleepers = Arc::new(Sleepers::new(2));
+        let work = Arc::new(AtomicBool::new(false));
+        sleepers.begin_search();
+        sleepers.begin_search();
+        let parker = {
+            let (sleepers, work) = (sleepers.clone(), work.clone());
+            thread::spawn(move || {
+                let _ = sleepers.end_search();
+                sleepers.park(
+                    0,
+                    || work.load(Relaxed),
+                    || false,
+                    || {},
+                    || {
+                        thread::yield_now();
+                        false
+                    },
+                );
+                assert!(work.load(Relaxed), "woke up without work");
+            })
+        };
+        let finder = {
+            let (sleepers, work) = (sleepers.clone(), work.clone());
+            thread::spawn(move || {
+                // Found other work: as the last searcher, look once more (the engine's
+                // `stop_searching`).
+                if sleepers.end_search() && work.load(Relaxed) {
+                    let _ = sleepers.notify_stealable(None);
+                }
+            })
+        };
+        work.store(true, Relaxed);
+        let _ = sleepers.notify_stealable(None);
+        finder.join().unwrap();
+        parker.join().unwrap();
+    });
+}
+
+/// Work routed to worker 0 (a woken actor's home) while worker 1 searches: worker 0 sees it in
+/// its re-check or is woken for it (`Sleepers::notify_target`), though a searcher exists; a
+/// searcher need not reach another worker's queue soon (weighted stealing looks at its own
+/// group first), so leaving it to one could strand the work. With `notify_stealable` in its
+/// place, worker 0 sleeps forever in some interleavings.
+#[test]
+fn work_for_a_sleeping_worker_wakes_it_while_another_searches() {
+    loom::model(|| {
+        let sleepers = Arc::new(Sleepers::new(2));
+        let work = Arc::new(AtomicBool::new(false));
+        // Worker 1 searches throughout.
+        sleepers.begin_search();
+        let parker = {
+            let (sleepers, work) = (sleepers.clone(), work.clone());
+            thread::spawn(move || {
+                sleepers.park(
+                    0,
+                    || work.load(Relaxed),
+                    || false,
+                    || {},
+                    || {
+                        thread::yield_now();
+                        false
+                    },
+                );
+                assert!(work.load(Relaxed), "woke up without work");
+            })
+        };
+        work.store(true, Relaxed);
+        let _ = sleepers.notify_target(0);
+        parker.join().unwrap();
+    });
+}
+
 /// Quiescence racing a worker whose last look before parking finds work: the worker counts as
 /// asleep from its announcement, then leaves the count, takes the work and runs it. The waiter's
 /// look must never call that quiescent, whatever the interleaving (without the wake-up count it

@@ -104,7 +104,11 @@ impl Engine {
         match route {
             Route::Tail(w) => self.push_tail(w, task),
             Route::Head(w) => self.push_to(w, task, |q| &q.urgent),
-            Route::Pinned(w) => self.push_to(w, task, |q| &q.pinned),
+            Route::Pinned(w) => {
+                // Only `w` runs its pinned actors: wake it, whoever searches.
+                self.workers[w].queues.pinned.push(task);
+                self.notify(Some(w));
+            }
             Route::Foreign { worker, home_node } => {
                 let queues = &self.workers[worker].queues;
                 queues.push_foreign(home_node, task, &self.foreign_waiting);
@@ -126,7 +130,8 @@ impl Engine {
         self.push_to(w, task, |q| &q.inbox);
     }
 
-    /// Pushes to one of worker `w`'s queues, then wakes someone (`w` first).
+    /// Pushes to one of worker `w`'s stealable queues, then wakes `w` if it sleeps, else someone
+    /// unless a worker searches.
     #[inline]
     fn push_to(
         &self,
@@ -135,7 +140,7 @@ impl Engine {
         queue: impl FnOnce(&queues::WorkerQueues) -> &crossbeam_deque::Injector<TaskRef>,
     ) {
         queue(&self.workers[w].queues).push(task);
-        self.notify(Some(w));
+        self.notify_target(w);
     }
 }
 

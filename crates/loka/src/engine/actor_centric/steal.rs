@@ -44,6 +44,9 @@ impl Worker {
             self.counters().backoff_resets.bump(1);
         }
         engine.note_out_of_work(self.index());
+        // A searcher from here until it finds work or parks: pushes of stealable work wake
+        // nobody meanwhile (`engine/sleepers.rs`).
+        engine.sleepers.begin_search();
         let start = Instant::now();
         // The stall guard: every quarter of the slot bound, a look at other workers' next slots.
         let look_every = engine.shared.config.stall.slot_bound() / 4;
@@ -63,10 +66,12 @@ impl Worker {
                 return self.found_while_idle(task, full);
             }
             if engine.is_shutdown() {
+                engine.stop_searching();
                 return None;
             }
             // A due timer makes work (or may): fire it, then look at the local queues again.
             if engine.shared.fire_timers(self.index()) {
+                engine.stop_searching();
                 return None;
             }
             let idle_for = start.elapsed();
@@ -83,6 +88,9 @@ impl Worker {
             } else if idle_for < yield_until {
                 std::thread::yield_now();
             } else {
+                // No longer a searcher *before* announcing sleep: the park's re-check then sees
+                // any push whose pusher still counted this worker searching.
+                let _ = engine.sleepers.end_search();
                 engine.park(self.index());
                 if !nosleep {
                     self.adapt_idle_window(false, start.elapsed() <= full, full);
@@ -95,6 +103,7 @@ impl Worker {
     /// A search found work before its window ran out: the window paid (`adapt_idle_window`).
     #[inline]
     fn found_while_idle(&self, task: TaskRef, full: Duration) -> Option<TaskRef> {
+        self.engine().stop_searching();
         self.adapt_idle_window(true, true, full);
         Some(task)
     }

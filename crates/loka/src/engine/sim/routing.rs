@@ -199,33 +199,48 @@ impl Engine {
             }
         };
         if st.workers[target].parked {
+            // The policy chose it: it wakes (the real engine's `Sleepers::notify_target`).
             self.unpark(st, target, now);
         } else {
-            // The target is busy: a parked thief may take it (the real engine notifies one).
+            // The target is busy: a searcher may take it, else a parked thief wakes for it.
             self.wake_any(st, now);
         }
     }
 
-    /// Stealable work appeared at `now`: wake one parked worker, the lowest-numbered, as the real
-    /// engine's `Sleepers::notify(None)` does after every push, whether or not another worker is
-    /// already searching (a burst of pushes wakes as many thieves).
+    /// Stealable work appeared at `now`: a searcher takes it (a parked worker still polling, the
+    /// real engine's searcher, whom `Sleepers::notify_stealable` leaves to find the work), else
+    /// the lowest-numbered parked worker wakes for it.
     pub(super) fn wake_any(&self, st: &mut State, now: u64) {
-        if let Some(w) = st.workers.iter().position(|w| w.parked) {
+        let w = Self::searcher(st, now).or_else(|| st.workers.iter().position(|w| w.parked));
+        if let Some(w) = w {
             self.unpark(st, w, now);
         }
+    }
+
+    /// Whether parked worker `worker` still polls at `now` (spinning, yielding: searching).
+    fn polls(worker: &super::worker::VirtualWorker, now: u64) -> bool {
+        now <= worker.polling_until
+    }
+
+    /// The first parked worker still polling at `now`.
+    fn searcher(st: &State, now: u64) -> Option<usize> {
+        st.workers
+            .iter()
+            .position(|w| w.parked && Self::polls(w, now))
     }
 
     pub(super) fn unpark(&self, st: &mut State, w: usize, now: u64) {
         let worker = &mut st.workers[w];
         worker.parked = false;
-        // Still polling (spinning, yielding): it sees the work at once; parked: a wake-up.
-        let ready = if now <= worker.polling_until {
+        // Still polling (spinning, yielding): it sees the work at once; parked: a wake-up, the
+        // only case the real engine counts as an unpark (a searcher is not woken).
+        let ready = if Self::polls(worker, now) {
             now
         } else {
+            self.shared.counters.system.unparks.add_shared(1);
             now + self.cost.wake as u64
         };
         worker.clock = worker.clock.max(ready);
-        self.shared.counters.system.unparks.add_shared(1);
     }
 }
 

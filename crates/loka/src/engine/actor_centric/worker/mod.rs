@@ -293,7 +293,7 @@ impl Worker {
     #[inline(never)]
     pub(super) fn push_head(&self, task: TaskRef) {
         self.deque.push(task);
-        self.engine.notify(None);
+        self.engine.notify_stealable(None);
     }
 
     /// The worker loop.
@@ -483,7 +483,7 @@ impl Worker {
             // (docs/results/latency.md). Its own queue, not the inbox: a wake-up that arrives
             // there meanwhile runs before it instead of behind every busy actor (docs/decisions/0035-yielded-queue.md).
             self.own_queues().yielded.push(task);
-            self.engine.notify(Some(self.index()));
+            self.engine.notify_stealable(Some(self.index()));
         }
     }
 
