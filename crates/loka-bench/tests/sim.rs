@@ -2,7 +2,9 @@
 //! virtual time and trace hash in two runs), so its predictions can be compared across policies.
 
 use loka::{Config, EngineKind, PolicyKind};
-use loka_bench::{runner::run_once, Size};
+use loka_bench::runner::{run_once, run_once_as};
+use loka_bench::{Run, Size};
+use std::time::Duration;
 
 #[test]
 fn every_benchmark_verifies_and_repeats_its_trace_under_the_simulation() {
@@ -18,10 +20,15 @@ fn every_benchmark_verifies_and_repeats_its_trace_under_the_simulation() {
         // The three runs of a benchmark side by side (a simulation runs on one thread): `cls`
         // twice, for the repeated trace, and `hierarchical:auto` once, for a policy with hubs
         // and migrations. This test took 408 s of a CI run when they ran one after another.
+        // A simulation's time limit is the process's CPU time (`loka_bench::limit`), which the
+        // three runs and this file's other test spend together: each gets three quick runs'
+        // limit (cforall-balance-multi, ~20 s of CPU alone in a release build, went over a
+        // shared 60 s in a loaded CI run).
+        let run = || Run::new(Size::Quick).with_timeout(Duration::from_secs(180));
         let (a, b, h) = std::thread::scope(|s| {
-            let a = s.spawn(|| run_once(&bench, Size::Quick, &cls, 0).unwrap());
-            let b = s.spawn(|| run_once(&bench, Size::Quick, &cls, 1).unwrap());
-            let h = s.spawn(|| run_once(&bench, Size::Quick, &hierarchical, 0).unwrap());
+            let a = s.spawn(|| run_once_as(&bench, run(), &cls, 0).unwrap());
+            let b = s.spawn(|| run_once_as(&bench, run(), &cls, 1).unwrap());
+            let h = s.spawn(|| run_once_as(&bench, run(), &hierarchical, 0).unwrap());
             (a.join().unwrap(), b.join().unwrap(), h.join().unwrap())
         });
         for (m, policy) in [(&a, "cls"), (&b, "cls"), (&h, "hierarchical:auto")] {

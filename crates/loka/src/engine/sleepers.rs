@@ -130,11 +130,16 @@ impl Sleepers {
     pub(crate) fn notify_target(&self, w: usize) -> Option<usize> {
         // Pairs with the fences in `announce` and `end_search`.
         fence(SeqCst);
+        let state = self.num_sleeping.load(SeqCst);
+        if state & SLEEPERS == 0 {
+            // Nobody sleeps (the common case on a busy machine): one load. A `w` announcing
+            // sleep after this load re-checks the queues and sees the push.
+            return None;
+        }
         if self.states[w].load(SeqCst) == SLEEPING && self.claim(w) {
             return Some(w);
         }
-        let state = self.num_sleeping.load(SeqCst);
-        if state >= SEARCHER || state & SLEEPERS == 0 {
+        if state >= SEARCHER {
             return None;
         }
         self.claim_from(Some(w))
