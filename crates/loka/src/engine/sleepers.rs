@@ -40,6 +40,10 @@ pub(crate) struct Sleepers {
     /// Parked workers nobody has claimed (the low half) and searchers (the high half, in units
     /// of [`SEARCHER`]).
     num_sleeping: CachePadded<AtomicUsize>,
+    /// Every searcher may take from every queue a stealable push fills, so such a push need not
+    /// wake anyone while one searches. Not under `places:a`, whose thieves take only from the
+    /// places' shared queues: there the stealable notifications wake as [`notify`](Self::notify).
+    searchers_reach_all: bool,
     /// Wake-ups so far: bumped by every worker leaving its parking protocol (`cancel`, which a
     /// claimed worker also runs before doing anything). Quiescence reads it around its two
     /// checks (`wait_quiescent`).
@@ -58,6 +62,7 @@ impl Sleepers {
         );
         Sleepers {
             num_sleeping: CachePadded::new(AtomicUsize::new(0)),
+            searchers_reach_all: true,
             wakes: CachePadded::new(AtomicUsize::new(0)),
             states: (0..workers)
                 .map(|_| CachePadded::new(AtomicU8::new(AWAKE)))
@@ -65,6 +70,12 @@ impl Sleepers {
             quiet_lock: Mutex::new(()),
             quiet: Condvar::new(),
         }
+    }
+
+    /// Whether searchers can take every stealable push (`true` unless set otherwise here).
+    pub(crate) fn searchers_reach_all(mut self, reach_all: bool) -> Self {
+        self.searchers_reach_all = reach_all;
+        self
     }
 
     /// Step 1 of parking: announce. The caller must then re-check every queue and either
@@ -114,6 +125,9 @@ impl Sleepers {
     /// [`end_search`](Self::end_search)).
     #[must_use = "a claimed worker must be unparked, or it sleeps with work pending"]
     pub(crate) fn notify_stealable(&self, prefer: Option<usize>) -> Option<usize> {
+        if !self.searchers_reach_all {
+            return self.notify(prefer);
+        }
         // Pairs with the fences in `announce` and `end_search`.
         fence(SeqCst);
         let state = self.num_sleeping.load(SeqCst);
@@ -128,6 +142,9 @@ impl Sleepers {
     /// chose it; otherwise a sleeper only while nobody searches, as for any stealable work.
     #[must_use = "a claimed worker must be unparked, or it sleeps with work pending"]
     pub(crate) fn notify_target(&self, w: usize) -> Option<usize> {
+        if !self.searchers_reach_all {
+            return self.notify(Some(w));
+        }
         // Pairs with the fences in `announce` and `end_search`.
         fence(SeqCst);
         let state = self.num_sleeping.load(SeqCst);

@@ -16,12 +16,7 @@ impl Engine {
     /// an urgent or yielded queue), unless a worker is searching: that one will take it
     /// (`Sleepers::notify_stealable`).
     pub(super) fn notify_stealable(&self, prefer: Option<usize>) {
-        let claimed = if self.searchers_reach_all {
-            self.sleepers.notify_stealable(prefer)
-        } else {
-            self.sleepers.notify(prefer)
-        };
-        if let Some(w) = claimed {
+        if let Some(w) = self.sleepers.notify_stealable(prefer) {
             self.unpark(w);
         }
     }
@@ -29,12 +24,7 @@ impl Engine {
     /// Wakes worker `w` for work queued for it if it sleeps, else someone as
     /// [`notify_stealable`](Self::notify_stealable) does (`Sleepers::notify_target`).
     pub(super) fn notify_target(&self, w: usize) {
-        let claimed = if self.searchers_reach_all {
-            self.sleepers.notify_target(w)
-        } else {
-            self.sleepers.notify(Some(w))
-        };
-        if let Some(w) = claimed {
+        if let Some(w) = self.sleepers.notify_target(w) {
             self.unpark(w);
         }
     }

@@ -81,6 +81,22 @@ fn shutdown_wakes_every_sleeper() {
     });
 }
 
+/// Worker 0's parking protocol, polling `is_notified` with yields (loom reports a worker that
+/// polls forever); it must come back only with `work` published.
+fn park_until_work(sleepers: &Sleepers, work: &AtomicBool) {
+    sleepers.park(
+        0,
+        || work.load(Relaxed),
+        || false,
+        || {},
+        || {
+            thread::yield_now();
+            false
+        },
+    );
+    assert!(work.load(Relaxed), "woke up without work");
+}
+
 /// A push of stealable work that wakes nobody because a worker searches (`Sleepers::
 /// notify_stealable`): worker 0 gives up its search and parks; worker 1, the other searcher,
 /// finds other work and leaves. Whatever the interleaving, worker 0 either sees the work in its
@@ -100,17 +116,7 @@ fn a_wakeup_skipped_for_a_searcher_is_handed_on() {
             let (sleepers, work) = (sleepers.clone(), work.clone());
             thread::spawn(move || {
                 let _ = sleepers.end_search();
-                sleepers.park(
-                    0,
-                    || work.load(Relaxed),
-                    || false,
-                    || {},
-                    || {
-                        thread::yield_now();
-                        false
-                    },
-                );
-                assert!(work.load(Relaxed), "woke up without work");
+                park_until_work(&sleepers, &work);
             })
         };
         let finder = {
@@ -145,17 +151,7 @@ fn work_for_a_sleeping_worker_wakes_it_while_another_searches() {
         let parker = {
             let (sleepers, work) = (sleepers.clone(), work.clone());
             thread::spawn(move || {
-                sleepers.park(
-                    0,
-                    || work.load(Relaxed),
-                    || false,
-                    || {},
-                    || {
-                        thread::yield_now();
-                        false
-                    },
-                );
-                assert!(work.load(Relaxed), "woke up without work");
+                park_until_work(&sleepers, &work);
             })
         };
         work.store(true, Relaxed);

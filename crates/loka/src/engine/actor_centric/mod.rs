@@ -98,10 +98,6 @@ pub(crate) struct Engine {
     threads: Mutex<Vec<JoinHandle<()>>>,
     /// The stall guard runs (configured on, and the heavy barrier available).
     guarded: bool,
-    /// Every searcher may steal from every worker's stealable queues, so a push of stealable
-    /// work need not wake anyone while one searches (`idle.rs`). Not under `places:a`, whose
-    /// thieves take only from the places' shared queues.
-    searchers_reach_all: bool,
     /// The stall guard's monitor thread.
     monitor: monitor::Monitor,
     /// Which worker is pinned to each OS CPU (index: the CPU's OS index; `usize::MAX`: none);
@@ -133,7 +129,11 @@ impl Engine {
         let engine = Arc::new(Engine {
             workers,
             deques: Mutex::new(deques.into_iter().map(Some).collect()),
-            sleepers: Sleepers::new(n),
+            // `places:a`'s thieves take only from the places' queues (`Sleepers`).
+            sleepers: Sleepers::new(n).searchers_reach_all(!matches!(
+                config.policy,
+                crate::policy::PolicyKind::Places(mode) if mode.shared_queues()
+            )),
             round_robin: CachePadded::new(AtomicUsize::new(0)),
             shutdown: CachePadded::new(AtomicBool::new(false)),
             clock: monotonic_ns(),
@@ -156,10 +156,6 @@ impl Engine {
             threads: Mutex::new(Vec::new()),
             // One worker: nowhere else to run a hostage (docs/stalls.md).
             guarded: config.stall.guard && n > 1 && crate::sync::asymmetric::available(),
-            searchers_reach_all: !matches!(
-                config.policy,
-                crate::policy::PolicyKind::Places(mode) if mode.shared_queues()
-            ),
             monitor: monitor::Monitor::default(),
             worker_on_cpu: worker_on_cpu(&shared),
             shared: Arc::clone(&shared),
