@@ -3,15 +3,15 @@
 //! 8-node Opteron 6376 preset at 64 workers), so the bound is a virtual time that no host load
 //! can stretch.
 
-use loka::{
-    Actor, ActorRef, Config, Context, EngineKind, Placement, PolicyKind, SpawnOptions, System,
-};
+mod opteron_sim;
+
+use loka::{Actor, ActorRef, Context, Placement, PolicyKind, SpawnOptions};
+use opteron_sim::WORKERS;
 use std::time::Duration;
 
 /// Jobs queued at once; each declares `JOB` of compute.
 const JOBS: usize = 256;
 const JOB: Duration = Duration::from_micros(100);
-const WORKERS: usize = 64;
 
 /// One job per message: declared compute, nothing else.
 struct Job;
@@ -39,16 +39,7 @@ impl Actor for Fan {
 
 /// Virtual nanoseconds from the fan-out to the last job done.
 fn fan_out(policy: PolicyKind) -> u64 {
-    let mut config = Config {
-        engine: EngineKind::Sim,
-        topology: "preset:opteron6376".to_owned(),
-        workers: WORKERS,
-        policy,
-        seed: 1,
-        ..Config::default()
-    };
-    config.sim.quiet_ms = 0;
-    let system = System::from_config(config).unwrap();
+    let system = opteron_sim::system(policy);
     let on_worker_0 = || SpawnOptions {
         placement: Placement::Worker(0),
         ..SpawnOptions::default()

@@ -117,13 +117,16 @@ impl Victims {
 
 /// Where a woken actor goes under `hierarchical` (see [`hierarchical::wake_target`]): a hub to
 /// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
-/// where they last ran. `sender` is the waking worker (`None`: a plain thread). `None` when the
-/// actor never ran and no sender worker is known. Shared by every engine that queues actors.
+/// where they last ran. `sender` is the waking worker (`None`: a plain thread); `wasted_wake`
+/// says whether a push to a worker would wake it while the sender's worker has nothing else to
+/// run (a hint: a wrong answer costs a wake-up or some locality, never work). `None` when the actor never ran and no sender worker is known. Shared by every engine
+/// that queues actors.
 #[inline]
 pub(crate) fn hierarchical_route(
     layout: &WorkerLayout,
     placement: &ActorPlacement,
     sender: Option<usize>,
+    wasted_wake: impl Fn(usize) -> bool,
 ) -> Option<Route> {
     let hub = placement.is_hub();
     let sender_on_home_node = match (sender, placement.home()) {
@@ -137,11 +140,21 @@ pub(crate) fn hierarchical_route(
         placement.last(),
         sender,
         sender_on_home_node,
+        wasted_wake,
     )?;
     if hub {
         // Even on its own worker a hub skips the next slot, which spills into stealable
         // queues; the owner looks at its pinned queue first anyway.
         return Some(Route::Pinned(target));
+    }
+    if Some(target) == sender {
+        // Here, the worker it last ran on or in place of a wasted wake-up: next, as under `cls`,
+        // even away from its home node. Queued as foreign, it would be stealable work, and the
+        // push would wake a sleeper to look at it: a wake-up per message of a chain that lives
+        // off its home node (docs/decisions/0071-hierarchical-spares-sleepers.md). An actor that
+        // waits here (one that used its budget: [`hierarchical_requeue`]) stays findable by its
+        // home node.
+        return Some(Route::LocalNext);
     }
     if let Some(home) = placement.home() {
         let home_node = layout.node_of(home);
@@ -152,10 +165,25 @@ pub(crate) fn hierarchical_route(
             });
         }
     }
-    Some(if Some(target) == sender {
-        Route::LocalNext
-    } else {
-        Route::Tail(target)
+    Some(Route::Tail(target))
+}
+
+/// Where an actor that used its budget on worker `me` waits under `hierarchical`: a hub in
+/// `me`'s pinned queue, an actor away from its home node in `me`'s foreign queue for that node
+/// (its home node's idle workers bring it home), `None`: the engine's ordinary requeue.
+#[inline]
+pub(crate) fn hierarchical_requeue(
+    layout: &WorkerLayout,
+    placement: &ActorPlacement,
+    me: usize,
+) -> Option<Route> {
+    if placement.is_hub() {
+        return Some(Route::Pinned(me));
+    }
+    let home_node = layout.node_of(placement.home()?);
+    (home_node != layout.node_of(me)).then_some(Route::Foreign {
+        worker: me,
+        home_node,
     })
 }
 
@@ -210,10 +238,12 @@ pub(crate) fn places_spawn_route(
 /// each wake-up (`local`: the `cls` route of the waking worker, for the policies that keep
 /// wake-ups local), with the bookkeeping the decision carries (LGS's home-PU pushes and hub
 /// release, `hierarchical:auto`'s hub detection). `waker`: the waking actor
-/// ([`crate::engine::placement::waker_id`]). The one rule both engines carry out: the
+/// ([`crate::engine::placement::waker_id`]); `wasted_wake`: whether a push to a worker would
+/// wake it while this worker has nothing else to run (see [`hierarchical_route`]). The one rule both engines carry out: the
 /// actor-centric engine on its threads (`actor_centric/routing.rs`), the simulation on virtual
 /// workers (`sim/routing.rs`).
 #[inline]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn woken_route(
     routing: Routing,
     me: usize,
@@ -222,6 +252,7 @@ pub(crate) fn woken_route(
     layout: &WorkerLayout,
     local: Route,
     counters: &WorkerCounters,
+    wasted_wake: impl Fn(usize) -> bool,
 ) -> Route {
     match routing {
         Routing::Local => local,
@@ -232,7 +263,7 @@ pub(crate) fn woken_route(
             if auto_hubs {
                 note_hierarchical_wake(placement, me, waker, counters);
             }
-            hierarchical_route(layout, placement, Some(me)).unwrap_or(Route::LocalNext)
+            hierarchical_route(layout, placement, Some(me), wasted_wake).unwrap_or(Route::LocalNext)
         }
         Routing::Places(mode) => {
             let home = placement.home().unwrap_or(me);
@@ -297,7 +328,7 @@ pub(crate) fn external_woken_route(
     layout: &WorkerLayout,
 ) -> Option<Route> {
     match routing {
-        Routing::Hierarchical { .. } => hierarchical_route(layout, placement, None),
+        Routing::Hierarchical { .. } => hierarchical_route(layout, placement, None, |_| false),
         // LGS, Listing 5.3: from a plain thread, to the tail of the actor's home.
         Routing::Lgs(variants) => placement.pinned_home().map(|home| {
             let neighbours = |a, b| layout.same_group0(a, b);

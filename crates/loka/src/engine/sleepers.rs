@@ -199,6 +199,14 @@ impl Sleepers {
         self.states[w].load(Relaxed) == SLEEPING
     }
 
+    /// Whether worker `w` has announced that it goes to sleep, as a hint for a routing choice (a
+    /// policy that would rather not wake a sleeper): one relaxed load, no ordering with anything,
+    /// so the answer may be stale either way; the push that follows still wakes whoever must wake.
+    #[inline]
+    pub(crate) fn is_asleep_hint(&self, w: usize) -> bool {
+        self.states[w].load(Relaxed) == SLEEPING
+    }
+
     /// Claims worker `w` if it is still parked (after [`is_asleep_locked`](Self::is_asleep_locked)
     /// said so); returns whether it did, and the caller must then unpark it. Other sleepers stay
     /// asleep.

@@ -88,21 +88,35 @@ pub fn steal_plan(me: usize, layout: &WorkerLayout) -> Vec<StealStep> {
 /// sender's worker, as under `cls` (communication locality costs little inside a node: Francesquini
 /// measures 1.3 µs same core vs 2.5 µs same socket, but 8.6 µs remote). Woken from another node (or
 /// a plain thread): the worker it last ran on (Erlang keeps a process on its scheduler), else its
-/// home, else the sender's worker. `sender_on_home_node` says whether the sender's worker is on the
-/// actor's home node (true when the actor has no home yet).
+/// home, else the sender's worker; `sender_on_home_node` says whether the sender's worker is on
+/// the actor's home node (true when the actor has no home yet).
+///
+/// Unless sending it there would wake a sleeping worker while the sender's worker has nothing
+/// else to run (`wasted_wake`, asked only of that worker): then the sender's worker runs it. The
+/// wake-up (a futex call, microseconds) would buy no parallelism, only the home-node accesses of
+/// one activation (hundreds of nanoseconds for an actor's few lines), and the sender's worker
+/// would idle meanwhile: a chain of messages that crosses nodes, threadring's token, paid a
+/// wake-up per message (0.08× of `cls` on a simulated 64-worker Opteron,
+/// docs/decisions/0071-hierarchical-spares-sleepers.md). With other work queued on the sender's
+/// worker, waking the actor's own worker spreads the load as before; a worker that is awake
+/// (busy, or searching) costs no wake-up, so the actor goes back to it.
 pub fn wake_target(
     hub: bool,
     home: Option<usize>,
     last: Option<usize>,
     sender: Option<usize>,
     sender_on_home_node: bool,
+    wasted_wake: impl Fn(usize) -> bool,
 ) -> Option<usize> {
     if hub {
         home.or(last).or(sender)
     } else if sender.is_some() && sender_on_home_node {
         sender
     } else {
-        last.or(home).or(sender)
+        match last.or(home) {
+            Some(back) if sender.is_some() && Some(back) != sender && wasted_wake(back) => sender,
+            back => back.or(sender),
+        }
     }
 }
 
@@ -170,18 +184,60 @@ mod tests {
 
     #[test]
     fn hubs_go_home_regular_actors_follow_senders_within_their_home_node() {
-        // A hub goes home whoever wakes it.
-        assert_eq!(wake_target(true, Some(3), Some(5), Some(1), true), Some(3));
+        let awake = |_| false; // never a wasted wake-up
+                               // A hub goes home whoever wakes it.
+        assert_eq!(
+            wake_target(true, Some(3), Some(5), Some(1), true, awake),
+            Some(3)
+        );
         // A sender on the actor's home node runs it (communication locality).
-        assert_eq!(wake_target(false, Some(3), Some(5), Some(1), true), Some(1));
+        assert_eq!(
+            wake_target(false, Some(3), Some(5), Some(1), true, awake),
+            Some(1)
+        );
         // A sender elsewhere: back where it last ran, else home.
         assert_eq!(
-            wake_target(false, Some(3), Some(5), Some(1), false),
+            wake_target(false, Some(3), Some(5), Some(1), false, awake),
             Some(5)
         );
-        assert_eq!(wake_target(false, Some(3), None, Some(1), false), Some(3));
+        assert_eq!(
+            wake_target(false, Some(3), None, Some(1), false, awake),
+            Some(3)
+        );
         // From a plain thread: where it last ran.
-        assert_eq!(wake_target(false, Some(3), Some(5), None, false), Some(5));
-        assert_eq!(wake_target(false, None, None, None, true), None);
+        assert_eq!(
+            wake_target(false, Some(3), Some(5), None, false, awake),
+            Some(5)
+        );
+        assert_eq!(wake_target(false, None, None, None, true, awake), None);
+    }
+
+    #[test]
+    fn a_sleeping_worker_is_not_woken_for_an_actor_an_idle_sender_can_run() {
+        let wasted = |w| w == 5;
+        // Its last worker sleeps and the sender has nothing else to run: the sender runs it.
+        assert_eq!(
+            wake_target(false, Some(3), Some(5), Some(1), false, wasted),
+            Some(1)
+        );
+        // Any other case (awake, or the sender busy): back there.
+        assert_eq!(
+            wake_target(false, Some(3), Some(6), Some(1), false, wasted),
+            Some(6)
+        );
+        // Never ran and its home sleeps: the sender.
+        assert_eq!(
+            wake_target(false, Some(5), None, Some(1), false, wasted),
+            Some(1)
+        );
+        // A hub goes home, asleep or not; from a plain thread someone must be woken.
+        assert_eq!(
+            wake_target(true, Some(5), Some(5), Some(1), false, wasted),
+            Some(5)
+        );
+        assert_eq!(
+            wake_target(false, Some(3), Some(5), None, false, wasted),
+            Some(5)
+        );
     }
 }

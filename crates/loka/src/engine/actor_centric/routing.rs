@@ -58,14 +58,6 @@ impl Engine {
         (w != usize::MAX).then_some(w)
     }
 
-    /// Where a woken actor goes under `hierarchical` (see [`hierarchical::wake_target`]): a hub to
-    /// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
-    /// where they last ran. `None` when the actor never ran and no sender worker is known.
-    #[inline]
-    pub(super) fn hierarchical_route(&self, task: TaskRef, sender: Option<usize>) -> Option<Route> {
-        choices::hierarchical_route(&self.shared.machine.layout, placement::of(&task), sender)
-    }
-
     /// Queues a freshly spawned actor for its first activation: an explicit `Placement` wins,
     /// then the placement strategy for its kind (hub or regular). Under LGS the worker it is placed
     /// on becomes its home PU; under `hierarchical` a hub is pinned there.
@@ -171,6 +163,11 @@ impl Worker {
             &self.engine().shared.machine.layout,
             self.policy().route_woken(),
             self.counters(),
+            |w| {
+                self.engine().sleepers.is_asleep_hint(w)
+                    && self.watch().next_is_empty()
+                    && !self.has_local_work()
+            },
         );
         self.sample_queue_wait(placement::of(&task));
         self.schedule(route, task);

@@ -409,18 +409,13 @@ impl Engine {
     fn requeue(&self, st: &mut State, w: usize, task: TaskRef) {
         self.shared.counters.worker(w).requeues.bump(1);
         if let Routing::Hierarchical { .. } = self.routing() {
-            let place = placement::of(&task);
-            if place.is_hub() {
-                st.workers[w].pinned.push_back(task);
-                return;
-            }
-            if let Some(home) = place.home() {
-                let layout = &self.shared.machine.layout;
-                let home_node = layout.node_of(home);
-                if home_node != layout.node_of(w) {
-                    st.workers[w].foreign[home_node].push_back(task);
-                    return;
+            let layout = &self.shared.machine.layout;
+            match choices::hierarchical_requeue(layout, placement::of(&task), w) {
+                Some(Route::Pinned(_)) => return st.workers[w].pinned.push_back(task),
+                Some(Route::Foreign { home_node, .. }) => {
+                    return st.workers[w].foreign[home_node].push_back(task)
                 }
+                _ => {}
             }
         }
         if let Routing::Places(mode) = self.routing() {

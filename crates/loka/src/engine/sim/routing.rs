@@ -47,6 +47,11 @@ impl Engine {
             &self.shared.machine.layout,
             st.workers[w].cls.route_woken(),
             self.shared.counters.worker(w),
+            |v| {
+                st.workers[v].parked
+                    && !Self::polls(&st.workers[v], now)
+                    && !st.workers[w].has_local_work()
+            },
         );
         st.woken_by.insert(key(task), w);
         st.sender_of.insert(key(task), w);

@@ -158,7 +158,7 @@ impl Worker {
     }
 
     /// Whether anything besides the next slot waits on this worker.
-    pub(super) fn has_local_work(&self) -> bool {
+    pub(in crate::engine::actor_centric) fn has_local_work(&self) -> bool {
         let queues = self.own_queues();
         !self.deque.is_empty() || !queues.inbox.is_empty() || !queues.yielded.is_empty()
     }

@@ -2,7 +2,7 @@
 
 use super::stall::IN_USER;
 use super::Engine;
-use crate::engine::choices::{Routing, Victims};
+use crate::engine::choices::{self, Routing, Victims};
 use crate::engine::placement;
 use crate::policy::cls::Cls;
 use crate::policy::Route;
@@ -451,10 +451,11 @@ impl Worker {
         }
         if self.is_hierarchical() {
             // Hubs stay pinned here; foreign actors stay findable by their home node.
-            match self.engine.hierarchical_route(task, Some(self.index())) {
-                Some(Route::Pinned(_)) => return self.schedule(Route::Pinned(self.index()), task),
-                Some(route @ Route::Foreign { .. }) => return self.schedule(route, task),
-                _ => {}
+            let layout = &self.engine.shared.machine.layout;
+            if let Some(route) =
+                choices::hierarchical_requeue(layout, placement::of(&task), self.index())
+            {
+                return self.schedule(route, task);
             }
         }
         if let Routing::Places(mode) = self.routing.get() {
