@@ -13,7 +13,7 @@
 mod opteron_sim;
 
 use loka::{Actor, ActorRef, Context, Placement, PolicyKind, SpawnOptions};
-use opteron_sim::WORKERS;
+use opteron_sim::{Fan, Job, WORKERS};
 use std::time::Duration;
 
 /// Actors in the ring: eight per node, consecutive ones on different nodes.
@@ -107,36 +107,6 @@ fn a_token_crossing_nodes_wakes_no_sleeper_per_message() {
     println!("{HOPS} hops around {RING} actors on {WORKERS} workers:{table}");
 }
 
-/// Declared compute of one job of the fan-out.
-const JOB: Duration = Duration::from_micros(100);
-
-/// A job: its compute, on whichever worker runs it.
-struct Job;
-
-impl Actor for Job {
-    type Msg = ();
-    fn handle(&mut self, ctx: &mut Context<Self>, _: ()) {
-        ctx.charge(JOB);
-    }
-}
-
-/// A millisecond after its message (every other worker has stopped polling and sleeps by
-/// then), wakes every job in one activation.
-struct Fan {
-    jobs: Vec<ActorRef<()>>,
-}
-
-impl Actor for Fan {
-    type Msg = ();
-    fn handle(&mut self, ctx: &mut Context<Self>, _: ()) {
-        ctx.run_after(Duration::from_millis(1), |fan, _| {
-            for job in &fan.jobs {
-                let _ = job.send(());
-            }
-        });
-    }
-}
-
 /// One job homed on each of workers 1..64 (each has run once there), a fan on worker 0 that
 /// wakes them all in one activation while every other worker sleeps. After the first job, which
 /// worker 0 keeps (nothing else is queued there yet), the sender has work queued, so each job goes
@@ -161,7 +131,13 @@ fn a_fan_out_from_a_busy_sender_still_wakes_each_actor_on_its_home() {
         for job in &jobs {
             job.send(()).unwrap();
         }
-        let fan = system.spawn_with(Fan { jobs }, on(0));
+        let fan = system.spawn_with(
+            Fan {
+                jobs,
+                delay: Some(Duration::from_millis(1)),
+            },
+            on(0),
+        );
         system.run_until_idle();
         let before = system.stats();
         fan.send(()).unwrap();

@@ -5,37 +5,11 @@
 
 mod opteron_sim;
 
-use loka::{Actor, ActorRef, Context, Placement, PolicyKind, SpawnOptions};
-use opteron_sim::WORKERS;
-use std::time::Duration;
+use loka::{Placement, PolicyKind, SpawnOptions};
+use opteron_sim::{Fan, Job, JOB, WORKERS};
 
 /// Jobs queued at once; each declares `JOB` of compute.
 const JOBS: usize = 256;
-const JOB: Duration = Duration::from_micros(100);
-
-/// One job per message: declared compute, nothing else.
-struct Job;
-
-impl Actor for Job {
-    type Msg = ();
-    fn handle(&mut self, ctx: &mut Context<Self>, _: ()) {
-        ctx.charge(JOB);
-    }
-}
-
-/// Wakes every job in one activation, from worker 0.
-struct Fan {
-    jobs: Vec<ActorRef<()>>,
-}
-
-impl Actor for Fan {
-    type Msg = ();
-    fn handle(&mut self, _ctx: &mut Context<Self>, _: ()) {
-        for job in &self.jobs {
-            let _ = job.send(());
-        }
-    }
-}
 
 /// Virtual nanoseconds from the fan-out to the last job done.
 fn fan_out(policy: PolicyKind) -> u64 {
@@ -49,7 +23,7 @@ fn fan_out(policy: PolicyKind) -> u64 {
     let jobs: Vec<_> = (0..JOBS)
         .map(|_| system.spawn_with(Job, on_worker_0()))
         .collect();
-    let fan = system.spawn_with(Fan { jobs }, on_worker_0());
+    let fan = system.spawn_with(Fan { jobs, delay: None }, on_worker_0());
     system.run_until_idle();
     let before = system.stats().sim.unwrap().virtual_ns;
     fan.send(()).unwrap();

@@ -119,8 +119,8 @@ impl Victims {
 /// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
 /// where they last ran. `sender` is the waking worker (`None`: a plain thread); `wasted_wake`
 /// says whether a push to a worker would wake it while the sender's worker has nothing else to
-/// run (a hint: a wrong answer costs a wake-up or some locality, never work). `None` when the actor never ran and no sender worker is known. Shared by every engine
-/// that queues actors.
+/// run (a hint: a wrong answer costs a wake-up or some locality, never work). `None` when the
+/// actor never ran and no sender worker is known. Shared by every engine that queues actors.
 #[inline]
 pub(crate) fn hierarchical_route(
     layout: &WorkerLayout,
@@ -239,9 +239,9 @@ pub(crate) fn places_spawn_route(
 /// wake-ups local), with the bookkeeping the decision carries (LGS's home-PU pushes and hub
 /// release, `hierarchical:auto`'s hub detection). `waker`: the waking actor
 /// ([`crate::engine::placement::waker_id`]); `wasted_wake`: whether a push to a worker would
-/// wake it while this worker has nothing else to run (see [`hierarchical_route`]). The one rule both engines carry out: the
-/// actor-centric engine on its threads (`actor_centric/routing.rs`), the simulation on virtual
-/// workers (`sim/routing.rs`).
+/// wake it while this worker has nothing else to run (see [`hierarchical_route`]). The one rule
+/// both engines carry out: the actor-centric engine on its threads (`actor_centric/routing.rs`),
+/// the simulation on virtual workers (`sim/routing.rs`).
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn woken_route(

@@ -192,18 +192,12 @@ impl Sleepers {
     }
 
     /// Whether worker `w` has announced that it goes to sleep and nobody has claimed it, without
-    /// a fence: only for a caller holding a lock that `w`'s re-check also takes (the lock orders
-    /// the announcement and the caller's work). Then [`claim_one`](Self::claim_one) it.
+    /// a fence: exact for a caller holding a lock that `w`'s re-check also takes (the lock orders
+    /// the announcement and the caller's work; then [`claim_one`](Self::claim_one) it), a hint
+    /// that may be stale either way for anyone else (a routing choice that would rather not wake
+    /// a sleeper; the push that follows still wakes whoever must wake).
     #[inline]
     pub(crate) fn is_asleep_locked(&self, w: usize) -> bool {
-        self.states[w].load(Relaxed) == SLEEPING
-    }
-
-    /// Whether worker `w` has announced that it goes to sleep, as a hint for a routing choice (a
-    /// policy that would rather not wake a sleeper): one relaxed load, no ordering with anything,
-    /// so the answer may be stale either way; the push that follows still wakes whoever must wake.
-    #[inline]
-    pub(crate) fn is_asleep_hint(&self, w: usize) -> bool {
         self.states[w].load(Relaxed) == SLEEPING
     }
 

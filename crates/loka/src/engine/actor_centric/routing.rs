@@ -164,7 +164,7 @@ impl Worker {
             self.policy().route_woken(),
             self.counters(),
             |w| {
-                self.engine().sleepers.is_asleep_hint(w)
+                self.engine().sleepers.is_asleep_locked(w)
                     && self.watch().next_is_empty()
                     && !self.has_local_work()
             },
