@@ -80,7 +80,7 @@ pub trait Actor: Sized + Send + 'static {
 
     /// A child spawned by this actor panicked and was stopped. The default logs it.
     fn child_failed(&mut self, _ctx: &mut Context<Self>, failure: ActorFailure) {
-        tracing::warn!(actor = %failure.actor, kind = failure.actor_type, message = %failure.message, "child actor failed");
+        log_child_failed(failure);
     }
 
     /// The receive timeout passed with no message (see [`Context::set_receive_timeout`]). The
@@ -361,6 +361,15 @@ impl<A: Actor> Behavior for A {
     fn exec_policy() -> Option<crate::exec_policy::ExecPolicy> {
         A::exec_policy()
     }
+}
+
+/// [`Actor::child_failed`]'s default: one function for every actor type (a `tracing` event's
+/// expansion is large, and the default method is instantiated per type:
+/// docs/decisions/0072-one-cell-code-for-every-actor-type.md).
+#[cold]
+#[inline(never)]
+fn log_child_failed(failure: ActorFailure) {
+    tracing::warn!(actor = %failure.actor, kind = failure.actor_type, message = %failure.message, "child actor failed");
 }
 
 /// Runs `f` inside the system's runtime ([`with_runtime`]) if `A` declares one

@@ -259,7 +259,7 @@ pub(crate) mod tests {
 
     pub(crate) static DISCARDED: AtomicUsize = AtomicUsize::new(0);
 
-    unsafe fn no_run(_: NonNull<Header>, _: &Exec) -> crate::runtime::RunOutcome {
+    unsafe fn no_run(_: NonNull<Header>, _: &Exec, _: bool) -> crate::runtime::RunOutcome {
         unreachable!()
     }
     unsafe fn no_shutdown(_: NonNull<Header>) {}
@@ -277,7 +277,6 @@ pub(crate) mod tests {
     }
     pub(crate) static TASK_VTABLE: Vtable = Vtable {
         run: no_run,
-        run_holding: no_run,
         release: no_release,
         shutdown: no_shutdown,
         info: no_info,

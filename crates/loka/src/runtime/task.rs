@@ -116,10 +116,12 @@ impl Header {
 
 /// What a task can do, per actor type.
 pub(crate) struct Vtable {
-    /// Runs one activation. Safety: the caller holds the schedule (see the mailbox protocol).
-    pub(crate) run: unsafe fn(NonNull<Header>, &Exec) -> RunOutcome,
-    /// As `run`, but an emptied mailbox answers [`RunOutcome::Drained`] instead of going idle.
-    pub(crate) run_holding: unsafe fn(NonNull<Header>, &Exec) -> RunOutcome,
+    /// Runs one activation; with `hold`, an emptied mailbox answers [`RunOutcome::Drained`]
+    /// instead of going idle. One function for both: each is the actor type's largest (its
+    /// handler is inlined in it), and a second copy made every actor type's code a fifth larger
+    /// (docs/decisions/0072-one-cell-code-for-every-actor-type.md). Safety: the caller holds the
+    /// schedule (see the mailbox protocol).
+    pub(crate) run: unsafe fn(NonNull<Header>, &Exec, bool) -> RunOutcome,
     /// Ends a drained actor's hold: goes idle unless a message came (then `false`: the actor is
     /// still scheduled and must run). Safety: the caller holds the schedule of a drained actor.
     pub(crate) release: unsafe fn(NonNull<Header>) -> bool,
@@ -161,7 +163,7 @@ impl TaskRef {
     #[inline]
     pub(crate) unsafe fn run(self, exec: &Exec) -> RunOutcome {
         // SAFETY: queued tasks are alive (module docs); the caller holds the schedule.
-        unsafe { (self.0.as_ref().vtable.run)(self.0, exec) }
+        unsafe { (self.0.as_ref().vtable.run)(self.0, exec, false) }
     }
 
     /// [`Self::run`] for an engine that holds drained actors ([`RunOutcome::Drained`]).
@@ -171,7 +173,7 @@ impl TaskRef {
     #[inline]
     pub(crate) unsafe fn run_holding(self, exec: &Exec) -> RunOutcome {
         // SAFETY: as `run`.
-        unsafe { (self.0.as_ref().vtable.run_holding)(self.0, exec) }
+        unsafe { (self.0.as_ref().vtable.run)(self.0, exec, true) }
     }
 
     /// Ends the hold of an actor whose activation answered [`RunOutcome::Drained`]: `true` if it

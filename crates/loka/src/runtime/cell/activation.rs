@@ -11,16 +11,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 impl<B: Behavior> ActorCell<B> {
-    pub(super) unsafe fn run_raw(ptr: NonNull<Header>, exec: &Exec) -> RunOutcome {
+    pub(super) unsafe fn run_raw(ptr: NonNull<Header>, exec: &Exec, hold: bool) -> RunOutcome {
         // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)).
         let cell = unsafe { ptr.cast::<Self>().as_ref() };
-        cell.activate::<false>(exec)
-    }
-
-    pub(super) unsafe fn run_holding_raw(ptr: NonNull<Header>, exec: &Exec) -> RunOutcome {
-        // SAFETY: as `run_raw`.
-        let cell = unsafe { ptr.cast::<Self>().as_ref() };
-        cell.activate::<true>(exec)
+        cell.activate(exec, hold)
     }
 
     /// [`crate::runtime::TaskRef::release`]: idle unless a message came since the drained
@@ -35,9 +29,10 @@ impl<B: Behavior> ActorCell<B> {
         unsafe { !cell.mailbox.has_claims() && cell.mailbox.try_idle() }
     }
 
-    /// One activation: up to the throughput budget of envelopes. `HOLD`: an emptied mailbox
+    /// One activation: up to the throughput budget of envelopes. `hold`: an emptied mailbox
     /// answers `Drained` (the engine holds the actor) instead of going idle.
-    fn activate<const HOLD: bool>(&self, exec: &Exec) -> RunOutcome {
+    #[inline(always)]
+    fn activate(&self, exec: &Exec, hold: bool) -> RunOutcome {
         // The activation's span (feature `trace-activations`; not compiled without it) and, under
         // `panic_report = "tracing"`, its announcement to the panic hook: both end with it.
         #[cfg(feature = "trace-activations")]
@@ -54,7 +49,7 @@ impl<B: Behavior> ActorCell<B> {
             // Not started yet, or a supervised child between two instances (`supervised/`):
             // tested here, where only those two come, so running actors pay nothing for it.
             if let Life::Suspended = inner.life {
-                let outcome = self.activate_suspended(inner, &mut ctx, exec);
+                let outcome = self.suspended_activation(inner, &mut ctx, exec);
                 exec.leave(outer);
                 return outcome;
             }
@@ -68,7 +63,7 @@ impl<B: Behavior> ActorCell<B> {
             // activation anyway, and the message then goes from its slot to the handler without
             // passing through a closure's environment (docs/decisions/0026-micro-benchmark-losses.md).
             None => match catch_unwind(AssertUnwindSafe(|| {
-                self.run_envelopes::<HOLD>(inner, &mut ctx, budget, &mut processed)
+                self.run_envelopes(inner, &mut ctx, budget, &mut processed, hold)
             })) {
                 Ok(outcome) => outcome,
                 Err(panic) => {
@@ -98,12 +93,13 @@ impl<B: Behavior> ActorCell<B> {
     /// stops. A handler's panic unwinds out of it to the activation's one `catch_unwind`; the
     /// envelopes handled so far are counted in `processed` either way.
     #[inline(always)]
-    fn run_envelopes<const HOLD: bool>(
+    fn run_envelopes(
         &self,
         inner: &mut Inner<B>,
         ctx: &mut B::Ctx,
         budget: usize,
         processed: &mut usize,
+        hold: bool,
     ) -> RunOutcome {
         // Read once per activation: an unbounded actor's loop then tests a register per message.
         let bound = self.bound.as_deref();
@@ -144,7 +140,7 @@ impl<B: Behavior> ActorCell<B> {
                 // A message claimed since the pop (a plain load): go on, as a failed `try_idle`
                 // does, rather than end the activation for a hold that would end at once.
                 // SAFETY: as above.
-                Pop::Empty if HOLD => match unsafe { self.mailbox.has_claims() } {
+                Pop::Empty if hold => match unsafe { self.mailbox.has_claims() } {
                     true => continue,
                     false => {
                         release_taken(bound);
@@ -230,7 +226,7 @@ impl<B: Behavior> ActorCell<B> {
             // supervised child (whose slot is in its extras: one null test for the others).
             // SAFETY: we hold the schedule; the borrow ends at once.
             Envelope::Start if unsafe { self.extras_if_any() }.is_some() => {
-                self.start_signal(inner, ctx, self.bound.as_deref())
+                self.supervisor_order(inner, ctx, self.bound.as_deref())
             }
             Envelope::Start => {}
             Envelope::Stop => B::inner(ctx).stopping = Stopping::Stopped,

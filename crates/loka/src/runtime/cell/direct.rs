@@ -38,7 +38,7 @@ impl<B: Behavior> ActorCell<B> {
     /// `runtime`) and the actor's state (`Letter::prefetch`). An offset beyond `u16` (a cell
     /// whose mailbox holds huge envelopes inline) falls back to the header's line.
     const HOT: [u16; 2] = [
-        hot_line(std::mem::offset_of!(Self, started)),
+        hot_line(std::mem::offset_of!(Self, base.started)),
         hot_line(std::mem::offset_of!(Self, inner)),
     ];
 
@@ -308,7 +308,7 @@ impl<B: Behavior> ActorCell<B> {
         if !self.is_started() {
             // Not started yet, or a supervised child between two instances (`supervised/`).
             if let Life::Suspended = inner.life {
-                self.receive_suspended(inner, &mut ctx, envelope, exec);
+                self.suspended_letter(inner, &mut ctx, envelope, exec);
                 return is_message;
             }
             failure = start(inner, &mut ctx).err();
@@ -332,7 +332,7 @@ impl<B: Behavior> ActorCell<B> {
             let taken = usize::from(unhandled.is_none());
             if !self.stop_or_suspend(inner, &mut ctx, failure, taken, Some(exec)) {
                 if let Some(envelope) = unhandled.take() {
-                    self.receive_suspended(inner, &mut ctx, envelope, exec);
+                    self.suspended_letter(inner, &mut ctx, envelope, exec);
                 }
             }
         }

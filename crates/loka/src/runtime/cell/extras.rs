@@ -6,10 +6,10 @@
 //! the cell, null for an actor that uses none: it pays that pointer (which fits the cell's padding),
 //! one null test per message it handles (the receive timeout's mark) and one at stop.
 
-use super::{panic_message, ActorCell, Behavior, Extras, Leftovers};
+use super::{panic_message, CellBase, Extras, Leftovers};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-impl<B: Behavior> ActorCell<B> {
+impl CellBase {
     /// The actor stops: its timers are cancelled (they never fire) and its pending piped futures
     /// dropped (never polled again; their continuations never run, like messages still queued).
     /// Returns the watch state and the supervision slot, for `terminate` to notify once the actor

@@ -17,16 +17,16 @@ fn spawn_time_fields_sit_between_the_header_and_the_mailbox() {
     let mailbox = std::mem::offset_of!(ActorCell<Quiet>, mailbox);
     let header = std::mem::size_of::<crate::runtime::Header>();
     for field in [
-        std::mem::offset_of!(ActorCell<Quiet>, bound),
-        std::mem::offset_of!(ActorCell<Quiet>, plain_send),
-        std::mem::offset_of!(ActorCell<Quiet>, runtime),
-        std::mem::offset_of!(ActorCell<Quiet>, parent),
-        std::mem::offset_of!(ActorCell<Quiet>, extras),
-        std::mem::offset_of!(ActorCell<Quiet>, exit),
-        std::mem::offset_of!(ActorCell<Quiet>, named),
-        std::mem::offset_of!(ActorCell<Quiet>, registered),
-        std::mem::offset_of!(ActorCell<Quiet>, sink),
-        std::mem::offset_of!(ActorCell<Quiet>, started),
+        std::mem::offset_of!(ActorCell<Quiet>, base.bound),
+        std::mem::offset_of!(ActorCell<Quiet>, base.plain_send),
+        std::mem::offset_of!(ActorCell<Quiet>, base.runtime),
+        std::mem::offset_of!(ActorCell<Quiet>, base.parent),
+        std::mem::offset_of!(ActorCell<Quiet>, base.extras),
+        std::mem::offset_of!(ActorCell<Quiet>, base.exit),
+        std::mem::offset_of!(ActorCell<Quiet>, base.named),
+        std::mem::offset_of!(ActorCell<Quiet>, base.registered),
+        std::mem::offset_of!(ActorCell<Quiet>, base.sink),
+        std::mem::offset_of!(ActorCell<Quiet>, base.started),
     ] {
         assert!(
             field >= header && field < mailbox,
@@ -36,8 +36,8 @@ fn spawn_time_fields_sit_between_the_header_and_the_mailbox() {
     // A send tests `plain_send` and, on the other way, `bound`: one 16-byte block, so one line
     // whatever malloc's 16-byte alignment puts where.
     assert_eq!(
-        std::mem::offset_of!(ActorCell<Quiet>, plain_send) / 16,
-        std::mem::offset_of!(ActorCell<Quiet>, bound) / 16,
+        std::mem::offset_of!(ActorCell<Quiet>, base.plain_send) / 16,
+        std::mem::offset_of!(ActorCell<Quiet>, base.bound) / 16,
         "a send's tests in one line"
     );
     assert!(

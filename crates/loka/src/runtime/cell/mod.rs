@@ -179,7 +179,8 @@ pub(crate) enum FailureSink {
 /// through the live-actor registry's task) and where the child's failure goes.
 pub(crate) type Parent = (ActorId, FailureSink);
 
-/// One actor. `repr(C)` keeps the header first, so a header pointer is a cell pointer.
+/// One actor. `repr(C)` keeps the header first (it is the first field of [`CellBase`]), so a
+/// header pointer is a cell pointer.
 ///
 /// The fields written only at spawn (`bound`, `runtime`, `parent`, `sink`, `named`; `extras`,
 /// `exit`, `registered` and `started` until the actor uses a feature, stops, is registered or
@@ -189,6 +190,22 @@ pub(crate) type Parent = (ActorId, FailureSink);
 /// is this cell's `malloc` chunk plus one word of the registry (docs/results/actor-footprint.md).
 #[repr(C)]
 pub(crate) struct ActorCell<B: Behavior> {
+    /// Everything that does not depend on the actor's type (reached through `Deref`).
+    base: CellBase,
+    mailbox: Mailbox<Envelope<B>>,
+    handles: Handles,
+    /// Touched only by the activation holding the schedule.
+    inner: std::cell::UnsafeCell<Inner<B>>,
+}
+
+/// The fields of a cell that do not depend on the actor's type, first in every [`ActorCell`].
+///
+/// What only reads or writes these is written once, as methods here, instead of once per actor
+/// type: every actor type a program spawns instantiates `ActorCell<B>`'s methods, and the
+/// stopping, supervision and watch paths, which never touch the mailbox's messages or the state,
+/// were most of that code (docs/decisions/0072-one-cell-code-for-every-actor-type.md).
+#[repr(C)]
+pub(crate) struct CellBase {
     header: Header,
     /// A bounded mailbox's bookkeeping; `None` (unbounded) costs a received message one test of
     /// this field.
@@ -220,10 +237,14 @@ pub(crate) struct ActorCell<B: Behavior> {
     extras: std::cell::UnsafeCell<Option<Box<Extras>>>,
     /// Why the actor stopped, once it has (`watch.rs`).
     exit: Exit,
-    mailbox: Mailbox<Envelope<B>>,
-    handles: Handles,
-    /// Touched only by the activation holding the schedule.
-    inner: std::cell::UnsafeCell<Inner<B>>,
+}
+
+impl<B: Behavior> std::ops::Deref for ActorCell<B> {
+    type Target = CellBase;
+    #[inline(always)]
+    fn deref(&self) -> &CellBase {
+        &self.base
+    }
 }
 
 // SAFETY: `inner` is only accessed by the single activation holding the schedule (mailbox
@@ -248,11 +269,21 @@ pub(crate) fn spawn<B: Behavior>(
     let id = shared.next_actor_id(from);
     let (parent_id, sink) = parent.unzip();
     let cell = Arc::new(ActorCell {
-        header: Header::new(&ActorCell::<B>::VTABLE, id),
-        plain_send: options.capacity.is_none() && !runtime.direct(),
-        bound: options
-            .capacity
-            .map(|capacity| Box::new(bound::Bound::new(capacity, options.overflow))),
+        base: CellBase {
+            header: Header::new(&ActorCell::<B>::VTABLE, id),
+            plain_send: options.capacity.is_none() && !runtime.direct(),
+            bound: options
+                .capacity
+                .map(|capacity| Box::new(bound::Bound::new(capacity, options.overflow))),
+            runtime: Arc::clone(runtime),
+            parent: parent_id.map_or(0, ActorId::as_u64),
+            sink,
+            started: crate::sync::AtomicBool::new(false),
+            named: options.name.is_some(),
+            extras: std::cell::UnsafeCell::new(None),
+            exit: Exit::new(),
+            registered: crate::sync::AtomicBool::new(false),
+        },
         // Under the message-centric engine messages travel in the engine's queues as letters; the
         // mailbox then only says whether the actor has stopped.
         mailbox: if runtime.direct() {
@@ -262,31 +293,22 @@ pub(crate) fn spawn<B: Behavior>(
         },
         handles: Handles::new(1),
         inner: std::cell::UnsafeCell::new(Inner { life }),
-        runtime: Arc::clone(runtime),
-        parent: parent_id.map_or(0, ActorId::as_u64),
-        sink,
-        started: crate::sync::AtomicBool::new(false),
-        named: options.name.is_some(),
-        extras: std::cell::UnsafeCell::new(None),
-        exit: Exit::new(),
-        registered: crate::sync::AtomicBool::new(false),
     });
     // SAFETY: the cell was just made; no other thread can see it yet, and it stays in its `Arc`
     // allocation until dropped there.
-    unsafe {
+    let registered = unsafe {
         cell.mailbox.settle();
-        runtime.core().init_task(&cell.header, &options, from);
-    }
-    let (policy, watched) = runtime.exec_policy_of(
-        options.exec.or_else(B::exec_policy),
-        B::characteristics().as_ref(),
-    );
-    cell.header.exec.init(policy, watched);
-    if let Some(name) = &options.name {
-        shared.name(id, name);
-    }
-    let task = cell.task();
-    if !shared.register(task, from) {
+        cell.base.register_spawned(
+            &options,
+            from,
+            // Constants of the type: folded here, in the type's own spawn.
+            runtime.exec_policy_of(
+                options.exec.or_else(B::exec_policy),
+                B::characteristics().as_ref(),
+            ),
+        )
+    };
+    if !registered {
         cell.stillborn();
         return Err(cell);
     }
@@ -300,7 +322,7 @@ pub(crate) fn spawn<B: Behavior>(
         // shutdown that began since the registration can have closed it (and terminated the
         // actor): then there is nothing to start.
         match cell.mailbox.push(Envelope::Start) {
-            Push::Wake => runtime.schedule_spawned(task, &options, from),
+            Push::Wake => runtime.schedule_spawned(cell.task(), &options, from),
             Push::Direct(start) => drop(cell.post(start)),
             Push::Rejected(_) => {}
             Push::Queued => unreachable!("a fresh mailbox is idle"),
@@ -312,7 +334,6 @@ pub(crate) fn spawn<B: Behavior>(
 impl<B: Behavior> ActorCell<B> {
     const VTABLE: Vtable = Vtable {
         run: Self::run_raw,
-        run_holding: Self::run_holding_raw,
         release: Self::release_raw,
         shutdown: Self::shutdown_raw,
         info: Self::info_raw,
@@ -320,32 +341,6 @@ impl<B: Behavior> ActorCell<B> {
         state_bytes: std::mem::size_of::<B>(),
         parent: Self::parent_raw,
     };
-
-    #[inline]
-    fn task(&self) -> TaskRef {
-        TaskRef::from_header(&self.header)
-    }
-
-    pub(crate) fn id(&self) -> ActorId {
-        self.header.id
-    }
-
-    /// Whether the current instance has been built and started (see the field).
-    #[inline(always)]
-    fn is_started(&self) -> bool {
-        self.started.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Marks the current instance started, or (a supervised restart) not yet.
-    fn set_started(&self, started: bool) {
-        self.started
-            .store(started, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// The actor that spawned this one, if an actor did.
-    pub(crate) fn parent(&self) -> Option<ActorId> {
-        (self.parent != 0).then(|| ActorId::from_raw(self.parent))
-    }
 
     /// Sets or clears the hub mark (counting a new hub against `from`); `false` if stopped.
     pub(crate) fn set_hub(&self, hub: bool, from: Option<&Exec>) -> bool {
@@ -356,11 +351,6 @@ impl<B: Behavior> ActorCell<B> {
             self.runtime.shared.note_hub(from);
         }
         true
-    }
-
-    /// Whether the actor is a hub.
-    pub(crate) fn is_hub(&self) -> bool {
-        self.runtime.core().is_hub(self.task())
     }
 
     /// Puts an envelope in the mailbox and schedules the actor if it was idle. Hands the envelope
@@ -408,30 +398,6 @@ impl<B: Behavior> ActorCell<B> {
         if self.handles.release() {
             let _ = self.enqueue_after_queued(Envelope::Unreferenced);
         }
-    }
-
-    /// The actor's pending piped futures, the set made on first use.
-    ///
-    /// # Safety
-    /// The caller holds the actor's schedule (it runs the actor's activation), and drops the
-    /// reference before anything else can reach the set (it is not reentrant: no user code runs
-    /// while it is borrowed).
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn pipes(&self) -> &mut Pipes {
-        // SAFETY: the caller's contract: only the holder of the schedule touches the set.
-        unsafe { &mut self.extras().pipes }
-    }
-
-    /// This actor as the parent of a child it spawns: its failures go to `child_failed`.
-    pub(crate) fn failure_sink(&self) -> Parent {
-        (self.id(), FailureSink::Hook)
-    }
-
-    /// The actor's name, if it was spawned with one.
-    fn name(&self) -> Option<Arc<str>> {
-        self.named
-            .then(|| self.runtime.shared.name_of(self.id()))
-            .flatten()
     }
 
     /// Stops the actor for good: record why, close the mailbox, run `stopped`, drop the state,
@@ -517,30 +483,15 @@ impl<B: Behavior> ActorCell<B> {
             }
         }
         self.dead_letters(dropped);
-        let shared = &self.runtime.shared;
-        if let Some(failure) = self.note_failure(&reason) {
-            // A sink is set exactly when a parent spawned the actor.
-            let told = match (self.sink, self.parent()) {
-                (Some(FailureSink::Hook), Some(parent)) => {
-                    shared.tell_parent(parent, failure.clone())
-                }
-                (Some(FailureSink::Supervisor), _) => true,
-                _ => false,
-            };
-            if !told {
-                tracing::warn!(actor = %failure.actor, name = ?failure.name, kind = failure.actor_type, message = %failure.message, "actor failed");
-            }
-        }
-        shared.unregister(self.id(), self.named);
-        if self.registered.load(std::sync::atomic::Ordering::Relaxed) {
-            // Relaxed: set under the live registry's shard lock, which `unregister` took after.
-            shared.directory.remove_actor(self.id());
-        }
+        self.unregister_stopped(&reason, std::any::type_name::<B>());
         drop(calls);
-        if let Some(leftovers) = leftovers {
-            self.notify_stopped(leftovers, &reason);
+        if let Some(mut leftovers) = leftovers {
+            if let Some(slot) = leftovers.supervised.take() {
+                self.tell_terminated(slot, &reason);
+            }
+            self.notify_watchers(leftovers.watch, &reason);
         }
-        shared.note_stopped(exec);
+        self.runtime.shared.note_stopped(exec);
         if !direct {
             // SAFETY: releases the life reference taken in `spawn`, exactly once (an actor
             // terminates once). Must be the last use of `self`, which may be freed here.
@@ -555,7 +506,8 @@ fn start<B: Behavior>(inner: &mut Inner<B>, ctx: &mut B::Ctx) -> Result<(), Stri
     if !matches!(inner.life, Life::Ready(_)) {
         let built = match std::mem::replace(&mut inner.life, Life::Gone) {
             Life::Factory(factory) => catch_unwind(AssertUnwindSafe(factory)),
-            Life::Supervised(slot) => B::inner(ctx).cell().adopt(slot),
+            // Through the slot's hooks: only supervised actor types instantiate it.
+            Life::Supervised(slot) => (slot.hooks.adopt)(B::inner(ctx).cell(), slot),
             _ => unreachable!("a started actor is built or about to be"),
         };
         inner.life = Life::Ready(built.map_err(panic_message)?);
@@ -610,7 +562,64 @@ pub(crate) struct Leftovers {
     pub(crate) supervised: Option<Box<dyn std::any::Any + Send>>,
 }
 
-impl<B: Behavior> ActorCell<B> {
+impl CellBase {
+    #[inline]
+    fn task(&self) -> TaskRef {
+        TaskRef::from_header(&self.header)
+    }
+
+    #[inline]
+    pub(crate) fn id(&self) -> ActorId {
+        self.header.id
+    }
+
+    /// Whether the current instance has been built and started (see the field).
+    #[inline(always)]
+    fn is_started(&self) -> bool {
+        self.started.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Marks the current instance started, or (a supervised restart) not yet.
+    fn set_started(&self, started: bool) {
+        self.started
+            .store(started, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The actor that spawned this one, if an actor did.
+    #[inline]
+    pub(crate) fn parent(&self) -> Option<ActorId> {
+        (self.parent != 0).then(|| ActorId::from_raw(self.parent))
+    }
+
+    /// Whether the actor is a hub.
+    pub(crate) fn is_hub(&self) -> bool {
+        self.runtime.core().is_hub(self.task())
+    }
+
+    /// The actor's pending piped futures, the set made on first use.
+    ///
+    /// # Safety
+    /// The caller holds the actor's schedule (it runs the actor's activation), and drops the
+    /// reference before anything else can reach the set (it is not reentrant: no user code runs
+    /// while it is borrowed).
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn pipes(&self) -> &mut Pipes {
+        // SAFETY: the caller's contract: only the holder of the schedule touches the set.
+        unsafe { &mut self.extras().pipes }
+    }
+
+    /// This actor as the parent of a child it spawns: its failures go to `child_failed`.
+    pub(crate) fn failure_sink(&self) -> Parent {
+        (self.id(), FailureSink::Hook)
+    }
+
+    /// The actor's name, if it was spawned with one.
+    fn name(&self) -> Option<Arc<str>> {
+        self.named
+            .then(|| self.runtime.shared.name_of(self.id()))
+            .flatten()
+    }
+
     /// The actor's extras, made on first use.
     ///
     /// # Safety
@@ -632,5 +641,66 @@ impl<B: Behavior> ActorCell<B> {
     pub(super) unsafe fn extras_if_any(&self) -> Option<&mut Extras> {
         // SAFETY: the caller's contract.
         unsafe { (*self.extras.get()).as_deref_mut() }
+    }
+
+    /// A stopping actor's failure (if it is one) is recorded and told to its parent, and the
+    /// actor leaves the live-actor registry, its names with it. Called by `terminate` once the
+    /// state is dropped and the mailbox drained; `actor_type` names the actor in the failure.
+    #[inline]
+    fn unregister_stopped(&self, reason: &StopReason, actor_type: &'static str) {
+        if reason.is_failure() {
+            self.report_failure(reason, actor_type);
+        }
+        let shared = &self.runtime.shared;
+        shared.unregister(self.id(), self.named);
+        if self.registered.load(std::sync::atomic::Ordering::Relaxed) {
+            // Relaxed: set under the live registry's shard lock, which `unregister` took after.
+            shared.directory.remove_actor(self.id());
+        }
+    }
+
+    /// The part of a spawn that does not depend on the actor's type: the engine's state for the
+    /// task, the execution policy (`exec`: the policy and whether `auto` watches the actor), the
+    /// name, the live-actor registry. `false`: the system has shut down and refused the actor
+    /// (nothing was registered; its name is in the table until `stillborn` forgets it).
+    ///
+    /// # Safety
+    /// The cell was just made: no other thread can see it yet, and it stays in its `Arc`
+    /// allocation until dropped there.
+    #[inline]
+    unsafe fn register_spawned(
+        &self,
+        options: &SpawnOptions,
+        from: Option<&Exec>,
+        (policy, watched): (crate::exec_policy::ExecPolicy, bool),
+    ) -> bool {
+        let runtime = &self.runtime;
+        // SAFETY: the caller's contract.
+        unsafe { runtime.core().init_task(&self.header, options, from) };
+        self.header.exec.init(policy, watched);
+        if let Some(name) = &options.name {
+            runtime.shared.name(self.id(), name);
+        }
+        runtime.shared.register(self.task(), from)
+    }
+
+    /// [`unregister_stopped`](Self::unregister_stopped) for a stop that may be a failure.
+    #[cold]
+    #[inline(never)]
+    fn report_failure(&self, reason: &StopReason, actor_type: &'static str) {
+        let Some(failure) = self.note_failure(reason, actor_type) else {
+            return;
+        };
+        // A sink is set exactly when a parent spawned the actor.
+        let told = match (self.sink, self.parent()) {
+            (Some(FailureSink::Hook), Some(parent)) => {
+                self.runtime.shared.tell_parent(parent, failure.clone())
+            }
+            (Some(FailureSink::Supervisor), _) => true,
+            _ => false,
+        };
+        if !told {
+            tracing::warn!(actor = %failure.actor, name = ?failure.name, kind = failure.actor_type, message = %failure.message, "actor failed");
+        }
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! [`Vtable::shutdown`]: crate::runtime::task::Vtable
 
-use super::{ActorCell, Behavior, Envelope, Life};
+use super::{ActorCell, Behavior, CellBase, Envelope, Life};
 use crate::mailbox::Pop;
 use crate::runtime::task::{Control, Header};
 use std::ptr::NonNull;
@@ -53,12 +53,6 @@ impl<B: Behavior> ActorCell<B> {
         );
     }
 
-    /// Whether this actor's system is shutting down past its graceful part (its workers are
-    /// stopping) or has shut down: a spawn now would never run.
-    pub(crate) fn system_stopping(&self) -> bool {
-        self.runtime.shared.lifecycle.phase() >= crate::runtime::lifecycle::STOPPING
-    }
-
     pub(super) unsafe fn shutdown_raw(ptr: NonNull<Header>) {
         // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)); no activation
         // runs (the caller's contract).
@@ -96,6 +90,14 @@ impl<B: Behavior> ActorCell<B> {
         // state.
         let inner = unsafe { &mut *self.inner.get() };
         inner.life = Life::Gone;
+    }
+}
+
+impl CellBase {
+    /// Whether this actor's system is shutting down past its graceful part (its workers are
+    /// stopping) or has shut down: a spawn now would never run.
+    pub(crate) fn system_stopping(&self) -> bool {
+        self.runtime.shared.lifecycle.phase() >= crate::runtime::lifecycle::STOPPING
     }
 }
 

@@ -17,7 +17,7 @@
 //! So a watch registered at any time gets exactly one notice, and a link to a stopped actor acts
 //! at once.
 
-use super::{ActorCell, Behavior, CellContext, Continuation, Envelope};
+use super::{ActorCell, Behavior, CellBase, CellContext, Continuation, Envelope};
 use crate::runtime::stop_reason::StopReason;
 use crate::runtime::ActorId;
 use crate::sync::{AtomicUsize, ReadMut};
@@ -267,16 +267,14 @@ impl<B: Behavior> ActorCell<B> {
         // SAFETY: forwarded contract.
         unsafe { &mut self.extras().watch }
     }
+}
 
+impl CellBase {
     /// The actor stops: every watcher gets its notice, every linked actor the exit signal, every
-    /// actor it watches forgets it, its supervisor (if supervised) hears it terminated. Called by
-    /// `terminate` once the actor is closed and unregistered, with what it took out of the
-    /// extras.
-    pub(super) fn notify_stopped(&self, leftovers: super::Leftovers, reason: &StopReason) {
-        if let Some(slot) = leftovers.supervised {
-            self.told_terminated(slot, reason);
-        }
-        let watch = leftovers.watch;
+    /// actor it watches forgets it. Called by `terminate` once the actor is closed and
+    /// unregistered (and its supervisor, if supervised, told), with the watch state it took out of
+    /// the extras.
+    pub(super) fn notify_watchers(&self, watch: WatchState, reason: &StopReason) {
         let id = self.id();
         for notice in watch.watchers {
             notice.fire(id, reason.clone());

@@ -28,14 +28,17 @@
 
 mod orders;
 
+use super::bound::Bound;
 use super::failure::{panic_message, stopped_panicked};
-use super::Leftovers;
-use super::{ActorCell, Behavior, CellContext, Envelope, Inner, Life, Stopping};
+use super::{ActorCell, Behavior, CellBase, CellContext, Envelope, Inner, Life, Stopping};
+use super::{Continuation, Leftovers};
+use crate::runtime::exec::Exec;
 use crate::runtime::lifecycle::DRAINING;
 use crate::runtime::restart::Restart;
 use crate::runtime::stop_reason::StopReason;
 use crate::runtime::ActorFailure;
 use crate::runtime::ActorId;
+use crate::runtime::RunOutcome;
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Weak};
@@ -97,6 +100,8 @@ pub(crate) type EventSink = Arc<dyn Fn(ActorId, ChildEvent) -> bool + Send + Syn
 
 /// A supervised child's slot, in its extras (type-erased there).
 pub(crate) struct Supervised<B: Behavior> {
+    /// The supervision paths of the actor's type ([`Hooks`]).
+    pub(in crate::runtime::cell) hooks: &'static Hooks<B>,
     factory: Arc<dyn Fn() -> B + Send + Sync>,
     restart: Restart,
     orders: Arc<Orders>,
@@ -117,6 +122,7 @@ impl<B: Behavior> Supervised<B> {
         sink: EventSink,
     ) -> Self {
         Supervised {
+            hooks: &Hooks::<B>::TABLE,
             factory,
             restart,
             orders,
@@ -126,6 +132,36 @@ impl<B: Behavior> Supervised<B> {
             lost: 0,
         }
     }
+}
+
+/// The supervision paths of a supervised actor type, reached through its slot: only an actor type
+/// spawned under a supervisor (`Supervised::new`) instantiates them. The cell's code is
+/// instantiated for every actor type a program spawns, and these paths, which most types never
+/// take, were a tenth of it (docs/decisions/0072-one-cell-code-for-every-actor-type.md).
+// The fields are the paths' own signatures: type aliases would only rename them.
+#[allow(clippy::type_complexity)]
+pub(crate) struct Hooks<B: Behavior> {
+    pub(in crate::runtime::cell) adopt:
+        fn(&ActorCell<B>, Box<Supervised<B>>) -> std::thread::Result<B>,
+    activate_suspended: fn(&ActorCell<B>, &mut Inner<B>, &mut B::Ctx, &Exec) -> RunOutcome,
+    receive_suspended: fn(&ActorCell<B>, &mut Inner<B>, &mut B::Ctx, Envelope<B>, &Exec),
+    start_signal: fn(&ActorCell<B>, &mut Inner<B>, &mut B::Ctx, Option<&Bound>),
+    stop_supervised:
+        fn(&ActorCell<B>, &mut Inner<B>, &mut B::Ctx, Option<String>, usize, Option<&Exec>) -> bool,
+    drain_stash: fn(&ActorCell<B>, &mut Supervised<B>, &mut Vec<Continuation<B>>) -> u64,
+    told_terminated: fn(&ActorCell<B>, &Supervised<B>, &StopReason),
+}
+
+impl<B: Behavior> Hooks<B> {
+    const TABLE: Hooks<B> = Hooks {
+        adopt: ActorCell::<B>::adopt,
+        activate_suspended: ActorCell::<B>::activate_suspended,
+        receive_suspended: ActorCell::<B>::receive_suspended,
+        start_signal: ActorCell::<B>::start_signal,
+        stop_supervised: ActorCell::<B>::stop_supervised,
+        drain_stash: ActorCell::<B>::drain_stash_of,
+        told_terminated: ActorCell::<B>::told_terminated,
+    };
 }
 
 /// A sink that runs `on` with the supervisor's state for each event, as a closure queued in its
@@ -148,7 +184,7 @@ impl<B: Behavior> ActorCell<B> {
     /// first state.
     #[cold]
     #[inline(never)]
-    pub(super) fn adopt(&self, slot: Box<Supervised<B>>) -> std::thread::Result<B> {
+    fn adopt(&self, slot: Box<Supervised<B>>) -> std::thread::Result<B> {
         let factory = Arc::clone(&slot.factory);
         // SAFETY: the first activation holds the schedule; no user code runs while borrowed.
         unsafe { self.extras() }.supervised = Some(slot);
@@ -169,30 +205,22 @@ impl<B: Behavior> ActorCell<B> {
     /// The actor terminates (`terminate`, with what it took out of its extras): a supervised
     /// child's stash is dropped unhandled. Returns the user messages in it (dead letters); its
     /// continuations go to `calls`, to be dropped once the actor is unregistered.
-    pub(super) fn drain_stash(
+    pub(in crate::runtime::cell) fn drain_stash(
         &self,
         leftovers: &mut Leftovers,
-        calls: &mut Vec<super::Continuation<B>>,
+        calls: &mut Vec<Continuation<B>>,
     ) -> u64 {
-        let Some(slot) = &mut leftovers.supervised else {
-            return 0;
-        };
-        self.drain_stash_of(slot)
-            .map(|(dropped, more)| {
-                calls.extend(more);
-                dropped
-            })
-            .unwrap_or(0)
+        let slot = leftovers.supervised.as_mut();
+        match slot.and_then(|slot| slot.downcast_mut::<Supervised<B>>()) {
+            Some(slot) => (slot.hooks.drain_stash)(self, slot, calls),
+            None => 0,
+        }
     }
 
     #[cold]
     #[inline(never)]
-    fn drain_stash_of(
-        &self,
-        slot: &mut Box<dyn std::any::Any + Send>,
-    ) -> Option<(u64, Vec<super::Continuation<B>>)> {
-        let slot = slot.downcast_mut::<Supervised<B>>()?;
-        let (mut dropped, mut calls) = (0, Vec::new());
+    fn drain_stash_of(&self, slot: &mut Supervised<B>, calls: &mut Vec<Continuation<B>>) -> u64 {
+        let mut dropped = 0;
         for envelope in std::mem::take(&mut slot.stash) {
             match envelope {
                 Envelope::Msg(_) => {
@@ -205,18 +233,99 @@ impl<B: Behavior> ActorCell<B> {
                 _ => {}
             }
         }
-        Some((dropped, calls))
+        dropped
     }
 
     /// A supervised child terminated for good (once it is unregistered): its supervisor hears
     /// why.
+    pub(in crate::runtime::cell) fn tell_terminated(
+        &self,
+        slot: Box<dyn std::any::Any + Send>,
+        reason: &StopReason,
+    ) {
+        if let Ok(slot) = slot.downcast::<Supervised<B>>() {
+            (slot.hooks.told_terminated)(self, &slot, reason);
+        }
+    }
+
     #[cold]
     #[inline(never)]
-    pub(super) fn told_terminated(&self, slot: Box<dyn std::any::Any + Send>, reason: &StopReason) {
-        if let Ok(slot) = slot.downcast::<Supervised<B>>() {
-            let (reason, lost) = (reason.clone(), slot.lost);
-            (slot.sink)(self.id(), ChildEvent::Terminated { reason, lost });
+    fn told_terminated(&self, slot: &Supervised<B>, reason: &StopReason) {
+        let (reason, lost) = (reason.clone(), slot.lost);
+        (slot.sink)(self.id(), ChildEvent::Terminated { reason, lost });
+    }
+
+    /// The hooks of a supervised child (`None` for any other actor).
+    ///
+    /// # Safety
+    /// As for [`ActorCell::extras`].
+    #[inline]
+    unsafe fn hooks(&self) -> Option<&'static Hooks<B>> {
+        // SAFETY: forwarded contract; the borrow ends here.
+        unsafe { self.supervised() }.map(|slot| slot.hooks)
+    }
+
+    /// An activation of a suspended child ([`activate_suspended`](Self::activate_suspended),
+    /// through its hooks).
+    #[cold]
+    #[inline(never)]
+    pub(in crate::runtime::cell) fn suspended_activation(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        exec: &Exec,
+    ) -> RunOutcome {
+        // SAFETY: the activation holds the schedule.
+        let hooks = unsafe { self.hooks() }.expect("only a supervised child is suspended");
+        (hooks.activate_suspended)(self, inner, ctx, exec)
+    }
+
+    /// A letter for a suspended child ([`receive_suspended`](Self::receive_suspended), through
+    /// its hooks).
+    #[cold]
+    #[inline(never)]
+    pub(in crate::runtime::cell) fn suspended_letter(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        envelope: Envelope<B>,
+        exec: &Exec,
+    ) {
+        // SAFETY: the letter's delivery holds the schedule.
+        let hooks = unsafe { self.hooks() }.expect("only a supervised child is suspended");
+        (hooks.receive_suspended)(self, inner, ctx, envelope, exec)
+    }
+
+    /// The `Start` envelope reached a started actor with extras: a supervisor's order, if it is
+    /// a supervised child and one is pending ([`start_signal`](Self::start_signal)).
+    #[cold]
+    #[inline(never)]
+    pub(in crate::runtime::cell) fn supervisor_order(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        bound: Option<&Bound>,
+    ) {
+        // SAFETY: the activation holds the schedule.
+        if let Some(hooks) = unsafe { self.hooks() } {
+            (hooks.start_signal)(self, inner, ctx, bound);
         }
+    }
+
+    /// [`stop_supervised`](Self::stop_supervised), through the hooks.
+    #[cold]
+    #[inline(never)]
+    fn supervised_stop(
+        &self,
+        inner: &mut Inner<B>,
+        ctx: &mut B::Ctx,
+        failure: Option<String>,
+        taken: usize,
+        exec: Option<&Exec>,
+    ) -> bool {
+        // SAFETY: the caller holds the schedule.
+        let hooks = unsafe { self.hooks() }.expect("the slot is of the actor's type");
+        (hooks.stop_supervised)(self, inner, ctx, failure, taken, exec)
     }
 
     /// Ends an activation (or a letter) that stops the actor: terminates it, or suspends a
@@ -235,7 +344,7 @@ impl<B: Behavior> ActorCell<B> {
     ) -> bool {
         // SAFETY: we hold the schedule. One test of a pointer `terminate` reads anyway.
         if unsafe { self.extras_if_any() }.is_some_and(|e| e.supervised.is_some()) {
-            return self.stop_supervised(inner, ctx, failure, taken, exec);
+            return self.supervised_stop(inner, ctx, failure, taken, exec);
         }
         let reason = B::inner(ctx).stop_reason(failure);
         self.terminate(inner, reason, exec);
@@ -318,13 +427,8 @@ impl<B: Behavior> ActorCell<B> {
             // The supervisor is gone: nobody will restart it (its state is already dropped).
             return Err(reason);
         }
-        self.note_failure(&reason);
+        self.note_failure(&reason, std::any::type_name::<B>());
         Ok(())
-    }
-
-    /// Whether the system is shutting down (gracefully or not): no restart any more.
-    pub(crate) fn shutting_down(&self) -> bool {
-        self.runtime.shared.lifecycle.phase() >= DRAINING
     }
 
     /// The old instance goes: its `stopped` hook runs (if it started), its state is dropped, its
@@ -378,37 +482,6 @@ impl<B: Behavior> ActorCell<B> {
         self.runtime.shared.counters.system.restarts.add_shared(1);
         Ok(())
     }
-
-    /// A failure is recorded once, where it happens: a panic in `failures()` and
-    /// `stats().panics`, a supervisor's escalation in `failures()` and `stats().escalations`.
-    /// `None` (nothing recorded) for a stop that is not one of those.
-    #[inline]
-    pub(super) fn note_failure(&self, reason: &StopReason) -> Option<ActorFailure> {
-        match reason {
-            StopReason::Panicked(_) | StopReason::Escalated { .. } => self.record(reason),
-            _ => None,
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn record(&self, reason: &StopReason) -> Option<ActorFailure> {
-        let (message, panicked) = match reason {
-            StopReason::Panicked(message) => (message, true),
-            StopReason::Escalated { message } => (message, false),
-            _ => return None,
-        };
-        let failure = ActorFailure {
-            actor: self.id(),
-            name: self.name().map(|n| n.to_string()),
-            actor_type: std::any::type_name::<B>(),
-            message: message.clone(),
-        };
-        self.runtime
-            .shared
-            .record_failure(failure.clone(), panicked);
-        Some(failure)
-    }
 }
 
 impl<B: Behavior> CellContext<B> {
@@ -419,5 +492,50 @@ impl<B: Behavior> CellContext<B> {
         // borrowed.
         unsafe { self.cell().extras() }.escalation = Some(message);
         self.stopping = Stopping::Escalated;
+    }
+}
+
+impl CellBase {
+    /// Whether the system is shutting down (gracefully or not): no restart any more.
+    pub(crate) fn shutting_down(&self) -> bool {
+        self.runtime.shared.lifecycle.phase() >= DRAINING
+    }
+
+    /// A failure is recorded once, where it happens: a panic in `failures()` and
+    /// `stats().panics`, a supervisor's escalation in `failures()` and `stats().escalations`.
+    /// `None` (nothing recorded) for a stop that is not one of those. `actor_type`: the actor's
+    /// type name, as `failures()` reports it.
+    #[inline]
+    pub(in crate::runtime::cell) fn note_failure(
+        &self,
+        reason: &StopReason,
+        actor_type: &'static str,
+    ) -> Option<ActorFailure> {
+        match reason {
+            StopReason::Panicked(_) | StopReason::Escalated { .. } => {
+                self.record(reason, actor_type)
+            }
+            _ => None,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record(&self, reason: &StopReason, actor_type: &'static str) -> Option<ActorFailure> {
+        let (message, panicked) = match reason {
+            StopReason::Panicked(message) => (message, true),
+            StopReason::Escalated { message } => (message, false),
+            _ => return None,
+        };
+        let failure = ActorFailure {
+            actor: self.id(),
+            name: self.name().map(|n| n.to_string()),
+            actor_type,
+            message: message.clone(),
+        };
+        self.runtime
+            .shared
+            .record_failure(failure.clone(), panicked);
+        Some(failure)
     }
 }

@@ -165,7 +165,10 @@ impl<B: Behavior> ActorCell<B> {
             Command::Suspend => {
                 if !matches!(inner.life, Life::Suspended) {
                     if let Some(panic) = self.retire(inner, ctx) {
-                        self.note_failure(&StopReason::Panicked(stopped_panicked(None, panic)));
+                        self.note_failure(
+                            &StopReason::Panicked(stopped_panicked(None, panic)),
+                            std::any::type_name::<B>(),
+                        );
                     }
                 }
                 sink(id, ChildEvent::Suspended { ack });
@@ -173,7 +176,10 @@ impl<B: Behavior> ActorCell<B> {
             Command::Restart => {
                 if !matches!(inner.life, Life::Suspended) {
                     if let Some(panic) = self.retire(inner, ctx) {
-                        self.note_failure(&StopReason::Panicked(stopped_panicked(None, panic)));
+                        self.note_failure(
+                            &StopReason::Panicked(stopped_panicked(None, panic)),
+                            std::any::type_name::<B>(),
+                        );
                     }
                 }
                 match self.revive(inner, ctx) {
@@ -182,7 +188,7 @@ impl<B: Behavior> ActorCell<B> {
                         self.replay(inner, ctx, bound);
                     }
                     Err(reason) => {
-                        self.note_failure(&reason);
+                        self.note_failure(&reason, std::any::type_name::<B>());
                         let event = ChildEvent::Exited {
                             reason,
                             lost: 0,
