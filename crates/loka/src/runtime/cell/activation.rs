@@ -12,7 +12,8 @@ use std::ptr::NonNull;
 
 impl<B: Behavior> ActorCell<B> {
     pub(super) unsafe fn run_raw(ptr: NonNull<Header>, exec: &Exec, hold: bool) -> RunOutcome {
-        // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)).
+        // SAFETY: the header is at offset 0 of a live `ActorCell<B>` (the first field of its
+        // `CellBase`, itself the first field; both repr(C)).
         let cell = unsafe { ptr.cast::<Self>().as_ref() };
         cell.activate(exec, hold)
     }

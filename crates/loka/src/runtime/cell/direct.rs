@@ -128,7 +128,8 @@ impl<B: Behavior> ActorCell<B> {
     /// The task is an `ActorCell<B>` kept alive by its life reference (its release letter is
     /// queued behind every letter addressed to it).
     unsafe fn of_letter<'a>(task: TaskRef) -> &'a Self {
-        // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)).
+        // SAFETY: the header is at offset 0 of a live `ActorCell<B>` (the first field of its
+        // `CellBase`, itself the first field; both repr(C)).
         unsafe { task.as_ptr().cast::<Self>().as_ref() }
     }
 

@@ -20,8 +20,9 @@ impl<B: Behavior> ActorCell<B> {
     /// # Safety
     /// `ptr` is the header of a live `ActorCell<B>`.
     pub(super) unsafe fn info_raw(ptr: NonNull<Header>) -> CellInfo {
-        // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C), the caller's
-        // contract); only fields that any thread may read are read.
+        // SAFETY: the header is at offset 0 of a live `ActorCell<B>` (the first field of its
+        // `CellBase`, itself the first field; both repr(C), the caller's contract); only fields
+        // that any thread may read are read.
         let cell = unsafe { ptr.cast::<Self>().as_ref() };
         CellInfo {
             actor_type: std::any::type_name::<B>(),

@@ -14,6 +14,13 @@ impl crate::Actor for Quiet {
 /// its allocation takes `malloc`'s fast path (docs/decisions/0028-spawn-stop-cost.md).
 #[test]
 fn spawn_time_fields_sit_between_the_header_and_the_mailbox() {
+    // The engines cast a task's header pointer to the cell (`run_raw` and the other vtable
+    // entries): the header must be the cell's first byte, through `CellBase`.
+    assert_eq!(
+        std::mem::offset_of!(ActorCell<Quiet>, base.header),
+        0,
+        "a header pointer is a cell pointer"
+    );
     let mailbox = std::mem::offset_of!(ActorCell<Quiet>, mailbox);
     let header = std::mem::size_of::<crate::runtime::Header>();
     for field in [

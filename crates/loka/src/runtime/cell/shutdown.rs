@@ -54,8 +54,9 @@ impl<B: Behavior> ActorCell<B> {
     }
 
     pub(super) unsafe fn shutdown_raw(ptr: NonNull<Header>) {
-        // SAFETY: the header is the first field of a live `ActorCell<B>` (repr(C)); no activation
-        // runs (the caller's contract).
+        // SAFETY: the header is at offset 0 of a live `ActorCell<B>` (the first field of its
+        // `CellBase`, itself the first field; both repr(C)); no activation runs (the caller's
+        // contract).
         let cell = unsafe { ptr.cast::<Self>().as_ref() };
         // SAFETY: no activation runs, so we have exclusive access to `inner`.
         let inner = unsafe { &mut *cell.inner.get() };
