@@ -218,7 +218,14 @@ fn run(runtime: &Arc<Runtime>, task: TaskRef, me: &Dedicated) {
     loop {
         // We hold the schedule.
         let stopped = loop {
-            if threads.is_stopping() {
+            // The system's phase as well as the threads' own flag: a shutdown makes the phase
+            // `STOPPING` first and tells the threads a moment later (`system/shutdown.rs`,
+            // `finish`); a thread that read only the flag went on running its actor's queued
+            // messages in between, for as long as the shutting-down thread was preempted (a
+            // guarantee test saw 138 messages handled where at most 40 were running).
+            if threads.is_stopping()
+                || runtime.shared.lifecycle.phase() >= crate::runtime::lifecycle::STOPPING
+            {
                 return;
             }
             // SAFETY: the hand-over gave this thread the schedule, and the actor is alive
