@@ -203,7 +203,7 @@ pub(crate) struct ActorCell<B: Behavior> {
 /// What only reads or writes these is written once, as methods here, instead of once per actor
 /// type: every actor type a program spawns instantiates `ActorCell<B>`'s methods, and the
 /// stopping, supervision and watch paths, which never touch the mailbox's messages or the state,
-/// were most of that code (docs/decisions/0072-one-cell-code-for-every-actor-type.md).
+/// were two fifths of that code (docs/decisions/0072-one-cell-code-for-every-actor-type.md).
 #[repr(C)]
 pub(crate) struct CellBase {
     header: Header,
