@@ -134,8 +134,8 @@ loom:
 # Panini's set runs under every execution mode, LASSI's under `places:a` (two places needed).
 # Every benchmark under the simulation engine at 8 workers on `preset:opteron6376` is
 # crates/loka-bench/tests/sim.rs, a workspace test: under `cls` twice (the trace must repeat)
-# and under `hierarchical:auto`, the policy `auto` picks there (a smoke step running that last
-# one again through the CLI took 77 s of CI).
+# and, the sweeps' sixteen (SWEEP_BENCHES), under `hierarchical:auto`, the policy `auto` picks
+# there (a smoke step running that last one again through the CLI took 77 s of CI).
 PANINI = panini-bang panini-serialmsg panini-mbrot panini-fasta panini-knucleotide panini-histogram panini-polynomial panini-raytracer
 LASSI = $(foreach w,cachestress mergesort matmul,$(foreach v,best worst ignorant random,lassi-$(w)-$(v)))
 TEST_LOKA := $(TEST_BIN)/loka

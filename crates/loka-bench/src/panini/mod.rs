@@ -141,9 +141,12 @@ mod tests {
             .unwrap()
     }
 
-    /// Each Panini benchmark verifies at `quick` on 1 and 2 workers under `exec`, and each of its
-    /// faults fails its check there too: the checks do not depend on which thread runs an actor.
-    fn every_benchmark_verifies_and_every_fault_fails_under(exec: ExecMode) {
+    /// Each Panini benchmark verifies at `quick` on 1 and 2 workers under `exec`, and one fault
+    /// (a dropped message) fails its check there too: the checks do not depend on which thread
+    /// runs an actor. Every other fault of every benchmark is checked once, under the default
+    /// mode, by the crate's `panini_faults_fail` (running all of them under all five modes took
+    /// 80 s of CPU in every CI run for no case the default mode misses).
+    fn every_benchmark_verifies_and_a_drop_fails_under(exec: ExecMode) {
         for bench in super::all() {
             for workers in [1, 2] {
                 let m = (bench.run)(&system(exec, workers), &Run::new(Size::Quick));
@@ -153,17 +156,15 @@ mod tests {
                     bench.name, m.check
                 );
             }
-            for &fault in bench.faults {
-                let run = Run::new(Size::Quick)
-                    .with_fault(fault)
-                    .with_timeout(Duration::from_secs(30));
-                let m = (bench.run)(&system(exec, 2), &run);
-                assert!(
-                    !m.verified,
-                    "{} with {fault:?} under {exec} still verified: {}",
-                    bench.name, m.check
-                );
-            }
+            let run = Run::new(Size::Quick)
+                .with_fault(Fault::Drop)
+                .with_timeout(Duration::from_secs(30));
+            let m = (bench.run)(&system(exec, 2), &run);
+            assert!(
+                !m.verified,
+                "{} with a dropped message under {exec} still verified: {}",
+                bench.name, m.check
+            );
         }
     }
 
@@ -171,28 +172,28 @@ mod tests {
     // and all-seq), so that the harness runs them side by side: one test of all five took 78 s.
 
     #[test]
-    fn every_panini_benchmark_verifies_and_every_fault_fails_under_all_thread() {
-        every_benchmark_verifies_and_every_fault_fails_under(ExecMode::AllThread);
+    fn every_panini_benchmark_verifies_and_a_drop_fails_under_all_thread() {
+        every_benchmark_verifies_and_a_drop_fails_under(ExecMode::AllThread);
     }
 
     #[test]
-    fn every_panini_benchmark_verifies_and_every_fault_fails_under_all_task() {
-        every_benchmark_verifies_and_every_fault_fails_under(ExecMode::AllTask);
+    fn every_panini_benchmark_verifies_and_a_drop_fails_under_all_task() {
+        every_benchmark_verifies_and_a_drop_fails_under(ExecMode::AllTask);
     }
 
     #[test]
-    fn every_panini_benchmark_verifies_and_every_fault_fails_under_auto() {
-        every_benchmark_verifies_and_every_fault_fails_under(ExecMode::Auto);
+    fn every_panini_benchmark_verifies_and_a_drop_fails_under_auto() {
+        every_benchmark_verifies_and_a_drop_fails_under(ExecMode::Auto);
     }
 
     #[test]
-    fn every_panini_benchmark_verifies_and_every_fault_fails_under_all_monitor() {
-        every_benchmark_verifies_and_every_fault_fails_under(ExecMode::AllMonitor);
+    fn every_panini_benchmark_verifies_and_a_drop_fails_under_all_monitor() {
+        every_benchmark_verifies_and_a_drop_fails_under(ExecMode::AllMonitor);
     }
 
     #[test]
-    fn every_panini_benchmark_verifies_and_every_fault_fails_under_all_seq() {
-        every_benchmark_verifies_and_every_fault_fails_under(ExecMode::AllSeq);
+    fn every_panini_benchmark_verifies_and_a_drop_fails_under_all_seq() {
+        every_benchmark_verifies_and_a_drop_fails_under(ExecMode::AllSeq);
     }
 
     #[test]
