@@ -131,7 +131,8 @@ loom:
 # two-process key-value service through a kill -9 of its server (docs/remote.md) and the
 # remote benchmark at its smallest (its checks count every message and reply); two nodes over
 # mutual TLS and two intruders turned away (it exits 1 unless exactly that happens).
-# Panini's set runs under every execution mode, LASSI's under `places:a` (two places needed).
+# Panini's set runs under `--exec auto` (every mode is its unit tests'), LASSI's under `places:a`
+# (two places needed).
 # Every benchmark under the simulation engine at 8 workers on `preset:opteron6376` is
 # crates/loka-bench/tests/sim.rs, a workspace test: under `cls` twice (the trace must repeat)
 # and, the sweeps' sixteen (SWEEP_BENCHES), under `hierarchical:auto`, the policy `auto` picks
@@ -147,7 +148,6 @@ smoke-build:
 smoke: smoke-build
 	$(call quick_check,$(TEST_LOKA),$(QUICK_MIN_S_TEST))
 	$(TEST_LOKA) bench run all --size quick --workers 2 --engine message-centric
-	$(TEST_LOKA) bench run $(PANINI) --size quick --workers 2 --exec all-thread
 	$(TEST_LOKA) bench run $(PANINI) --size quick --workers 2 --exec auto
 	$(TEST_LOKA) bench run $(LASSI) --size quick --workers 2 --policy places:a --topology "synthetic:package:2 core:1 pu:1"
 	$(TEST_LOKA) bench run $(LASSI) --size quick --workers 8 --policy places:a --engine sim --topology preset:nehalem-2x4
