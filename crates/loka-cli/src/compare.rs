@@ -245,17 +245,29 @@ pub fn run_peer(
     let Some(asked) = peer_bench(&peer.name, bench) else {
         return PeerOutcome::Unsupported;
     };
-    let mut child = match Command::new(&peer.binary)
-        .args(["--bench", asked, "--size", &size.to_string()])
-        .args(["--threads", &peer.threads.to_string(), "--repeat", "1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
-        Ok(child) => child,
-        Err(e) => {
-            return PeerOutcome::Failed(format!("cannot start {}: {e}", peer.binary.display()))
+    let spawn = || {
+        Command::new(&peer.binary)
+            .args(["--bench", asked, "--size", &size.to_string()])
+            .args(["--threads", &peer.threads.to_string(), "--repeat", "1"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+    };
+    // A binary written a moment ago ("text file busy") may still be open for writing in a child
+    // that another thread of this process forked and that has not exec'd yet; the exec closes
+    // it, so a short wait is enough (a CI run saw it with a test's peer script).
+    let mut busy = 0;
+    let mut child = loop {
+        match spawn() {
+            Ok(child) => break child,
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && busy < 100 => {
+                busy += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => {
+                return PeerOutcome::Failed(format!("cannot start {}: {e}", peer.binary.display()))
+            }
         }
     };
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
