@@ -8,28 +8,19 @@ use loka_bench::{Run, Size};
 use std::time::Duration;
 
 /// The benchmarks also run under `hierarchical:auto` (the policy `auto` picks on this machine,
-/// with hubs and migrations): the set the worker and policy sweeps of `make bench` run (the
-/// Makefile's `SWEEP_BENCHES`: the eight micro benchmarks and a workload of each suite). Under
-/// every benchmark it took 45 s of every CI run's 20 minutes; the repeat check below stays on
-/// every benchmark.
-const HIERARCHICAL: [&str; 16] = [
-    "pingpong",
-    "counting",
-    "threadring",
-    "fjthrput",
-    "fjcreate",
-    "fib",
-    "chameneos",
-    "big",
-    "matrix-search",
-    "bencherl-ehb",
-    "bencherl-orbit_int",
-    "cforall-executor",
-    "panini-serialmsg",
-    "panini-mbrot",
-    "lassi-matmul-best",
-    "lassi-matmul-ignorant",
-];
+/// with hubs and migrations): the set the worker and policy sweeps of `make bench` run, read
+/// from the Makefile's `SWEEP_BENCHES` (the eight micro benchmarks and a workload of each
+/// suite), so the two cannot drift apart. Under every benchmark it took 45 s of every CI run's
+/// 20 minutes; the repeat check below stays on every benchmark.
+fn sweep_benches() -> Vec<String> {
+    let makefile = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Makefile");
+    let text = std::fs::read_to_string(makefile).expect("the workspace's Makefile");
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("SWEEP_BENCHES :="))
+        .expect("the Makefile defines SWEEP_BENCHES");
+    line.split_whitespace().map(str::to_owned).collect()
+}
 
 #[test]
 fn every_benchmark_verifies_and_repeats_its_trace_under_the_simulation() {
@@ -42,12 +33,14 @@ fn every_benchmark_verifies_and_repeats_its_trace_under_the_simulation() {
     };
     let (cls, hierarchical) = (config("cls"), config("hierarchical:auto"));
     let all = loka_bench::all();
-    for name in HIERARCHICAL {
+    let sweep = sweep_benches();
+    assert!(sweep.len() >= 8, "SWEEP_BENCHES lists {sweep:?}");
+    for name in &sweep {
         assert!(all.iter().any(|b| b.name == name), "no benchmark {name}");
     }
     for bench in all {
         // The runs of a benchmark side by side (a simulation runs on one thread): `cls` twice,
-        // for the repeated trace, and `hierarchical:auto` once for those of `HIERARCHICAL`.
+        // for the repeated trace, and `hierarchical:auto` once for those of `SWEEP_BENCHES`.
         // This test took 408 s of a CI run when they ran one after another.
         // A simulation's time limit is the process's CPU time (`loka_bench::limit`), which the
         // runs and this file's other test spend together: each gets three quick runs'
@@ -57,8 +50,9 @@ fn every_benchmark_verifies_and_repeats_its_trace_under_the_simulation() {
         let (a, b, h) = std::thread::scope(|s| {
             let a = s.spawn(|| run_once_as(&bench, run(), &cls, 0).unwrap());
             let b = s.spawn(|| run_once_as(&bench, run(), &cls, 1).unwrap());
-            let h = HIERARCHICAL
-                .contains(&bench.name)
+            let h = sweep
+                .iter()
+                .any(|name| name == bench.name)
                 .then(|| s.spawn(|| run_once_as(&bench, run(), &hierarchical, 0).unwrap()));
             (
                 a.join().unwrap(),
