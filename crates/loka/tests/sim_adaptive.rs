@@ -46,6 +46,14 @@ fn auto_leaves_locality_where_it_cannot_pay() {
         auto < locality * 7 / 10,
         "auto {auto} ns against hierarchical:auto {locality} ns"
     );
+    // Within 5% of `cls`, the policy it settled on: the switch hands the walkers that
+    // `hierarchical` left in pinned and foreign queues to thieves; left there, they waited for
+    // their worker to run out of other work, and `auto` ran at 0.90× of `cls`
+    // (docs/decisions/0074-auto-switches-release-queued-actors.md).
+    assert!(
+        auto * 95 <= cls * 100,
+        "auto {auto} ns against cls {cls} ns"
+    );
 }
 
 /// Walkers whose 256 KiB of state each fits in their node's cache: under `cls` every wake-up

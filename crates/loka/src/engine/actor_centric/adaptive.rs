@@ -6,9 +6,9 @@
 use super::worker::Worker;
 use super::Engine;
 use crate::engine::adapt::Meter;
-use crate::engine::choices::Victims;
+use crate::engine::choices::{Routing, Victims};
 use crate::policy::adaptive::{self, Mechanism};
-use crate::sync::AtomicU64;
+use crate::sync::{AtomicU64, AtomicU8};
 use parking_lot::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -18,6 +18,9 @@ pub(super) struct Windows {
     /// When the window under way ends (the engine's ns): the test every worker makes before
     /// trying the lock.
     due: AtomicU64,
+    /// The mechanism (its index) whose switch was last carried out for the whole engine
+    /// ([`Engine::release_to_thieves`] on a switch to plain stealing).
+    followed: AtomicU8,
 }
 
 impl Windows {
@@ -25,26 +28,55 @@ impl Windows {
         Windows {
             meter: Mutex::new(Meter::new()),
             due: AtomicU64::new(adaptive::WINDOW_NS),
+            followed: AtomicU8::new(Mechanism::Locality.index() as u8),
         }
     }
 }
 
 impl Engine {
-    /// Closes the window under way if it is over (and no other worker is closing it).
+    /// Closes the window under way if it is over (and no other worker is closing it), and
+    /// carries out a switch for the whole engine once.
     pub(super) fn adapt_tick(&self) {
         let (Some(windows), Some(adapt)) = (&self.adaptive, &self.shared.adapt) else {
             return;
         };
         let now = self.now_ns();
-        if now < windows.due.load(Relaxed) {
-            return;
+        if now >= windows.due.load(Relaxed) {
+            if let Some(mut meter) = windows.meter.try_lock() {
+                if meter.due(now) {
+                    meter.close(now, self.shared.counters.worker_messages(), adapt);
+                    windows.due.store(now + adaptive::WINDOW_NS, Relaxed);
+                }
+            }
         }
-        let Some(mut meter) = windows.meter.try_lock() else {
-            return;
-        };
-        if meter.due(now) {
-            meter.close(now, self.shared.counters.worker_messages(), adapt);
-            windows.due.store(now + adaptive::WINDOW_NS, Relaxed);
+        // Whoever sees a switch first carries it out (the swap: one thread per switch; Relaxed,
+        // as it only elects that thread: the queues synchronise what moves).
+        let running = adapt.running();
+        let index = running.index() as u8;
+        if windows.followed.load(Relaxed) != index
+            && windows.followed.swap(index, Relaxed) != index
+            && !matches!(self.routings[index as usize], Routing::Hierarchical { .. })
+        {
+            self.release_to_thieves();
+        }
+    }
+
+    /// Leaving `hierarchical` for plain stealing: the actors of every worker's pinned and
+    /// foreign queues go to that worker's yielded queue, where thieves look, and a parked worker
+    /// is told. Plain stealing's thieves never look at those two queues, so an actor left there
+    /// waited until its worker had nothing else to run while idle workers parked (under the
+    /// simulation, cforall-executor on the Xeon ran at 0.53× of `cls` with `auto` settled on
+    /// `cls`; docs/decisions/0074-auto-switches-release-queued-actors.md). Done once for every
+    /// worker, by the first to see the switch, not by each worker at its next look: a worker
+    /// inside a long handler would hold its queues until it returned. The queues are multi-consumer, so
+    /// another thread may take from them; an actor pushed there afterwards by a worker not yet
+    /// following plain stealing still runs (every worker under an adaptive `auto` serves its
+    /// pinned and foreign queues whatever the policy, `worker/local_work.rs`).
+    fn release_to_thieves(&self) {
+        for worker in self.workers.iter() {
+            if worker.queues.release_to_thieves(&self.foreign_waiting) > 0 {
+                self.notify_stealable(None);
+            }
         }
     }
 }
@@ -132,6 +164,71 @@ mod tests {
             self.shared.adapt.as_ref().unwrap().force(m);
             ctx.myself().send(()).unwrap();
         }
+    }
+
+    /// Holds its worker until the hub it wakes has run, or two seconds; says which.
+    struct Blocker {
+        hub: ActorRef<std::sync::mpsc::Sender<()>>,
+    }
+
+    impl Actor for Blocker {
+        type Msg = std::sync::mpsc::Sender<bool>;
+        fn handle(&mut self, _ctx: &mut Context<Self>, answer: Self::Msg) {
+            let (ran, hub_ran) = std::sync::mpsc::channel();
+            self.hub.send(ran).unwrap();
+            let outcome = hub_ran.recv_timeout(std::time::Duration::from_secs(2));
+            answer.send(outcome.is_ok()).unwrap();
+        }
+    }
+
+    struct Hub;
+
+    impl Actor for Hub {
+        type Msg = std::sync::mpsc::Sender<()>;
+        fn handle(&mut self, _ctx: &mut Context<Self>, ran: Self::Msg) {
+            let _ = ran.send(());
+        }
+    }
+
+    struct Nudge;
+
+    impl Actor for Nudge {
+        type Msg = ();
+        fn handle(&mut self, _ctx: &mut Context<Self>, (): ()) {}
+    }
+
+    /// Under `hierarchical` a hub waits in its worker's pinned queue, which plain stealing's
+    /// thieves never look at. A switch to plain stealing while that worker is held by a long
+    /// handler must hand the hub to the other worker, not leave it until the handler returns
+    /// (here: never, as the handler waits for the hub).
+    #[test]
+    fn a_switch_to_plain_stealing_releases_what_only_hierarchical_reached() {
+        let config = Config {
+            workers: 2,
+            topology: "synthetic:package:2 numa:1 core:1 pu:1".to_owned(),
+            ..Config::default()
+        };
+        let system = System::from_config(config).unwrap();
+        let adapt = system
+            .shared
+            .adapt
+            .as_ref()
+            .expect("auto adapts on two nodes");
+        assert_eq!(adapt.running(), Mechanism::Locality);
+        let on = |w: usize| SpawnOptions::default().placement(Placement::Worker(w));
+        let hub = system.spawn_with(Hub, on(0).hub(true));
+        let blocker = system.spawn_with(Blocker { hub }, on(0));
+        let nudge = system.spawn_with(Nudge, on(1));
+        let (answer, answered) = std::sync::mpsc::channel();
+        blocker.send(answer).unwrap();
+        // The blocker holds worker 0, the hub waits in its pinned queue; then the switch, and
+        // a message that gets worker 1 looking.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        adapt.force(Mechanism::Plain);
+        nudge.send(()).unwrap();
+        let hub_ran_meanwhile = answered.recv().unwrap();
+        assert!(hub_ran_meanwhile, "the hub ran while its worker was held");
+        system.shutdown();
     }
 
     /// The policy flips between `cls` and `hierarchical:auto` after every slice of sends while

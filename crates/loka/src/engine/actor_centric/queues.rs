@@ -122,6 +122,19 @@ impl WorkerQueues {
         })
     }
 
+    /// Moves every actor of the pinned and foreign queues to the yielded queue, where thieves
+    /// find it: the adaptive `auto` leaving `hierarchical`, whose thieves under plain stealing
+    /// never look at those queues (an actor there waited until its worker had nothing else to
+    /// run, while idle workers parked). Returns how many moved.
+    pub(crate) fn release_to_thieves(&self, waiting: &ForeignWaiting) -> usize {
+        let mut moved = 0;
+        while let Some(task) = pop_rare(&self.pinned).or_else(|| self.pop_foreign(waiting)) {
+            self.yielded.push(task);
+            moved += 1;
+        }
+        moved
+    }
+
     /// Drops every queued pointer without touching the actors (shutdown: the runtime stops the
     /// actors afterwards).
     pub(crate) fn clear(&self) {

@@ -20,16 +20,18 @@ impl Engine {
         }
         let (ran, next) = meter.close(now, self.shared.counters.worker_messages(), adapt);
         if next != ran {
-            self.equip(st, next);
+            self.equip(st, next, now);
         }
     }
 
-    /// Gives every virtual worker the victims and helpers of `mechanism`'s policy. Nothing
-    /// queued moves: each worker keeps serving all its queues (pinned and foreign ones
-    /// included) whatever the policy, so an actor queued under the previous rules still runs.
-    /// A pending `hierarchical` migration is dropped (plain stealing has none; a fresh round
+    /// Gives every virtual worker the victims and helpers of `mechanism`'s policy, at virtual
+    /// time `now`. Moving to
+    /// plain stealing, the actors of the pinned and foreign queues go to their worker's yielded
+    /// queue, where thieves look, and a parked worker is told (the real worker's
+    /// `follow_mechanism`); each worker keeps serving all its queues whatever the policy. A
+    /// pending `hierarchical` migration is dropped (plain stealing has none; a fresh round
     /// assigns one if `hierarchical` comes back).
-    fn equip(&self, st: &mut State, mechanism: Mechanism) {
+    fn equip(&self, st: &mut State, mechanism: Mechanism, now: u64) {
         let adapt = self
             .shared
             .adapt
@@ -38,13 +40,26 @@ impl Engine {
         let policy = adapt.policy(mechanism);
         let layout = &self.shared.machine.layout;
         let routing = Routing::of(policy);
+        let hierarchical = matches!(routing, Routing::Hierarchical { .. });
+        let mut released = false;
         for (i, worker) in st.workers.iter_mut().enumerate() {
+            if !hierarchical {
+                released |=
+                    !worker.pinned.is_empty() || worker.foreign.iter().any(|q| !q.is_empty());
+                worker.yielded.extend(worker.pinned.drain(..));
+                for queue in &mut worker.foreign {
+                    worker.yielded.extend(queue.drain(..));
+                }
+            }
             worker.victims = Victims::new(policy, i, &worker.cls, layout);
             worker.helped = routing.helped(i, layout);
             worker.help_turn = 0;
             worker.migration = None;
             worker.out_of_work = false;
             worker.since_balance = 0;
+        }
+        if released {
+            self.wake_any(st, now);
         }
     }
 }
