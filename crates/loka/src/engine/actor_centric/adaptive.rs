@@ -84,9 +84,10 @@ impl Engine {
 impl Worker {
     /// Takes up the policy the adaptive `auto` runs now, if it changed: the routing of wake-ups
     /// from here, the neighbours helped, and (`victims`, when the caller has them) the victim
-    /// order. Nothing queued moves: under an adaptive `auto` every worker serves its pinned and
-    /// foreign queues whatever the policy (`worker/local_work.rs`), so an actor queued under the previous
-    /// rules still runs.
+    /// order. Nothing queued moves here (a switch to plain stealing moved the pinned and foreign
+    /// queues' actors once, for every worker: [`Engine::release_to_thieves`]); under an adaptive
+    /// `auto` every worker serves its pinned and foreign queues whatever the policy
+    /// (`worker/local_work.rs`), so an actor queued under the previous rules still runs.
     pub(super) fn follow_mechanism(&self, victims: Option<(&mut Victims, &mut Mechanism)>) {
         let engine = self.engine();
         let Some(adapt) = &engine.shared.adapt else {
