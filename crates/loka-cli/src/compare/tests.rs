@@ -347,3 +347,42 @@ fn an_async_peer_runs_its_sync_workload_filed_under_loka_s_name() {
     ));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A peer binary still open for writing somewhere ("text file busy": here this test's own
+/// handle, in a CI run a child another test's thread had forked) is started once the writer
+/// lets go, not reported as a failure.
+#[cfg(unix)]
+#[test]
+fn a_peer_binary_busy_for_a_moment_is_started_once_it_is_free() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("loka-busy-peer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary = dir.join("peer-busy");
+    let script = "#!/bin/sh\nprintf '{\"bench\":\"pingpong\",\"runtime\":\"x\",\"engine\":\"e\",\"policy\":\"p\",\"topology\":\"host\",\"workers\":1,\"size\":\"quick\",\"messages\":10,\"seconds\":1.0,\"msgs_per_sec\":10.0,\"verified\":true,\"telemetry\":{}}\\n'\n";
+    std::fs::write(&binary, script).unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Held open for writing for 100 ms: every exec meanwhile fails with ETXTBSY.
+    let writer = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&binary)
+        .unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        drop(writer);
+    });
+    let peer = Peer {
+        name: "tokio".into(),
+        binary: binary.clone(),
+        threads: 1,
+    };
+    let outcome = run_peer(
+        &peer,
+        "pingpong",
+        Size::Quick,
+        Duration::from_secs(30),
+        None,
+    );
+    release.join().unwrap();
+    assert!(matches!(outcome, PeerOutcome::Ran(_, None)), "{outcome:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
