@@ -180,16 +180,28 @@ fn a_repetition_starts_only_when_it_should_end_within_the_cap() {
     assert!(!next_run_fits(Some(s(30)), s(24), s(12)));
 }
 
+/// A peer binary made of `script`, in a directory of its own named after `tag` (remove it
+/// when done): returns the directory and the binary's path.
+#[cfg(unix)]
+fn script_peer(tag: &str, script: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("loka-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary = dir.join(format!("peer-{tag}"));
+    std::fs::write(&binary, script).unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, binary)
+}
+
+/// A peer that prints a record for the workload it was asked for (`--bench NAME`).
+#[cfg(unix)]
+const ECHO_PEER: &str = "#!/bin/sh\nprintf '{\"bench\":\"%s\",\"runtime\":\"x\",\"engine\":\"e\",\"policy\":\"p\",\"topology\":\"host\",\"workers\":1,\"size\":\"quick\",\"messages\":10,\"seconds\":1.0,\"msgs_per_sec\":10.0,\"verified\":true,\"telemetry\":{}}\\n' \"$2\"\n";
+
 /// A peer that never finishes is stopped at the cap, well before the timeout.
 #[cfg(unix)]
 #[test]
 fn a_peer_run_past_the_cap_is_stopped_as_too_slow() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = std::env::temp_dir().join(format!("loka-cap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let binary = dir.join("peer-sleepy");
-    std::fs::write(&binary, "#!/bin/sh\nexec sleep 60\n").unwrap();
-    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (dir, binary) = script_peer("cap", "#!/bin/sh\nexec sleep 60\n");
     let peer = Peer {
         name: "sleepy".into(),
         binary,
@@ -307,17 +319,7 @@ fn async_benchmarks_meet_only_the_async_peers() {
 #[cfg(unix)]
 #[test]
 fn an_async_peer_runs_its_sync_workload_filed_under_loka_s_name() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = std::env::temp_dir().join(format!("loka-async-peer-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let binary = dir.join("peer-echo");
-    // Prints a record for the workload it was asked for (`--bench NAME`).
-    std::fs::write(
-        &binary,
-        "#!/bin/sh\nprintf '{\"bench\":\"%s\",\"runtime\":\"x\",\"engine\":\"e\",\"policy\":\"p\",\"topology\":\"host\",\"workers\":1,\"size\":\"quick\",\"messages\":10,\"seconds\":1.0,\"msgs_per_sec\":10.0,\"verified\":true,\"telemetry\":{}}\\n' \"$2\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (dir, binary) = script_peer("async-peer", ECHO_PEER);
     let run = |name: &str, bench: &str| {
         let peer = Peer {
             name: name.into(),
@@ -354,13 +356,7 @@ fn an_async_peer_runs_its_sync_workload_filed_under_loka_s_name() {
 #[cfg(unix)]
 #[test]
 fn a_peer_binary_busy_for_a_moment_is_started_once_it_is_free() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = std::env::temp_dir().join(format!("loka-busy-peer-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let binary = dir.join("peer-busy");
-    let script = "#!/bin/sh\nprintf '{\"bench\":\"pingpong\",\"runtime\":\"x\",\"engine\":\"e\",\"policy\":\"p\",\"topology\":\"host\",\"workers\":1,\"size\":\"quick\",\"messages\":10,\"seconds\":1.0,\"msgs_per_sec\":10.0,\"verified\":true,\"telemetry\":{}}\\n'\n";
-    std::fs::write(&binary, script).unwrap();
-    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (dir, binary) = script_peer("busy-peer", ECHO_PEER);
     // Held open for writing for 100 ms: every exec meanwhile fails with ETXTBSY.
     let writer = std::fs::OpenOptions::new()
         .append(true)
@@ -372,7 +368,7 @@ fn a_peer_binary_busy_for_a_moment_is_started_once_it_is_free() {
     });
     let peer = Peer {
         name: "tokio".into(),
-        binary: binary.clone(),
+        binary,
         threads: 1,
     };
     let outcome = run_peer(

@@ -68,10 +68,10 @@ impl Engine {
     /// simulation, cforall-executor on the Xeon ran at 0.53× of `cls` with `auto` settled on
     /// `cls`; docs/decisions/0074-auto-switches-release-queued-actors.md). Done once for every
     /// worker, by the first to see the switch, not by each worker at its next look: a worker
-    /// inside a long handler would hold its queues until it returned. The queues are multi-consumer, so
-    /// another thread may take from them; an actor pushed there afterwards by a worker not yet
-    /// following plain stealing still runs (every worker under an adaptive `auto` serves its
-    /// pinned and foreign queues whatever the policy, `worker/local_work.rs`).
+    /// inside a long handler would hold its queues until it returned. The queues are
+    /// multi-consumer, so another thread may take from them; an actor pushed there afterwards by
+    /// a worker not yet following plain stealing still runs (every worker under an adaptive
+    /// `auto` serves its pinned and foreign queues whatever the policy, `worker/local_work.rs`).
     fn release_to_thieves(&self) {
         for worker in self.workers.iter() {
             if worker.queues.release_to_thieves(&self.foreign_waiting) > 0 {
@@ -167,6 +167,17 @@ mod tests {
         }
     }
 
+    /// A system under `auto` on a synthetic machine of two nodes of `cores` cores each, a worker
+    /// per core.
+    fn two_nodes(cores: usize) -> System {
+        let config = Config {
+            workers: 2 * cores,
+            topology: format!("synthetic:package:2 numa:1 core:{cores} pu:1"),
+            ..Config::default()
+        };
+        System::from_config(config).unwrap()
+    }
+
     /// Holds its worker until the hub it wakes has run, or two seconds; says which.
     struct Blocker {
         hub: ActorRef<std::sync::mpsc::Sender<()>>,
@@ -204,12 +215,7 @@ mod tests {
     /// (here: never, as the handler waits for the hub).
     #[test]
     fn a_switch_to_plain_stealing_releases_what_only_hierarchical_reached() {
-        let config = Config {
-            workers: 2,
-            topology: "synthetic:package:2 numa:1 core:1 pu:1".to_owned(),
-            ..Config::default()
-        };
-        let system = System::from_config(config).unwrap();
+        let system = two_nodes(1);
         let adapt = system
             .shared
             .adapt
@@ -238,12 +244,7 @@ mod tests {
     /// system goes quiet (every actor queued under either policy ran).
     #[test]
     fn switching_policies_under_load_loses_and_reorders_nothing() {
-        let config = Config {
-            workers: 4,
-            topology: "synthetic:package:2 numa:1 core:2 pu:1".to_owned(),
-            ..Config::default()
-        };
-        let system = System::from_config(config).unwrap();
+        let system = two_nodes(2);
         assert!(system.shared.adapt.is_some(), "auto adapts on two nodes");
         let received = Arc::new(AtomicU64::new(0));
         let flips = Arc::new(AtomicU64::new(0));

@@ -25,12 +25,11 @@ impl Engine {
     }
 
     /// Gives every virtual worker the victims and helpers of `mechanism`'s policy, at virtual
-    /// time `now`. Moving to
-    /// plain stealing, the actors of the pinned and foreign queues go to their worker's yielded
-    /// queue, where thieves look, and a parked worker is told (the real worker's
-    /// `follow_mechanism`); each worker keeps serving all its queues whatever the policy. A
-    /// pending `hierarchical` migration is dropped (plain stealing has none; a fresh round
-    /// assigns one if `hierarchical` comes back).
+    /// time `now`. Moving to plain stealing, the actors of the pinned and foreign queues go to
+    /// their worker's yielded queue, where thieves look, and a parked worker is told (the real
+    /// engine's `release_to_thieves`); each worker keeps serving all its queues whatever the
+    /// policy. A pending `hierarchical` migration is dropped (plain stealing has none; a fresh
+    /// round assigns one if `hierarchical` comes back).
     fn equip(&self, st: &mut State, mechanism: Mechanism, now: u64) {
         let adapt = self
             .shared
@@ -40,16 +39,16 @@ impl Engine {
         let policy = adapt.policy(mechanism);
         let layout = &self.shared.machine.layout;
         let routing = Routing::of(policy);
-        let hierarchical = matches!(routing, Routing::Hierarchical { .. });
+        let release = !matches!(routing, Routing::Hierarchical { .. });
         let mut released = false;
         for (i, worker) in st.workers.iter_mut().enumerate() {
-            if !hierarchical {
-                released |=
-                    !worker.pinned.is_empty() || worker.foreign.iter().any(|q| !q.is_empty());
+            if release {
+                let before = worker.yielded.len();
                 worker.yielded.extend(worker.pinned.drain(..));
                 for queue in &mut worker.foreign {
                     worker.yielded.extend(queue.drain(..));
                 }
+                released |= worker.yielded.len() > before;
             }
             worker.victims = Victims::new(policy, i, &worker.cls, layout);
             worker.helped = routing.helped(i, layout);
