@@ -191,7 +191,7 @@ quick-check: build
 # The lock-free pieces' unit tests under Miri (needs: rustup component add miri rust-src --toolchain
 # nightly). Topology and policy tests call hwloc through FFI, which Miri cannot run.
 miri:
-	$(CARGO) +nightly miri test -p loka --lib -- mailbox:: engine::sleepers:: engine::actor_centric::stall:: engine::message_centric:: runtime::letter:: runtime::exec_policy:: runtime::timer:: exec_policy:: actor::ask:: actor::async_actor:: telemetry::
+	$(CARGO) +nightly miri test -p loka --lib -- mailbox:: engine::sleepers:: engine::actor_centric::stall:: engine::message_centric:: runtime::letter:: runtime::exec_policy:: runtime::timer:: runtime::cell::bound:: exec_policy:: actor::ask:: actor::async_actor:: telemetry::
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --features loka/metrics

@@ -4,7 +4,8 @@
 //! `send_async` waiting for room); and the bookkeeping alone, a bound the producer never reaches. Runs the variants alternately, `RUNS` times each, each run on a
 //! fresh 2-worker system, and prints medians (docs/results/bounded-mailboxes.md).
 //!
-//! `cargo run --release --example bounded_counting [N] [RUNS]` (defaults 2000000 5)
+//! `cargo run --release --example bounded_counting [N] [RUNS] [ONLY]` (defaults 2000000 5; `ONLY`
+//! runs just the variants whose name contains it, e.g. `never` or `unbounded, send`, to profile one)
 
 use loka::{
     Actor, ActorRef, Context, Pending, ReplyTo, SendErrorReason, SpawnOptions, System, TrySendError,
@@ -178,10 +179,12 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(2_000_000, |a| a.parse().expect("N"));
     let runs: usize = args.next().map_or(5, |a| a.parse().expect("RUNS"));
+    let only = args.next().unwrap_or_default();
+    let chosen = |variant: Variant| variant.name().contains(only.as_str());
     let mut rates = vec![Vec::new(); Variant::ALL.len()];
     let mut fulls = vec![Vec::new(); Variant::ALL.len()];
     for _ in 0..runs {
-        for (i, &variant) in Variant::ALL.iter().enumerate() {
+        for (i, &variant) in Variant::ALL.iter().enumerate().filter(|(_, &v)| chosen(v)) {
             let (elapsed, full) = run(variant, n);
             rates[i].push(n as f64 / elapsed.as_secs_f64() / 1e6);
             fulls[i].push(full as f64);
@@ -190,7 +193,7 @@ fn main() {
     println!(
         "counting, N = {n}, 2 workers, median of {runs} (M increments/s; range; mailbox_full)"
     );
-    for (i, &variant) in Variant::ALL.iter().enumerate() {
+    for (i, &variant) in Variant::ALL.iter().enumerate().filter(|(_, &v)| chosen(v)) {
         let (lo, hi) = rates[i]
             .iter()
             .fold((f64::MAX, 0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));

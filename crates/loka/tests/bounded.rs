@@ -319,6 +319,119 @@ fn batched_places_all_come_back_when_the_actor_runs_out_of_messages() {
     }
 }
 
+/// Sends one item to `to` from inside its handler, says so, then waits for `release` (so that
+/// its activation, and the places it reserved ahead, last until then).
+struct Feeder;
+
+impl Actor for Feeder {
+    type Msg = (loka::ActorRef<Msg>, Sender<()>, Receiver<()>);
+    fn handle(&mut self, _ctx: &mut Context<Self>, (to, sent, release): Self::Msg) {
+        to.send(Msg::Item(7)).unwrap();
+        sent.send(()).unwrap();
+        let _ = release.recv();
+    }
+}
+
+#[test]
+fn places_a_sending_activation_reserved_ahead_come_back_when_it_ends() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        // Capacity 64: a sending activation reserves 8 places at once (docs/bounded-mailboxes.md).
+        let (actor, items) = probe(&system, SpawnOptions::new().capacity(64));
+        let feeder = system.spawn(Feeder);
+        let (sent, sent_rx) = channel();
+        let (release, release_rx) = channel();
+        feeder.send((actor.clone(), sent, release_rx)).unwrap();
+        while sent_rx.try_recv().is_err() {
+            system.run_until_idle_timeout(Duration::from_millis(1));
+        }
+        // The item (queued, or handled meanwhile) and the 7 places reserved ahead.
+        let reserved = actor.mailbox_len();
+        assert!(
+            (7..=8).contains(&reserved),
+            "{label}: {reserved} counted while the feeder runs"
+        );
+        // Queued before the feeder returns: with one worker it runs right after the feeder's
+        // activation, so the worker does not wait for work (which gives credit back too) before
+        // it holds it here.
+        let (blocker, _) = probe(&system, SpawnOptions::new());
+        let (entered, entered_rx) = channel();
+        let (unblock, unblock_rx) = channel();
+        blocker
+            .send(Msg::Hold {
+                entered,
+                release: unblock_rx,
+                stop: false,
+            })
+            .unwrap();
+        release.send(()).unwrap();
+        while entered_rx.try_recv().is_err() {
+            system.run_until_idle_timeout(Duration::from_millis(1));
+        }
+        if config.workers == 1 {
+            assert!(
+                actor.mailbox_len() <= 1,
+                "{label}: {} counted after the feeder's activation ended",
+                actor.mailbox_len()
+            );
+        }
+        unblock.send(()).unwrap();
+        system.run_until_idle();
+        assert_eq!(seen(&items), vec![7], "{label}");
+        assert_eq!(
+            actor.mailbox_len(),
+            0,
+            "{label}: the places the feeder did not use were not given back"
+        );
+    }
+}
+
+#[test]
+fn places_a_timers_action_reserved_ahead_come_back_before_its_worker_rests() {
+    for (label, config) in configurations() {
+        // Only the actor-centric engine runs `thread` actors on threads of their own
+        // (docs/exec-policies.md); the simulation fires its timers on its driver, with the same
+        // give-back.
+        if config.engine != EngineKind::ActorCentric {
+            continue;
+        }
+        let system = system(&config);
+        // On a thread of its own, held in a handler: the timer's worker only queues the item and
+        // then has nothing to run.
+        let (actor, items) = probe(
+            &system,
+            SpawnOptions::new()
+                .capacity(64)
+                .exec(loka::ExecPolicy::Thread),
+        );
+        let release = hold(&system, &actor, false);
+        // The held message's place comes back when the actor's run ends (decision 0065): 1.
+        assert_eq!(actor.mailbox_len(), 1, "{label}");
+        actor.send_after(Duration::from_millis(5), Msg::Item(3));
+        let start = std::time::Instant::now();
+        while actor.mailbox_len() == 1 {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "{label}: no firing"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // The timer's action reserved 8 places on its worker and used one; the other 7 came
+        // back with its firing batch, or at the latest before the worker slept (red with both
+        // give-backs removed: 9).
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(
+            actor.mailbox_len(),
+            2,
+            "{label}: the held message and the item"
+        );
+        release.send(()).unwrap();
+        system.run_until_idle();
+        assert_eq!(seen(&items), vec![3], "{label}");
+        assert_eq!(actor.mailbox_len(), 0, "{label}");
+    }
+}
+
 #[test]
 fn send_async_fails_with_the_message_when_the_actor_stops() {
     for (label, config) in configurations() {

@@ -220,8 +220,10 @@ impl<M: Send + 'static> ActorRef<M> {
         })
     }
 
-    /// User messages in the actor's mailbox now. Exact for a bounded mailbox (messages a
-    /// `DropOldest` send doomed are not counted). For an unbounded one, a best-effort reading
+    /// User messages in the actor's mailbox now. For a bounded mailbox the count its bound keeps
+    /// (messages a `DropOldest` send doomed are not counted), exact while neither the actor nor
+    /// a sending actor runs; while they run it may include up to a batch of places the actor
+    /// already freed or a sending handler reserved ahead (docs/bounded-mailboxes.md). For an unbounded one, a best-effort reading
     /// that costs its sends and receives nothing: it also counts control envelopes (start, stop,
     /// ask continuations) and may be off by the sends and receives under way; under the
     /// message-centric engine, whose queues hold an unbounded actor's messages among everyone

@@ -3,6 +3,7 @@
 //! keep, and the worker's id source. Engines own one per worker and pass it to every activation,
 //! so the actor layer never sees an engine's worker type.
 
+use super::cell::give_back_reserved;
 use super::id::ActorId;
 use super::Runtime;
 use crate::telemetry::WorkerCounters;
@@ -112,8 +113,11 @@ impl Exec {
     }
 
     /// The activation [`enter`](Self::enter) announced is over; `outer` runs again (0: none).
+    /// Gives back the places the activation's sends reserved ahead in bounded mailboxes and did
+    /// not use (`cell/bound/credit.rs`).
     #[inline]
     pub(crate) fn leave(&self, outer: u64) {
+        give_back_reserved();
         self.counters().running.store(outer, Relaxed);
     }
 
@@ -125,9 +129,11 @@ impl Exec {
         self.counters().running.store(id.as_u64(), Relaxed);
     }
 
-    /// The activation [`announce`](Self::announce)d is over: this thread runs no actor.
+    /// The activation [`announce`](Self::announce)d is over: this thread runs no actor. Gives
+    /// back unused places reserved ahead, as [`leave`](Self::leave).
     #[inline(always)]
     pub(crate) fn done(&self) {
+        give_back_reserved();
         self.counters().running.store(0, Relaxed);
     }
 

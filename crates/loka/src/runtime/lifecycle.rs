@@ -33,6 +33,8 @@ thread_local! {
 /// state lives at `shared` (see [`is_own_thread`](Lifecycle::is_own_thread)).
 pub(crate) fn mark_thread(shared: *const super::Shared) {
     OWNER.with(|o| o.set(shared as usize));
+    // Its sends to bounded mailboxes may reserve places ahead (`cell/bound/credit.rs`).
+    super::cell::mark_runtime_thread();
 }
 
 /// A system's place in its life, and the waits that go with it.

@@ -43,7 +43,7 @@ pub(crate) mod task;
 pub(crate) mod timer;
 
 pub(crate) use boundary::{Boundary, Delivery, EngineCore, LetterQueues, TaskQueues};
-pub(crate) use cell::{Behavior, CellContext, Deliver, MAX_CAPACITY};
+pub(crate) use cell::{give_back_reserved, Behavior, CellContext, Deliver, MAX_CAPACITY};
 pub use dead_letters::{DeadLetter, DeadLetterReason, DEAD_LETTER_WINDOW};
 pub(crate) use exec::Exec;
 pub use id::ActorId;

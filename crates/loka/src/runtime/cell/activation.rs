@@ -167,7 +167,7 @@ impl<B: Behavior> ActorCell<B> {
     /// it. Always inlined: it is the body of the activation loop (out of line it cost fib ~2%
     /// more instructions, callgrind).
     /// `bound` is `self.bound`, read by the caller once per activation.
-    /// `BATCH`: a bounded actor's place is given back with its batch (`bound.rs`): only the run
+    /// `BATCH`: a bounded actor's place is given back with its batch (`bound/mod.rs`): only the run
     /// loops, which give the batch back before they end, pass `true`.
     #[inline(always)]
     fn handle_message<const BATCH: bool>(

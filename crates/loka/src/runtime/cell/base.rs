@@ -23,7 +23,7 @@ pub(crate) struct CellBase {
     pub(super) header: Header,
     /// A bounded mailbox's bookkeeping; `None` (unbounded) costs a received message one test of
     /// this field.
-    pub(super) bound: Option<Box<bound::Bound>>,
+    pub(super) bound: Option<bound::SharedBound>,
     /// A send is a plain push into the mailbox: the actor is unbounded and its mailbox queues
     /// (the actor-centric engine). The one test a send makes before it pushes (beside `bound`,
     /// in the same line); a bounded actor or a direct mailbox takes the other way

@@ -2,7 +2,7 @@
 //! message, and for a bounded mailbox reserving its place first and applying the overflow rule
 //! (docs/bounded-mailboxes.md); and the places an async actor's stash keeps counted (`actor/async_actor/`).
 
-use super::bound::{Bound, Room};
+use super::bound::{self, Room, SharedBound};
 use super::{ActorCell, Behavior, Envelope, Watchable};
 use crate::runtime::errors::TrySendError;
 use crate::runtime::options::Overflow;
@@ -79,15 +79,17 @@ impl<B: Behavior> ActorCell<B> {
     #[inline(never)]
     fn deliver_bounded(
         &self,
-        bound: &Bound,
+        bound: &SharedBound,
         msg: B::Msg,
         mode: Mode,
     ) -> Result<(), TrySendError<B::Msg>> {
         let overflow = bound.overflow();
-        let room = if mode == Mode::Send && overflow == Overflow::DropOldest {
-            bound.make_room()
-        } else {
-            bound.reserve()
+        let room = match mode {
+            Mode::Send if overflow == Overflow::DropOldest => bound.make_room(),
+            // A sending activation spends places it reserved ahead (`bound/credit.rs`).
+            Mode::Send | Mode::Try => bound::reserve_ahead(bound),
+            // `send_async` may wait for room: one exact place.
+            Mode::Wait => bound.reserve(),
         };
         if room == Room::Full {
             // A stopped actor's mailbox is refused as stopped, whatever its count says.

@@ -258,7 +258,7 @@ impl<B: Behavior> ActorCell<B> {
         }))
         .err()
         .map(panic_message);
-        // The run's places taken (bounded actors; `bound.rs`), before anything else can run it.
+        // The run's places taken (bounded actors; `bound/mod.rs`), before anything else can run it.
         if let Some(bound) = bound {
             bound.release_taken();
         }

@@ -30,7 +30,7 @@ pub(crate) use timers::{Hold, ReceiveTimeout};
 use watch::Exit;
 pub(crate) use watch::{Notice, Stopping, Watchable};
 
-pub(crate) use bound::MAX_CAPACITY;
+pub(crate) use bound::{give_back_reserved, mark_runtime_thread, MAX_CAPACITY};
 pub(crate) use deliver::Deliver;
 
 use super::exec::Exec;
@@ -233,9 +233,9 @@ pub(crate) fn spawn<B: Behavior>(
         base: CellBase {
             header: Header::new(&ActorCell::<B>::VTABLE, id),
             plain_send: options.capacity.is_none() && !runtime.direct(),
-            bound: options
-                .capacity
-                .map(|capacity| Box::new(bound::Bound::new(capacity, options.overflow))),
+            bound: options.capacity.map(|capacity| {
+                bound::SharedBound::new(bound::Bound::new(capacity, options.overflow))
+            }),
             runtime: Arc::clone(runtime),
             parent: parent_id.map_or(0, ActorId::as_u64),
             sink,

@@ -37,6 +37,22 @@
 //! exact again when the actor stops running, and the batch is at most an eighth of the capacity
 //! (capacities under 16 keep one release per message). `DropOldest` keeps one release per
 //! message: which message a full send dooms is decided with the release (above).
+//!
+//! ## Reservations ahead
+//! The senders' side, batched the same way ([`credit`]): a send from inside an activation
+//! reserves [`Bound::batch`] places at once ([`Bound::reserve_chunk`], only while that leaves the
+//! mailbox at most half full) and spends them on its next sends; the unused ones come back when
+//! the activation ends ([`Bound::give_back`]).
+
+mod credit;
+#[cfg(all(test, loom))]
+mod loom_tests;
+mod shared;
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+pub(crate) use credit::{give_back_reserved, mark_runtime_thread, reserve_ahead};
+pub(crate) use shared::SharedBound;
 
 use crate::runtime::options::Overflow;
 use crate::sync::{AtomicU32, AtomicU64};
@@ -179,6 +195,40 @@ impl Bound {
                 Err(current) => word = current,
             }
         }
+    }
+
+    /// Reserves places for a sending activation to use ahead ([`credit`]): [`Bound::batch`] of
+    /// them while that leaves the mailbox at most half full, else one (so that near full every
+    /// reservation is exact again); 0 when full. The caller gives the unused ones back with
+    /// [`give_back`](Self::give_back).
+    fn reserve_chunk(&self) -> u32 {
+        let chunk = u64::from(self.batch);
+        let mut word = self.word.load(Relaxed);
+        loop {
+            let len = word & LEN_MASK;
+            if len >= self.capacity {
+                return 0;
+            }
+            let n = if len + chunk <= self.capacity / 2 {
+                chunk
+            } else {
+                1
+            };
+            // AcqRel as every update of the word (see `reserve`).
+            match self
+                .word
+                .compare_exchange_weak(word, word + n, AcqRel, Relaxed)
+            {
+                Ok(_) => return n as u32,
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// Gives back `n` places reserved ahead and not used ([`reserve_chunk`](Self::reserve_chunk)),
+    /// waking as many waiting senders, if any.
+    fn give_back(&self, n: u32) {
+        self.release(n);
     }
 
     /// `DropOldest`: reserves a place, or, on a full mailbox, dooms the oldest queued message so
@@ -416,233 +466,5 @@ impl Bound {
             self.word.fetch_and(!WAITERS, AcqRel);
         }
         true
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    // atomic outside sync.rs: test-only (`not(loom)`), a waker's counter on real threads.
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use std::sync::Arc;
-    use std::task::Wake;
-
-    struct Count(AtomicUsize);
-    impl Wake for Count {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, SeqCst);
-        }
-    }
-
-    fn waker() -> (Arc<Count>, Waker) {
-        let count = Arc::new(Count(AtomicUsize::new(0)));
-        (Arc::clone(&count), Waker::from(count))
-    }
-
-    #[test]
-    fn reserve_stops_at_capacity_and_take_frees_a_place() {
-        let bound = Bound::new(2, Overflow::Reject);
-        assert_eq!(bound.reserve(), Room::Reserved);
-        assert_eq!(bound.reserve(), Room::Reserved);
-        assert_eq!(bound.reserve(), Room::Full);
-        assert_eq!(bound.len(), 2);
-        assert_eq!(bound.take(), Taken::Handle);
-        assert_eq!(bound.len(), 1);
-        assert_eq!(bound.reserve(), Room::Reserved);
-        bound.unreserve(Room::Reserved);
-        assert_eq!(bound.len(), 1);
-    }
-
-    #[test]
-    fn make_room_dooms_the_next_messages_taken_out() {
-        let bound = Bound::new(1, Overflow::DropOldest);
-        assert_eq!(bound.make_room(), Room::Reserved);
-        assert_eq!(bound.make_room(), Room::Evicting);
-        assert_eq!(bound.make_room(), Room::Evicting);
-        // Three queued: the first two are doomed, the last is handled; len never exceeds 1.
-        assert_eq!(bound.len(), 1);
-        assert_eq!(bound.take(), Taken::Discard);
-        assert_eq!(bound.take(), Taken::Discard);
-        assert_eq!(bound.take(), Taken::Handle);
-        assert_eq!(bound.len(), 0);
-    }
-
-    #[test]
-    fn a_release_wakes_one_waiter_and_a_dropped_waiter_passes_its_wake_on() {
-        let bound = Bound::new(1, Overflow::Reject);
-        assert_eq!(bound.reserve(), Room::Reserved);
-        let (first, w1) = waker();
-        let (second, w2) = waker();
-        let (mut k1, mut k2) = (None, None);
-        assert!(bound.register(&mut k1, &w1));
-        assert!(bound.register(&mut k2, &w2));
-        assert_eq!(bound.take(), Taken::Handle);
-        assert_eq!((first.0.load(SeqCst), second.0.load(SeqCst)), (1, 0));
-        // The first waiter gives up without using the room: the second is woken instead.
-        bound.unregister(k1.unwrap(), true);
-        assert_eq!(second.0.load(SeqCst), 1);
-        // Room now: registering answers "try again" and leaves nothing registered.
-        let (_, w3) = waker();
-        let mut k3 = None;
-        assert!(!bound.register(&mut k3, &w3));
-        assert_eq!(bound.word.load(SeqCst) & WAITERS, 0);
-    }
-
-    #[test]
-    fn the_batch_is_an_eighth_of_the_capacity_at_most_32_and_1_under_drop_oldest() {
-        let batch = |capacity, overflow| Bound::new(capacity, overflow).batch;
-        assert_eq!(batch(15, Overflow::Reject), 1);
-        assert_eq!(batch(16, Overflow::Reject), 2);
-        assert_eq!(batch(100, Overflow::DropNewest), 12);
-        assert_eq!(batch(1_000, Overflow::Reject), 32);
-        assert_eq!(batch(1_000, Overflow::DropOldest), 1);
-    }
-
-    #[test]
-    fn batched_takes_give_their_places_back_per_batch_and_when_released() {
-        let bound = Bound::new(16, Overflow::Reject); // batch 2
-        for _ in 0..16 {
-            assert_eq!(bound.reserve(), Room::Reserved);
-        }
-        assert_eq!(bound.take_batched(), Taken::Handle);
-        // One taken, not given back yet: still counted, and the mailbox still full.
-        assert_eq!(bound.len(), 16);
-        assert_eq!(bound.reserve(), Room::Full);
-        assert_eq!(bound.take_batched(), Taken::Handle);
-        assert_eq!(bound.len(), 14, "the second take completes the batch");
-        assert_eq!(bound.take_batched(), Taken::Handle);
-        assert_eq!(bound.len(), 14);
-        bound.release_taken();
-        assert_eq!(bound.len(), 13);
-        bound.release_taken();
-        assert_eq!(bound.len(), 13, "nothing left to give back");
-    }
-
-    #[test]
-    fn a_batched_release_wakes_as_many_waiters_as_it_frees_places() {
-        let bound = Bound::new(16, Overflow::Reject); // batch 2
-        for _ in 0..16 {
-            assert_eq!(bound.reserve(), Room::Reserved);
-        }
-        let counts: Vec<_> = (0..3)
-            .map(|_| {
-                let (count, w) = waker();
-                assert!(bound.register(&mut None, &w));
-                count
-            })
-            .collect();
-        bound.take_batched();
-        assert_eq!(counts[0].0.load(SeqCst), 0, "no place given back yet");
-        bound.take_batched();
-        let woken: Vec<usize> = counts.iter().map(|c| c.0.load(SeqCst)).collect();
-        assert_eq!(woken, [1, 1, 0]);
-        bound.take_batched();
-        bound.release_taken();
-        assert_eq!(counts[2].0.load(SeqCst), 1);
-        assert_eq!(bound.word.load(SeqCst) & WAITERS, 0);
-    }
-
-    #[test]
-    fn close_wakes_every_waiter() {
-        let bound = Bound::new(1, Overflow::Reject);
-        assert_eq!(bound.reserve(), Room::Reserved);
-        let (count, w) = waker();
-        for _ in 0..3 {
-            assert!(bound.register(&mut None, &w));
-        }
-        bound.close();
-        assert_eq!(count.0.load(SeqCst), 3);
-        assert_eq!(bound.word.load(SeqCst) & WAITERS, 0);
-    }
-}
-
-#[cfg(all(test, loom))]
-mod loom_tests {
-    use super::*;
-    use crate::sync::AtomicBool;
-    use std::sync::atomic::Ordering::SeqCst;
-    use std::task::Wake;
-
-    struct Flag(loom::sync::Arc<AtomicBool>);
-    impl Wake for Flag {
-        fn wake(self: std::sync::Arc<Self>) {
-            self.0.store(true, SeqCst);
-        }
-    }
-
-    /// A sender registering on a full mailbox while the actor frees a place: either the
-    /// registration sees the room (and the sender retries) or the release wakes the sender.
-    #[test]
-    fn a_release_never_misses_a_registering_sender() {
-        loom::model(|| {
-            let bound = loom::sync::Arc::new(Bound::new(1, Overflow::Reject));
-            assert_eq!(bound.reserve(), Room::Reserved);
-            let woken = loom::sync::Arc::new(AtomicBool::new(false));
-            let waker = Waker::from(std::sync::Arc::new(Flag(woken.clone())));
-            let actor = {
-                let bound = bound.clone();
-                loom::thread::spawn(move || assert_eq!(bound.take(), Taken::Handle))
-            };
-            let mut key = None;
-            let registered = bound.register(&mut key, &waker);
-            actor.join().unwrap();
-            assert!(!registered || woken.load(SeqCst), "lost wake-up");
-        });
-    }
-
-    /// One sender waits; a second registers while the actor frees two places: the first is woken
-    /// by the first release, the second (if it registered at all) by the second.
-    #[test]
-    fn each_release_wakes_a_waiter() {
-        loom::model(|| {
-            let bound = loom::sync::Arc::new(Bound::new(2, Overflow::Reject));
-            assert_eq!(bound.reserve(), Room::Reserved);
-            assert_eq!(bound.reserve(), Room::Reserved);
-            let flag = || loom::sync::Arc::new(AtomicBool::new(false));
-            let (first, second) = (flag(), flag());
-            let waker =
-                |f: &loom::sync::Arc<AtomicBool>| Waker::from(std::sync::Arc::new(Flag(f.clone())));
-            assert!(bound.register(&mut None, &waker(&first)));
-            let actor = {
-                let bound = bound.clone();
-                loom::thread::spawn(move || {
-                    bound.take();
-                    bound.take();
-                })
-            };
-            let registered = bound.register(&mut None, &waker(&second));
-            actor.join().unwrap();
-            assert!(first.load(SeqCst), "the first waiter was not woken");
-            assert!(!registered || second.load(SeqCst), "lost wake-up");
-        });
-    }
-
-    /// Batched releases (capacity 16: two places per batch): a sender registers on a full
-    /// mailbox while the actor takes three messages and ends its run (giving back the third):
-    /// the sender is woken or saw the room, and every place taken is given back.
-    #[test]
-    fn a_batched_release_never_misses_a_registering_sender() {
-        loom::model(|| {
-            let bound = loom::sync::Arc::new(Bound::new(16, Overflow::Reject));
-            for _ in 0..16 {
-                assert_eq!(bound.reserve(), Room::Reserved);
-            }
-            let woken = loom::sync::Arc::new(AtomicBool::new(false));
-            let waker = Waker::from(std::sync::Arc::new(Flag(woken.clone())));
-            let actor = {
-                let bound = bound.clone();
-                loom::thread::spawn(move || {
-                    for _ in 0..3 {
-                        assert_eq!(bound.take_batched(), Taken::Handle);
-                    }
-                    bound.release_taken();
-                })
-            };
-            let mut key = None;
-            let registered = bound.register(&mut key, &waker);
-            actor.join().unwrap();
-            assert!(!registered || woken.load(SeqCst), "lost wake-up");
-            assert_eq!(bound.len(), 13);
-        });
     }
 }
