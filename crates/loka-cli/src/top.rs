@@ -125,6 +125,9 @@ struct App {
     run_label: Option<Arc<Mutex<String>>>,
     prev: Option<Value>,
     cur: Value,
+    /// `cur` is another system's (`loka bench run --top`, a run that ended): shown until the
+    /// next snapshot comes, never a base for its rates.
+    cur_of_old_system: bool,
     sort: SortBy,
     filter: String,
     editing: bool,
@@ -142,6 +145,7 @@ impl App {
             run_label: None,
             prev: None,
             cur: Value::Null,
+            cur_of_old_system: false,
             sort: SortBy::Worker,
             filter: String::new(),
             editing: false,
@@ -151,7 +155,8 @@ impl App {
 
     fn push(&mut self, snapshot: &Value) {
         let old = std::mem::replace(&mut self.cur, snapshot.clone());
-        self.prev = (!old.is_null()).then_some(old);
+        let same_system = !std::mem::take(&mut self.cur_of_old_system);
+        self.prev = (same_system && !old.is_null()).then_some(old);
     }
 
     fn run(
@@ -342,6 +347,32 @@ mod tests {
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
     use serde_json::json;
+
+    #[test]
+    fn a_new_systems_first_snapshot_keeps_the_old_one_on_screen_but_not_as_its_rates_base() {
+        let mut app = App::new(PathBuf::from("x"));
+        app.push(&snapshot(1, [10, 20], 0));
+        app.push(&snapshot(2, [30, 40], 0));
+        assert!(
+            app.prev.is_some(),
+            "one system: rates from the snapshot before"
+        );
+        // `loka bench run --top`: the next run is a new system.
+        app.prev = None;
+        app.cur_of_old_system = true;
+        assert_eq!(
+            app.cur,
+            snapshot(2, [30, 40], 0),
+            "the last run stays on screen"
+        );
+        app.push(&snapshot(1, [5, 5], 0));
+        assert!(
+            app.prev.is_none(),
+            "another system's snapshot is no base for rates"
+        );
+        app.push(&snapshot(2, [9, 9], 0));
+        assert_eq!(app.prev, Some(snapshot(1, [5, 5], 0)));
+    }
 
     fn snapshot(uptime_s: u64, messages: [u64; 2], mailbox: u64) -> Value {
         let worker = |m: u64| {

@@ -4,7 +4,6 @@
 use super::{request, App, Exit};
 use anyhow::{Context as _, Result};
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
-use serde_json::Value;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{mpsc, Arc, Mutex};
@@ -37,9 +36,11 @@ pub fn watch_runs(
                         }
                     }
                 });
-                // A new run is a new system: rates start again from its first snapshot.
+                // A new run is a new system: rates start again from its first snapshot, and the
+                // last run's stays on screen until then (a run shorter than a refresh would
+                // otherwise never be seen: its one snapshot and its end arrive together).
                 app.prev = None;
-                app.cur = Value::Null;
+                app.cur_of_old_system = true;
                 match app.run(&mut terminal, &rx)? {
                     Exit::Quit => return Ok(()),
                     Exit::Gone => continue,
