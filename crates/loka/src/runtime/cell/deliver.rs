@@ -127,6 +127,13 @@ impl<B: Behavior> ActorCell<B> {
     #[inline(never)]
     fn deliver_other(&self, msg: B::Msg) -> Result<(), B::Msg> {
         if let Some(bound) = &self.bound {
+            // A place this thread reserved ahead (`bound/credit.rs`): push at once.
+            if bound::spend_reserved(bound) {
+                return self.enqueue(Envelope::Msg(msg)).map_err(|envelope| {
+                    bound.unreserve(Room::Reserved);
+                    message(envelope)
+                });
+            }
             return self
                 .deliver_bounded(bound, msg, Mode::Send)
                 .map_err(TrySendError::into_inner);

@@ -76,6 +76,20 @@ pub(crate) fn give_back_reserved() {
     });
 }
 
+/// Spends one place of this thread's credit for `bound`, if it holds some (`true`): the send's
+/// fast path, inlined where the message is pushed.
+#[inline(always)]
+pub(crate) fn spend_reserved(bound: &SharedBound) -> bool {
+    CREDIT.with(|c| {
+        let left = c.left.get();
+        let ours = left > 0 && ptr::eq(c.bound.get(), &**bound);
+        if ours {
+            c.left.set(left - 1);
+        }
+        ours
+    })
+}
+
 /// Reserves a place for one user message to the bounded mailbox `bound`: from this thread's
 /// credit for it if it has some; else, on a thread that runs activations, a new chunk of credit
 /// ([`Bound::reserve_chunk`]); else one place ([`Bound::reserve`]). [`Room::Reserved`] or

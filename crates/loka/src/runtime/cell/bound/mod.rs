@@ -51,7 +51,7 @@ mod shared;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-pub(crate) use credit::{give_back_reserved, mark_runtime_thread, reserve_ahead};
+pub(crate) use credit::{give_back_reserved, mark_runtime_thread, reserve_ahead, spend_reserved};
 pub(crate) use shared::SharedBound;
 
 use crate::runtime::options::Overflow;
