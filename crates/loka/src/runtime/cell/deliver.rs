@@ -129,16 +129,24 @@ impl<B: Behavior> ActorCell<B> {
         if let Some(bound) = &self.bound {
             // A place this thread reserved ahead (`bound/credit.rs`): push at once.
             if bound::spend_reserved(bound) {
-                return self.enqueue(Envelope::Msg(msg)).map_err(|envelope| {
-                    bound.unreserve(Room::Reserved);
-                    message(envelope)
-                });
+                return self.push_reserved(bound, msg);
             }
             return self
                 .deliver_bounded(bound, msg, Mode::Send)
                 .map_err(TrySendError::into_inner);
         }
         self.post_message(msg)
+    }
+
+    /// Pushes a user message whose place is reserved; on a stopped actor gives the place back
+    /// and hands the message back.
+    #[inline(always)]
+    fn push_reserved(&self, bound: &SharedBound, msg: B::Msg) -> Result<(), B::Msg> {
+        self.enqueue_inlined(Envelope::Msg(msg))
+            .map_err(|envelope| {
+                bound.unreserve(Room::Reserved);
+                message(envelope)
+            })
     }
 
     /// A message an async actor stashed counts against its mailbox's capacity (nothing for an
@@ -169,6 +177,12 @@ impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
     fn try_deliver(&self, msg: B::Msg, counted: bool) -> Result<(), TrySendError<B::Msg>> {
         match &self.bound {
             Some(bound) => {
+                // `try_send` with a place this thread reserved ahead: push at once.
+                if counted && bound::spend_reserved(bound) {
+                    return self
+                        .push_reserved(bound, msg)
+                        .map_err(TrySendError::Stopped);
+                }
                 let mode = if counted { Mode::Try } else { Mode::Wait };
                 self.deliver_bounded(bound, msg, mode)
             }

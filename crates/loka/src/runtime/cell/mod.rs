@@ -318,6 +318,13 @@ impl<B: Behavior> ActorCell<B> {
     /// back if the actor has stopped.
     #[inline]
     pub(crate) fn enqueue(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
+        self.enqueue_inlined(envelope)
+    }
+
+    /// [`enqueue`](Self::enqueue), always inlined: for the one out-of-line function a send to a
+    /// bounded actor enters (`deliver.rs`), where the compiler left `enqueue` a call of its own.
+    #[inline(always)]
+    pub(crate) fn enqueue_inlined(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
         match self.mailbox.push(envelope) {
             Push::Wake => {
                 self.runtime.wake(self.task());
