@@ -129,11 +129,13 @@ impl Credit {
         if got == 0 {
             return Room::Full;
         }
-        if !same {
-            self.drop_held();
-            self.bound.set(bound.keep());
-        }
         self.left.set(got - 1);
+        if !same {
+            // The new credit is in place before the old mailbox is let go of: dropping it may
+            // run other code (its waiters' wakers), which may send on this thread.
+            let old = self.bound.replace(bound.keep());
+            Self::let_go(old);
+        }
         Room::Reserved
     }
 
@@ -141,21 +143,23 @@ impl Credit {
     #[cold]
     #[inline(never)]
     fn give_back(&self) {
+        // Taken out first: the release wakes waiting senders, whose wakers may run code that
+        // sends on this thread and takes credit anew (an inline run): that credit is left alone.
+        let held = self.bound.replace(ptr::null());
         let left = self.left.replace(0);
-        if left > 0 {
-            // SAFETY: a non-null `bound` is a reference `SharedBound::keep` gave us, still ours.
-            unsafe { &*self.bound.get() }.give_back(left);
+        if left > 0 && !held.is_null() {
+            // SAFETY: a non-null `bound` is a reference `SharedBound::keep` gave us, still ours
+            // until `let_go` below.
+            unsafe { &*held }.give_back(left);
         }
-        self.drop_held();
+        Self::let_go(held);
     }
 
-    /// Drops the reference to the mailbox credit was held for, if any (its places are given back
-    /// or used).
-    fn drop_held(&self) {
-        let held = self.bound.replace(ptr::null());
+    /// Lets go of a mailbox credit was held for (null: none); its places are given back or used.
+    fn let_go(held: *const Bound) {
         if !held.is_null() {
-            // SAFETY: `held` came from `SharedBound::keep` in `refill`, and this is the one place
-            // that lets it go (the pointer was replaced by null just above).
+            // SAFETY: `held` came from `SharedBound::keep` in `refill` and was taken out of the
+            // credit by the caller, so this is the one place that lets it go.
             unsafe { SharedBound::let_go(held) };
         }
     }
@@ -248,5 +252,34 @@ mod tests {
         give_back_reserved();
         assert_eq!(b.len(), 57);
         assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    /// Wakes by sending to `to` on the waking thread (as an actor run inline would).
+    struct SendOnWake(std::sync::Arc<SharedBound>);
+    impl std::task::Wake for SendOnWake {
+        fn wake(self: std::sync::Arc<Self>) {
+            assert_eq!(reserve_ahead(&self.0), Room::Reserved);
+        }
+    }
+
+    #[test]
+    fn credit_taken_while_credit_is_given_back_is_kept() {
+        let (a, b) = (bound(64), std::sync::Arc::new(bound(1024)));
+        mark_runtime_thread();
+        assert_eq!(reserve_ahead(&a), Room::Reserved); // 8 reserved, 7 unused
+        while a.reserve() == Room::Reserved {}
+        let waker = std::task::Waker::from(std::sync::Arc::new(SendOnWake(b.clone())));
+        assert!(a.register(&mut None, &waker), "full: the sender waits");
+        // Giving A's 7 places back wakes the waiter, which takes a chunk of B on this thread.
+        give_back_reserved();
+        assert_eq!(a.len(), 57);
+        assert_eq!(b.len(), 32, "B's chunk, reserved from inside the give-back");
+        give_back_reserved();
+        assert_eq!(
+            b.len(),
+            1,
+            "B's unused 31 came back: the credit was not lost"
+        );
+        assert_eq!(b.references(), 1);
     }
 }
