@@ -90,6 +90,13 @@ fn probe(system: &System, options: SpawnOptions) -> (loka::ActorRef<Msg>, Arc<Mu
 
 /// Puts the actor inside a `Hold` handler (its mailbox then empty) and returns the release.
 fn hold(system: &System, actor: &loka::ActorRef<Msg>, stop: bool) -> Sender<()> {
+    let (entered, release) = send_hold(actor, stop);
+    wait_until_entered(system, &entered);
+    release
+}
+
+/// Queues a `Hold` for the actor; returns what tells that it entered it, and the release.
+fn send_hold(actor: &loka::ActorRef<Msg>, stop: bool) -> (Receiver<()>, Sender<()>) {
     let (entered, entered_rx) = channel();
     let (release, release_rx) = channel();
     actor
@@ -99,11 +106,15 @@ fn hold(system: &System, actor: &loka::ActorRef<Msg>, stop: bool) -> Sender<()> 
             stop,
         })
         .unwrap();
-    // Waiting on the system lets the simulation fold this thread's send in and run.
-    while entered_rx.try_recv().is_err() {
+    (entered_rx, release)
+}
+
+/// Waits until `entered` is told, waiting on the system meanwhile (which lets the simulation
+/// fold this thread's sends in and run).
+fn wait_until_entered(system: &System, entered: &Receiver<()>) {
+    while entered.try_recv().is_err() {
         system.run_until_idle_timeout(Duration::from_millis(1));
     }
-    release
 }
 
 /// With the actor held in a handler and its mailbox full, runs `wait` (a send or an ask that
@@ -342,9 +353,7 @@ fn places_a_sending_activation_reserved_ahead_come_back_when_it_ends() {
         let (sent, sent_rx) = channel();
         let (release, release_rx) = channel();
         feeder.send((actor.clone(), sent, release_rx)).unwrap();
-        while sent_rx.try_recv().is_err() {
-            system.run_until_idle_timeout(Duration::from_millis(1));
-        }
+        wait_until_entered(&system, &sent_rx);
         // The item (queued, or handled meanwhile) and the 7 places reserved ahead.
         let reserved = actor.mailbox_len();
         assert!(
@@ -355,19 +364,9 @@ fn places_a_sending_activation_reserved_ahead_come_back_when_it_ends() {
         // activation, so the worker does not wait for work (which gives credit back too) before
         // it holds it here.
         let (blocker, _) = probe(&system, SpawnOptions::new());
-        let (entered, entered_rx) = channel();
-        let (unblock, unblock_rx) = channel();
-        blocker
-            .send(Msg::Hold {
-                entered,
-                release: unblock_rx,
-                stop: false,
-            })
-            .unwrap();
+        let (entered, unblock) = send_hold(&blocker, false);
         release.send(()).unwrap();
-        while entered_rx.try_recv().is_err() {
-            system.run_until_idle_timeout(Duration::from_millis(1));
-        }
+        wait_until_entered(&system, &entered);
         if config.workers == 1 {
             assert!(
                 actor.mailbox_len() <= 1,

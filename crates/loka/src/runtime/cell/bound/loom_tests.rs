@@ -10,6 +10,23 @@ impl Wake for Flag {
     }
 }
 
+/// A waker that sets a flag, and the flag.
+fn flagged() -> (loom::sync::Arc<AtomicBool>, Waker) {
+    let woken = loom::sync::Arc::new(AtomicBool::new(false));
+    let waker = Waker::from(std::sync::Arc::new(Flag(woken.clone())));
+    (woken, waker)
+}
+
+/// Registers a waiting sender on the full `bound` while `other` runs: it must have seen the
+/// room (not registered) or been woken.
+fn registers_or_is_woken(bound: &Bound, other: loom::thread::JoinHandle<()>) {
+    let (woken, waker) = flagged();
+    let mut key = None;
+    let registered = bound.register(&mut key, &waker);
+    other.join().unwrap();
+    assert!(!registered || woken.load(SeqCst), "lost wake-up");
+}
+
 /// A sender registering on a full mailbox while the actor frees a place: either the
 /// registration sees the room (and the sender retries) or the release wakes the sender.
 #[test]
@@ -17,16 +34,11 @@ fn a_release_never_misses_a_registering_sender() {
     loom::model(|| {
         let bound = loom::sync::Arc::new(Bound::new(1, Overflow::Reject));
         assert_eq!(bound.reserve(), Room::Reserved);
-        let woken = loom::sync::Arc::new(AtomicBool::new(false));
-        let waker = Waker::from(std::sync::Arc::new(Flag(woken.clone())));
         let actor = {
             let bound = bound.clone();
             loom::thread::spawn(move || assert_eq!(bound.take(), Taken::Handle))
         };
-        let mut key = None;
-        let registered = bound.register(&mut key, &waker);
-        actor.join().unwrap();
-        assert!(!registered || woken.load(SeqCst), "lost wake-up");
+        registers_or_is_woken(&bound, actor);
     });
 }
 
@@ -38,11 +50,8 @@ fn each_release_wakes_a_waiter() {
         let bound = loom::sync::Arc::new(Bound::new(2, Overflow::Reject));
         assert_eq!(bound.reserve(), Room::Reserved);
         assert_eq!(bound.reserve(), Room::Reserved);
-        let flag = || loom::sync::Arc::new(AtomicBool::new(false));
-        let (first, second) = (flag(), flag());
-        let waker =
-            |f: &loom::sync::Arc<AtomicBool>| Waker::from(std::sync::Arc::new(Flag(f.clone())));
-        assert!(bound.register(&mut None, &waker(&first)));
+        let (first, first_waker) = flagged();
+        assert!(bound.register(&mut None, &first_waker));
         let actor = {
             let bound = bound.clone();
             loom::thread::spawn(move || {
@@ -50,10 +59,8 @@ fn each_release_wakes_a_waiter() {
                 bound.take();
             })
         };
-        let registered = bound.register(&mut None, &waker(&second));
-        actor.join().unwrap();
+        registers_or_is_woken(&bound, actor);
         assert!(first.load(SeqCst), "the first waiter was not woken");
-        assert!(!registered || second.load(SeqCst), "lost wake-up");
     });
 }
 
@@ -67,8 +74,6 @@ fn a_batched_release_never_misses_a_registering_sender() {
         for _ in 0..16 {
             assert_eq!(bound.reserve(), Room::Reserved);
         }
-        let woken = loom::sync::Arc::new(AtomicBool::new(false));
-        let waker = Waker::from(std::sync::Arc::new(Flag(woken.clone())));
         let actor = {
             let bound = bound.clone();
             loom::thread::spawn(move || {
@@ -78,10 +83,7 @@ fn a_batched_release_never_misses_a_registering_sender() {
                 bound.release_taken();
             })
         };
-        let mut key = None;
-        let registered = bound.register(&mut key, &waker);
-        actor.join().unwrap();
-        assert!(!registered || woken.load(SeqCst), "lost wake-up");
+        registers_or_is_woken(&bound, actor);
         assert_eq!(bound.len(), 13);
     });
 }
@@ -97,16 +99,11 @@ fn giving_back_reserved_places_never_misses_a_registering_sender() {
         for _ in 0..14 {
             assert_eq!(bound.reserve(), Room::Reserved);
         }
-        let woken = loom::sync::Arc::new(AtomicBool::new(false));
-        let waker = Waker::from(std::sync::Arc::new(Flag(woken.clone())));
         let sender = {
             let bound = bound.clone();
             loom::thread::spawn(move || bound.give_back(1))
         };
-        let mut key = None;
-        let registered = bound.register(&mut key, &waker);
-        sender.join().unwrap();
-        assert!(!registered || woken.load(SeqCst), "lost wake-up");
+        registers_or_is_woken(&bound, sender);
         assert_eq!(bound.len(), 15);
     });
 }
