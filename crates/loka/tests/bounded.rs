@@ -386,7 +386,7 @@ fn places_a_sending_activation_reserved_ahead_come_back_when_it_ends() {
 }
 
 #[test]
-fn places_a_timers_action_reserved_ahead_come_back_before_its_worker_rests() {
+fn places_a_timers_action_reserved_ahead_come_back_with_its_batch() {
     for (label, config) in configurations() {
         // Only the actor-centric engine runs `thread` actors on threads of their own
         // (docs/exec-policies.md); the simulation fires its timers on its driver, with the same
@@ -416,8 +416,7 @@ fn places_a_timers_action_reserved_ahead_come_back_before_its_worker_rests() {
             std::thread::sleep(Duration::from_millis(1));
         }
         // The timer's action reserved 8 places on its worker and used one; the other 7 came
-        // back with its firing batch, or at the latest before the worker slept (red with both
-        // give-backs removed: 9).
+        // back with its firing batch (red without that give-back: 9).
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(
             actor.mailbox_len(),

@@ -40,8 +40,6 @@ where
                             ready.wait();
                         })
                     }));
-                    // Places a last timer's action reserved ahead (`runtime/cell/bound/credit.rs`).
-                    crate::runtime::give_back_reserved();
                     if run.is_err() {
                         eprintln!("loka: worker {index} panicked outside any actor handler (a bug in loka); aborting");
                         std::process::abort();

@@ -39,14 +39,7 @@ impl Shared {
             None => false,
             Some(due) => {
                 let now = self.wall_tick();
-                if due > now {
-                    return false;
-                }
-                let fired = self.timers.fire_due(shard, now) > 0;
-                // Places the actions' sends reserved ahead in bounded mailboxes come back with
-                // the batch: no activation of this thread ends for them (`cell/bound/credit.rs`).
-                super::cell::give_back_reserved();
-                fired
+                due <= now && self.timers.fire_due(shard, now) > 0
             }
         }
     }
@@ -77,9 +70,6 @@ impl Shared {
         if timer.is_some_and(|d| d.is_zero()) {
             return (true, false);
         }
-        // Places a send outside an activation reserved ahead in a bounded mailbox come back
-        // before the worker sleeps, whatever sent it (`cell/bound/credit.rs`).
-        super::cell::give_back_reserved();
         // Read only with a cap: an uncapped park needs no clock.
         let start = cap.map(|cap| (std::time::Instant::now(), cap));
         match (timer, cap) {

@@ -50,9 +50,6 @@ impl Engine {
                     self.fold_external(&mut st);
                     continue;
                 }
-                // Places a timer's action reserved ahead in a bounded mailbox come back before
-                // the driver waits (`runtime/cell/bound/credit.rs`).
-                crate::runtime::give_back_reserved();
                 st.idle = true;
                 match self.quiet {
                     Some(q) => {
@@ -95,7 +92,6 @@ impl Engine {
     /// The simulation is quiescent: says so to whoever waits for it (`wait_quiescent`), and
     /// forgets their request to fold input in (there is none left to fold).
     fn go_quiet(&self, st: &mut State) {
-        crate::runtime::give_back_reserved();
         st.idle = true;
         st.run_requested = false;
         self.quiet_cv.notify_all();
@@ -121,11 +117,7 @@ impl Engine {
         st.running = Some((w, at));
         st.waker = placement::NO_WAKER;
         let tick = crate::runtime::clock::VIRTUAL_TICK_NS;
-        MutexGuard::unlocked(st, || {
-            self.shared.timers.fire_due(0, at / tick);
-            // As on real workers: the actions' reservations ahead come back with the batch.
-            crate::runtime::give_back_reserved();
-        });
+        MutexGuard::unlocked(st, || self.shared.timers.fire_due(0, at / tick));
         st.running = None;
     }
 

@@ -285,7 +285,6 @@ impl Engine {
                         engine.drive(&execs)
                     }));
                     DRIVER.with(|d| d.set(std::ptr::null()));
-                    crate::runtime::give_back_reserved();
                     if run.is_err() {
                         eprintln!("loka: the simulation driver panicked outside any actor handler (a bug in loka); aborting");
                         std::process::abort();

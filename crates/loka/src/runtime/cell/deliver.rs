@@ -86,8 +86,9 @@ impl<B: Behavior> ActorCell<B> {
         let overflow = bound.overflow();
         let room = match mode {
             Mode::Send if overflow == Overflow::DropOldest => bound.make_room(),
-            // A sending activation spends places it reserved ahead (`bound/credit.rs`).
-            Mode::Send | Mode::Try => bound::reserve_ahead(bound),
+            // The thread's places reserved ahead are spent (`deliver_to_bound`): more of them,
+            // or one (`bound/credit.rs`).
+            Mode::Send | Mode::Try => bound::reserve_more(bound),
             // `send_async` may wait for room: one exact place.
             Mode::Wait => bound.reserve(),
         };
@@ -127,26 +128,32 @@ impl<B: Behavior> ActorCell<B> {
     #[inline(never)]
     fn deliver_other(&self, msg: B::Msg) -> Result<(), B::Msg> {
         if let Some(bound) = &self.bound {
-            // A place this thread reserved ahead (`bound/credit.rs`): push at once.
-            if bound::spend_reserved(bound) {
-                return self.push_reserved(bound, msg);
-            }
             return self
-                .deliver_bounded(bound, msg, Mode::Send)
+                .deliver_to_bound(bound, msg, Mode::Send)
                 .map_err(TrySendError::into_inner);
         }
         self.post_message(msg)
     }
 
-    /// Pushes a user message whose place is reserved; on a stopped actor gives the place back
-    /// and hands the message back.
+    /// A user message to a bounded mailbox: with a place this thread reserved ahead
+    /// (`bound/credit.rs`; never for `send_async`), pushed at once, inlined here; otherwise the
+    /// out-of-line [`deliver_bounded`](Self::deliver_bounded).
     #[inline(always)]
-    fn push_reserved(&self, bound: &SharedBound, msg: B::Msg) -> Result<(), B::Msg> {
-        self.enqueue_inlined(Envelope::Msg(msg))
-            .map_err(|envelope| {
-                bound.unreserve(Room::Reserved);
-                message(envelope)
-            })
+    fn deliver_to_bound(
+        &self,
+        bound: &SharedBound,
+        msg: B::Msg,
+        mode: Mode,
+    ) -> Result<(), TrySendError<B::Msg>> {
+        if mode != Mode::Wait && bound::spend_reserved(bound) {
+            return self
+                .enqueue_inlined(Envelope::Msg(msg))
+                .map_err(|envelope| {
+                    bound.unreserve(Room::Reserved);
+                    TrySendError::Stopped(message(envelope))
+                });
+        }
+        self.deliver_bounded(bound, msg, mode)
     }
 
     /// A message an async actor stashed counts against its mailbox's capacity (nothing for an
@@ -177,14 +184,8 @@ impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
     fn try_deliver(&self, msg: B::Msg, counted: bool) -> Result<(), TrySendError<B::Msg>> {
         match &self.bound {
             Some(bound) => {
-                // `try_send` with a place this thread reserved ahead: push at once.
-                if counted && bound::spend_reserved(bound) {
-                    return self
-                        .push_reserved(bound, msg)
-                        .map_err(TrySendError::Stopped);
-                }
                 let mode = if counted { Mode::Try } else { Mode::Wait };
-                self.deliver_bounded(bound, msg, mode)
+                self.deliver_to_bound(bound, msg, mode)
             }
             None => self
                 .enqueue(Envelope::Msg(msg))

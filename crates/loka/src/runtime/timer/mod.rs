@@ -573,11 +573,15 @@ impl Batch<'_> {
 }
 
 impl Drop for Batch<'_> {
-    /// Counts the batch's finished timers out. If an action panicked, the entries after it have
-    /// not run: they go back into the wheel, due at once, for the next `fire_due` (a one-shot
-    /// among them goes back under a new key, so its old one still matches nothing: a `cancel`
-    /// may already have been told it fired, and it will run).
+    /// Gives back the places the actions reserved ahead and counts the batch's finished timers
+    /// out. If an action panicked, the entries after it have not run: they go back into the
+    /// wheel, due at once, for the next `fire_due` (a one-shot among them goes back under a new
+    /// key, so its old one still matches nothing: a `cancel` may already have been told it
+    /// fired, and it will run).
     fn drop(&mut self) {
+        // The actions ran outside any activation: places their sends reserved ahead in bounded
+        // mailboxes come back with the batch, whichever engine fired it (`cell/bound/credit.rs`).
+        crate::runtime::give_back_reserved();
         if self.due.len() > 0 {
             let slot = &self.timers.shards[self.shard];
             let mut wheel = slot.wheel.lock();

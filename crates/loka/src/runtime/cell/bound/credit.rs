@@ -7,9 +7,10 @@
 //! releases. So a send made on a thread that runs activations reserves [`Bound::batch`] places
 //! at once ([`Bound::reserve_chunk`]) and spends them one per message with a plain decrement of
 //! this thread's credit; what is left goes back to the word when the activation ends
-//! ([`give_back_reserved`], called where an activation ends in `runtime/exec.rs`), before the
-//! thread waits for work (for a send made outside an activation, such as a timer's action on a
-//! worker), or when the credit is used up and the thread reserves for another mailbox. Like the
+//! ([`give_back_reserved`], called where an activation ends in `runtime/exec.rs`), when a batch
+//! of timers has fired (their actions are the sends a runtime thread makes outside any
+//! activation: `runtime/timer/mod.rs`), or when the credit is used up and the thread reserves
+//! for another mailbox. Like the
 //! permits of tokio's bounded channel or credit-based flow control, a place is never used twice
 //! and the capacity is never exceeded: a credit is a reservation already counted in the word.
 //!
@@ -42,7 +43,7 @@ struct Credit {
     /// Places reserved ahead and not used yet (0 while `bound` is null).
     left: Cell<u32>,
     /// This thread runs activations ([`mark_runtime_thread`]): credit taken here is given back
-    /// when the activation ends or before the thread waits for work.
+    /// when the activation, or the timer batch, that took it ends.
     runtime: Cell<bool>,
 }
 
@@ -65,8 +66,8 @@ pub(crate) fn mark_runtime_thread() {
     CREDIT.with(|c| c.runtime.set(true));
 }
 
-/// An activation ended on this thread, or the thread is about to wait for work: gives back its
-/// unused credit (waking waiting senders as a release does). One load when it has none.
+/// An activation, or a batch of timer actions, ended on this thread: gives back its unused
+/// credit (waking waiting senders as a release does). One load when it has none.
 #[inline(always)]
 pub(crate) fn give_back_reserved() {
     CREDIT.with(|c| {
@@ -90,32 +91,27 @@ pub(crate) fn spend_reserved(bound: &SharedBound) -> bool {
     })
 }
 
-/// Reserves a place for one user message to the bounded mailbox `bound`: from this thread's
-/// credit for it if it has some; else, on a thread that runs activations, a new chunk of credit
-/// ([`Bound::reserve_chunk`]); else one place ([`Bound::reserve`]). [`Room::Reserved`] or
-/// [`Room::Full`].
+/// Reserves a place for one user message to the bounded mailbox `bound` once
+/// [`spend_reserved`] found no credit for it here: on a thread that runs activations, a new
+/// chunk of credit ([`Bound::reserve_chunk`]); else, or while this thread's credit is for
+/// another mailbox, one place ([`Bound::reserve`]). [`Room::Reserved`] or [`Room::Full`].
 #[inline]
-pub(crate) fn reserve_ahead(bound: &SharedBound) -> Room {
+pub(crate) fn reserve_more(bound: &SharedBound) -> Room {
     if bound.batch == 1 {
         return bound.reserve();
     }
-    CREDIT.with(|c| c.reserve(bound))
+    CREDIT.with(|c| c.reserve_more(bound))
 }
 
 impl Credit {
     #[inline]
-    fn reserve(&self, bound: &SharedBound) -> Room {
-        let held = self.bound.get();
-        let left = self.left.get();
-        let same = ptr::eq(held, &**bound);
-        if same && left > 0 {
-            self.left.set(left - 1);
-            return Room::Reserved;
-        }
+    fn reserve_more(&self, bound: &SharedBound) -> Room {
+        let same = ptr::eq(self.bound.get(), &**bound);
+        debug_assert!(!same || self.left.get() == 0, "spend_reserved comes first");
         // On a plain thread nobody would give credit back. With credit left for another
         // mailbox, keep it (a sender alternating between two bounded mailboxes would otherwise
         // give back and reserve per message) and reserve this one place alone.
-        if !self.runtime.get() || (!same && left > 0) {
+        if !self.runtime.get() || (!same && self.left.get() > 0) {
             return bound.reserve();
         }
         self.refill(bound, same)
@@ -150,7 +146,7 @@ impl Credit {
         if left > 0 && !held.is_null() {
             // SAFETY: a non-null `bound` is a reference `SharedBound::keep` gave us, still ours
             // until `let_go` below.
-            unsafe { &*held }.give_back(left);
+            unsafe { &*held }.release(left);
         }
         Self::let_go(held);
     }
@@ -172,6 +168,14 @@ mod tests {
 
     fn bound(capacity: usize) -> SharedBound {
         SharedBound::new(Bound::new(capacity, Overflow::Reject))
+    }
+
+    /// A place for one message, as a send takes it (`deliver.rs`).
+    fn reserve_ahead(bound: &SharedBound) -> Room {
+        if spend_reserved(bound) {
+            return Room::Reserved;
+        }
+        reserve_more(bound)
     }
 
     #[test]

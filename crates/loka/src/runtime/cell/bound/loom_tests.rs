@@ -101,7 +101,7 @@ fn giving_back_reserved_places_never_misses_a_registering_sender() {
         }
         let sender = {
             let bound = bound.clone();
-            loom::thread::spawn(move || bound.give_back(1))
+            loom::thread::spawn(move || bound.release(1))
         };
         registers_or_is_woken(&bound, sender);
         assert_eq!(bound.len(), 15);

@@ -42,7 +42,7 @@
 //! The senders' side, batched the same way ([`credit`]): a send from inside an activation
 //! reserves [`Bound::batch`] places at once ([`Bound::reserve_chunk`], only while that leaves the
 //! mailbox at most half full) and spends them on its next sends; the unused ones come back when
-//! the activation ends ([`Bound::give_back`]).
+//! the activation ends ([`Bound::release`]).
 
 mod credit;
 #[cfg(all(test, loom))]
@@ -51,7 +51,7 @@ mod shared;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-pub(crate) use credit::{give_back_reserved, mark_runtime_thread, reserve_ahead, spend_reserved};
+pub(crate) use credit::{give_back_reserved, mark_runtime_thread, reserve_more, spend_reserved};
 pub(crate) use shared::SharedBound;
 
 use crate::runtime::options::Overflow;
@@ -200,7 +200,7 @@ impl Bound {
     /// Reserves places for a sending activation to use ahead ([`credit`]): [`Bound::batch`] of
     /// them while that leaves the mailbox at most half full, else one (so that near full every
     /// reservation is exact again); 0 when full. The caller gives the unused ones back with
-    /// [`give_back`](Self::give_back).
+    /// [`release`](Self::release) (it wakes waiting senders as a release by the actor does).
     fn reserve_chunk(&self) -> u32 {
         let chunk = u64::from(self.batch);
         let mut word = self.word.load(Relaxed);
@@ -223,12 +223,6 @@ impl Bound {
                 Err(current) => word = current,
             }
         }
-    }
-
-    /// Gives back `n` places reserved ahead and not used ([`reserve_chunk`](Self::reserve_chunk)),
-    /// waking as many waiting senders, if any.
-    fn give_back(&self, n: u32) {
-        self.release(n);
     }
 
     /// `DropOldest`: reserves a place, or, on a full mailbox, dooms the oldest queued message so
@@ -321,8 +315,8 @@ impl Bound {
         }
     }
 
-    /// Frees `n` places taken out (never under `DropOldest`: no discard is pending in the word),
-    /// waking as many waiting senders, if any.
+    /// Frees `n` places taken out, or reserved ahead and not used (never under `DropOldest`: no
+    /// discard is pending in the word), waking as many waiting senders, if any.
     fn release(&self, n: u32) {
         // AcqRel as every update: the read-modify-write that sees `WAITERS` is what makes a
         // registered waiter's wake-up certain (see `register`).
