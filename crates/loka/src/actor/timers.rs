@@ -77,27 +77,27 @@ impl<M: Send + 'static> ActorRef<M> {
     /// referenced. If the actor has stopped by then, the message is a dead letter.
     pub fn send_after(&self, delay: Duration, msg: M) -> TimerHandle {
         let runtime = self.cell.system_runtime();
-        let action = deliver_later(self, msg, runtime);
+        let action = deliver_later(self, msg);
         let id = runtime.arm_timer(delay, None, action, None);
         TimerHandle::new(id, runtime)
     }
 }
 
-/// A delayed send's action: `msg` to `target`, a dead letter if it has stopped by then. Keeps
-/// `target` referenced until it runs.
-fn deliver_later<M: Send + 'static>(
-    target: &ActorRef<M>,
-    msg: M,
-    runtime: &Arc<Runtime>,
-) -> Action {
-    let (target, runtime) = (target.clone(), Arc::clone(runtime));
-    Action::Once(Box::new(move || {
+/// A delayed send's action: `msg` to `target`, a dead letter (of the target's system) if it has
+/// stopped by then. Keeps `target` referenced until it runs; nothing else (the target's system
+/// is reached through it), so the action stays small enough to live in its wheel entry.
+fn deliver_later<M: Send + 'static>(target: &ActorRef<M>, msg: M) -> Action {
+    let target = target.clone();
+    Action::once(move || {
         if let Err(e) = target.send(msg) {
-            runtime
-                .shared
-                .note_dead_letters(e.actor, 1, std::any::type_name::<M>(), true);
+            target.cell.system_runtime().shared.note_dead_letters(
+                e.actor,
+                1,
+                std::any::type_name::<M>(),
+                true,
+            );
         }
-    }))
+    })
 }
 
 /// A periodic timer's action: queue `call` into the actor each tick, unless the previous tick's
@@ -168,7 +168,7 @@ impl<A: Actor> Context<A> {
         delay: Duration,
         f: impl FnOnce() + Send + 'static,
     ) -> TimerHandle {
-        self.arm_own(delay, None, Action::Once(Box::new(f)))
+        self.arm_own(delay, None, Action::once(f))
     }
 
     /// This actor, held by a pending timer (a strong reference counted as a handle).
@@ -185,7 +185,7 @@ impl<A: Actor> Context<A> {
         delay: Duration,
         msg: M,
     ) -> TimerHandle {
-        let action = deliver_later(target, msg, self.inner().runtime());
+        let action = deliver_later(target, msg);
         self.arm_own(delay, None, action)
     }
 
@@ -198,9 +198,9 @@ impl<A: Actor> Context<A> {
         f: impl FnOnce(&mut A, &mut Context<A>) + Send + 'static,
     ) -> TimerHandle {
         let me = self.hold();
-        let action = Action::Once(Box::new(move || {
+        let action = Action::once(move || {
             me.call(f);
-        }));
+        });
         self.arm_own(delay, None, action)
     }
 

@@ -49,13 +49,54 @@ use wheel::{Key, Wheel};
 
 /// What a timer does when it fires. Runs on the firing thread, outside every lock.
 pub(crate) enum Action {
-    /// Runs once.
-    Once(Box<dyn FnOnce() + Send>),
+    /// Runs once (see [`Action::once`]).
+    Once(OnceFn),
     /// Runs once: fires an object its arming code already shares (an ask's waiting slot), so
     /// the timer costs no allocation of its own, only a reference count.
     Shared(Arc<dyn Fire>),
     /// Runs every period; returns `false` to stop (its target is gone).
     Every(Box<dyn FnMut() -> bool + Send>),
+}
+
+impl Action {
+    /// A one-shot action running `f`: kept in the wheel entry itself when it is small (what
+    /// `run_after` and `send_after` arm: an actor reference and a few words), so arming it
+    /// allocates nothing; a larger one goes to the heap, as a `Box` would.
+    pub(crate) fn once(f: impl FnOnce() + Send + 'static) -> Self {
+        Action::Once(OnceFn::new(f))
+    }
+}
+
+/// Inline room of a one-shot action, in words: an actor reference (one word for an actor's own
+/// timers, two for an `ActorRef`) and what the closure captures besides.
+type OnceSpace = [usize; 3];
+
+/// A one-shot action, inline when it fits in [`OnceSpace`] (a `Box<dyn FnOnce>` costs an
+/// allocation and a free per timer). Held as an `FnMut` over an `Option`, because a small box's
+/// value cannot be moved out to be called by value.
+pub(crate) struct OnceFn(smallbox::SmallBox<dyn FnMut() + Send, OnceSpace>);
+
+impl OnceFn {
+    /// Wraps `f`.
+    fn new(f: impl FnOnce() + Send + 'static) -> Self {
+        let mut f = Some(f);
+        OnceFn(smallbox::smallbox!(move || {
+            if let Some(f) = f.take() {
+                f()
+            }
+        }))
+    }
+
+    /// Runs the action (its captures are dropped with `self`, after it returns).
+    fn run(mut self) {
+        (self.0)()
+    }
+
+    /// Whether the action lives on the heap (it did not fit inline).
+    #[cfg(test)]
+    pub(crate) fn is_heap(&self) -> bool {
+        self.0.is_heap()
+    }
 }
 
 /// A one-shot action shared with its arming code ([`Action::Shared`]).
@@ -255,8 +296,14 @@ impl Timers {
         if let Some(state) = &state {
             state.key.store(key.to_bits(), Relaxed);
         }
+        // The deadline can only move earlier, to the new entry's list (or stay): no need to
+        // look at the levels (`publish`), a store only when it moves.
         let before = slot.next.load(Relaxed);
-        let earliest = slot.publish(&wheel) < before;
+        let first = wheel.first_tick(when).min(u64::MAX - 1);
+        let earliest = first < before;
+        if earliest {
+            slot.next.store(first, Relaxed);
+        }
         drop(wheel);
         let id = match state {
             Some(state) => TimerId::Every(state),
@@ -537,7 +584,7 @@ impl Batch<'_> {
                 (Action::Once(f), None) => {
                     // Counted out when the batch is dropped: after the action, even if it panics.
                     self.retired_once += 1;
-                    f();
+                    f.run();
                     continue;
                 }
                 (Action::Shared(f), None) => {

@@ -16,9 +16,9 @@ fn counter() -> Arc<AtomicUsize> {
 /// A one-shot action bumping `count`.
 fn bump(count: &Arc<AtomicUsize>) -> Action {
     let count = Arc::clone(count);
-    Action::Once(Box::new(move || {
+    Action::once(move || {
         count.fetch_add(1, SeqCst);
-    }))
+    })
 }
 
 /// An interval action bumping `count`, going on while `count` stays below `until`.
@@ -37,7 +37,7 @@ struct Probe {
 impl Drop for Probe {
     fn drop(&mut self) {
         if let Some(timers) = self.reenter.upgrade() {
-            let (state, _) = timers.insert(0, u64::MAX, None, Action::Once(Box::new(|| {})));
+            let (state, _) = timers.insert(0, u64::MAX, None, Action::once(|| {}));
             assert!(timers.cancel(&state));
             let _ = timers.next_deadline(0);
         }
@@ -80,7 +80,7 @@ fn a_one_shot_fires_at_its_tick_and_not_before() {
 #[test]
 fn insert_says_when_it_armed_the_earliest_deadline() {
     let timers = Timers::new(2);
-    let none = || Action::Once(Box::new(|| {}));
+    let none = || Action::once(|| {});
     assert!(timers.insert(0, 100, None, none()).1);
     assert!(!timers.insert(0, 200, None, none()).1);
     assert!(timers.insert(0, 50, None, none()).1);
@@ -172,10 +172,10 @@ fn cancel_stops_a_pending_timer_and_drops_its_action_at_once() {
     let (ran, drops) = (counter(), counter());
     let guard = probe(&drops, &timers);
     let count = Arc::clone(&ran);
-    let once = Action::Once(Box::new(move || {
+    let once = Action::once(move || {
         let _ = &guard;
         count.fetch_add(1, SeqCst);
-    }));
+    });
     let guard = probe(&drops, &timers);
     let count = Arc::clone(&ran);
     let every = Action::Every(Box::new(move || {
@@ -210,12 +210,12 @@ fn actions_may_arm_and_cancel_timers_of_their_own_shard() {
         0,
         1,
         None,
-        Action::Once(Box::new(move || {
+        Action::once(move || {
             let timers = weak.upgrade().unwrap();
-            let (doomed, _) = timers.insert(0, 2, None, Action::Once(Box::new(|| {})));
+            let (doomed, _) = timers.insert(0, 2, None, Action::once(|| {}));
             assert!(timers.cancel(&doomed));
             timers.insert(0, 3, None, bump(&count));
-        })),
+        }),
     );
     assert_eq!(timers.fire_due(0, 1), 1);
     assert_eq!(timers.pending_once(), 1);
@@ -266,7 +266,7 @@ fn clear_drops_every_timer_outside_the_locks() {
                     shard,
                     10 + shard as u64,
                     None,
-                    Action::Once(Box::new(move || drop(guard))),
+                    Action::once(move || drop(guard)),
                 )
                 .0,
         );
@@ -301,7 +301,7 @@ fn a_panicking_action_leaves_the_rest_of_its_batch_for_the_next_call() {
         0,
         1,
         None,
-        Action::Once(Box::new(|| panic!("boom (expected by the test)"))),
+        Action::once(|| panic!("boom (expected by the test)")),
     );
     let (last, _) = timers.insert(0, 1, None, bump(&ran));
     let (every, _) = timers.insert(0, 5, Some(1), Action::Every(Box::new(|| panic!("boom"))));
@@ -456,9 +456,9 @@ fn a_one_shot_either_fires_or_is_cancelled_never_both() {
         let states: Vec<_> = (0..n)
             .map(|i| {
                 let runs = Arc::clone(&runs);
-                let action = Action::Once(Box::new(move || {
+                let action = Action::once(move || {
                     runs[i].fetch_add(1, SeqCst);
-                }));
+                });
                 timers.insert(0, (i / 4) as u64, None, action).0
             })
             .collect();
@@ -579,4 +579,59 @@ fn timers_armed_from_many_threads_all_fire_once() {
     });
     assert_eq!(ran.load(SeqCst), threads * per_thread);
     assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
+}
+
+/// A one-shot action of a few words lives in its wheel entry (no allocation per timer), a larger
+/// one on the heap; either runs once, and its captures are dropped once: after it ran, or when
+/// the timer is cancelled.
+#[test]
+fn one_shot_actions_live_inline_when_small_and_run_or_drop_once() {
+    let timers = Timers::new(1);
+    let (ran, drops) = (counter(), counter());
+    let probe = || Probe {
+        drops: Arc::clone(&drops),
+        reenter: Weak::new(),
+    };
+    let small = |p: Probe, ran: Arc<AtomicUsize>| {
+        Action::once(move || {
+            let _p = p;
+            ran.fetch_add(1, SeqCst);
+        })
+    };
+    let large = |p: Probe, ran: Arc<AtomicUsize>, pad: [u64; 8]| {
+        Action::once(move || {
+            let _p = p;
+            ran.fetch_add(pad.len(), SeqCst);
+        })
+    };
+    let inline = |a: &Action| match a {
+        Action::Once(f) => !f.is_heap(),
+        _ => unreachable!(),
+    };
+    let (a, b) = (
+        small(probe(), ran.clone()),
+        large(probe(), ran.clone(), [0; 8]),
+    );
+    assert!(inline(&a), "an action capturing two words is inline");
+    assert!(!inline(&b), "an action capturing ten words is on the heap");
+    timers.insert(0, 1, None, a);
+    timers.insert(0, 1, None, b);
+    let (c, _) = timers.insert(0, 5, None, small(probe(), ran.clone()));
+    let (d, _) = timers.insert(0, 5, None, large(probe(), ran.clone(), [0; 8]));
+    assert_eq!(timers.fire_due(0, 1), 2);
+    assert_eq!(ran.load(SeqCst), 1 + 8, "each fired action ran once");
+    assert_eq!(
+        drops.load(SeqCst),
+        2,
+        "the fired actions' captures are dropped"
+    );
+    assert!(timers.cancel(&c) && timers.cancel(&d));
+    assert_eq!(
+        drops.load(SeqCst),
+        4,
+        "the cancelled actions' captures are dropped"
+    );
+    assert_eq!(timers.fire_due(0, 10), 0);
+    assert_eq!(ran.load(SeqCst), 9, "a cancelled action never runs");
+    assert_eq!(timers.pending(), 0);
 }

@@ -244,6 +244,25 @@ impl<T> Wheel<T> {
         next
     }
 
+    /// A lower bound of [`next_deadline`](Self::next_deadline) contributed by an entry due at
+    /// `when`, inserted now: the first tick of the list it goes on (its slot's start, the start
+    /// of its span for the overflow list, `when` itself for the ready list). The earliest
+    /// deadline after an insert is the earlier of this and the one before, so the timer service
+    /// keeps its mirror of the deadline up to date on arming without looking at the levels.
+    pub(crate) fn first_tick(&self, when: u64) -> u64 {
+        if when <= self.elapsed {
+            return when;
+        }
+        let differ = (self.elapsed ^ when) | (SLOTS as u64 - 1);
+        let level = (63 - differ.leading_zeros()) / BITS;
+        let low = if level as usize >= LEVELS {
+            SPAN_BITS
+        } else {
+            BITS * level
+        };
+        (when >> low) << low
+    }
+
     /// Advances to `now` and pushes every entry with `when <= now` onto `out`, in `when` order,
     /// in insertion order among equal `when`s. Entries of higher levels cascade down; an entry
     /// never comes out before its `when`. Time never goes backwards: a `now` below

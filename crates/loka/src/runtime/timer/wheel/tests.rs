@@ -275,7 +275,16 @@ fn against_model(seed: u64, ops: usize) {
         match rng.u8(0..100) {
             0..=44 => {
                 let when = pick_when(&mut rng, elapsed);
+                let (before, first) = (wheel.next_deadline(), wheel.first_tick(when));
                 model.insert((when, id), wheel.insert(when, (when, id)));
+                // What the timer service keeps as its deadline after arming, without asking the
+                // wheel again: exactly the wheel's own answer.
+                let expected = before.map_or(first, |b| b.min(first));
+                assert_eq!(
+                    wheel.next_deadline(),
+                    Some(expected),
+                    "seed {seed}, insert {when}"
+                );
             }
             45..=59 if !model.is_empty() => {
                 let (&(when, n), &key) = model.iter().nth(rng.usize(..model.len())).unwrap();
