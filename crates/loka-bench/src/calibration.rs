@@ -298,3 +298,43 @@ fn calibration_line_cost() {
     }
     eprintln!("least: one line between the cores, one way: {best:.1} ns");
 }
+
+/// `wake_call`: what waking a sleeping worker costs the waker. A thread parks (the call loka's
+/// parked workers sleep in, `std::thread::park`); once it sleeps, another thread times its
+/// `unpark` alone, the futex wake system call (on a VM, with the interrupt it sends through the
+/// hypervisor). Median of 1,000 wake-ups per run, least of six runs.
+#[test]
+#[ignore = "a measurement, not a test"]
+fn calibration_wake_call_cost() {
+    use std::sync::atomic::AtomicBool;
+    let mut best = f64::INFINITY;
+    for _ in 0..6 {
+        // How many times the sleeper went to sleep; it stops once `stop` is set.
+        let sleeps = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (n, s) = (Arc::clone(&sleeps), Arc::clone(&stop));
+        let sleeper = std::thread::spawn(move || {
+            while !s.load(Ordering::Acquire) {
+                n.fetch_add(1, Ordering::AcqRel);
+                std::thread::park();
+            }
+        });
+        let mut took = Vec::with_capacity(1_000);
+        for i in 1..=1_000 {
+            while sleeps.load(Ordering::Acquire) < i {
+                std::hint::spin_loop();
+            }
+            // Long enough for the sleeper to be inside the futex wait, not on its way to it.
+            std::thread::sleep(Duration::from_micros(50));
+            let start = Instant::now();
+            sleeper.thread().unpark();
+            took.push(start.elapsed().as_nanos() as f64);
+        }
+        stop.store(true, Ordering::Release);
+        sleeper.thread().unpark();
+        sleeper.join().expect("the sleeper ends");
+        took.sort_by(f64::total_cmp);
+        best = best.min(took[took.len() / 2]);
+    }
+    eprintln!("least of six medians: waking a sleeping thread costs the waker {best:.0} ns");
+}

@@ -94,6 +94,7 @@ pub fn run_once_as(
                 ),
                 ("sim_memory_queue_ns", sim.memory_queue_ns),
                 ("sim_mailbox_tail_ns", sim.mailbox_tail_ns),
+                ("sim_waking_ns", sim.waking_ns),
                 ("sim_busy_ns", sim.busy_ns),
             ] {
                 map.insert(key.to_owned(), value.into());

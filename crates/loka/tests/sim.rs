@@ -669,3 +669,82 @@ fn a_requeued_actor_goes_behind_the_inbox() {
         "the probe ran after {before} busy messages (at most one budget of each busy actor expected)"
     );
 }
+
+/// Waits `idle`, then sends one message to each of its counters, in one activation.
+struct LateFan {
+    idle: std::time::Duration,
+    to: Vec<ActorRef<u32>>,
+}
+
+impl Actor for LateFan {
+    type Msg = ();
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        // By then every other worker has stopped polling and sleeps.
+        let me = ctx.myself();
+        ctx.send_after(&me, self.idle, ());
+    }
+    fn handle(&mut self, _ctx: &mut Context<Self>, (): ()) {
+        for (k, to) in self.to.iter().enumerate() {
+            let _ = to.send(k as u32);
+        }
+    }
+}
+
+/// Waking a sleeping worker costs the waker its system call (`wake_call`): one actor that wakes
+/// 32 sleeping workers, one message each, takes at least 32 × `wake_call` of virtual time, and
+/// `waking_ns` counts them; with `wake_call = 0` the same fan takes a fraction of that.
+/// (Red when `unpark` charges nobody: both runs take the same time.)
+#[test]
+fn waking_a_sleeping_worker_costs_the_waker_its_system_call() {
+    use loka::{Placement, SpawnOptions};
+    use std::time::Duration;
+    let dir = std::env::temp_dir().join(format!("loka-sim-wake-call-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |wake_call: u64| {
+        let file = dir.join(format!("cost-{wake_call}.toml"));
+        std::fs::write(&file, format!("wake_call = {wake_call}\n")).unwrap();
+        // `hierarchical`: a woken actor goes back to its home worker, which is woken for it.
+        let mut config = sim("preset:opteron6376", 64, "hierarchical", 1);
+        config.sim.cost = Some(file);
+        let system = System::from_config(config).unwrap();
+        let at = |w: usize| SpawnOptions::default().placement(Placement::Worker(w));
+        let to: Vec<_> = (1..=32)
+            .map(|w| system.spawn_with(Counter, at(w)))
+            .collect();
+        system.run_until_idle();
+        let before = system.stats().sim.unwrap();
+        let unparks_before = system.stats().unparks;
+        let idle = Duration::from_millis(10);
+        let _fan = system.spawn_with(LateFan { idle, to }, at(0));
+        system.run_until_idle();
+        let after = system.stats().sim.unwrap();
+        let unparks = system.stats().unparks - unparks_before;
+        system.shutdown();
+        let took = after.virtual_ns - before.virtual_ns - idle.as_nanos() as u64;
+        (took, after.waking_ns - before.waking_ns, unparks)
+    };
+    let (free, free_waking, free_unparks) = run(0);
+    let (paid, paid_waking, paid_unparks) = run(100_000);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(free_waking, 0);
+    assert!(
+        free_unparks >= 32,
+        "the fan woke {free_unparks} sleeping workers"
+    );
+    assert_eq!(
+        paid_unparks, free_unparks,
+        "the charge changes no schedule here"
+    );
+    // Every wake-up the fan made is charged; the timer's wake-up of the fan's own worker (by
+    // the kernel, no waker) is not.
+    let calls = paid_waking / 100_000;
+    assert_eq!(paid_waking % 100_000, 0);
+    assert!(
+        (31..paid_unparks).contains(&calls),
+        "{calls} charged calls of {paid_unparks} wake-ups"
+    );
+    assert!(
+        paid >= paid_waking && free < 1_000_000,
+        "waking the workers took {paid} ns at 100 µs a call ({paid_waking} ns charged), {free} ns at 0"
+    );
+}

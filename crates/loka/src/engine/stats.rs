@@ -66,6 +66,9 @@ pub struct SimStats {
     /// Virtual nanoseconds senders spent taking a mailbox's tail line from the previous writer
     /// and waiting for it, when several workers wrote to one mailbox in turn.
     pub mailbox_tail_ns: u64,
+    /// Virtual nanoseconds workers spent waking sleeping workers (the waker's system call,
+    /// `wake_call` each; docs/simulation.md), summed over workers.
+    pub waking_ns: u64,
     /// Virtual nanoseconds workers spent running activations (and sending what a later
     /// activation on another worker handled), summed over workers. `busy_ns / virtual_ns` is the
     /// average number of workers at work: the parallelism a schedule got out of the program.

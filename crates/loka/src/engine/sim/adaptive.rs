@@ -58,7 +58,7 @@ impl Engine {
             worker.since_balance = 0;
         }
         if released {
-            self.wake_any(st, now);
+            self.wake_any(st, now, None);
         }
     }
 }

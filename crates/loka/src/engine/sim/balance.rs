@@ -63,7 +63,7 @@ impl Engine {
             });
             // The real engine notifies the assigned worker: a parked one wakes up.
             if st.workers[w].parked {
-                self.unpark(st, w, now);
+                self.unpark(st, w, now, Some(me));
             }
         }
     }

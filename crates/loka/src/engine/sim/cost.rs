@@ -64,6 +64,9 @@ pub(crate) struct CostModel {
     pub(crate) steal_fixed: f64,
     /// From a parked worker being notified to it running (a futex wake and a context switch).
     pub(crate) wake: f64,
+    /// What waking a sleeping worker costs the waker: the futex wake system call (and, on a
+    /// VM, the interrupt it sends through the hypervisor), on the waker's clock.
+    pub(crate) wake_call: f64,
     /// Host CPU time (`[sim] compute = "measured"`) and declared compute (`Context::charge`) are
     /// multiplied by this: the modelled core's time for what took 1 ns on this host.
     pub(crate) compute_scale: f64,
@@ -107,6 +110,7 @@ pub(crate) const KEYS: &[&str] = &[
     "steal_lines",
     "steal_fixed",
     "wake",
+    "wake_call",
     "compute_scale",
     "memory",
     "mlp",
@@ -196,6 +200,7 @@ impl CostModel {
             steal_lines: 1.0,
             steal_fixed: 10.0,
             wake: 5_000.0,
+            wake_call: 1_700.0,
             compute_scale: 1.0,
             memory: 100.0,
             mlp: 10.0,
@@ -274,6 +279,7 @@ impl CostModel {
                 "steal_lines" => &mut self.steal_lines,
                 "steal_fixed" => &mut self.steal_fixed,
                 "wake" => &mut self.wake,
+                "wake_call" => &mut self.wake_call,
                 "compute_scale" => &mut self.compute_scale,
                 "memory" => &mut self.memory,
                 "mlp" => &mut self.mlp,

@@ -112,7 +112,7 @@ impl Engine {
         st.stats.events += 1;
         if st.workers[w].parked {
             // A parked worker wakes at its deadline (paying the wake-up), as a real one does.
-            self.unpark(st, w, at);
+            self.unpark(st, w, at, None);
         }
         st.running = Some((w, at));
         st.waker = placement::NO_WAKER;
@@ -293,6 +293,7 @@ impl Engine {
         // transfers. Later messages of a batch send at that time too (an approximation).
         let sends_at = start + (fixed + state + per_message) as u64;
         st.running = Some((w, sends_at));
+        st.waking = 0.0;
         st.waker = placement::waker_id(&task);
         // Handler time per actor (`handler_sample_us`): the type read before the activation,
         // after which a stopped actor's cell may be freed.
@@ -365,6 +366,8 @@ impl Engine {
         }
         cost += tail;
         st.stats.mailbox_tail_ns += tail as u64;
+        // The sleeping workers its sends woke (`routing.rs`, `unpark`).
+        cost += std::mem::take(&mut st.waking);
         let end = start + cost.max(1.0) as u64;
         st.stats.busy_ns += end - start;
         if let (Some(times), Some(actor_type)) = (&self.shared.handler_time, handler_type) {
@@ -444,7 +447,7 @@ impl Engine {
             // a parked worker is told.
             me.yielded.push_back(task);
             let now = me.clock;
-            self.wake_any(st, now);
+            self.wake_any(st, now, Some(w));
         }
     }
 }

@@ -102,6 +102,9 @@ struct State {
     idle: bool,
     /// The worker running an activation, and the virtual time its pushes happen at.
     running: Option<(usize, u64)>,
+    /// What the running activation spent waking sleeping workers (`wake_call` each): part of
+    /// its cost, added when it ends.
+    waking: f64,
     /// The actor of that activation, as a waker (`placement::waker_id`; `NO_WAKER` while timers
     /// fire): the partner the hub rules count.
     waker: u32,
@@ -226,6 +229,7 @@ impl Engine {
                 shutdown: false,
                 idle: true,
                 running: None,
+                waking: 0.0,
                 waker: placement::NO_WAKER,
                 woken_by: Default::default(),
                 sender_of: Default::default(),

@@ -157,19 +157,19 @@ impl Engine {
                 let w = local("next");
                 if let Some(displaced) = st.workers[w].next.replace(task) {
                     st.workers[w].deque.push_back(displaced);
-                    self.wake_any(st, now);
+                    self.wake_any(st, now, from);
                 }
                 return;
             }
             Route::LocalHead => {
                 let w = local("head");
                 st.workers[w].deque.push_back(task);
-                self.wake_any(st, now);
+                self.wake_any(st, now, from);
                 return;
             }
             Route::Head(w) if Some(w) == from => {
                 st.workers[w].deque.push_back(task);
-                self.wake_any(st, now);
+                self.wake_any(st, now, from);
                 return;
             }
             Route::Tail(w) => {
@@ -197,18 +197,18 @@ impl Engine {
                     .copied()
                     .find(|&w| st.workers[w].parked)
                 {
-                    Some(w) => self.unpark(st, w, now),
-                    None => self.wake_any(st, now),
+                    Some(w) => self.unpark(st, w, now, from),
+                    None => self.wake_any(st, now, from),
                 }
                 return;
             }
         };
         if st.workers[target].parked {
             // The policy chose it: it wakes (the real engine's `Sleepers::notify_target`).
-            self.unpark(st, target, now);
+            self.unpark(st, target, now, from);
         } else {
             // The target is busy: a searcher may take it, else a parked thief wakes for it.
-            self.wake_any(st, now);
+            self.wake_any(st, now, from);
         }
     }
 
@@ -218,9 +218,9 @@ impl Engine {
     /// worker searches; looking past a sleeper for a polling worker here gave the same schedule
     /// on the benchmarks tried and cost cforall-balance-multi 40% more host time, so the
     /// simulation keeps the first parked worker.)
-    pub(super) fn wake_any(&self, st: &mut State, now: u64) {
+    pub(super) fn wake_any(&self, st: &mut State, now: u64, waker: Option<usize>) {
         if let Some(w) = st.workers.iter().position(|w| w.parked) {
-            self.unpark(st, w, now);
+            self.unpark(st, w, now, waker);
         }
     }
 
@@ -229,18 +229,31 @@ impl Engine {
         now <= worker.polling_until
     }
 
-    pub(super) fn unpark(&self, st: &mut State, w: usize, now: u64) {
+    /// Worker `w` has work from virtual time `now` on. Still polling (spinning, yielding), it
+    /// sees the work at once; asleep, it runs `wake` later, and `waker` (the worker whose push
+    /// or balancing round woke it; `None`: a plain thread, the controller, or the kernel's timer
+    /// at a deadline) pays the system call that woke it, `wake_call`: within its running
+    /// activation, or on its clock between activations.
+    pub(super) fn unpark(&self, st: &mut State, w: usize, now: u64, waker: Option<usize>) {
         let worker = &mut st.workers[w];
         worker.parked = false;
-        // Still polling (spinning, yielding): it sees the work at once; parked: a wake-up, the
-        // only case the real engine counts as an unpark (a searcher is not woken).
-        let ready = if Self::polls(worker, now) {
-            now
-        } else {
-            self.shared.counters.system.unparks.add_shared(1);
-            now + self.cost.wake as u64
-        };
-        worker.clock = worker.clock.max(ready);
+        if Self::polls(worker, now) {
+            worker.clock = worker.clock.max(now);
+            return;
+        }
+        // A wake-up: the only case the real engine counts as an unpark (a searcher is not woken).
+        self.shared.counters.system.unparks.add_shared(1);
+        worker.clock = worker.clock.max(now + self.cost.wake as u64);
+        let Some(waker) = waker else { return };
+        let call = self.cost.wake_call;
+        st.stats.waking_ns += call as u64;
+        match st.running {
+            Some((running, _)) if running == waker => st.waking += call,
+            _ => {
+                st.workers[waker].clock += call as u64;
+                st.stats.busy_ns += call as u64;
+            }
+        }
     }
 }
 
