@@ -18,6 +18,8 @@ The protocol (README.md): the model is frozen in a commit before the script runs
 run is reported as it came out; a constant is never changed to fix a row.
 """
 import argparse
+import statistics
+import tempfile
 import concurrent.futures
 import csv
 import json
@@ -93,7 +95,20 @@ def read_rows(path, only, exclude):
     return rows
 
 
-def command(args, row, policy):
+# The configuration's default seed (`Config::default`): the seed of every run without `--seeds`.
+DEFAULT_SEED = 0x5EED
+
+
+def seed_file(seed):
+    """A configuration file that sets only the seed (written once, in the temporary folder)."""
+    path = os.path.join(tempfile.gettempdir(), f"loka-validate-seed-{seed}.toml")
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write(f"seed = {seed}\n")
+    return path
+
+
+def command(args, row, policy, seed=DEFAULT_SEED):
     inp = row["input"].split()[0].rstrip(":") if row["input"] else "quick"
     size = "quick" if args.size == "quick" or inp == "quick" else "full"
     cmd = [
@@ -101,6 +116,8 @@ def command(args, row, policy):
         "--size", size, "--topology", MACHINES[row["machine"]],
         "--workers", row["workers"], "--policy", policy, "--timeout", str(args.timeout),
     ]
+    if seed != DEFAULT_SEED:
+        cmd += ["--config", seed_file(seed)]
     env = {}
     if size == "full" and row["bench"].startswith("bencherl-") and inp in ("short", "intermediate"):
         # BenchErl's inputs scale with the machine's cores (crates/loka-bench/src/bencherl).
@@ -115,6 +132,10 @@ def key(cmd, env):
     if "--timeout" in args:
         i = args.index("--timeout")
         del args[i : i + 2]
+    if "--config" in args:
+        # The seed's file is named by its seed: the key says the seed, not the folder.
+        i = args.index("--config")
+        args[i : i + 2] = ["--seed", os.path.basename(args[i + 1]).split("-")[-1][: -len(".toml")]]
     return " ".join(f"{k}={v}" for k, v in sorted(env.items())) + " " + " ".join(args)
 
 
@@ -157,6 +178,11 @@ def main():
     ap.add_argument("--timeout", type=int, default=3600, help="CPU seconds per simulation run")
     ap.add_argument("--no-run", action="store_true", help="print the table from --out only")
     ap.add_argument(
+        "--seeds", type=int, default=1,
+        help="run each side with this many seeds (the default seed, then 1, 2, ...) and predict "
+        "from the medians of their virtual times: a schedule's draws move some rows by 10%% or more",
+    )
+    ap.add_argument(
         "--stand-in", action="append", default=[], metavar="NAME=POLICY",
         help="run POLICY for the text's variant NAME instead of the built-in stand-in",
     )
@@ -179,13 +205,17 @@ def main():
             d = json.loads(line)
             cache[normalized(d["key"])] = d
 
+    if args.seeds < 1:
+        ap.error(f"--seeds {args.seeds}: at least 1")
+    seeds = [DEFAULT_SEED] + list(range(1, args.seeds))
     wanted = {}
     for r in comparable:
         for policy, _ in sides(r):
-            cmd, env = command(args, r, policy)
-            k = key(cmd, env)
-            if k not in cache:
-                wanted[k] = (cmd, env)
+            for seed in seeds:
+                cmd, env = command(args, r, policy, seed)
+                k = key(cmd, env)
+                if k not in cache:
+                    wanted[k] = (cmd, env)
     if wanted and not args.no_run:
         print(f"{len(wanted)} simulation runs to do ({len(cache)} cached)", file=sys.stderr)
         with open(args.out, "a") as out, concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
@@ -203,13 +233,15 @@ def main():
     missing = []
     for r in comparable:
         (pol, pol_stand_in), (base, base_stand_in) = sides(r)
-        got = [cache.get(key(*command(args, r, p))) for p in (pol, base)]
+        runs = [[cache.get(key(*command(args, r, p, s))) for s in seeds] for p in (pol, base)]
+        got = [d for side in runs for d in side]
         if any(d is None or "error" in d for d in got):
             why = next((d["error"] for d in got if d and "error" in d), "not run")
             missing.append((r["id"], why))
             continue
         measured = float(r["measured"])
-        predicted = got[1]["virtual_seconds"] / got[0]["virtual_seconds"]
+        time = [statistics.median(d["virtual_seconds"] for d in side) for side in runs]
+        predicted = time[1] / time[0]
         same = direction(measured) == direction(predicted)
         ratio = predicted / measured
         close = 1 / WITHIN <= ratio <= WITHIN
