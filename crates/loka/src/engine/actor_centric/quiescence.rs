@@ -10,8 +10,13 @@ impl Engine {
     /// system became quiescent.
     pub(crate) fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
         self.sleepers.wait_quiescent(
-            // Timers first (Acquire): a timer counted out has made its send visible.
-            || self.shared.timers.pending_once() == 0 && !self.has_visible_work(),
+            // Timers first (Acquire): a timer counted out has made its send visible; and none
+            // armed while the work was looked at.
+            || {
+                self.shared
+                    .timers
+                    .no_pending_once(|| !self.has_visible_work())
+            },
             timeout,
         )
     }

@@ -147,8 +147,9 @@ impl Engine {
     /// pending (docs/timers.md), or `timeout` passes.
     pub(crate) fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
         self.sleepers.wait_quiescent(
-            // Timers first (Acquire): a timer counted out has made its send visible.
-            || self.shared.timers.pending_once() == 0 && !self.has_letters(),
+            // Timers first (Acquire): a timer counted out has made its send visible; and none
+            // armed while the queues were looked at.
+            || self.shared.timers.no_pending_once(|| !self.has_letters()),
             timeout,
         )
     }

@@ -181,6 +181,17 @@ struct Shard {
     /// older value, so whoever arms an earlier deadline is told (`insert`'s `bool`) and wakes the
     /// shard's worker, and the wake's synchronisation makes the new value visible to it.
     next: AtomicU64,
+    /// The shard's timers not yet retired (see [`Timers`]): the low 32 bits count timers of
+    /// every kind, the high 32 bits the one-shots among them (four billion pending timers would
+    /// take hundreds of gigabytes of wheel). One word, so that a timer is counted in and out with
+    /// one atomic update each; per shard, next to the lock, so that a worker arming and
+    /// cancelling its own timers updates a line it already holds instead of one every worker
+    /// takes in turn.
+    counts: AtomicU64,
+    /// One-shots armed into the shard so far (monotonic): what tells a quiescence check that
+    /// read the shards' counts one by one that a timer was armed meanwhile
+    /// ([`Timers::no_pending_once`]). Written only under the lock.
+    armed: AtomicU64,
 }
 
 impl Shard {
@@ -195,9 +206,9 @@ impl Shard {
     }
 }
 
-/// One timer of every kind in [`Timers::counts`] (the low half of the word).
+/// One timer of every kind in a shard's `counts` (the low half of the word).
 const ONE: u64 = 1;
-/// One one-shot timer in [`Timers::counts`] (the high half).
+/// One one-shot timer in a shard's `counts` (the high half).
 const ONE_ONCE: u64 = 1 << 32;
 
 /// Per-shard timer wheels (one shard per worker; the caller picks the shard).
@@ -207,16 +218,13 @@ const ONE_ONCE: u64 = 1 << 32;
 /// `fire_due` batch have returned (one atomic update per batch), a cancelled timer after its
 /// action was dropped, an interval once it stopped or was cancelled and its action dropped. So a
 /// one-shot whose action sends a message stops counting only after the message is sent: a
-/// quiescence check that reads [`pending_once`](Self::pending_once) first (an Acquire load,
-/// pairing with the Release decrement) and the messages in flight next cannot miss both.
+/// quiescence check that reads the counts first (Acquire loads, pairing with the Release
+/// decrements) and the messages in flight next cannot miss both. Each shard counts its own
+/// timers (a timer stays in one shard for life); a check reads the shards one by one, so it
+/// also reads their arming counts before and after ([`no_pending_once`](Self::no_pending_once)).
 pub(crate) struct Timers {
     /// One per worker, each on its own cache lines.
     shards: Box<[CachePadded<Shard>]>,
-    /// Shared by all shards (on their own cache lines): what quiescence and `pending_timers` read.
-    /// One word, so that a timer is counted in and out with one atomic update each: the low 32
-    /// bits count timers of every kind not yet retired, the high 32 bits the one-shots among
-    /// them (four billion pending timers would take hundreds of gigabytes of wheel).
-    counts: CachePadded<AtomicU64>,
 }
 
 impl Timers {
@@ -230,10 +238,11 @@ impl Timers {
                     CachePadded::new(Shard {
                         wheel: Mutex::new(Wheel::new()),
                         next: AtomicU64::new(u64::MAX),
+                        counts: AtomicU64::new(0),
+                        armed: AtomicU64::new(0),
                     })
                 })
                 .collect(),
-            counts: CachePadded::new(AtomicU64::new(0)),
         }
     }
 
@@ -285,7 +294,7 @@ impl Timers {
         // for the firing thread; a quiescence checker sees the arming through whatever made the
         // arming actor's work visible.
         let one = if period == 0 { ONE | ONE_ONCE } else { ONE };
-        self.counts.fetch_add(one, Relaxed);
+        slot.counts.fetch_add(one, Relaxed);
         let entry = Entry {
             action,
             state: state.clone(),
@@ -293,8 +302,13 @@ impl Timers {
         };
         let mut wheel = slot.wheel.lock();
         let key = wheel.insert(when, entry);
-        if let Some(state) = &state {
-            state.key.store(key.to_bits(), Relaxed);
+        match &state {
+            Some(state) => state.key.store(key.to_bits(), Relaxed),
+            // Under the lock, so a load and a store (one writer at a time). Release: a checker
+            // that sees the new number sees the count that went with it.
+            None => slot
+                .armed
+                .store(slot.armed.load(Relaxed).wrapping_add(1), Release),
         }
         // The deadline can only move earlier, to the new entry's list (or stay): no need to
         // look at the levels (`publish`), a store only when it moves.
@@ -368,7 +382,7 @@ impl Timers {
         drop(wheel);
         debug_assert!(entry.is_once(), "a one-shot's key names a one-shot's entry");
         drop(entry);
-        self.retire(1, 1);
+        self.retire(shard, 1, 1);
         true
     }
 
@@ -393,7 +407,7 @@ impl Timers {
         drop(wheel);
         if let Some(entry) = removed {
             drop(entry);
-            self.retire(0, 1);
+            self.retire(state.shard as usize, 0, 1);
         }
         true
     }
@@ -440,24 +454,58 @@ impl Timers {
     }
 
     /// Pending one-shot timers (they count as messages in flight for quiescence); one stops
-    /// counting once its action has returned (see [`Timers`]).
+    /// counting once its action has returned (see [`Timers`]). The shards are read one by one:
+    /// exact when no timer is armed or retired meanwhile; a quiescence check uses
+    /// [`no_pending_once`](Self::no_pending_once).
     pub(crate) fn pending_once(&self) -> usize {
-        // Acquire: pairs with the Release decrement in `retire`, so a reader seeing a timer gone
-        // sees what its action did (the message it sent counted in flight).
-        (self.counts.load(Acquire) >> 32) as usize
+        self.sums().0 as usize
     }
 
-    /// Pending timers of every kind.
+    /// Pending timers of every kind (read as [`pending_once`](Self::pending_once)).
     pub(crate) fn pending(&self) -> usize {
-        // Acquire: as `pending_once`.
-        (self.counts.load(Acquire) & u64::from(u32::MAX)) as usize
+        self.sums().1 as usize
+    }
+
+    /// Whether no one-shot timer is pending, with `between` (the caller's check that no message
+    /// is in flight) run after the timers are read, and its answer kept only if no one-shot was
+    /// armed meanwhile: the shards' counts and arming numbers are read, then `between`, then the
+    /// arming numbers again. A timer armed after its shard was read and before `between`'s
+    /// look changes its shard's number; one armed earlier was counted; one armed later was
+    /// armed by something `between` saw (a message in flight, an actor running). So the answer
+    /// `true` means that at the time of the second read nothing was pending, as one shared
+    /// count read once would say.
+    pub(crate) fn no_pending_once(&self, between: impl FnOnce() -> bool) -> bool {
+        let (once, _, armed) = self.sums();
+        once == 0 && between() && self.armed() == armed
+    }
+
+    /// The one-shots pending, the timers pending, and the one-shots armed so far, summed over
+    /// the shards.
+    fn sums(&self) -> (u64, u64, u64) {
+        let (mut once, mut all, mut armed) = (0, 0, 0);
+        for slot in self.shards.iter() {
+            // Acquire: pairs with the Release in `insert`, so the count read after the number
+            // includes the timers the number counts.
+            armed += slot.armed.load(Acquire);
+            // Acquire: pairs with the Release decrement in `retire`, so a reader seeing a timer
+            // gone sees what its action did (the message it sent counted in flight).
+            let counts = slot.counts.load(Acquire);
+            once += counts >> 32;
+            all += counts & u64::from(u32::MAX);
+        }
+        (once, all, armed)
+    }
+
+    /// The one-shots armed so far, summed over the shards (monotonic).
+    fn armed(&self) -> u64 {
+        self.shards.iter().map(|s| s.armed.load(Acquire)).sum()
     }
 
     /// Drops every pending timer and its action (shutdown), outside the locks; intervals' states
     /// say cancelled, one-shots' keys match nothing any more. An interval whose action runs meanwhile is re-armed when it returns: call
     /// this once nothing fires any more.
     pub(crate) fn clear(&self) {
-        for slot in self.shards.iter() {
+        for (shard, slot) in self.shards.iter().enumerate() {
             let drained = {
                 let mut wheel = slot.wheel.lock();
                 let drained = wheel.drain();
@@ -470,7 +518,7 @@ impl Timers {
             let once = drained.iter().filter(|e| e.is_once()).count();
             let all = drained.len();
             drop(drained);
-            self.retire(once, all);
+            self.retire(shard, once, all);
         }
     }
 
@@ -512,13 +560,14 @@ impl Timers {
         Ok(())
     }
 
-    /// Counts out `all` timers, `once` of them one-shots (see [`Timers`]).
-    fn retire(&self, once: usize, all: usize) {
+    /// Counts out `all` timers of `shard`, `once` of them one-shots (see [`Timers`]).
+    fn retire(&self, shard: usize, once: usize, all: usize) {
         // Release: whatever the actions did before (a message sent, counted in flight) is visible
         // to a reader whose Acquire load sees the decrement.
         debug_assert!(once <= all);
         if all > 0 {
-            self.counts
+            self.shards[shard]
+                .counts
                 .fetch_sub(all as u64 * ONE + once as u64 * ONE_ONCE, Release);
         }
     }
@@ -552,7 +601,7 @@ impl Drop for Unwinding<'_> {
             self.state.status.store(FIRED, Relaxed);
         }
         drop(wheel);
-        self.timers.retire(0, 1);
+        self.timers.retire(self.state.shard as usize, 0, 1);
     }
 }
 
@@ -642,7 +691,10 @@ impl Drop for Batch<'_> {
             }
             slot.publish(&wheel);
         }
-        self.timers
-            .retire(self.retired_once, self.retired_once + self.retired);
+        self.timers.retire(
+            self.shard,
+            self.retired_once,
+            self.retired_once + self.retired,
+        );
     }
 }

@@ -635,3 +635,38 @@ fn one_shot_actions_live_inline_when_small_and_run_or_drop_once() {
     assert_eq!(ran.load(SeqCst), 9, "a cancelled action never runs");
     assert_eq!(timers.pending(), 0);
 }
+
+/// The quiescence check reads the shards' counts one by one, then the caller's look at the
+/// messages in flight: a one-shot armed meanwhile (here from inside that look, on a shard the
+/// check had already read as empty) makes the answer `false`, as one shared count read once
+/// would have. Red when the arming numbers are not read again.
+#[test]
+fn a_one_shot_armed_during_the_quiescence_check_is_not_missed() {
+    let timers = Timers::new(2);
+    let count = counter();
+    assert!(timers.no_pending_once(|| true), "nothing armed: quiescent");
+    assert!(
+        !timers.no_pending_once(|| false),
+        "the caller's look decides too"
+    );
+    let armed = std::cell::Cell::new(None);
+    let quiet = timers.no_pending_once(|| {
+        // Armed and cancelled inside the look: the counts are back to zero by the second read.
+        let (id, _) = timers.insert(0, 5, None, bump(&count));
+        assert!(timers.cancel(&id));
+        let (id, _) = timers.insert(1, 5, None, bump(&count));
+        armed.set(Some(id));
+        true
+    });
+    assert!(!quiet, "a one-shot armed during the check");
+    assert_eq!(timers.pending_once(), 1);
+    assert!(!timers.no_pending_once(|| true), "still pending");
+    assert!(timers.cancel(&armed.take().unwrap()));
+    assert!(timers.no_pending_once(|| true));
+    // An interval is no message in flight: arming one does not disturb the check.
+    let (every, _) = timers.insert(1, 5, Some(5), bump_until(&count, 10));
+    assert!(timers.no_pending_once(|| true));
+    assert_eq!((timers.pending(), timers.pending_once()), (1, 0));
+    assert!(timers.cancel(&every));
+    assert_eq!(count.load(SeqCst), 0, "nothing fired");
+}
