@@ -173,7 +173,7 @@ impl<A: Actor> Context<A> {
 
     /// This actor, held by a pending timer (a strong reference counted as a handle).
     fn hold(&self) -> Hold<A> {
-        self.inner().cell_arc().hold()
+        self.inner().hold()
     }
 
     /// Sends `msg` to `target` once `delay` has passed (never earlier), like Erlang's
