@@ -35,7 +35,10 @@
 //! already past, at the first tick of the schedule after now, so a stalled timer fires once,
 //! not once per missed period.
 
+mod action;
 pub(crate) mod wheel;
+
+pub(crate) use action::{Action, Fire};
 
 #[cfg(all(test, not(loom)))]
 mod tests;
@@ -46,64 +49,6 @@ use parking_lot::Mutex;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::Arc;
 use wheel::{Key, Wheel};
-
-/// What a timer does when it fires. Runs on the firing thread, outside every lock.
-pub(crate) enum Action {
-    /// Runs once (see [`Action::once`]).
-    Once(OnceFn),
-    /// Runs once: fires an object its arming code already shares (an ask's waiting slot), so
-    /// the timer costs no allocation of its own, only a reference count.
-    Shared(Arc<dyn Fire>),
-    /// Runs every period; returns `false` to stop (its target is gone).
-    Every(Box<dyn FnMut() -> bool + Send>),
-}
-
-impl Action {
-    /// A one-shot action running `f`: kept in the wheel entry itself when it is small (what
-    /// `run_after` and `send_after` arm: an actor reference and a few words), so arming it
-    /// allocates nothing; a larger one goes to the heap, as a `Box` would.
-    pub(crate) fn once(f: impl FnOnce() + Send + 'static) -> Self {
-        Action::Once(OnceFn::new(f))
-    }
-}
-
-/// Inline room of a one-shot action, in words: an actor reference (one word for an actor's own
-/// timers, two for an `ActorRef`) and what the closure captures besides.
-type OnceSpace = [usize; 3];
-
-/// A one-shot action, inline when it fits in [`OnceSpace`] (a `Box<dyn FnOnce>` costs an
-/// allocation and a free per timer). Held as an `FnMut` over an `Option`, because a small box's
-/// value cannot be moved out to be called by value.
-pub(crate) struct OnceFn(smallbox::SmallBox<dyn FnMut() + Send, OnceSpace>);
-
-impl OnceFn {
-    /// Wraps `f`.
-    fn new(f: impl FnOnce() + Send + 'static) -> Self {
-        let mut f = Some(f);
-        OnceFn(smallbox::smallbox!(move || {
-            if let Some(f) = f.take() {
-                f()
-            }
-        }))
-    }
-
-    /// Runs the action (its captures are dropped with `self`, after it returns).
-    fn run(mut self) {
-        (self.0)()
-    }
-
-    /// Whether the action lives on the heap (it did not fit inline).
-    #[cfg(test)]
-    pub(crate) fn is_heap(&self) -> bool {
-        self.0.is_heap()
-    }
-}
-
-/// A one-shot action shared with its arming code ([`Action::Shared`]).
-pub(crate) trait Fire: Send + Sync {
-    /// Runs the action (once: the timer drops its reference afterwards).
-    fn fire(&self);
-}
 
 /// [`TimerState::status`]: armed, will fire (again).
 const PENDING: u8 = 0;
@@ -476,7 +421,7 @@ impl Timers {
     /// count read once would say.
     pub(crate) fn no_pending_once(&self, between: impl FnOnce() -> bool) -> bool {
         let (once, _, armed) = self.sums();
-        once == 0 && between() && self.armed() == armed
+        once == 0 && between() && self.sums().2 == armed
     }
 
     /// The one-shots pending, the timers pending, and the one-shots armed so far, summed over
@@ -494,11 +439,6 @@ impl Timers {
             all += counts & u64::from(u32::MAX);
         }
         (once, all, armed)
-    }
-
-    /// The one-shots armed so far, summed over the shards (monotonic).
-    fn armed(&self) -> u64 {
-        self.shards.iter().map(|s| s.armed.load(Acquire)).sum()
     }
 
     /// Drops every pending timer and its action (shutdown), outside the locks; intervals' states

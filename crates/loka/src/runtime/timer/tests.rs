@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::sync::{Arc, Barrier, OnceLock, Weak};
 
 /// A counter an action bumps.
-fn counter() -> Arc<AtomicUsize> {
+pub(super) fn counter() -> Arc<AtomicUsize> {
     Arc::new(AtomicUsize::new(0))
 }
 
@@ -29,9 +29,9 @@ fn bump_until(count: &Arc<AtomicUsize>, until: usize) -> Action {
 
 /// Counts its drops in `drops`; when `reenter` is set, calls into the timers as it is dropped
 /// (which deadlocks if the drop happens under a shard lock).
-struct Probe {
-    drops: Arc<AtomicUsize>,
-    reenter: Weak<Timers>,
+pub(super) struct Probe {
+    pub(super) drops: Arc<AtomicUsize>,
+    pub(super) reenter: Weak<Timers>,
 }
 
 impl Drop for Probe {
@@ -579,61 +579,6 @@ fn timers_armed_from_many_threads_all_fire_once() {
     });
     assert_eq!(ran.load(SeqCst), threads * per_thread);
     assert_eq!((timers.pending(), timers.pending_once()), (0, 0));
-}
-
-/// A one-shot action of a few words lives in its wheel entry (no allocation per timer), a larger
-/// one on the heap; either runs once, and its captures are dropped once: after it ran, or when
-/// the timer is cancelled.
-#[test]
-fn one_shot_actions_live_inline_when_small_and_run_or_drop_once() {
-    let timers = Timers::new(1);
-    let (ran, drops) = (counter(), counter());
-    let probe = || Probe {
-        drops: Arc::clone(&drops),
-        reenter: Weak::new(),
-    };
-    let small = |p: Probe, ran: Arc<AtomicUsize>| {
-        Action::once(move || {
-            let _p = p;
-            ran.fetch_add(1, SeqCst);
-        })
-    };
-    let large = |p: Probe, ran: Arc<AtomicUsize>, pad: [u64; 8]| {
-        Action::once(move || {
-            let _p = p;
-            ran.fetch_add(pad.len(), SeqCst);
-        })
-    };
-    let inline = |a: &Action| match a {
-        Action::Once(f) => !f.is_heap(),
-        _ => unreachable!(),
-    };
-    let (a, b) = (
-        small(probe(), ran.clone()),
-        large(probe(), ran.clone(), [0; 8]),
-    );
-    assert!(inline(&a), "an action capturing two words is inline");
-    assert!(!inline(&b), "an action capturing ten words is on the heap");
-    timers.insert(0, 1, None, a);
-    timers.insert(0, 1, None, b);
-    let (c, _) = timers.insert(0, 5, None, small(probe(), ran.clone()));
-    let (d, _) = timers.insert(0, 5, None, large(probe(), ran.clone(), [0; 8]));
-    assert_eq!(timers.fire_due(0, 1), 2);
-    assert_eq!(ran.load(SeqCst), 1 + 8, "each fired action ran once");
-    assert_eq!(
-        drops.load(SeqCst),
-        2,
-        "the fired actions' captures are dropped"
-    );
-    assert!(timers.cancel(&c) && timers.cancel(&d));
-    assert_eq!(
-        drops.load(SeqCst),
-        4,
-        "the cancelled actions' captures are dropped"
-    );
-    assert_eq!(timers.fire_due(0, 10), 0);
-    assert_eq!(ran.load(SeqCst), 9, "a cancelled action never runs");
-    assert_eq!(timers.pending(), 0);
 }
 
 /// The quiescence check reads the shards' counts one by one, then the caller's look at the
