@@ -239,9 +239,12 @@ pub(crate) fn places_spawn_route(
 /// wake-ups local), with the bookkeeping the decision carries (LGS's home-PU pushes and hub
 /// release, `hierarchical:auto`'s hub detection). `waker`: the waking actor
 /// ([`crate::engine::placement::waker_id`]); `wasted_wake`: whether a push to a worker would
-/// wake it while this worker has nothing else to run (see [`hierarchical_route`]). The one rule
-/// both engines carry out: the actor-centric engine on its threads (`actor_centric/routing.rs`),
-/// the simulation on virtual workers (`sim/routing.rs`).
+/// wake it while this worker has nothing else to run (see [`hierarchical_route`]);
+/// `longer_queue`: whether the queue a [`Route::Tail`] or [`Route::Head`] to another worker pushes
+/// to already
+/// holds more actors than this worker's (see [`lgs_woken_route`]). The one rule both engines carry out: the
+/// actor-centric engine on its threads (`actor_centric/routing.rs`), the simulation on virtual
+/// workers (`sim/routing.rs`).
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn woken_route(
@@ -253,11 +256,18 @@ pub(crate) fn woken_route(
     local: Route,
     counters: &WorkerCounters,
     wasted_wake: impl Fn(usize) -> bool,
+    longer_queue: impl Fn(Route) -> bool,
 ) -> Route {
     match routing {
         Routing::Local => local,
         Routing::Lgs(variants) => {
-            lgs_woken_route(variants, me, placement, waker, layout, local, counters)
+            let behind = |route: Route| match route {
+                Route::Tail(h) | Route::Head(h) => wasted_wake(h) || longer_queue(route),
+                _ => false,
+            };
+            lgs_woken_route(
+                variants, me, placement, waker, layout, local, counters, behind,
+            )
         }
         Routing::Hierarchical { auto_hubs } => {
             if auto_hubs {
@@ -280,7 +290,13 @@ pub(crate) fn woken_route(
 /// LGS, Listing 5.3, for a wake-up from worker `me`, plus the bookkeeping of the hub rule: a
 /// push to a home PU elsewhere is counted, and under `lgs:auto` an actor woken again and again
 /// from elsewhere is released (it runs where its partners are from then on).
+///
+/// Beyond the text, a home that is behind yields (`behind`): a wake-up whose home PU's queue
+/// holds more actors than this worker's, or whose home sleeps while this worker has nothing else
+/// to run (`hierarchical`'s wasted wake-up), runs here instead, as under `cls`, and keeps its
+/// home for the next one (docs/decisions/0078-a-home-that-is-behind-yields.md).
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn lgs_woken_route(
     variants: LgsVariants,
     me: usize,
@@ -289,6 +305,7 @@ fn lgs_woken_route(
     layout: &WorkerLayout,
     local: Route,
     counters: &WorkerCounters,
+    behind: impl Fn(Route) -> bool,
 ) -> Route {
     let home = placement.pinned_home();
     let route = crate::policy::lgs::route_woken(
@@ -300,12 +317,16 @@ fn lgs_woken_route(
     );
     match route {
         Route::Tail(_) | Route::Head(_) => {
-            counters.hpu_pushes.bump(1);
             if variants.auto && placement.note_remote_wake(waker) {
                 counters.hubs_released.bump(1);
                 // Released: from now on it runs where its partners are.
                 return local;
             }
+            if behind(route) {
+                counters.hpu_yields.bump(1);
+                return local;
+            }
+            counters.hpu_pushes.bump(1);
         }
         Route::LocalNext | Route::LocalHead => {
             if variants.auto && home.is_some() {
@@ -597,6 +618,53 @@ mod tests {
         let stolen = steal_once(&mut victims, &mut rng, 0, &counters, &mut thief);
         assert!(stolen.is_none());
         (thief.looked, counters.steal_attempts.get())
+    }
+
+    /// Where `lgs:alt` routes a wake-up from worker 0 of an actor whose home is worker 1, on a
+    /// one-node machine of four PUs, given what the engine says of worker 1: asleep while
+    /// worker 0 has nothing else to run (`wasted`), and its inbox holding more actors than
+    /// worker 0's queues (`queued`). Returns the route, the (pushes, yields) counted and the home
+    /// after it.
+    fn alt_wake(wasted: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
+        let topo = Topology::load(&"synthetic:package:1 core:4 pu:1".parse().unwrap()).unwrap();
+        let layout = WorkerLayout::new(
+            &topo,
+            &CostMatrix::hierarchical(&topo),
+            &LayoutOptions::default(),
+        )
+        .unwrap();
+        let placement = ActorPlacement::new(&crate::runtime::options::SpawnOptions::default());
+        placement.set_home(Some(1));
+        let counters = WorkerCounters::default();
+        let route = woken_route(
+            Routing::Lgs(LgsVariants::ALT),
+            0,
+            &placement,
+            7,
+            &layout,
+            Route::LocalNext,
+            &counters,
+            |w| wasted && w == 1,
+            |r| queued && r == Route::Tail(1),
+        );
+        let home = placement.pinned_home();
+        (
+            route,
+            counters.hpu_pushes.get(),
+            counters.hpu_yields.get(),
+            home,
+        )
+    }
+
+    #[test]
+    fn a_home_that_cannot_run_the_actor_at_once_yields_the_wake_up() {
+        // Listing 5.3: an awake home with nothing queued gets the actor at its tail.
+        assert_eq!(alt_wake(false, false), (Route::Tail(1), 1, 0, Some(1)));
+        // Its inbox is the longer queue: the waking worker runs this one, and the actor
+        // keeps its home for the next wake-up.
+        assert_eq!(alt_wake(false, true), (Route::LocalNext, 0, 1, Some(1)));
+        // It sleeps and the waking worker has nothing else to do: no wake-up, run here.
+        assert_eq!(alt_wake(true, false), (Route::LocalNext, 0, 1, Some(1)));
     }
 
     #[test]

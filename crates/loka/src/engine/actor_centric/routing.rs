@@ -117,6 +117,17 @@ impl Engine {
         }
     }
 
+    /// How many actors wait in the queue `route` pushes to: another worker's inbox for
+    /// [`Route::Tail`], its urgent queue for [`Route::Head`] (two loads of that queue's ends; a
+    /// stale answer costs one wake-up's locality or one wait, never the actor).
+    fn queued_len(&self, route: Route) -> usize {
+        match route {
+            Route::Tail(w) => self.workers[w].queues.inbox.len(),
+            Route::Head(w) => self.workers[w].queues.urgent.len(),
+            _ => 0,
+        }
+    }
+
     /// External enqueue: the tail of worker `w`'s queue, then wake someone (`w` first).
     pub(super) fn push_tail(&self, w: usize, task: TaskRef) {
         self.push_to(w, task, |q| &q.inbox);
@@ -168,6 +179,7 @@ impl Worker {
                     && self.watch().next_is_empty()
                     && !self.has_local_work()
             },
+            |route| self.engine().queued_len(route) > self.local_backlog(),
         );
         self.sample_queue_wait(placement::of(&task));
         self.schedule(route, task);

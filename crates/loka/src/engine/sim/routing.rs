@@ -52,6 +52,14 @@ impl Engine {
                     && !Self::polls(&st.workers[v], now)
                     && !st.workers[w].has_local_work()
             },
+            |route| {
+                let queued = match route {
+                    Route::Tail(v) => st.workers[v].inbox.len(),
+                    Route::Head(v) => st.workers[v].urgent.len(),
+                    _ => 0,
+                };
+                queued > st.workers[w].stealable_len()
+            },
         );
         st.woken_by.insert(key(task), w);
         st.sender_of.insert(key(task), w);
