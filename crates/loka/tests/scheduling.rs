@@ -129,8 +129,8 @@ fn share_on(ran_on: &[usize], workers: &[usize]) -> f64 {
 #[test]
 fn lgs_runs_woken_actors_on_their_home_nodes_and_cls_brings_partners_together() {
     // LGS (Listing 5.3): the ponger's home is worker 3 and the pinger's worker 0, where each was
-    // placed; a wake-up from the other node goes to the home PU's queue, so each keeps running on
-    // its own node.
+    // placed; a wake-up from the other node goes to the home PU's queue (no longer than the
+    // sender's), waking it, so each keeps running on its own node.
     let (pinger, ponger) = ping_pong_across_nodes("lgs");
     let (pinger_home, ponger_home) = (share_on(&pinger, &[0, 1]), share_on(&ponger, &[2, 3]));
     assert!(

@@ -261,8 +261,11 @@ pub(crate) fn woken_route(
     match routing {
         Routing::Local => local,
         Routing::Lgs(variants) => {
+            let same_node = |h: usize| layout.node_of(h) == layout.node_of(me);
             let behind = |route: Route| match route {
-                Route::Tail(h) | Route::Head(h) => wasted_wake(h) || longer_queue(route),
+                Route::Tail(h) | Route::Head(h) => {
+                    longer_queue(route) || (same_node(h) && wasted_wake(h))
+                }
                 _ => false,
             };
             lgs_woken_route(
@@ -291,10 +294,12 @@ pub(crate) fn woken_route(
 /// push to a home PU elsewhere is counted, and under `lgs:auto` an actor woken again and again
 /// from elsewhere is released (it runs where its partners are from then on).
 ///
-/// Beyond the text, a home that is behind yields (`behind`): a wake-up whose home PU's queue
-/// holds more actors than this worker's, or whose home sleeps while this worker has nothing else
-/// to run (`hierarchical`'s wasted wake-up), runs here instead, as under `cls`, and keeps its
-/// home for the next one (docs/decisions/0078-a-home-that-is-behind-yields.md).
+/// Beyond the text, a home that cannot take the actor at once yields (`behind`): a wake-up
+/// whose home PU's queue holds more actors than this worker's, or whose home on this worker's
+/// own node sleeps while this worker has nothing else to run (`hierarchical`'s wasted wake-up),
+/// runs here instead, as under `cls`, and keeps its home for the next one. A sleeping home on
+/// another node is woken, as in the text: there the actor's data is remote from this worker
+/// (docs/decisions/0078-a-home-that-is-behind-yields.md).
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn lgs_woken_route(
@@ -626,7 +631,12 @@ mod tests {
     /// worker 0's queues (`queued`). Returns the route, the (pushes, yields) counted and the home
     /// after it.
     fn alt_wake(wasted: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
-        let topo = Topology::load(&"synthetic:package:1 core:4 pu:1".parse().unwrap()).unwrap();
+        alt_wake_on("synthetic:package:1 core:4 pu:1", wasted, queued)
+    }
+
+    /// [`alt_wake`] on another machine of four PUs.
+    fn alt_wake_on(machine: &str, wasted: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
+        let topo = Topology::load(&machine.parse().unwrap()).unwrap();
         let layout = WorkerLayout::new(
             &topo,
             &CostMatrix::hierarchical(&topo),
@@ -657,7 +667,7 @@ mod tests {
     }
 
     #[test]
-    fn a_home_that_cannot_run_the_actor_at_once_yields_the_wake_up() {
+    fn a_home_that_cannot_take_the_actor_at_once_yields_the_wake_up() {
         // Listing 5.3: an awake home with nothing queued gets the actor at its tail.
         assert_eq!(alt_wake(false, false), (Route::Tail(1), 1, 0, Some(1)));
         // Its inbox is the longer queue: the waking worker runs this one, and the actor
@@ -665,6 +675,18 @@ mod tests {
         assert_eq!(alt_wake(false, true), (Route::LocalNext, 0, 1, Some(1)));
         // It sleeps and the waking worker has nothing else to do: no wake-up, run here.
         assert_eq!(alt_wake(true, false), (Route::LocalNext, 0, 1, Some(1)));
+        // One PU per node, worker 0 on one and the home on another: the sleeping home
+        // is woken (the actor's data is remote from the waking worker); a longer queue there
+        // still yields.
+        let four_nodes = "synthetic:package:4 numa:1 core:1 pu:1";
+        assert_eq!(
+            alt_wake_on(four_nodes, true, false),
+            (Route::Tail(1), 1, 0, Some(1))
+        );
+        assert_eq!(
+            alt_wake_on(four_nodes, false, true),
+            (Route::LocalNext, 0, 1, Some(1))
+        );
     }
 
     #[test]

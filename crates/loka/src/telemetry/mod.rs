@@ -279,8 +279,9 @@ worker_counters! {
     /// Execution policies: inline runs refused because the inline chain on this thread was
     /// already at its cap; the actor was queued instead.
     inline_depth_fallbacks,
-    /// Wake-ups LGS would have sent to a distant home PU that was behind (its queue longer than
-    /// this worker's, or asleep while this worker had nothing else to run), run here instead.
+    /// Wake-ups LGS would have sent to a distant home PU that could not take them at once (its
+    /// queue longer than this worker's, or asleep on this worker's node while this worker had
+    /// nothing else to run), run here instead.
     /// Last in the block, so that the counters before it keep their places.
     hpu_yields,
 }
