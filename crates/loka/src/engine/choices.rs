@@ -95,6 +95,24 @@ pub(crate) enum Victims {
     },
 }
 
+impl Routing {
+    /// Whether every wake-up from a worker goes to that worker's own queues under this routing
+    /// on `layout`, with no bookkeeping on the way: `cls` and `lgs:tp`, and LGS without `alt`
+    /// or `auto` where all workers share one innermost victim group (one NUMA node, the default
+    /// grouping), since every sender is then a neighbour of every home (Listing 5.3). The
+    /// actor-centric engine then takes the same fast path for them as for `cls` (locality costs
+    /// nothing where it cannot help; docs/decisions/0078-a-home-that-is-behind-yields.md).
+    pub(crate) fn wakes_locally(self, layout: &WorkerLayout) -> bool {
+        match self {
+            Routing::Local => true,
+            Routing::Lgs(v) => {
+                !v.alt && !v.auto && (0..layout.workers()).all(|w| layout.same_group0(0, w))
+            }
+            _ => false,
+        }
+    }
+}
+
 impl Victims {
     /// The victim choice of worker `me` under `policy` (`cls` is its `cls` state).
     pub(crate) fn new(policy: PolicyKind, me: usize, cls: &Cls, layout: &WorkerLayout) -> Victims {
@@ -687,6 +705,31 @@ mod tests {
             alt_wake_on(four_nodes, false, true),
             (Route::LocalNext, 0, 1, Some(1))
         );
+    }
+
+    #[test]
+    fn lgs_wakes_locally_where_every_worker_neighbours_every_other() {
+        let layout_of = |machine: &str| {
+            let topo = Topology::load(&machine.parse().unwrap()).unwrap();
+            WorkerLayout::new(
+                &topo,
+                &CostMatrix::hierarchical(&topo),
+                &LayoutOptions::default(),
+            )
+            .unwrap()
+        };
+        let one_node = layout_of("synthetic:package:1 core:4 pu:1");
+        let two_nodes = layout_of("synthetic:package:2 numa:1 core:2 pu:1");
+        let lgs = |v| Routing::Lgs(v);
+        assert!(Routing::Local.wakes_locally(&two_nodes));
+        assert!(lgs(LgsVariants::NONE).wakes_locally(&one_node));
+        assert!(lgs(LgsVariants::DFS).wakes_locally(&one_node));
+        // Only the home PU is local under `alt`; `auto` counts local wake-ups for its hub rule.
+        assert!(!lgs(LgsVariants::ALT).wakes_locally(&one_node));
+        assert!(!lgs(LgsVariants::AUTO).wakes_locally(&one_node));
+        // Two nodes: a wake-up from the other node goes home.
+        assert!(!lgs(LgsVariants::NONE).wakes_locally(&two_nodes));
+        assert!(!Routing::Hierarchical { auto_hubs: false }.wakes_locally(&one_node));
     }
 
     #[test]

@@ -152,9 +152,10 @@ impl Worker {
     #[inline]
     pub(super) fn schedule_woken(&self, task: TaskRef) {
         if self.wakes_to_next_slot() {
-            // `cls` and `lgs:tp` with the next slot: every such wake-up goes to this worker's
-            // next slot, whatever the actor, so there is no routing decision to make (the
-            // policy's routing, inlined here, cost a same-worker wake-up ~20 instructions).
+            // `cls` and `lgs:tp` with the next slot, and LGS where every worker neighbours every
+            // other (`Routing::wakes_locally`): every such wake-up goes to this worker's next
+            // slot, whatever the actor, so there is no routing decision to make (the policy's
+            // routing, inlined here, cost a same-worker wake-up ~20 instructions).
             self.sample_queue_wait(placement::of(&task));
             self.push_next(task);
         } else {

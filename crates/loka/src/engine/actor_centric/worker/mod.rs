@@ -76,8 +76,9 @@ pub(super) struct Worker {
     /// How runnable actors are routed (the engine's decision, kept at hand; under an adaptive
     /// `auto`, the policy it ran when this worker last looked: `adaptive.rs`).
     routing: Cell<Routing>,
-    /// `routing` is `Local` and the policy has the next slot: a wake-up from here always goes
-    /// to the next slot (one test instead of the routing decision).
+    /// `routing` wakes locally on this machine (`Routing::wakes_locally`: `Local`, or LGS on one
+    /// victim group) and the policy has the next slot: a wake-up from here always goes to the
+    /// next slot (one test instead of the routing decision).
     wake_next: Cell<bool>,
     /// This worker serves its pinned queue and follows migration paths (`hierarchical`), or
     /// serves its pinned and foreign queues whatever the policy (an adaptive `auto`, which may
@@ -126,7 +127,7 @@ impl Worker {
         let watch: *const super::stall::StallWatch = &*engine.workers[index].watch;
         let guarded = engine.guarded();
         let routing = engine.routing();
-        let wake_next = routing == Routing::Local && config.lifo_slot;
+        let wake_next = routing.wakes_locally(&engine.shared.machine.layout) && config.lifo_slot;
         let watch_blocking = config.exec == crate::exec_policy::ExecMode::Auto;
         let adaptive = engine.shared.adapt.is_some();
         let mechanism = crate::engine::adapt::running_index(&engine.shared.adapt);
@@ -219,7 +220,9 @@ impl Worker {
         self.mechanism.set(mechanism.index());
         self.routing.set(routing);
         let lifo_slot = self.engine.shared.config.lifo_slot;
-        self.wake_next.set(routing == Routing::Local && lifo_slot);
+        let layout = &self.engine.shared.machine.layout;
+        self.wake_next
+            .set(routing.wakes_locally(layout) && lifo_slot);
         self.serves_pinned
             .set(self.adaptive || matches!(routing, Routing::Hierarchical { .. }));
         self.since_balance.set(0);
