@@ -6,7 +6,7 @@
 //! | `kind.rs` | the catalogue: each engine's name, what it can run, its timer shards, how it resolves `auto` | below the configuration |
 //! | `stats.rs` | what an engine reports of its own ([`crate::MessageCentricStats`], [`crate::SimStats`]) | below the counters |
 //! | `adapt.rs` | the adaptive `auto`: which policy runs now, what its controller did ([`crate::AdaptiveStats`]) | above the policies |
-//! | `choices.rs`, `placement.rs`, `sleepers.rs`, `balance_round.rs`, `workers.rs` | pieces several engines share | above the runtime |
+//! | `choices/`, `placement.rs`, `sleepers.rs`, `balance_round.rs`, `workers.rs` | pieces several engines share | above the runtime |
 //! | `actor_centric/`, `message_centric/`, `sim/` | the engines, each behind the runtime's boundary (`runtime/boundary.rs`) | above the runtime |
 //! | `dispatch.rs` | a running engine, whichever it is: the calls a `System` makes | above the engines |
 //!

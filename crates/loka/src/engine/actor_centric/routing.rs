@@ -180,7 +180,7 @@ impl Worker {
                     && self.watch().next_is_empty()
                     && !self.has_local_work()
             },
-            |route| self.engine().queued_len(route) > self.local_backlog(),
+            |route| self.engine().queued_len(route) > self.own_queues().stealable_len(),
         );
         self.sample_queue_wait(placement::of(&task));
         self.schedule(route, task);

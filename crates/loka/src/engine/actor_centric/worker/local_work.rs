@@ -158,13 +158,6 @@ impl Worker {
     }
 
     /// Whether anything besides the next slot waits on this worker.
-    /// Actors queued here that a thief could take (deque, inbox, yielded): what a wake-up routed
-    /// here instead of to a busy home waits behind at most.
-    pub(in crate::engine::actor_centric) fn local_backlog(&self) -> usize {
-        let queues = self.own_queues();
-        self.deque.len() + queues.inbox.len() + queues.yielded.len()
-    }
-
     pub(in crate::engine::actor_centric) fn has_local_work(&self) -> bool {
         let queues = self.own_queues();
         !self.deque.is_empty() || !queues.inbox.is_empty() || !queues.yielded.is_empty()

@@ -1,0 +1,251 @@
+//! Where an idle worker looks for work, whatever its engine: the victim choice a policy fixes
+//! when the system starts ([`Victims`]) and one pass over it ([`steal_once`]), as pure code over
+//! what a [`Thief`] can see. The actor-centric engine steals on threads (`actor_centric/steal.rs`),
+//! the simulation on virtual workers (`sim/driver.rs`).
+
+use crate::policy::cls::Cls;
+use crate::policy::hierarchical::{self, StealStep};
+use crate::policy::lgs::WeightedVictims;
+use crate::policy::places::PlaceVictims;
+use crate::policy::PolicyKind;
+use crate::telemetry::WorkerCounters;
+use loka_topology::WorkerLayout;
+
+/// How a thief picks victims.
+#[derive(Debug, Clone)]
+pub(crate) enum Victims {
+    /// `cls`: uniformly random other worker.
+    Random(Cls),
+    /// `lgs`: weighted over nested groups.
+    Weighted(WeightedVictims),
+    /// `hierarchical`: Alg. 4.4's plan; `erlang`: the other workers in index order.
+    Plan(Vec<StealStep>),
+    /// `places` mode B: a random worker of the own place, then of a random other place.
+    Places(PlaceVictims),
+    /// `places:a`: the shared queue of a random other place (`mine`: the thief's place).
+    PlaceQueues {
+        /// The thief's place.
+        mine: usize,
+        /// How many places there are.
+        places: usize,
+    },
+}
+
+impl Victims {
+    /// The victim choice of worker `me` under `policy` (`cls` is its `cls` state).
+    pub(crate) fn new(policy: PolicyKind, me: usize, cls: &Cls, layout: &WorkerLayout) -> Victims {
+        match policy {
+            PolicyKind::Auto => unreachable!("`auto` is resolved before the engine starts"),
+            PolicyKind::Cls => Victims::Random(cls.clone()),
+            PolicyKind::Lgs(_) => Victims::Weighted(WeightedVictims::new(layout.groups(me))),
+            PolicyKind::Hierarchical { .. } => Victims::Plan(hierarchical::steal_plan(me, layout)),
+            PolicyKind::Places(mode) if mode.shared_queues() => Victims::PlaceQueues {
+                mine: layout.place_of(me),
+                places: layout.place_count(),
+            },
+            PolicyKind::Places(_) => Victims::Places(PlaceVictims::new(me, layout)),
+            PolicyKind::Erlang => {
+                Victims::Plan(crate::policy::erlang::steal_plan(me, layout.workers()))
+            }
+        }
+    }
+}
+
+/// Where one steal attempt looks ([`steal_once`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum StealFrom<'a> {
+    /// A worker's stealable queues.
+    Worker(usize),
+    /// Worker `victim`'s foreign queue of actors whose home is node `node` (`hierarchical`).
+    Foreign {
+        /// The worker holding the queue.
+        victim: usize,
+        /// The home node of its actors.
+        node: usize,
+    },
+    /// The longest of these workers' stealable queues, if any holds work (`hierarchical`).
+    LongestOf(&'a [usize]),
+    /// A place's shared queue (`places:a`).
+    Place(usize),
+}
+
+/// An engine's thief as [`steal_once`] drives it: each engine takes from its own queues (and the
+/// simulation prices the attempt by the distance to the victim).
+pub(crate) trait Thief {
+    /// What a steal takes.
+    type Task;
+    /// One attempt at `from`: what it took, and the worker it came from (the one it is priced
+    /// and counted as, for a place's queue the place's first worker).
+    fn attempt(&mut self, from: StealFrom<'_>) -> Option<(Self::Task, usize)>;
+    /// Whether an actor whose home is `node` may wait in any worker's foreign queue
+    /// (`hierarchical`): a `false` skips every foreign-queue step for that node. May say `true`
+    /// when none waits; must not say `false` when the thief could see one.
+    fn foreign_waiting(&mut self, node: usize) -> bool;
+}
+
+/// What [`steal_once`] took.
+pub(crate) struct Stolen<T> {
+    pub(crate) task: T,
+    /// The worker it came from.
+    pub(crate) victim: usize,
+    /// The victim's level, when the victim choice gives it (`lgs`).
+    pub(crate) level: Option<usize>,
+    /// Taken from a place's shared queue (`places:a`), not from a worker.
+    pub(crate) from_place: bool,
+}
+
+/// One steal attempt of a worker on node `my_node` (a whole pass over the plan under
+/// `hierarchical`, a round over the place under `places`): whom to try, in which order, by the
+/// policy's victim choice `victims`, with the counts that belong to the choice (attempts,
+/// steals across places, foreign actors brought home). The one order of both engines: the
+/// actor-centric engine's threads (`actor_centric/steal.rs`) and the simulation's virtual
+/// workers (`sim/driver.rs`); each counts the steal itself (steals, levels).
+#[inline]
+pub(crate) fn steal_once<T: Thief>(
+    victims: &mut Victims,
+    rng: &mut fastrand::Rng,
+    my_node: usize,
+    counters: &WorkerCounters,
+    thief: &mut T,
+) -> Option<Stolen<T::Task>> {
+    let stolen = |(task, victim), level| Stolen {
+        task,
+        victim,
+        level,
+        from_place: false,
+    };
+    match victims {
+        Victims::Random(p) => {
+            let victim = p.next_victim(rng)?;
+            counters.steal_attempts.bump(1);
+            thief
+                .attempt(StealFrom::Worker(victim))
+                .map(|t| stolen(t, None))
+        }
+        Victims::Weighted(w) => {
+            let (victim, level) = w.next_victim(rng)?;
+            counters.steal_attempts.bump(1);
+            thief
+                .attempt(StealFrom::Worker(victim))
+                .map(|t| stolen(t, Some(level)))
+        }
+        Victims::Places(places) => {
+            for (victim, crosses) in places.round(rng) {
+                counters.steal_attempts.bump(1);
+                if let Some(t) = thief.attempt(StealFrom::Worker(victim)) {
+                    if crosses {
+                        counters.cross_place_steals.bump(1);
+                    }
+                    return Some(stolen(t, None));
+                }
+            }
+            None
+        }
+        Victims::PlaceQueues { mine, places } => {
+            let victim = crate::policy::places::victim_place(*mine, *places, rng)?;
+            counters.steal_attempts.bump(1);
+            let (task, victim) = thief.attempt(StealFrom::Place(victim))?;
+            counters.cross_place_steals.bump(1);
+            Some(Stolen {
+                task,
+                victim,
+                level: None,
+                from_place: true,
+            })
+        }
+        Victims::Plan(plan) => {
+            for step in plan.iter() {
+                let found = match step {
+                    StealStep::Foreign { node, .. } if !thief.foreign_waiting(*node) => {
+                        // Nobody's foreign queue holds an actor of that node: no look, no
+                        // attempt (a plan has a foreign step per worker and node, 4,262 on
+                        // 192 workers of 24 nodes, and looked at all of them every pass).
+                        continue;
+                    }
+                    StealStep::Foreign { victim, node } => {
+                        counters.steal_attempts.bump(1);
+                        let found = thief.attempt(StealFrom::Foreign {
+                            victim: *victim,
+                            node: *node,
+                        });
+                        if found.is_some() && *node == my_node {
+                            counters.bring_home_steals.bump(1);
+                        }
+                        found
+                    }
+                    StealStep::Worker { victim } => {
+                        counters.steal_attempts.bump(1);
+                        thief.attempt(StealFrom::Worker(*victim))
+                    }
+                    StealStep::LongestOf { workers } => {
+                        counters.steal_attempts.bump(1);
+                        thief.attempt(StealFrom::LongestOf(workers))
+                    }
+                };
+                if let Some(t) = found {
+                    return Some(stolen(t, None));
+                }
+            }
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loka_topology::{CostMatrix, LayoutOptions, Topology};
+
+    /// A thief with nothing to take anywhere that records where it looked.
+    struct Looker {
+        looked: Vec<String>,
+        foreign_waiting: bool,
+    }
+
+    impl Thief for Looker {
+        type Task = ();
+        fn attempt(&mut self, from: StealFrom<'_>) -> Option<((), usize)> {
+            self.looked.push(format!("{from:?}"));
+            None
+        }
+        fn foreign_waiting(&mut self, _node: usize) -> bool {
+            self.foreign_waiting
+        }
+    }
+
+    fn pass(foreign_waiting: bool) -> (Vec<String>, u64) {
+        let topo = Topology::load(&"preset:altix-uv2000".parse().unwrap()).unwrap();
+        let layout = WorkerLayout::new(
+            &topo,
+            &CostMatrix::hierarchical(&topo),
+            &LayoutOptions::default(),
+        )
+        .unwrap();
+        let mut victims = Victims::Plan(crate::policy::hierarchical::steal_plan(0, &layout));
+        let counters = WorkerCounters::default();
+        let mut thief = Looker {
+            looked: Vec::new(),
+            foreign_waiting,
+        };
+        let mut rng = fastrand::Rng::with_seed(1);
+        let stolen = steal_once(&mut victims, &mut rng, 0, &counters, &mut thief);
+        assert!(stolen.is_none());
+        (thief.looked, counters.steal_attempts.get())
+    }
+
+    #[test]
+    fn a_hierarchical_pass_skips_foreign_queues_when_no_actor_waits_in_one() {
+        // 192 workers on 24 nodes: a foreign queue per (worker, node) in the plan.
+        let (all, attempts) = pass(true);
+        assert_eq!(all.len(), 4_262);
+        assert_eq!(attempts, 4_262);
+        let (skipped, attempts) = pass(false);
+        assert!(
+            skipped.iter().all(|s| !s.starts_with("Foreign")),
+            "{skipped:?}"
+        );
+        // 7 workers of its own node and the longest queue of each of the 23 others.
+        assert_eq!(skipped.len(), 30);
+        assert_eq!(attempts, 30);
+    }
+}
