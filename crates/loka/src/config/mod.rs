@@ -14,7 +14,7 @@
 //! seed = 42
 //! placement = "default"      # regular actors: default|compact|scatter|circular|random
 //! hub_placement = "circular" # hubs
-//! balance_interval = 2000    # hierarchical: activations between load-balancing rounds (0 = off)
+//! balance_interval = 20000   # hierarchical: activations between load-balancing rounds (0 = off)
 //! balance_threshold = 0.5    # hierarchical: node imbalance that triggers a global round
 //! place_level = "package"    # places policies: a place per package, l3 or numa node
 //! exec = "all-task"          # execution policies: all-task | all-thread | auto
@@ -202,8 +202,9 @@ pub struct Config {
     pub placement: PlacementStrategy,
     /// Initial placement of hubs.
     pub hub_placement: PlacementStrategy,
-    /// `hierarchical` load balancing: activations a worker runs between two balancing rounds it
-    /// may trigger (Erlang's reduction trigger); 0 turns balancing off.
+    /// `hierarchical` load balancing: activations the busiest worker runs between two balancing
+    /// rounds (Erlang's reduction trigger: 2000 time slices of reductions, an activation counting
+    /// at least a tenth of one, so 20,000 short activations); 0 turns balancing off.
     pub balance_interval: u64,
     /// `hierarchical` load balancing: a global round (between NUMA nodes) runs when
     /// `(max − min) / min` of the nodes' migration limits exceeds this (> 0).
@@ -290,7 +291,7 @@ impl Default for Config {
             stall: StallGuard::default(),
             placement: PlacementStrategy::Default,
             hub_placement: PlacementStrategy::Circular,
-            balance_interval: 2_000,
+            balance_interval: 20_000,
             balance_threshold: 0.5,
             place_level: loka_topology::PlaceLevel::default(),
             exec: crate::exec_policy::ExecMode::default(),

@@ -47,13 +47,16 @@ impl BalanceHistory {
 }
 
 /// A pull assignment (Alg. 4.2): worker `to` takes up to `count` actors from `from`, a worker, or
-/// with `global` a NUMA node of the layout.
+/// with `global` a NUMA node of the layout, while `from` stays above `from_limit` actors and
+/// `to` (its node, with `global`) below `to_limit` ([`balance::should_pull`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Assignment {
     pub(crate) to: usize,
     pub(crate) from: usize,
     pub(crate) count: usize,
     pub(crate) global: bool,
+    pub(crate) from_limit: usize,
+    pub(crate) to_limit: usize,
 }
 
 /// Alg. 4.1 from worker `me`: migration limits and paths between NUMA nodes when they are out of
@@ -100,6 +103,8 @@ pub(crate) fn plan_round(
                 from: path.from,
                 count: share,
                 global: true,
+                from_limit: node_limits[path.from],
+                to_limit: node_limits[path.to],
             }));
         }
     } else {
@@ -107,14 +112,17 @@ pub(crate) fn plan_round(
         let lens: Vec<usize> = local.iter().map(|&w| lengths[w]).collect();
         let ooo: Vec<bool> = local.iter().map(|&w| out_of_work[w]).collect();
         let work: Vec<f64> = local.iter().map(|&w| avg_work[w]).collect();
+        let limits = balance::limits(&lens, &ooo, &work);
         assignments.extend(
-            balance::plan(&lens, &ooo, &work)
+            balance::plan(&lens, &limits)
                 .into_iter()
                 .map(|path| Assignment {
                     to: local[path.to],
                     from: local[path.from],
                     count: path.count,
                     global: false,
+                    from_limit: limits[path.from],
+                    to_limit: limits[path.to],
                 }),
         );
     }

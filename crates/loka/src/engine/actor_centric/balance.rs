@@ -6,17 +6,21 @@
 use super::worker::Worker;
 use super::Engine;
 use crate::engine::balance_round;
+use crate::policy::balance;
 use crate::runtime::TaskRef;
 use crate::sync::{AtomicBool, AtomicUsize};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 /// A pull-based migration assignment (Alg. 4.2): take up to `left` actors from `from` (a worker,
-/// or with `global` a NUMA node).
+/// or with `global` a NUMA node) while `from` holds more than `from_limit` stealable actors and
+/// the puller (its node, with `global`) fewer than `to_limit` ([`balance::should_pull`]).
 #[derive(Default)]
 pub(super) struct Migration {
     from: AtomicUsize,
     left: AtomicUsize,
     global: AtomicBool,
+    from_limit: AtomicUsize,
+    to_limit: AtomicUsize,
 }
 
 impl Engine {
@@ -27,6 +31,8 @@ impl Engine {
         let Some(mut history) = self.balance.try_lock() else {
             return;
         };
+        // Every worker's count restarts (`Worker::count_towards_balance`).
+        self.balance_epoch.fetch_add(1, Relaxed);
         let counters = &self.shared.counters;
         counters.worker(me).balance_rounds.bump(1);
         let layout = &self.shared.machine.layout;
@@ -44,17 +50,36 @@ impl Engine {
         let threshold = self.shared.config.balance_threshold;
         for a in balance_round::plan_round(layout, me, &lengths, &out_of_work, &avg_work, threshold)
         {
-            self.assign(a.to, a.from, a.count, a.global);
+            self.assign(a);
         }
     }
 
-    fn assign(&self, worker: usize, from: usize, count: usize, global: bool) {
-        let m = &self.workers[worker].migration;
-        m.from.store(from, Relaxed);
-        m.global.store(global, Relaxed);
-        // Release: a puller that sees `left` sees `from` and `global`.
-        m.left.store(count, Release);
-        self.notify(Some(worker));
+    fn assign(&self, a: balance_round::Assignment) {
+        let m = &self.workers[a.to].migration;
+        m.from.store(a.from, Relaxed);
+        m.global.store(a.global, Relaxed);
+        m.from_limit.store(a.from_limit, Relaxed);
+        m.to_limit.store(a.to_limit, Relaxed);
+        // Release: a puller that sees `left` sees the fields above. No wake-up: a path leads
+        // from a queue of stealable actors, whose push already woke a sleeper if nobody was
+        // searching; waking the puller on top of that woke a parked worker at every round
+        // only for it to spin (chameneos at 16 workers: 5,000 parks against `cls`'s 400, at
+        // 0.4x its rate; docs/decisions/0079-balancing-pulls-while-it-helps.md).
+        m.left.store(a.count, Release);
+    }
+
+    /// Stealable actors of worker `w`, or with `node` of every worker of node `w`.
+    fn queued(&self, w: usize, node: bool) -> usize {
+        if node {
+            let layout = &self.shared.machine.layout;
+            layout
+                .workers_of_node(w)
+                .iter()
+                .map(|&v| self.workers[v].queues.stealable_len())
+                .sum()
+        } else {
+            self.workers[w].queues.stealable_len()
+        }
     }
 
     /// Alg. 4.2: follows `me`'s migration path, if any: one actor per call. A global path takes
@@ -67,9 +92,21 @@ impl Engine {
             return None;
         }
         let from = m.from.load(Relaxed);
-        let task = if m.global.load(Relaxed) {
-            let layout = &self.shared.machine.layout;
-            let my_node = layout.node_of(me.index());
+        let global = m.global.load(Relaxed);
+        let layout = &self.shared.machine.layout;
+        let my_node = layout.node_of(me.index());
+        let own = if global { my_node } else { me.index() };
+        if !balance::should_pull(
+            self.queued(from, global),
+            m.from_limit.load(Relaxed),
+            self.queued(own, global),
+            m.to_limit.load(Relaxed),
+        ) {
+            // The imbalance this path answered is gone: the path is done (Erlang's immigrate).
+            m.left.store(0, Relaxed);
+            return None;
+        }
+        let task = if global {
             let members = layout.workers_of_node(from);
             members
                 .iter()

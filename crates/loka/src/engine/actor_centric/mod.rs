@@ -85,6 +85,9 @@ pub(crate) struct Engine {
     clock: u64,
     /// Load-balancing history, held by the worker computing a round (others skip the round).
     balance: Mutex<BalanceHistory>,
+    /// Balancing rounds computed so far: a worker that sees it change restarts its count of
+    /// activations, so the interval is the system's, not each worker's (`balance.rs`).
+    balance_epoch: CachePadded<AtomicUsize>,
     /// Placement strategies for regular actors [0] and hubs [1], changeable at run time.
     strategies: [AtomicU8; 2],
     /// Spawns placed by each strategy slot so far (their round-robin position).
@@ -138,6 +141,7 @@ impl Engine {
             shutdown: CachePadded::new(AtomicBool::new(false)),
             clock: monotonic_ns(),
             balance: Mutex::new(BalanceHistory::new(n)),
+            balance_epoch: CachePadded::new(AtomicUsize::new(0)),
             strategies: [
                 AtomicU8::new(strategy_index(config.placement)),
                 AtomicU8::new(strategy_index(config.hub_placement)),

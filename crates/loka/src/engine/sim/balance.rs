@@ -6,15 +6,20 @@
 
 use super::{Engine, State};
 use crate::engine::balance_round;
+use crate::policy::balance;
 use crate::runtime::TaskRef;
 
 /// A pull assignment (Alg. 4.2): take up to `left` actors from `from` (a worker, or with
-/// `global` a NUMA node of the layout).
+/// `global` a NUMA node of the layout) while `from` holds more than `from_limit` stealable
+/// actors and the puller (its node, with `global`) fewer than `to_limit`
+/// ([`balance::should_pull`]).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Migration {
     pub(super) from: usize,
     pub(super) left: usize,
     pub(super) global: bool,
+    pub(super) from_limit: usize,
+    pub(super) to_limit: usize,
 }
 
 impl Engine {
@@ -28,7 +33,10 @@ impl Engine {
         let worker = &mut st.workers[w];
         worker.since_balance += 1;
         if u64::from(worker.since_balance) >= interval {
-            worker.since_balance = 0;
+            // Every worker's count restarts, as in the real engine (the interval is the system's).
+            for worker in &mut st.workers {
+                worker.since_balance = 0;
+            }
             self.balance(st, w);
         }
     }
@@ -50,7 +58,6 @@ impl Engine {
         let avg_work = st
             .balance
             .average_work(|w| counters.worker(w).activations.get());
-        let now = st.workers[me].clock;
         let threshold = self.shared.config.balance_threshold;
         let assignments =
             balance_round::plan_round(layout, me, &lengths, &out_of_work, &avg_work, threshold);
@@ -60,11 +67,10 @@ impl Engine {
                 from: a.from,
                 left: a.count,
                 global: a.global,
+                from_limit: a.from_limit,
+                to_limit: a.to_limit,
             });
-            // The real engine notifies the assigned worker: a parked one wakes up.
-            if st.workers[w].parked {
-                self.unpark(st, w, now, Some(me));
-            }
+            // No wake-up, as in the real engine: the source's pushes woke whom they had to.
         }
     }
 
@@ -74,8 +80,22 @@ impl Engine {
     pub(super) fn pull_migration(&self, st: &mut State, me: usize) -> Option<(TaskRef, usize)> {
         let m = st.workers[me].migration?;
         let layout = &self.shared.machine.layout;
+        let my_node = layout.node_of(me);
+        let queued = |w: usize| -> usize {
+            if m.global {
+                let members = layout.workers_of_node(w);
+                members.iter().map(|&v| st.workers[v].stealable_len()).sum()
+            } else {
+                st.workers[w].stealable_len()
+            }
+        };
+        let own = if m.global { my_node } else { me };
+        if !balance::should_pull(queued(m.from), m.from_limit, queued(own), m.to_limit) {
+            // The imbalance this path answered is gone: the path is done (Erlang's immigrate).
+            st.workers[me].migration = None;
+            return None;
+        }
         let found = if m.global {
-            let my_node = layout.node_of(me);
             let members = layout.workers_of_node(m.from);
             members
                 .iter()

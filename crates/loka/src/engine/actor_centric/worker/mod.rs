@@ -96,8 +96,9 @@ pub(super) struct Worker {
     helped: [Box<[usize]>; 2],
     /// Which of `helped` to look at next (they take turns).
     help_turn: Cell<usize>,
-    /// Activations since this worker last tried a load-balancing round (hierarchical).
-    since_balance: Cell<u64>,
+    /// Activations since the last load-balancing round (hierarchical), and that round's number
+    /// (`Engine::balance_epoch`).
+    since_balance: Cell<(u64, usize)>,
     /// The actor of the latest activation here, as a waker ([`placement::waker_id`]): the
     /// partner the hub rules of `lgs:auto` and `hierarchical:auto` count (one store an activation).
     running: Cell<u32>,
@@ -169,7 +170,7 @@ impl Worker {
             level_of,
             helped,
             help_turn: Cell::new(0),
-            since_balance: Cell::new(0),
+            since_balance: Cell::new((0, 0)),
             running: Cell::new(placement::NO_WAKER),
             watch_blocking,
             online: Default::default(),
@@ -225,7 +226,7 @@ impl Worker {
             .set(routing.wakes_locally(layout) && lifo_slot);
         self.serves_pinned
             .set(self.adaptive || matches!(routing, Routing::Hierarchical { .. }));
-        self.since_balance.set(0);
+        self.since_balance.set((0, 0));
         self.help_turn.set(0);
     }
 
@@ -343,18 +344,28 @@ impl Worker {
         // Whatever is still queued here is dropped as plain pointers; shutdown stops the actors.
     }
 
+    /// Counts an activation towards the next load-balancing round and runs one when this worker
+    /// has done `balance_interval` activations since the last round anyone ran: as Erlang, which
+    /// restarts every run queue's reduction count at each round, the interval is the system's
+    /// (with a count per worker, 16 workers ran 16 rounds per interval; docs/decisions/0079).
+    fn count_towards_balance(&self) {
+        let interval = self.engine.shared.config.balance_interval;
+        let epoch = self.engine.balance_epoch.load(Relaxed);
+        let (since, seen) = self.since_balance.get();
+        let since = if seen == epoch { since + 1 } else { 1 };
+        if interval > 0 && since >= interval {
+            self.since_balance.set((0, epoch));
+            self.engine.balance(self.index());
+        } else {
+            self.since_balance.set((since, epoch));
+        }
+    }
+
     fn run_task(&self, task: TaskRef) {
         self.counters().activations.bump(1);
         if self.is_hierarchical() {
             // Alg. 4.2 lines 16–18: enough work done since the last round → try one.
-            let interval = self.engine.shared.config.balance_interval;
-            let since = self.since_balance.get() + 1;
-            if interval > 0 && since >= interval {
-                self.since_balance.set(0);
-                self.engine.balance(self.index());
-            } else {
-                self.since_balance.set(since);
-            }
+            self.count_towards_balance();
         }
         self.account_locality(task);
         self.running.set(placement::waker_id(&task));
