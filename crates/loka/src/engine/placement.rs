@@ -12,7 +12,7 @@
 //! | `home`, `last`, `RAN` | every policy: first-activation home (LGS Listing 5.2), locality telemetry, `hierarchical` routing |
 //! | `UNPINNED` | `lgs` (spawn option, `lgs:auto` release) |
 //! | `HUB` | `hierarchical` (spawn option, `set_hub`, `hierarchical:auto` detection) |
-//! | `remote_wakes`, `local_wakes`, `last_waker` | `lgs:auto` and `hierarchical:auto` ([`crate::policy::lgs::should_release_hub`]) |
+//! | `wakes`, `last_waker`, `prev_waker` | `lgs:auto` and `hierarchical:auto` ([`crate::policy::lgs::should_release_hub`]) |
 //! | `enqueued_at` | the sampled queue-wait telemetry |
 
 use crate::runtime::options::SpawnOptions;
@@ -28,11 +28,14 @@ pub(crate) struct ActorPlacement {
     last: AtomicU32,
     /// Sampled enqueue time (ns since the engine started, 0 = none), for the queue-wait telemetry.
     pub(crate) enqueued_at: AtomicU64,
-    /// Remote wake-ups, each from another actor than the one before (see [`Self::note_remote_wake`]).
-    remote_wakes: AtomicU32,
-    local_wakes: AtomicU32,
+    /// Remote wake-ups by a partner that is not one of the latest (high 16 bits) and the wake-ups
+    /// that weigh against them (low 16 bits), each saturating ([`Self::note_remote_wake`],
+    /// [`Self::note_foreign_sender`]).
+    wakes: AtomicU32,
     /// The actor behind the latest remote wake-up ([`waker_id`]; [`NO_WAKER`] before the first).
     last_waker: AtomicU32,
+    /// The partner behind the latest remote wake-up by another actor than `last_waker`.
+    prev_waker: AtomicU32,
     flags: AtomicU8,
 }
 
@@ -61,6 +64,10 @@ pub(crate) fn waker_id(task: &TaskRef) -> u32 {
         id
     }
 }
+/// One remote wake-up in `wakes` (its high half).
+const REMOTE_WAKE: u32 = 1 << 16;
+/// One local wake-up in `wakes` (its low half).
+const LOCAL_WAKE: u32 = 1;
 const RAN: u8 = 1;
 const UNPINNED: u8 = 2;
 const HUB: u8 = 4;
@@ -87,9 +94,9 @@ impl ActorPlacement {
             last: AtomicU32::new(NO_HOME),
             flags: AtomicU8::new(flags),
             enqueued_at: AtomicU64::new(0),
-            remote_wakes: AtomicU32::new(0),
-            local_wakes: AtomicU32::new(0),
+            wakes: AtomicU32::new(0),
             last_waker: AtomicU32::new(NO_WAKER),
+            prev_waker: AtomicU32::new(NO_WAKER),
         }
     }
 
@@ -203,9 +210,20 @@ impl ActorPlacement {
     }
 
     /// Counts a wake-up by actor `waker` from another worker than the actor's; returns true when
-    /// the online hub detection marks it a hub (and marks it). Same counters and rule as the LGS
-    /// release.
+    /// the online hub detection marks it a hub (and marks it). The LGS release rule
+    /// ([`Self::note_remote_wake`]: a change of partner counts), and a change back to the
+    /// partner before the latest one also weighs against, as a local wake-up does. A hub talks
+    /// with many partners in turn (a server, chameneos' mall, Matrix Search's controller: seven
+    /// seekers); with k partners drawn evenly a change goes back to the one before in one case
+    /// of k − 1. A chameneos creature alternates between the mall and the creature it met:
+    /// every other wake-up is a change back, so it weighs half its changes against itself and
+    /// never reaches [`crate::policy::lgs::HUB_REMOTE_RATIO`]. Counting only the changes marked
+    /// 35–69 of chameneos' 101 actors as hubs with 16 workers, pinned them, and ran it at 0.06×
+    /// of `cls` (docs/decisions/0080-a-hub-has-many-partners.md).
     pub(crate) fn note_foreign_sender(&self, waker: u32) -> bool {
+        if waker == self.prev_waker.load(Relaxed) && waker != self.last_waker.load(Relaxed) {
+            self.bump_wakes(LOCAL_WAKE);
+        }
         self.count_remote_wake_and_set(waker, HUB)
     }
 
@@ -217,14 +235,34 @@ impl ActorPlacement {
     /// (docs/decisions/0037-hub-rules-count-partners.md). When [`crate::policy::lgs::should_release_hub`] holds, sets `flag`
     /// and returns whether this call set it.
     fn count_remote_wake_and_set(&self, waker: u32, flag: u8) -> bool {
-        if self.last_waker.load(Relaxed) == waker {
+        let last = self.last_waker.load(Relaxed);
+        if last == waker {
             return false;
         }
+        self.prev_waker.store(last, Relaxed);
         self.last_waker.store(waker, Relaxed);
-        let remote = self.remote_wakes.load(Relaxed).saturating_add(1);
-        self.remote_wakes.store(remote, Relaxed);
-        crate::policy::lgs::should_release_hub(remote, self.local_wakes.load(Relaxed))
+        self.remote_wake_and_set(flag)
+    }
+
+    /// One more remote wake-up; sets `flag` when the rule holds and returns whether this call set it.
+    fn remote_wake_and_set(&self, flag: u8) -> bool {
+        let wakes = self.bump_wakes(REMOTE_WAKE);
+        crate::policy::lgs::should_release_hub(wakes >> 16, wakes & 0xffff)
             && self.flags.fetch_or(flag, Relaxed) & flag == 0
+    }
+
+    /// Adds one to the remote (`REMOTE_WAKE`) or local (`LOCAL_WAKE`) half of `wakes`, saturating;
+    /// returns the new value. A load and a store: a lost update only delays a decision.
+    fn bump_wakes(&self, half: u32) -> u32 {
+        let wakes = self.wakes.load(Relaxed);
+        let mask = half * 0xffff;
+        let next = if wakes & mask == mask {
+            wakes
+        } else {
+            wakes + half
+        };
+        self.wakes.store(next, Relaxed);
+        next
     }
 
     /// Where the actor last ran, else its home (introspection); the mailbox tells its state.
@@ -237,8 +275,7 @@ impl ActorPlacement {
 
     /// Counts a wake-up run next to the home.
     pub(crate) fn note_local_wake(&self) {
-        let local = self.local_wakes.load(Relaxed).saturating_add(1);
-        self.local_wakes.store(local, Relaxed);
+        self.bump_wakes(LOCAL_WAKE);
     }
 }
 
@@ -254,6 +291,41 @@ mod tests {
             assert!(!p.note_remote_wake(7), "one partner released it");
         }
         assert_eq!(p.flags.load(Relaxed) & UNPINNED, 0);
+    }
+
+    #[test]
+    fn one_partner_and_changing_others_in_turn_make_no_hub() {
+        // A chameneos creature: the mall (0), then the creature it met (1, 2, 3, …), in turn.
+        let p = ActorPlacement::new(&SpawnOptions::default());
+        for i in 0..40 * HUB_MIN_WAKES {
+            let waker = if i % 2 == 0 { 0 } else { 1 + i };
+            assert!(!p.note_foreign_sender(waker), "marked a hub at wake-up {i}");
+        }
+        // The mall: a different creature every time.
+        let mall = ActorPlacement::new(&SpawnOptions::default());
+        let marked = (0..HUB_MIN_WAKES)
+            .filter(|&i| mall.note_foreign_sender(100 + i))
+            .count();
+        assert_eq!(marked, 1);
+        assert!(mall.is_hub());
+    }
+
+    #[test]
+    fn saturated_counts_stay_in_their_half() {
+        let p = ActorPlacement::new(&SpawnOptions::default());
+        for _ in 0..70_000 {
+            p.note_local_wake();
+        }
+        assert_eq!(
+            p.wakes.load(Relaxed),
+            0xffff,
+            "the local half saturates alone"
+        );
+        // Distinct wakers: every one counts as remote.
+        for i in 0..70_000 {
+            p.note_remote_wake(i);
+        }
+        assert_eq!(p.wakes.load(Relaxed), 0xffff_ffff);
     }
 
     #[test]
