@@ -84,13 +84,21 @@ impl Engine {
 
     /// Alg. 4.2: follows `me`'s migration path, if any: one actor per call. A global path takes
     /// actors of `me`'s node home first (Alg. 4.3), then from the longest queue of the source
-    /// node; hubs are never taken (they are never in stealable queues).
+    /// node; hubs are never taken (they are never in stealable queues). Inlined up to the test
+    /// for a path, which every activation under `hierarchical` makes: as a call it cost 28
+    /// instructions an activation of pingpong.
+    #[inline]
     pub(super) fn pull_migration(&self, me: &Worker) -> Option<TaskRef> {
         let m = &self.workers[me.index()].migration;
         let left = m.left.load(Acquire);
         if left == 0 {
             return None;
         }
+        self.follow_migration(me, m, left)
+    }
+
+    #[inline(never)]
+    fn follow_migration(&self, me: &Worker, m: &Migration, left: usize) -> Option<TaskRef> {
         let from = m.from.load(Relaxed);
         let global = m.global.load(Relaxed);
         let layout = &self.shared.machine.layout;

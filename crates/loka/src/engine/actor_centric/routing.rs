@@ -158,6 +158,10 @@ impl Worker {
             // routing, inlined here, cost a same-worker wake-up ~20 instructions).
             self.sample_queue_wait(placement::of(&task));
             self.push_next(task);
+        } else if self.wakes_to_next_slot_unless_hub() && !placement::of(&task).is_hub() {
+            // `hierarchical` on one node: the same decision for every actor but a hub.
+            self.sample_queue_wait(placement::of(&task));
+            self.push_next(task);
         } else {
             self.schedule_woken_routed(task);
         }

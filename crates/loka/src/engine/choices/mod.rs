@@ -9,7 +9,7 @@
 use crate::engine::placement::ActorPlacement;
 use crate::policy::hierarchical;
 use crate::policy::placement::{Placement, PlacementStrategy};
-use crate::policy::{LgsVariants, PolicyKind, Route};
+use crate::policy::{LgsVariants, PlacesMode, PolicyKind, Route};
 use crate::telemetry::WorkerCounters;
 use loka_topology::WorkerLayout;
 
@@ -68,14 +68,26 @@ impl Routing {
     /// grouping), since every sender is then a neighbour of every home (Listing 5.3). The
     /// actor-centric engine then takes the same fast path for them as for `cls` (locality costs
     /// nothing where it cannot help; docs/decisions/0078-a-home-that-is-behind-yields.md).
+    ///
+    /// `places` (mode B) where the machine is one place: every sender is in every home's
+    /// place, so [`crate::policy::places::route_woken`] always answers the `cls` route.
     pub(crate) fn wakes_locally(self, layout: &WorkerLayout) -> bool {
         match self {
             Routing::Local => true,
             Routing::Lgs(v) => {
                 !v.alt && !v.auto && (0..layout.workers()).all(|w| layout.same_group0(0, w))
             }
+            Routing::Places(PlacesMode::PerWorker) => layout.place_count() == 1,
             _ => false,
         }
+    }
+
+    /// Whether this routing sends every wake-up of an actor that is not a hub to the waking
+    /// worker's next slot on `layout`, with no bookkeeping: `hierarchical` (hints only) on one
+    /// NUMA node, where every sender is on every actor's home node
+    /// ([`hierarchical::wake_target`]). Hubs still go to their worker.
+    pub(crate) fn wakes_locally_unless_hub(self, layout: &WorkerLayout) -> bool {
+        matches!(self, Routing::Hierarchical { auto_hubs: false }) && layout.node_count() == 1
     }
 
     pub(crate) fn of(policy: PolicyKind) -> Routing {
@@ -511,5 +523,63 @@ mod tests {
         // Two nodes: a wake-up from the other node goes home.
         assert!(!lgs(LgsVariants::NONE).wakes_locally(&two_nodes));
         assert!(!Routing::Hierarchical { auto_hubs: false }.wakes_locally(&one_node));
+    }
+
+    /// The actor-centric engine's fast paths (`wakes_locally`, `wakes_locally_unless_hub`)
+    /// skip `woken_route`: on a machine where they apply, it must answer the waking worker's
+    /// next slot for every sender, home, last worker and engine state (and a hub's own worker).
+    #[test]
+    fn the_fast_paths_take_the_routed_decision() {
+        let layout_of = |machine: &str| {
+            let topo = Topology::load(&machine.parse().unwrap()).unwrap();
+            WorkerLayout::new(
+                &topo,
+                &CostMatrix::hierarchical(&topo),
+                &LayoutOptions::default(),
+            )
+            .unwrap()
+        };
+        let one_node = layout_of("synthetic:package:1 core:4 pu:1");
+        let two_nodes = layout_of("synthetic:package:2 numa:1 core:2 pu:1");
+        let hierarchical = Routing::Hierarchical { auto_hubs: false };
+        let places = Routing::Places(PlacesMode::PerWorker);
+        assert!(places.wakes_locally(&one_node));
+        assert!(hierarchical.wakes_locally_unless_hub(&one_node));
+        assert!(!places.wakes_locally(&two_nodes));
+        assert!(!hierarchical.wakes_locally_unless_hub(&two_nodes));
+        assert!(!Routing::Hierarchical { auto_hubs: true }.wakes_locally_unless_hub(&one_node));
+        assert!(!Routing::Places(PlacesMode::Shared).wakes_locally(&one_node));
+        let counters = WorkerCounters::default();
+        for routing in [hierarchical, places] {
+            for hub in [false, true] {
+                for (me, home, last, idle) in
+                    (0..64).map(|i| (i % 4, i / 4 % 4, i / 16, i % 3 == 0))
+                {
+                    let options = crate::runtime::options::SpawnOptions::default().hub(hub);
+                    let placement = ActorPlacement::new(&options);
+                    placement.set_home(Some(home));
+                    placement.swap_last(last);
+                    let route = woken_route(
+                        routing,
+                        me,
+                        &placement,
+                        7,
+                        &one_node,
+                        Route::LocalNext,
+                        &counters,
+                        |_| idle,
+                        |_| idle,
+                    );
+                    let expected = match routing {
+                        Routing::Hierarchical { .. } if hub => Route::Pinned(home),
+                        _ => Route::LocalNext,
+                    };
+                    assert_eq!(
+                        route, expected,
+                        "{routing:?} hub {hub}: from {me}, home {home}, last {last}, idle {idle}"
+                    );
+                }
+            }
+        }
     }
 }

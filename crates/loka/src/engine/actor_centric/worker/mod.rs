@@ -80,6 +80,10 @@ pub(super) struct Worker {
     /// victim group) and the policy has the next slot: a wake-up from here always goes to the
     /// next slot (one test instead of the routing decision).
     wake_next: Cell<bool>,
+    /// `routing` wakes every actor but a hub locally on this machine
+    /// (`Routing::wakes_locally_unless_hub`: `hierarchical` on one NUMA node) and the policy has
+    /// the next slot: a wake-up of an actor that is not a hub goes to the next slot.
+    wake_next_unless_hub: Cell<bool>,
     /// This worker serves its pinned queue and follows migration paths (`hierarchical`), or
     /// serves its pinned and foreign queues whatever the policy (an adaptive `auto`, which may
     /// have queued actors there under `hierarchical`).
@@ -129,6 +133,8 @@ impl Worker {
         let guarded = engine.guarded();
         let routing = engine.routing();
         let wake_next = routing.wakes_locally(&engine.shared.machine.layout) && config.lifo_slot;
+        let wake_next_unless_hub =
+            routing.wakes_locally_unless_hub(&engine.shared.machine.layout) && config.lifo_slot;
         let watch_blocking = config.exec == crate::exec_policy::ExecMode::Auto;
         let adaptive = engine.shared.adapt.is_some();
         let mechanism = crate::engine::adapt::running_index(&engine.shared.adapt);
@@ -164,6 +170,7 @@ impl Worker {
             policy,
             routing: Cell::new(routing),
             wake_next: Cell::new(wake_next),
+            wake_next_unless_hub: Cell::new(wake_next_unless_hub),
             serves_pinned: Cell::new(adaptive || matches!(routing, Routing::Hierarchical { .. })),
             adaptive,
             mechanism: Cell::new(mechanism),
@@ -224,6 +231,8 @@ impl Worker {
         let layout = &self.engine.shared.machine.layout;
         self.wake_next
             .set(routing.wakes_locally(layout) && lifo_slot);
+        self.wake_next_unless_hub
+            .set(routing.wakes_locally_unless_hub(layout) && lifo_slot);
         self.serves_pinned
             .set(self.adaptive || matches!(routing, Routing::Hierarchical { .. }));
         self.since_balance.set((0, 0));
@@ -265,6 +274,13 @@ impl Worker {
     #[inline]
     pub(super) fn wakes_to_next_slot(&self) -> bool {
         self.wake_next.get()
+    }
+
+    /// Whether a wake-up from this worker of an actor that is not a hub goes to its next slot
+    /// (see `wake_next_unless_hub`).
+    #[inline]
+    pub(super) fn wakes_to_next_slot_unless_hub(&self) -> bool {
+        self.wake_next_unless_hub.get()
     }
 
     fn is_hierarchical(&self) -> bool {
