@@ -436,6 +436,17 @@ mod tests {
     use super::*;
     use loka_topology::{CostMatrix, LayoutOptions, Topology};
 
+    /// The worker layout of `machine` (a topology spec) with the default options.
+    fn layout_of(machine: &str) -> WorkerLayout {
+        let topo = Topology::load(&machine.parse().unwrap()).unwrap();
+        WorkerLayout::new(
+            &topo,
+            &CostMatrix::hierarchical(&topo),
+            &LayoutOptions::default(),
+        )
+        .unwrap()
+    }
+
     /// Where `lgs:alt` routes a wake-up from worker 0 of an actor whose home is worker 1, on a
     /// one-node machine of four PUs, given what the engine says of worker 1: asleep while
     /// worker 0 has nothing else to run (`wasted`), and its inbox holding more actors than
@@ -447,13 +458,7 @@ mod tests {
 
     /// [`alt_wake`] on another machine of four PUs.
     fn alt_wake_on(machine: &str, wasted: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
-        let topo = Topology::load(&machine.parse().unwrap()).unwrap();
-        let layout = WorkerLayout::new(
-            &topo,
-            &CostMatrix::hierarchical(&topo),
-            &LayoutOptions::default(),
-        )
-        .unwrap();
+        let layout = layout_of(machine);
         let placement = ActorPlacement::new(&crate::runtime::options::SpawnOptions::default());
         placement.set_home(Some(1));
         let counters = WorkerCounters::default();
@@ -502,15 +507,6 @@ mod tests {
 
     #[test]
     fn lgs_wakes_locally_where_every_worker_neighbours_every_other() {
-        let layout_of = |machine: &str| {
-            let topo = Topology::load(&machine.parse().unwrap()).unwrap();
-            WorkerLayout::new(
-                &topo,
-                &CostMatrix::hierarchical(&topo),
-                &LayoutOptions::default(),
-            )
-            .unwrap()
-        };
         let one_node = layout_of("synthetic:package:1 core:4 pu:1");
         let two_nodes = layout_of("synthetic:package:2 numa:1 core:2 pu:1");
         let lgs = |v| Routing::Lgs(v);
@@ -530,15 +526,6 @@ mod tests {
     /// next slot for every sender, home, last worker and engine state (and a hub's own worker).
     #[test]
     fn the_fast_paths_take_the_routed_decision() {
-        let layout_of = |machine: &str| {
-            let topo = Topology::load(&machine.parse().unwrap()).unwrap();
-            WorkerLayout::new(
-                &topo,
-                &CostMatrix::hierarchical(&topo),
-                &LayoutOptions::default(),
-            )
-            .unwrap()
-        };
         let one_node = layout_of("synthetic:package:1 core:4 pu:1");
         let two_nodes = layout_of("synthetic:package:2 numa:1 core:2 pu:1");
         let hierarchical = Routing::Hierarchical { auto_hubs: false };

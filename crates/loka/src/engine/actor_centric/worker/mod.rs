@@ -363,7 +363,8 @@ impl Worker {
     /// Counts an activation towards the next load-balancing round and runs one when this worker
     /// has done `balance_interval` activations since the last round anyone ran: as Erlang, which
     /// restarts every run queue's reduction count at each round, the interval is the system's
-    /// (with a count per worker, 16 workers ran 16 rounds per interval; docs/decisions/0079).
+    /// (with a count per worker, 16 workers ran 16 rounds per interval;
+    /// docs/decisions/0079-balancing-pulls-while-it-helps.md).
     fn count_towards_balance(&self) {
         let interval = self.engine.shared.config.balance_interval;
         let epoch = self.engine.balance_epoch.load(Relaxed);
