@@ -163,7 +163,10 @@ impl Worker {
             hold_score: Cell::new(0),
             hold_now: Cell::new(false),
             // An adaptive `auto` may change `wake_next` while an actor is held: no holds there.
-            holds: wake_next && !watch_blocking && !adaptive,
+            // `hierarchical` on one node holds too: an actor that is not a hub goes to the next
+            // slot anyway, and a hub only ever runs on its own worker, which is the one holding
+            // it (docs/decisions/0081-fast-paths-where-locality-decides-the-same.md).
+            holds: (wake_next || wake_next_unless_hub) && !watch_blocking && !adaptive,
             next_streak: Cell::new(0),
             tick: Cell::new(0),
             sample_tick: Cell::new(0),
