@@ -158,13 +158,25 @@ impl Worker {
             // routing, inlined here, cost a same-worker wake-up ~20 instructions).
             self.sample_queue_wait(placement::of(&task));
             self.push_next(task);
-        } else if self.wakes_to_next_slot_unless_hub() && !placement::of(&task).is_hub() {
+        } else if self.wakes_to_next_slot_unless_hub() && self.woken_here_unless_hub(&task) {
             // `hierarchical` on one node: the same decision for every actor but a hub.
             self.sample_queue_wait(placement::of(&task));
             self.push_next(task);
         } else {
             self.schedule_woken_routed(task);
         }
+    }
+
+    /// `hierarchical` on one node: counts the wake-up for `hierarchical:auto`'s hub detection (as
+    /// [`choices::woken_route`] does) and says whether the actor is not a hub, so it runs here.
+    /// A hub takes the routed path, which counts nothing more for it.
+    #[inline]
+    fn woken_here_unless_hub(&self, task: &TaskRef) -> bool {
+        let placement = placement::of(task);
+        if let choices::Routing::Hierarchical { auto_hubs: true } = self.routing() {
+            choices::note_hierarchical_wake(placement, self.index(), self.waker(), self.counters());
+        }
+        !placement.is_hub()
     }
 
     /// [`Self::schedule_woken`] under a policy that routes each wake-up (LGS, `hierarchical`,

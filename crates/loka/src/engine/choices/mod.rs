@@ -83,11 +83,12 @@ impl Routing {
     }
 
     /// Whether this routing sends every wake-up of an actor that is not a hub to the waking
-    /// worker's next slot on `layout`, with no bookkeeping: `hierarchical` (hints only) on one
-    /// NUMA node, where every sender is on every actor's home node
-    /// ([`hierarchical::wake_target`]). Hubs still go to their worker.
+    /// worker's next slot on `layout`: `hierarchical` on one NUMA node, where every sender is on
+    /// every actor's home node ([`hierarchical::wake_target`]). Hubs still go to their worker;
+    /// under `hierarchical:auto` the wake-up is counted for the hub detection first
+    /// ([`note_hierarchical_wake`]), as the routed decision does.
     pub(crate) fn wakes_locally_unless_hub(self, layout: &WorkerLayout) -> bool {
-        matches!(self, Routing::Hierarchical { auto_hubs: false }) && layout.node_count() == 1
+        matches!(self, Routing::Hierarchical { .. }) && layout.node_count() == 1
     }
 
     pub(crate) fn of(policy: PolicyKind) -> Routing {
@@ -534,10 +535,11 @@ mod tests {
         assert!(hierarchical.wakes_locally_unless_hub(&one_node));
         assert!(!places.wakes_locally(&two_nodes));
         assert!(!hierarchical.wakes_locally_unless_hub(&two_nodes));
-        assert!(!Routing::Hierarchical { auto_hubs: true }.wakes_locally_unless_hub(&one_node));
+        let auto = Routing::Hierarchical { auto_hubs: true };
+        assert!(auto.wakes_locally_unless_hub(&one_node));
         assert!(!Routing::Places(PlacesMode::Shared).wakes_locally(&one_node));
         let counters = WorkerCounters::default();
-        for routing in [hierarchical, places] {
+        for routing in [hierarchical, auto, places] {
             for hub in [false, true] {
                 for (me, home, last, idle) in
                     (0..64).map(|i| (i % 4, i / 4 % 4, i / 16, i % 3 == 0))
