@@ -64,19 +64,20 @@ impl Routing {
 
     /// Whether every wake-up from a worker goes to that worker's own queues under this routing
     /// on `layout`, with no bookkeeping on the way: `cls` and `lgs:tp`, and LGS without `alt`
-    /// or `auto` where all workers share one innermost victim group (one NUMA node, the default
+    /// where all workers share one innermost victim group (one NUMA node, the default
     /// grouping), since every sender is then a neighbour of every home (Listing 5.3). The
     /// actor-centric engine then takes the same fast path for them as for `cls` (locality costs
     /// nothing where it cannot help; docs/decisions/0078-a-home-that-is-behind-yields.md).
+    /// `lgs:auto` too: its release rule needs remote wake-ups by actors, and there are none; the
+    /// local ones it would count are only ever weighed against those
+    /// (docs/decisions/0081-fast-paths-where-locality-decides-the-same.md).
     ///
     /// `places` (mode B) where the machine is one place: every sender is in every home's
     /// place, so [`crate::policy::places::route_woken`] always answers the `cls` route.
     pub(crate) fn wakes_locally(self, layout: &WorkerLayout) -> bool {
         match self {
             Routing::Local => true,
-            Routing::Lgs(v) => {
-                !v.alt && !v.auto && (0..layout.workers()).all(|w| layout.same_group0(0, w))
-            }
+            Routing::Lgs(v) => !v.alt && (0..layout.workers()).all(|w| layout.same_group0(0, w)),
             Routing::Places(PlacesMode::PerWorker) => layout.place_count() == 1,
             _ => false,
         }
@@ -514,9 +515,9 @@ mod tests {
         assert!(Routing::Local.wakes_locally(&two_nodes));
         assert!(lgs(LgsVariants::NONE).wakes_locally(&one_node));
         assert!(lgs(LgsVariants::DFS).wakes_locally(&one_node));
-        // Only the home PU is local under `alt`; `auto` counts local wake-ups for its hub rule.
+        // Only the home PU is local under `alt`; `auto` has no remote wake-up to count here.
         assert!(!lgs(LgsVariants::ALT).wakes_locally(&one_node));
-        assert!(!lgs(LgsVariants::AUTO).wakes_locally(&one_node));
+        assert!(lgs(LgsVariants::AUTO).wakes_locally(&one_node));
         // Two nodes: a wake-up from the other node goes home.
         assert!(!lgs(LgsVariants::NONE).wakes_locally(&two_nodes));
         assert!(!Routing::Hierarchical { auto_hubs: false }.wakes_locally(&one_node));
@@ -539,7 +540,8 @@ mod tests {
         assert!(auto.wakes_locally_unless_hub(&one_node));
         assert!(!Routing::Places(PlacesMode::Shared).wakes_locally(&one_node));
         let counters = WorkerCounters::default();
-        for routing in [hierarchical, auto, places] {
+        let lgs_auto = Routing::Lgs(LgsVariants::AUTO);
+        for routing in [hierarchical, auto, places, lgs_auto] {
             for hub in [false, true] {
                 for (me, home, last, idle) in
                     (0..64).map(|i| (i % 4, i / 4 % 4, i / 16, i % 3 == 0))
@@ -570,5 +572,11 @@ mod tests {
                 }
             }
         }
+        // Nor does the routed decision count anything the fast path skips: no push home, no
+        // release.
+        assert_eq!(
+            (counters.hpu_pushes.get(), counters.hubs_released.get()),
+            (0, 0)
+        );
     }
 }
