@@ -76,9 +76,9 @@ pub(super) struct Worker {
     /// How runnable actors are routed (the engine's decision, kept at hand; under an adaptive
     /// `auto`, the policy it ran when this worker last looked: `adaptive.rs`).
     routing: Cell<Routing>,
-    /// `routing` wakes locally on this machine (`Routing::wakes_locally`: `Local`, or LGS on one
-    /// victim group) and the policy has the next slot: a wake-up from here always goes to the
-    /// next slot (one test instead of the routing decision).
+    /// `routing` wakes locally on this machine (`Routing::wakes_locally`: `Local`, LGS but `alt`
+    /// on one victim group, `places` on one place) and the policy has the next slot: a wake-up
+    /// from here always goes to the next slot (one test instead of the routing decision).
     wake_next: Cell<bool>,
     /// `routing` wakes every actor but a hub locally on this machine
     /// (`Routing::wakes_locally_unless_hub`: `hierarchical` on one NUMA node) and the policy has
