@@ -12,7 +12,8 @@
 //! | `home`, `last`, `RAN` | every policy: first-activation home (LGS Listing 5.2), locality telemetry, `hierarchical` routing |
 //! | `UNPINNED` | `lgs` (spawn option, `lgs:auto` release) |
 //! | `HUB` | `hierarchical` (spawn option, `set_hub`, `hierarchical:auto` detection) |
-//! | `wakes`, `last_waker`, `prev_waker` | `lgs:auto` and `hierarchical:auto` ([`crate::policy::lgs::should_release_hub`]) |
+//! | `wakes`, `last_waker` | `lgs:auto` and `hierarchical:auto` ([`crate::policy::lgs::should_release_hub`]) |
+//! | `prev_waker` | `hierarchical:auto` (a change back to it weighs against a hub) |
 //! | `enqueued_at` | the sampled queue-wait telemetry |
 
 use crate::runtime::options::SpawnOptions;
@@ -28,13 +29,13 @@ pub(crate) struct ActorPlacement {
     last: AtomicU32,
     /// Sampled enqueue time (ns since the engine started, 0 = none), for the queue-wait telemetry.
     pub(crate) enqueued_at: AtomicU64,
-    /// Remote wake-ups by a partner that is not one of the latest (high 16 bits) and the wake-ups
+    /// Remote wake-ups, each by another partner than the latest (high 16 bits), and the wake-ups
     /// that weigh against them (low 16 bits), each saturating ([`Self::note_remote_wake`],
     /// [`Self::note_foreign_sender`]).
     wakes: AtomicU32,
     /// The actor behind the latest remote wake-up ([`waker_id`]; [`NO_WAKER`] before the first).
     last_waker: AtomicU32,
-    /// The partner behind the latest remote wake-up by another actor than `last_waker`.
+    /// The partner before `last_waker` (kept by the hub detection only).
     prev_waker: AtomicU32,
     flags: AtomicU8,
 }
@@ -206,7 +207,7 @@ impl ActorPlacement {
     /// says to unpin (and unpins). Racy increments on purpose: a heuristic, not worth a locked
     /// instruction.
     pub(crate) fn note_remote_wake(&self, waker: u32) -> bool {
-        self.count_remote_wake_and_set(waker, UNPINNED)
+        self.count_remote_wake_and_set(waker, UNPINNED, false)
     }
 
     /// Counts a wake-up by actor `waker` from another worker than the actor's; returns true when
@@ -221,10 +222,7 @@ impl ActorPlacement {
     /// 35–69 of chameneos' 101 actors as hubs with 16 workers, pinned them, and ran it at 0.06×
     /// of `cls` (docs/decisions/0080-a-hub-has-many-partners.md).
     pub(crate) fn note_foreign_sender(&self, waker: u32) -> bool {
-        if waker == self.prev_waker.load(Relaxed) && waker != self.last_waker.load(Relaxed) {
-            self.bump_wakes(LOCAL_WAKE);
-        }
-        self.count_remote_wake_and_set(waker, HUB)
+        self.count_remote_wake_and_set(waker, HUB, true)
     }
 
     /// One more remote wake-up, counted only if another actor than the latest remote waker sent
@@ -232,20 +230,23 @@ impl ActorPlacement {
     /// single distant partner wakes again and again. Matrix Search's seekers are the second kind:
     /// the controller wakes each of them from its own PU, remote for almost all; counted, they
     /// were released and then ran wherever their job came from, away from the matrix they hold
-    /// (docs/decisions/0037-hub-rules-count-partners.md). When [`crate::policy::lgs::should_release_hub`] holds, sets `flag`
-    /// and returns whether this call set it.
-    fn count_remote_wake_and_set(&self, waker: u32, flag: u8) -> bool {
+    /// (docs/decisions/0037-hub-rules-count-partners.md). With `back_weighs` (the hub detection
+    /// only: LGS never reads `prev_waker`), a change back to the partner before the latest also
+    /// counts as a wake-up against. When [`crate::policy::lgs::should_release_hub`] holds, sets
+    /// `flag` and returns whether this call set it.
+    fn count_remote_wake_and_set(&self, waker: u32, flag: u8, back_weighs: bool) -> bool {
         let last = self.last_waker.load(Relaxed);
         if last == waker {
             return false;
         }
-        self.prev_waker.store(last, Relaxed);
         self.last_waker.store(waker, Relaxed);
-        self.remote_wake_and_set(flag)
-    }
-
-    /// One more remote wake-up; sets `flag` when the rule holds and returns whether this call set it.
-    fn remote_wake_and_set(&self, flag: u8) -> bool {
+        if back_weighs {
+            let prev = self.prev_waker.load(Relaxed);
+            self.prev_waker.store(last, Relaxed);
+            if prev == waker {
+                self.bump_wakes(LOCAL_WAKE);
+            }
+        }
         let wakes = self.bump_wakes(REMOTE_WAKE);
         crate::policy::lgs::should_release_hub(wakes >> 16, wakes & 0xffff)
             && self.flags.fetch_or(flag, Relaxed) & flag == 0

@@ -11,8 +11,7 @@
 //!   worker goes home only if the home's queue is no longer than the waking worker's and, on the
 //!   waking worker's own node, the home would not have to be woken while the waking worker idles;
 //!   otherwise the waking worker runs it, and the actor keeps its home for the next wake-up
-//!   (`engine/choices/`,
-//!   `lgs_woken_route`; docs/decisions/0078-a-home-that-is-behind-yields.md).
+//!   (`engine/choices/mod.rs`, `woken_route`; docs/decisions/0078-a-home-that-is-behind-yields.md).
 //!
 //! Variants (switches): `tp` (pinned workers, free actors: no HPU routing, weighted stealing only),
 //! `dfs` (the remote wake-up goes to the *head* of the HPU's queue), `co` (g0 = L2 sharers: chosen

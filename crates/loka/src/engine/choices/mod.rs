@@ -231,10 +231,9 @@ pub(crate) fn places_spawn_route(
 /// ([`crate::engine::placement::waker_id`]); `wasted_wake`: whether a push to a worker would
 /// wake it while this worker has nothing else to run (see [`hierarchical_route`]);
 /// `longer_queue`: whether the queue a [`Route::Tail`] or [`Route::Head`] to another worker pushes
-/// to already
-/// holds more actors than this worker's (see [`lgs_woken_route`]). The one rule both engines carry out: the
-/// actor-centric engine on its threads (`actor_centric/routing.rs`), the simulation on virtual
-/// workers (`sim/routing.rs`).
+/// to already holds more actors than this worker's (LGS's yielding home). The one rule both
+/// engines carry out: the actor-centric engine on its threads (`actor_centric/routing.rs`), the
+/// simulation on virtual workers (`sim/routing.rs`).
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn woken_route(
@@ -251,16 +250,42 @@ pub(crate) fn woken_route(
     match routing {
         Routing::Local => local,
         Routing::Lgs(variants) => {
-            let same_node = |h: usize| layout.node_of(h) == layout.node_of(me);
-            let behind = |route: Route| match route {
+            // LGS, Listing 5.3, plus the hub rule's bookkeeping: a push to a home PU elsewhere
+            // is counted, and under `lgs:auto` an actor woken again and again from elsewhere is
+            // released (it runs where its partners are from then on). Beyond the text, a home
+            // that cannot take the actor at once yields: a wake-up whose home PU's queue holds
+            // more actors than this worker's, or whose home on this worker's own node sleeps
+            // while this worker has nothing else to run (`hierarchical`'s wasted wake-up), runs
+            // here instead, as under `cls`, and keeps its home for the next one. A sleeping home
+            // on another node is woken, as in the text: there the actor's data is remote from
+            // this worker (docs/decisions/0078-a-home-that-is-behind-yields.md).
+            let home = placement.pinned_home();
+            let neighbours = |a, b| layout.same_group0(a, b);
+            let route =
+                crate::policy::lgs::route_woken(variants, Some(me), home, neighbours, local);
+            match route {
                 Route::Tail(h) | Route::Head(h) => {
-                    longer_queue(route) || (same_node(h) && wasted_wake(h))
+                    if variants.auto && placement.note_remote_wake(waker) {
+                        counters.hubs_released.bump(1);
+                        return local;
+                    }
+                    let same_node = layout.node_of(h) == layout.node_of(me);
+                    if longer_queue(route) || (same_node && wasted_wake(h)) {
+                        counters.hpu_yields.bump(1);
+                        return local;
+                    }
+                    counters.hpu_pushes.bump(1);
                 }
-                _ => false,
-            };
-            lgs_woken_route(
-                variants, me, placement, waker, layout, local, counters, behind,
-            )
+                Route::LocalNext | Route::LocalHead => {
+                    if variants.auto && home.is_some() {
+                        placement.note_local_wake();
+                    }
+                }
+                Route::Pinned(_) | Route::Foreign { .. } | Route::Place(_) => {
+                    unreachable!("LGS routes only locally or to a home PU's head or tail")
+                }
+            }
+            route
         }
         Routing::Hierarchical { auto_hubs } => {
             if auto_hubs {
@@ -278,61 +303,6 @@ pub(crate) fn woken_route(
             Route::Tail(target.unwrap_or(me))
         }
     }
-}
-
-/// LGS, Listing 5.3, for a wake-up from worker `me`, plus the bookkeeping of the hub rule: a
-/// push to a home PU elsewhere is counted, and under `lgs:auto` an actor woken again and again
-/// from elsewhere is released (it runs where its partners are from then on).
-///
-/// Beyond the text, a home that cannot take the actor at once yields (`behind`): a wake-up
-/// whose home PU's queue holds more actors than this worker's, or whose home on this worker's
-/// own node sleeps while this worker has nothing else to run (`hierarchical`'s wasted wake-up),
-/// runs here instead, as under `cls`, and keeps its home for the next one. A sleeping home on
-/// another node is woken, as in the text: there the actor's data is remote from this worker
-/// (docs/decisions/0078-a-home-that-is-behind-yields.md).
-#[inline]
-#[allow(clippy::too_many_arguments)]
-fn lgs_woken_route(
-    variants: LgsVariants,
-    me: usize,
-    placement: &ActorPlacement,
-    waker: u32,
-    layout: &WorkerLayout,
-    local: Route,
-    counters: &WorkerCounters,
-    behind: impl Fn(Route) -> bool,
-) -> Route {
-    let home = placement.pinned_home();
-    let route = crate::policy::lgs::route_woken(
-        variants,
-        Some(me),
-        home,
-        |a, b| layout.same_group0(a, b),
-        local,
-    );
-    match route {
-        Route::Tail(_) | Route::Head(_) => {
-            if variants.auto && placement.note_remote_wake(waker) {
-                counters.hubs_released.bump(1);
-                // Released: from now on it runs where its partners are.
-                return local;
-            }
-            if behind(route) {
-                counters.hpu_yields.bump(1);
-                return local;
-            }
-            counters.hpu_pushes.bump(1);
-        }
-        Route::LocalNext | Route::LocalHead => {
-            if variants.auto && home.is_some() {
-                placement.note_local_wake();
-            }
-        }
-        Route::Pinned(_) | Route::Foreign { .. } | Route::Place(_) => {
-            unreachable!("LGS routes only locally or to a home PU's head or tail")
-        }
-    }
-    route
 }
 
 /// Where an actor woken by a send from a plain thread goes under `routing`; `None`: round robin
