@@ -91,22 +91,24 @@ pub fn steal_plan(me: usize, layout: &WorkerLayout) -> Vec<StealStep> {
 /// home, else the sender's worker; `sender_on_home_node` says whether the sender's worker is on
 /// the actor's home node (true when the actor has no home yet).
 ///
-/// Unless sending it there would wake a sleeping worker while the sender's worker has nothing
-/// else to run (`wasted_wake`, asked only of that worker): then the sender's worker runs it. The
-/// wake-up (a futex call, microseconds) would buy no parallelism, only the home-node accesses of
-/// one activation (hundreds of nanoseconds for an actor's few lines), and the sender's worker
-/// would idle meanwhile: a chain of messages that crosses nodes, threadring's token, paid a
-/// wake-up per message (0.08× of `cls` on a simulated 64-worker Opteron,
-/// docs/decisions/0071-hierarchical-spares-sleepers.md). With other work queued on the sender's
-/// worker, waking the actor's own worker spreads the load as before; a worker that is awake
-/// (busy, or searching) costs no wake-up, so the actor goes back to it.
+/// Unless sending it there would hand it to an idle worker (asleep, or searching for work) while
+/// the sender's worker has nothing else to run (`idle_hand_off`, asked only of that worker): then
+/// the sender's worker runs it. The hand-off would buy no parallelism, only the home-node
+/// accesses of one activation (hundreds of nanoseconds for an actor's few lines), and the
+/// sender's worker would idle meanwhile: a chain of messages that crosses nodes, threadring's
+/// token, paid a wake-up per message to a sleeper (0.08× of `cls` on a simulated 64-worker
+/// Opteron, docs/decisions/0071-hierarchical-spares-sleepers.md) and a cross-node hand-off per
+/// message to a searcher (0.44× on a simulated Nehalem,
+/// docs/decisions/0082-an-idle-hand-off-buys-nothing.md). With other work queued on the sender's
+/// worker, the actor's own worker takes it and spreads the load as before; a busy one gets it
+/// back, as Erlang's scheduler does.
 pub fn wake_target(
     hub: bool,
     home: Option<usize>,
     last: Option<usize>,
     sender: Option<usize>,
     sender_on_home_node: bool,
-    wasted_wake: impl Fn(usize) -> bool,
+    idle_hand_off: impl Fn(usize) -> bool,
 ) -> Option<usize> {
     if hub {
         home.or(last).or(sender)
@@ -114,7 +116,7 @@ pub fn wake_target(
         sender
     } else {
         match last.or(home) {
-            Some(back) if sender.is_some() && Some(back) != sender && wasted_wake(back) => sender,
+            Some(back) if sender.is_some() && Some(back) != sender && idle_hand_off(back) => sender,
             back => back.or(sender),
         }
     }
@@ -184,7 +186,7 @@ mod tests {
 
     #[test]
     fn hubs_go_home_regular_actors_follow_senders_within_their_home_node() {
-        let awake = |_| false; // never a wasted wake-up
+        let awake = |_| false; // never an idle hand-off
                                // A hub goes home whoever wakes it.
         assert_eq!(
             wake_target(true, Some(3), Some(5), Some(1), true, awake),
@@ -214,29 +216,29 @@ mod tests {
 
     #[test]
     fn a_sleeping_worker_is_not_woken_for_an_actor_an_idle_sender_can_run() {
-        let wasted = |w| w == 5;
+        let idle = |w| w == 5;
         // Its last worker sleeps and the sender has nothing else to run: the sender runs it.
         assert_eq!(
-            wake_target(false, Some(3), Some(5), Some(1), false, wasted),
+            wake_target(false, Some(3), Some(5), Some(1), false, idle),
             Some(1)
         );
         // Any other case (awake, or the sender busy): back there.
         assert_eq!(
-            wake_target(false, Some(3), Some(6), Some(1), false, wasted),
+            wake_target(false, Some(3), Some(6), Some(1), false, idle),
             Some(6)
         );
         // Never ran and its home sleeps: the sender.
         assert_eq!(
-            wake_target(false, Some(5), None, Some(1), false, wasted),
+            wake_target(false, Some(5), None, Some(1), false, idle),
             Some(1)
         );
         // A hub goes home, asleep or not; from a plain thread someone must be woken.
         assert_eq!(
-            wake_target(true, Some(5), Some(5), Some(1), false, wasted),
+            wake_target(true, Some(5), Some(5), Some(1), false, idle),
             Some(5)
         );
         assert_eq!(
-            wake_target(false, Some(3), Some(5), None, false, wasted),
+            wake_target(false, Some(3), Some(5), None, false, idle),
             Some(5)
         );
     }

@@ -2,6 +2,7 @@
 //! this file says what "work" means here.
 
 use super::Engine;
+use std::sync::atomic::Ordering::Relaxed;
 
 impl Engine {
     /// Wakes a parked worker (`prefer` first) if any: call after making work visible that only
@@ -36,6 +37,14 @@ impl Engine {
         if self.sleepers.end_search() && self.has_visible_work() {
             self.notify_stealable(None);
         }
+    }
+
+    /// Whether worker `w` searches for work or sleeps: a hint, stale either way by the time
+    /// the caller acts on it (a wrong answer costs a hand-off or some locality, never work:
+    /// the push that follows wakes whoever must wake).
+    #[inline]
+    pub(super) fn is_idle(&self, w: usize) -> bool {
+        self.workers[w].idle.load(Relaxed)
     }
 
     fn unpark(&self, w: usize) {

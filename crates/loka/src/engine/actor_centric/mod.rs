@@ -60,6 +60,11 @@ struct WorkerShared {
     migration: balance::Migration,
     /// Set when the worker went idle since the last balancing round (Erlang's `OutOfWork`).
     out_of_work: AtomicBool,
+    /// Set while the worker searches for work or sleeps (`steal.rs`): a routing hint, written
+    /// by its owner only when it starts and stops searching (beside `out_of_work`, which the
+    /// start of a search writes too), read by a waker deciding whether a push there would buy
+    /// any parallelism (`Engine::is_idle`).
+    idle: AtomicBool,
     /// The stall guard's view of this worker: its next slot, held actor and user-code state.
     watch: CachePadded<stall::StallWatch>,
     /// The worker thread's kernel thread id (the monitor reads whether it sleeps in the kernel).
@@ -125,6 +130,7 @@ impl Engine {
                 thread: OnceLock::new(),
                 migration: balance::Migration::default(),
                 out_of_work: AtomicBool::new(false),
+                idle: AtomicBool::new(false),
                 watch: CachePadded::new(stall::StallWatch::default()),
                 tid: OnceLock::new(),
             })

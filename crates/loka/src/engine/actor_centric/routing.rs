@@ -191,11 +191,9 @@ impl Worker {
             &self.engine().shared.machine.layout,
             self.policy().route_woken(),
             self.counters(),
-            |w| {
-                self.engine().sleepers.is_asleep_locked(w)
-                    && self.watch().next_is_empty()
-                    && !self.has_local_work()
-            },
+            // An idle hand-off: `w` searches or sleeps, and this worker has nothing else to run
+            // (docs/decisions/0082-an-idle-hand-off-buys-nothing.md).
+            |w| self.engine().is_idle(w) && self.watch().next_is_empty() && !self.has_local_work(),
             |route| self.engine().queued_len(route) > self.own_queues().stealable_len(),
         );
         self.sample_queue_wait(placement::of(&task));

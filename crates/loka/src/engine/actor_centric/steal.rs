@@ -10,6 +10,7 @@ use super::worker::Worker;
 use crate::engine::choices::{self, StealFrom, Victims};
 use crate::policy::PolicyKind;
 use crate::runtime::TaskRef;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 /// `spin_loop` hints between two steal rounds in the spin phase.
@@ -24,8 +25,18 @@ const NOSLEEP_POLL: Duration = Duration::from_millis(10);
 
 impl Worker {
     /// Idle phase: steal (spinning, then yielding), then park. `None` after a wake-up or at
-    /// shutdown; the caller looks at its local queues again.
+    /// shutdown; the caller looks at its local queues again. The worker counts as idle for the
+    /// routing of other workers' wake-ups meanwhile (`Engine::is_idle`).
     pub(super) fn search(&self, victims: &mut Victims, rng: &mut fastrand::Rng) -> Option<TaskRef> {
+        let idle = &self.engine().workers[self.index()].idle;
+        idle.store(true, Relaxed);
+        let found = self.search_or_park(victims, rng);
+        idle.store(false, Relaxed);
+        found
+    }
+
+    /// [`Self::search`]'s phases.
+    fn search_or_park(&self, victims: &mut Victims, rng: &mut fastrand::Rng) -> Option<TaskRef> {
         let engine = self.engine();
         let config = &engine.shared.config;
         let idle = config.idle;

@@ -107,16 +107,17 @@ impl Routing {
 
 /// Where a woken actor goes under `hierarchical` (see [`hierarchical::wake_target`]): a hub to
 /// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
-/// where they last ran. `sender` is the waking worker (`None`: a plain thread); `wasted_wake`
-/// says whether a push to a worker would wake it while the sender's worker has nothing else to
-/// run (a hint: a wrong answer costs a wake-up or some locality, never work). `None` when the
+/// where they last ran. `sender` is the waking worker (`None`: a plain thread); `idle_hand_off`
+/// says whether a push to a worker would hand the actor to an idle one (asleep or searching)
+/// while the sender's worker has nothing else to run (a hint: a wrong answer costs a hand-off or
+/// some locality, never work). `None` when the
 /// actor never ran and no sender worker is known. Shared by every engine that queues actors.
 #[inline]
 pub(crate) fn hierarchical_route(
     layout: &WorkerLayout,
     placement: &ActorPlacement,
     sender: Option<usize>,
-    wasted_wake: impl Fn(usize) -> bool,
+    idle_hand_off: impl Fn(usize) -> bool,
 ) -> Option<Route> {
     let hub = placement.is_hub();
     let sender_on_home_node = match (sender, placement.home()) {
@@ -130,7 +131,7 @@ pub(crate) fn hierarchical_route(
         placement.last(),
         sender,
         sender_on_home_node,
-        wasted_wake,
+        idle_hand_off,
     )?;
     if hub {
         // Even on its own worker a hub skips the next slot, which spills into stealable
@@ -138,7 +139,7 @@ pub(crate) fn hierarchical_route(
         return Some(Route::Pinned(target));
     }
     if Some(target) == sender {
-        // Here, the worker it last ran on or in place of a wasted wake-up: next, as under `cls`,
+        // Here, the worker it last ran on or in place of an idle hand-off: next, as under `cls`,
         // even away from its home node. Queued as foreign, it would be stealable work, and the
         // push would wake a sleeper to look at it: a wake-up per message of a chain that lives
         // off its home node (docs/decisions/0071-hierarchical-spares-sleepers.md). An actor that
@@ -228,8 +229,9 @@ pub(crate) fn places_spawn_route(
 /// each wake-up (`local`: the `cls` route of the waking worker, for the policies that keep
 /// wake-ups local), with the bookkeeping the decision carries (LGS's home-PU pushes and hub
 /// release, `hierarchical:auto`'s hub detection). `waker`: the waking actor
-/// ([`crate::engine::placement::waker_id`]); `wasted_wake`: whether a push to a worker would
-/// wake it while this worker has nothing else to run (see [`hierarchical_route`]);
+/// ([`crate::engine::placement::waker_id`]); `idle_hand_off`: whether a push to a worker would
+/// hand the actor to an idle one while this worker has nothing else to run (see
+/// [`hierarchical_route`]);
 /// `longer_queue`: whether the queue a [`Route::Tail`] or [`Route::Head`] to another worker pushes
 /// to already holds more actors than this worker's (LGS's yielding home). The one rule both
 /// engines carry out: the actor-centric engine on its threads (`actor_centric/routing.rs`), the
@@ -244,7 +246,7 @@ pub(crate) fn woken_route(
     layout: &WorkerLayout,
     local: Route,
     counters: &WorkerCounters,
-    wasted_wake: impl Fn(usize) -> bool,
+    idle_hand_off: impl Fn(usize) -> bool,
     longer_queue: impl Fn(Route) -> bool,
 ) -> Route {
     match routing {
@@ -254,11 +256,12 @@ pub(crate) fn woken_route(
             // is counted, and under `lgs:auto` an actor woken again and again from elsewhere is
             // released (it runs where its partners are from then on). Beyond the text, a home
             // that cannot take the actor at once yields: a wake-up whose home PU's queue holds
-            // more actors than this worker's, or whose home on this worker's own node sleeps
-            // while this worker has nothing else to run (`hierarchical`'s wasted wake-up), runs
-            // here instead, as under `cls`, and keeps its home for the next one. A sleeping home
-            // on another node is woken, as in the text: there the actor's data is remote from
-            // this worker (docs/decisions/0078-a-home-that-is-behind-yields.md).
+            // more actors than this worker's, or whose home on this worker's own node is idle
+            // (asleep or searching) while this worker has nothing else to run (`hierarchical`'s
+            // idle hand-off), runs here instead, as under `cls`, and keeps its home for the next
+            // one. An idle home on another node gets it, as in the text: there the actor's data
+            // is remote from this worker (docs/decisions/0078-a-home-that-is-behind-yields.md,
+            // docs/decisions/0082-an-idle-hand-off-buys-nothing.md).
             let home = placement.pinned_home();
             let neighbours = |a, b| layout.same_group0(a, b);
             let route =
@@ -270,7 +273,7 @@ pub(crate) fn woken_route(
                         return local;
                     }
                     let same_node = layout.node_of(h) == layout.node_of(me);
-                    if longer_queue(route) || (same_node && wasted_wake(h)) {
+                    if longer_queue(route) || (same_node && idle_hand_off(h)) {
                         counters.hpu_yields.bump(1);
                         return local;
                     }
@@ -291,7 +294,8 @@ pub(crate) fn woken_route(
             if auto_hubs {
                 note_hierarchical_wake(placement, me, waker, counters);
             }
-            hierarchical_route(layout, placement, Some(me), wasted_wake).unwrap_or(Route::LocalNext)
+            hierarchical_route(layout, placement, Some(me), idle_hand_off)
+                .unwrap_or(Route::LocalNext)
         }
         Routing::Places(mode) => {
             let home = placement.home().unwrap_or(me);
@@ -420,16 +424,16 @@ mod tests {
     }
 
     /// Where `lgs:alt` routes a wake-up from worker 0 of an actor whose home is worker 1, on a
-    /// one-node machine of four PUs, given what the engine says of worker 1: asleep while
-    /// worker 0 has nothing else to run (`wasted`), and its inbox holding more actors than
+    /// one-node machine of four PUs, given what the engine says of worker 1: idle while
+    /// worker 0 has nothing else to run (`idle`), and its inbox holding more actors than
     /// worker 0's queues (`queued`). Returns the route, the (pushes, yields) counted and the home
     /// after it.
-    fn alt_wake(wasted: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
-        alt_wake_on("synthetic:package:1 core:4 pu:1", wasted, queued)
+    fn alt_wake(idle: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
+        alt_wake_on("synthetic:package:1 core:4 pu:1", idle, queued)
     }
 
     /// [`alt_wake`] on another machine of four PUs.
-    fn alt_wake_on(machine: &str, wasted: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
+    fn alt_wake_on(machine: &str, idle: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
         let layout = layout_of(machine);
         let placement = ActorPlacement::new(&crate::runtime::options::SpawnOptions::default());
         placement.set_home(Some(1));
@@ -442,7 +446,7 @@ mod tests {
             &layout,
             Route::LocalNext,
             &counters,
-            |w| wasted && w == 1,
+            |w| idle && w == 1,
             |r| queued && r == Route::Tail(1),
         );
         let home = placement.pinned_home();

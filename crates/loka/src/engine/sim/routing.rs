@@ -47,11 +47,9 @@ impl Engine {
             &self.shared.machine.layout,
             st.workers[w].cls.route_woken(),
             self.shared.counters.worker(w),
-            |v| {
-                st.workers[v].parked
-                    && !Self::polls(&st.workers[v], now)
-                    && !st.workers[w].has_local_work()
-            },
+            // An idle hand-off: `v` has nothing to run (parked, whether it still polls or
+            // sleeps) and neither has `w` (docs/decisions/0082-an-idle-hand-off-buys-nothing.md).
+            |v| st.workers[v].parked && !st.workers[w].has_local_work(),
             |route| {
                 let queued = match route {
                     Route::Tail(v) => st.workers[v].inbox.len(),
