@@ -1,7 +1,9 @@
 """Prints the simulation's predictions from a `loka bench policies --engine sim --out FILE` (or
 `loka bench run --out FILE`) JSON-lines file as a Markdown table: per benchmark, the `cls` virtual
 time and, for each other policy, the predicted speed-up over `cls` (cls virtual time / policy
-virtual time), each with the share of activations on the actor's home node in brackets.
+virtual time), each with the share of activations on the actor's home node in brackets; then
+each policy's worst row, and, when `auto` is among the policies, `auto` against the best of the
+others on every row.
 
 usage: python3 docs/results/sim_table.py FILE POLICY...   (the first POLICY is the baseline)
 """
@@ -43,6 +45,35 @@ def main():
             flag = "" if r["verified"] else " (not verified)"
             cells.append(f"{speedup:.2f}× ({home(r):.0f}%){flag}")
         print(f"| {bench} | " + " | ".join(cells) + " |")
+    summary(runs, order, policies)
+
+
+def summary(runs, order, policies):
+    """Each policy's worst speed-up over the baseline, and `auto` against the best of the rest."""
+    base = policies[0]
+
+    def speedup(bench, p):
+        b, r = runs.get((bench, base)), runs.get((bench, p))
+        return None if b is None or r is None else b["virtual_seconds"] / r["virtual_seconds"]
+
+    print()
+    worst = []
+    for p in policies[1:]:
+        rows = [(s, bench) for bench in order if (s := speedup(bench, p)) is not None]
+        if rows:
+            s, bench = min(rows)
+            below = sum(1 for s, _ in rows if s < 0.9)
+            worst.append(f"`{p}` {s:.2f} ({bench}; {below} of {len(rows)} rows below 0.9)")
+    print("Worst row per policy: " + "; ".join(worst) + ".")
+    if "auto" in policies[1:]:
+        short = []
+        for bench in order:
+            a = speedup(bench, "auto")
+            others = [1.0] + [s for p in policies[1:] if p != "auto" and (s := speedup(bench, p))]
+            if a is not None and a < 0.95 * max(others):
+                short.append(f"{bench} {a / max(others):.2f}")
+        print(f"`auto` below 0.95× the best of `{base}` and every other policy on "
+              f"{len(short)} of {len(order)} rows" + (": " + ", ".join(short) if short else "") + ".")
 
 
 main()
