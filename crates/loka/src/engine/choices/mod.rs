@@ -110,8 +110,8 @@ impl Routing {
 /// where they last ran. `sender` is the waking worker (`None`: a plain thread); `idle_hand_off`
 /// says whether a push to a worker would hand the actor to an idle one (asleep or searching)
 /// while the sender's worker has nothing else to run (a hint: a wrong answer costs a hand-off or
-/// some locality, never work). `None` when the
-/// actor never ran and no sender worker is known. Shared by every engine that queues actors.
+/// some locality, never work). `None` when the actor never ran and no sender worker is known.
+/// Shared by every engine that queues actors.
 #[inline]
 pub(crate) fn hierarchical_route(
     layout: &WorkerLayout,
