@@ -133,7 +133,7 @@ fn a_token_crossing_nodes_stays_with_its_idle_sender() {
 /// one wake-up in a hundred to a home PU, and the token travels within 1.25× of `cls`'s time:
 /// each member's home is idle while the sender's worker has nothing else to run, so the
 /// member runs there, and keeps its home (docs/decisions/0082-an-idle-hand-off-buys-nothing.md).
-/// With a push to every home that was not asleep, every hop was pushed.
+/// With a push to every home that was not asleep, 19,899 of the 20,000 hops were pushed (9.3×).
 #[test]
 fn a_token_inside_a_node_stays_with_its_idle_sender_under_lgs_alt() {
     let cls = pass_token(PolicyKind::Cls, inside_node_0);
