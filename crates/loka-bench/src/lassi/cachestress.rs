@@ -8,7 +8,7 @@
 //! * best: place a — all the actors sharing an array share one L3;
 //! * worst: place (a + j) mod P — each array's actors spread evenly over the places, so every
 //!   L3 is asked to hold every array;
-//! * ignorant: none (round robin over the places under `places`);
+//! * ignorant: none (no place: spawned round robin over the workers, as under `cls`);
 //! * random: a seeded random place.
 //!
 //! One pass is one message: the driver's first message starts pass 0, and the stresser sends

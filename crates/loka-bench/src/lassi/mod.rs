@@ -35,7 +35,7 @@ pub(crate) enum Variant {
     Best,
     /// Actors that share data are hinted to different places.
     Worst,
-    /// No hints: the runtime places every actor (round robin over the places under `places`).
+    /// No hints: the actors have no place and run as under `cls`, under `places` too.
     Ignorant,
     /// Every actor is hinted to a place drawn from a seeded generator.
     Random,

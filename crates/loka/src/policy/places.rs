@@ -2,9 +2,12 @@
 //! Zürich 2010; docs/references.md and docs/places.md).
 //!
 //! The workers are grouped into *places* (one per package by default, `place_level`). An actor
-//! may be spawned with a place hint ([`crate::SpawnOptions::place`]); without one it is given a
-//! place round robin, as LASSI does for intervals "ignorant of their place". It then lives in that
-//! place:
+//! may be spawned with a place hint ([`crate::SpawnOptions::place`]) and then lives in that place.
+//! An actor without one has no place: it is spawned, woken and stolen as under `cls`, so that a
+//! program that gives no hints runs as it does without the policy, the property LASSI states for
+//! its "locality-ignorant" programs (LASSI itself gave such intervals a place round robin, which
+//! for actors that talk to each other splits partners across places:
+//! docs/decisions/0083-unhinted-actors-have-no-place.md). A hinted actor:
 //!
 //! * **mode B** (`places`, `places:b`): per-worker queues. The actor's home is one worker of its
 //!   place (round robin inside the place); a wake-up from a worker of the same place runs on the
@@ -37,22 +40,22 @@ impl PlacesMode {
     }
 }
 
-/// The place a new actor lives in: its hint, else round robin (`ticket`: a counter the engine
-/// increments per unhinted spawn). The hint is checked at spawn; here it is taken modulo the
-/// place count so that this function never fails.
-pub fn spawn_place(hint: Option<usize>, ticket: usize, places: usize) -> usize {
-    hint.unwrap_or(ticket) % places.max(1)
+/// The place an actor hinted to `hint` lives in. The hint is checked at spawn; here it is taken
+/// modulo the place count so that this function never fails.
+pub fn spawn_place(hint: usize, places: usize) -> usize {
+    hint % places.max(1)
 }
 
 /// The worker of `place` an actor placed there calls home: round robin over the place's workers
-/// (`ticket`: a per-engine counter).
+/// (`ticket`: how many actors the place has been given before).
 pub fn home_in_place(layout: &WorkerLayout, place: usize, ticket: usize) -> usize {
     let workers = layout.workers_of_place(place);
     workers[ticket % workers.len()]
 }
 
-/// Where an actor whose home worker is `home` goes when a send from worker `sender` (`None`: a
-/// plain thread) wakes it.
+/// Where a hinted actor whose home worker is `home` goes when a send from worker `sender`
+/// (`None`: a plain thread) wakes it. (An unhinted actor is routed as its sender's place would
+/// route an actor at home there: `home` is then the waking worker.)
 pub fn route_woken(
     mode: PlacesMode,
     layout: &WorkerLayout,
@@ -135,12 +138,10 @@ mod tests {
     }
 
     #[test]
-    fn unhinted_spawns_go_round_robin_over_places_and_hints_are_kept() {
-        assert_eq!(
-            (0..6).map(|t| spawn_place(None, t, 3)).collect::<Vec<_>>(),
-            [0, 1, 2, 0, 1, 2]
-        );
-        assert_eq!(spawn_place(Some(1), 7, 3), 1);
+    fn hints_are_kept_modulo_the_place_count() {
+        assert_eq!(spawn_place(1, 3), 1);
+        assert_eq!(spawn_place(4, 3), 1);
+        assert_eq!(spawn_place(4, 0), 0);
     }
 
     #[test]

@@ -101,8 +101,8 @@ pub(crate) struct Engine {
     place_queues: Box<[crossbeam_deque::Injector<TaskRef>]>,
     /// `hierarchical`: actors waiting in foreign queues, per home node.
     foreign_waiting: queues::ForeignWaiting,
-    /// `places`: spawns given a place so far (the round robin over places and inside them).
-    place_tickets: CachePadded<AtomicUsize>,
+    /// `places`: the homes given so far in each place (the round robin inside it).
+    place_tickets: crate::engine::choices::PlaceTickets,
     threads: Mutex<Vec<JoinHandle<()>>>,
     /// The stall guard runs (configured on, and the heavy barrier available).
     guarded: bool,
@@ -162,7 +162,10 @@ impl Engine {
                 .map(|_| crossbeam_deque::Injector::new())
                 .collect(),
             foreign_waiting: queues::ForeignWaiting::new(nodes),
-            place_tickets: CachePadded::new(AtomicUsize::new(0)),
+            place_tickets: crate::engine::choices::PlaceTickets::new(
+                Routing::of(config.policy),
+                &shared.machine.layout,
+            ),
             threads: Mutex::new(Vec::new()),
             // One worker: nowhere else to run a hostage (docs/stalls.md).
             guarded: config.stall.guard && n > 1 && crate::sync::asymmetric::available(),
@@ -274,16 +277,12 @@ impl EngineCore for Engine {
 
     unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
         let placement = ActorPlacement::new(options);
-        if let (Routing::Places(_), crate::policy::placement::Placement::Default) =
-            (self.routing(), options.placement)
+        // `places`: a hinted actor's home in its place (no store for any other actor).
+        if let Some(home) = self
+            .place_tickets
+            .home(&self.shared.machine.layout, options)
         {
-            let ticket = self.place_tickets.fetch_add(1, Relaxed);
-            let layout = &self.shared.machine.layout;
-            placement.set_home(Some(super::choices::places_home(
-                layout,
-                options.place,
-                ticket,
-            )));
+            placement.set_home(Some(home));
         }
         // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
         unsafe { header.sched.init(placement) }

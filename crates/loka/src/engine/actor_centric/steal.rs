@@ -259,4 +259,8 @@ impl choices::Thief for Thief<'_> {
     fn foreign_waiting(&mut self, node: usize) -> bool {
         self.0.engine().foreign_waiting.any(node)
     }
+
+    fn has_place(&self, task: &TaskRef) -> bool {
+        crate::engine::placement::of(task).home().is_some()
+    }
 }

@@ -200,14 +200,45 @@ pub(crate) fn note_hierarchical_wake(
     }
 }
 
-/// `places`: the home of a new actor — a worker of its hinted place (else of the place the
-/// round robin gives), itself chosen round robin inside the place. `ticket` counts the engine's
-/// spawns so far. Decided when the task is initialised, so a lazy actor has its place before its
-/// first wake-up.
-pub(crate) fn places_home(layout: &WorkerLayout, hint: Option<usize>, ticket: usize) -> usize {
-    let n = layout.place_count();
-    let place = crate::policy::places::spawn_place(hint, ticket, n);
-    crate::policy::places::home_in_place(layout, place, ticket / n.max(1))
+/// `places`: the homes given so far in each place, so that the hinted actors of one place go
+/// round robin over its workers whatever the hints of the others. Shared by the engine's
+/// spawning threads (a relaxed counter each: only the spread depends on it).
+pub(crate) struct PlaceTickets(Box<[crate::sync::AtomicUsize]>);
+
+impl PlaceTickets {
+    /// Counters for the places of `layout` (none when the policy is not `places`).
+    pub(crate) fn new(routing: Routing, layout: &WorkerLayout) -> Self {
+        let places = match routing {
+            Routing::Places(_) => layout.place_count(),
+            _ => 0,
+        };
+        PlaceTickets(
+            (0..places)
+                .map(|_| crate::sync::AtomicUsize::new(0))
+                .collect(),
+        )
+    }
+
+    /// The home of a new actor under `places`: for an actor hinted to a place (and not placed on
+    /// a worker explicitly), a worker of that place, round robin inside it; `None` for every
+    /// other actor, which has no place and is routed as under `cls`
+    /// (docs/decisions/0083-unhinted-actors-have-no-place.md). Decided when the task is
+    /// initialised, so a lazy actor has its place before its first wake-up.
+    pub(crate) fn home(
+        &self,
+        layout: &WorkerLayout,
+        options: &crate::SpawnOptions,
+    ) -> Option<usize> {
+        let hint = options
+            .place
+            .filter(|_| options.placement == Placement::Default)?;
+        if self.0.is_empty() {
+            return None;
+        }
+        let place = crate::policy::places::spawn_place(hint, self.0.len());
+        let ticket = self.0[place].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(crate::policy::places::home_in_place(layout, place, ticket))
+    }
 }
 
 /// `places`: the route of a new actor's first activation, whose home is `home` (set at
@@ -298,6 +329,10 @@ pub(crate) fn woken_route(
                 .unwrap_or(Route::LocalNext)
         }
         Routing::Places(mode) => {
+            // Without a hint an actor has no place: it is routed as if its home were the waking
+            // worker, so as under `cls` in mode B, and to the waking worker's place, whose queue
+            // the place's workers share and thieves look at, in mode A
+            // (docs/decisions/0083-unhinted-actors-have-no-place.md).
             let home = placement.home().unwrap_or(me);
             crate::policy::places::route_woken(mode, layout, home, Some(me), local)
         }
@@ -351,10 +386,10 @@ pub(crate) trait SpawnSite {
 }
 
 /// The route of a new actor's first activation, spawned from worker `from` (`None`: a plain
-/// thread): an explicit placement wins, then the placement strategy for its kind (hub or
-/// regular), `places` putting it in its place ([`places_spawn_route`]). Under LGS the worker it
-/// is placed on becomes its home PU (`places`: if it has none yet); under `hierarchical` a hub
-/// is pinned there. The one rule of both engines (`actor_centric/routing.rs`, `sim/routing.rs`).
+/// thread): an explicit placement wins, then `places` putting a hinted actor in its place
+/// ([`places_spawn_route`]), then the placement strategy for its kind (hub or regular). Under
+/// LGS the worker it is placed on becomes its home PU; under `hierarchical` a hub is pinned
+/// there. The one rule of both engines (`actor_centric/routing.rs`, `sim/routing.rs`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn_route(
     routing: Routing,
@@ -368,26 +403,25 @@ pub(crate) fn spawn_route(
 ) -> Route {
     let hub = placement.is_hub();
     let explicit = requested != Placement::Default;
-    let route = if let (Routing::Places(mode), false) = (routing, explicit) {
-        let home = placement
-            .home()
-            .expect("`places` gives every actor a home at initialisation");
-        places_spawn_route(mode, layout, home, from)
-    } else if let (Routing::Erlang, false, PlacementStrategy::Default, Some(parent)) =
-        (routing, explicit, strategy, from)
-    {
-        // The tail of the parent's run queue (BEAM's `erl_create_process`).
-        Route::Tail(parent)
-    } else if explicit || strategy == PlacementStrategy::Default {
-        site.default_route(requested)
-    } else {
-        let ticket = site.ticket(hub);
-        let mut rng = fastrand::Rng::with_seed(seed ^ ticket as u64);
-        match strategy.place(from, ticket, &mut rng, layout) {
-            w if Some(w) == from => Route::LocalHead,
-            w => Route::Tail(w),
-        }
-    };
+    let route =
+        if let (Routing::Places(mode), false, Some(home)) = (routing, explicit, placement.home()) {
+            // A hinted actor (its home was set at initialisation, `PlaceTickets::home`).
+            places_spawn_route(mode, layout, home, from)
+        } else if let (Routing::Erlang, false, PlacementStrategy::Default, Some(parent)) =
+            (routing, explicit, strategy, from)
+        {
+            // The tail of the parent's run queue (BEAM's `erl_create_process`).
+            Route::Tail(parent)
+        } else if explicit || strategy == PlacementStrategy::Default {
+            site.default_route(requested)
+        } else {
+            let ticket = site.ticket(hub);
+            let mut rng = fastrand::Rng::with_seed(seed ^ ticket as u64);
+            match strategy.place(from, ticket, &mut rng, layout) {
+                w if Some(w) == from => Route::LocalHead,
+                w => Route::Tail(w),
+            }
+        };
     let placed = match route {
         Route::LocalNext | Route::LocalHead => from,
         Route::Tail(w) | Route::Head(w) | Route::Pinned(w) => Some(w),
@@ -395,10 +429,8 @@ pub(crate) fn spawn_route(
         // (its home was set with its place, at initialisation)
         Route::Place(_) => None,
     };
-    match routing {
-        Routing::Lgs(_) => placement.set_home(placed),
-        Routing::Places(_) if placement.home().is_none() => placement.set_home(placed),
-        _ => {}
+    if let Routing::Lgs(_) = routing {
+        placement.set_home(placed);
     }
     match (routing, placed) {
         // A hub lives on the worker it was placed on, out of every thief's reach.
@@ -411,6 +443,36 @@ pub(crate) fn spawn_route(
 mod tests {
     use super::*;
     use loka_topology::{CostMatrix, LayoutOptions, Topology};
+
+    /// Hinted actors go round robin over the workers of their own place, whatever the hints of
+    /// the others (with one counter for all places, hints alternating between two places of
+    /// two workers gave every actor of a place the same worker); unhinted actors, and actors
+    /// placed on a worker, get no home.
+    #[test]
+    fn places_homes_go_round_robin_inside_each_place() {
+        let layout = layout_of("synthetic:package:2 core:2 pu:1");
+        let tickets = PlaceTickets::new(Routing::Places(PlacesMode::PerWorker), &layout);
+        let homes: Vec<_> = [0, 1, 0, 1, 0, 1]
+            .into_iter()
+            .map(|p| tickets.home(&layout, &crate::SpawnOptions::new().place(p)))
+            .collect();
+        let (p0, p1) = (layout.workers_of_place(0), layout.workers_of_place(1));
+        assert_eq!(
+            homes,
+            [p0[0], p1[0], p0[1], p1[1], p0[0], p1[0]].map(Some),
+            "{p0:?} {p1:?}"
+        );
+        assert_eq!(tickets.home(&layout, &crate::SpawnOptions::new()), None);
+        let on_worker = crate::SpawnOptions::new()
+            .place(1)
+            .placement(Placement::Worker(0));
+        assert_eq!(tickets.home(&layout, &on_worker), None);
+        let cls = PlaceTickets::new(Routing::Local, &layout);
+        assert_eq!(
+            cls.home(&layout, &crate::SpawnOptions::new().place(1)),
+            None
+        );
+    }
 
     /// The worker layout of `machine` (a topology spec) with the default options.
     fn layout_of(machine: &str) -> WorkerLayout {

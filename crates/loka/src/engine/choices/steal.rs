@@ -81,6 +81,10 @@ pub(crate) trait Thief {
     /// (`hierarchical`): a `false` skips every foreign-queue step for that node. May say `true`
     /// when none waits; must not say `false` when the thief could see one.
     fn foreign_waiting(&mut self, node: usize) -> bool;
+    /// Whether `task` lives in a place (`places`: it was hinted to one): only such an actor's
+    /// steal across places is counter-productive and counted
+    /// (docs/decisions/0083-unhinted-actors-have-no-place.md).
+    fn has_place(&self, task: &Self::Task) -> bool;
 }
 
 /// What [`steal_once`] took.
@@ -133,7 +137,7 @@ pub(crate) fn steal_once<T: Thief>(
             for (victim, crosses) in places.round(rng) {
                 counters.steal_attempts.bump(1);
                 if let Some(t) = thief.attempt(StealFrom::Worker(victim)) {
-                    if crosses {
+                    if crosses && thief.has_place(&t.0) {
                         counters.cross_place_steals.bump(1);
                     }
                     return Some(stolen(t, None));
@@ -145,7 +149,9 @@ pub(crate) fn steal_once<T: Thief>(
             let victim = crate::policy::places::victim_place(*mine, *places, rng)?;
             counters.steal_attempts.bump(1);
             let (task, victim) = thief.attempt(StealFrom::Place(victim))?;
-            counters.cross_place_steals.bump(1);
+            if thief.has_place(&task) {
+                counters.cross_place_steals.bump(1);
+            }
             Some(Stolen {
                 task,
                 victim,
@@ -210,6 +216,9 @@ mod tests {
         }
         fn foreign_waiting(&mut self, _node: usize) -> bool {
             self.foreign_waiting
+        }
+        fn has_place(&self, _task: &()) -> bool {
+            false
         }
     }
 

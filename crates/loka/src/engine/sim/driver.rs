@@ -564,4 +564,8 @@ impl choices::Thief for VirtualThief<'_> {
         }
         self.waiting.as_ref().is_some_and(|w| w[node])
     }
+
+    fn has_place(&self, task: &TaskRef) -> bool {
+        placement::of(task).home().is_some()
+    }
 }

@@ -65,7 +65,7 @@ use crate::policy::placement::PlacementStrategy;
 use crate::policy::Route;
 use crate::runtime::options::SpawnOptions;
 use crate::runtime::{Boundary, EngineCore, Exec, Header, Runtime, Shared, TaskQueues, TaskRef};
-use crate::sync::{AtomicU8, AtomicUsize};
+use crate::sync::AtomicU8;
 use crate::telemetry::{SimStats, MAX_LEVELS};
 use cost::Distances;
 use parking_lot::{Condvar, Mutex};
@@ -161,8 +161,8 @@ pub(crate) struct Engine {
     /// Placement strategies for regular actors [0] and hubs [1], changeable at run time.
     strategies: [AtomicU8; 2],
     measured: bool,
-    /// `places`: spawns given a place so far (the round robin over places and inside them).
-    place_tickets: AtomicUsize,
+    /// `places`: the homes given so far in each place (the round robin inside it).
+    place_tickets: crate::engine::choices::PlaceTickets,
     /// How long an idle worker polls before it parks, in virtual ns (the real worker's spin and
     /// yield phases; `lgs:nosleep` polls far longer).
     polling_ns: u64,
@@ -257,7 +257,10 @@ impl Engine {
                 AtomicU8::new(strategy_index(config.hub_placement)),
             ],
             measured: config.sim.compute == crate::config::SimCompute::Measured,
-            place_tickets: AtomicUsize::new(0),
+            place_tickets: crate::engine::choices::PlaceTickets::new(
+                Routing::of(config.policy),
+                layout,
+            ),
             polling_ns: {
                 let nosleep = matches!(config.policy, crate::PolicyKind::Lgs(v) if v.nosleep);
                 let extra = if nosleep { 10_000_000 } else { 0 };
@@ -417,18 +420,12 @@ impl Engine {
 impl EngineCore for Engine {
     unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
         let placement = ActorPlacement::new(options);
-        if let (Routing::Places(_), crate::policy::placement::Placement::Default) =
-            (self.routing(), options.placement)
+        // `places`: a hinted actor's home in its place (no store for any other actor).
+        if let Some(home) = self
+            .place_tickets
+            .home(&self.shared.machine.layout, options)
         {
-            let ticket = self
-                .place_tickets
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let layout = &self.shared.machine.layout;
-            placement.set_home(Some(crate::engine::choices::places_home(
-                layout,
-                options.place,
-                ticket,
-            )));
+            placement.set_home(Some(home));
         }
         // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
         unsafe { header.sched.init(placement) }
