@@ -90,13 +90,16 @@ impl Actor for Pinger {
     }
 }
 
-/// Ping-pong between an actor placed on worker 0 and one placed on worker 3 (the other node);
-/// returns the workers the pinger's and the ponger's activations ran on, round by round.
-fn ping_pong_across_nodes(policy: &str) -> (Vec<usize>, Vec<usize>) {
+/// Ping-pong between an actor placed on worker 0 and one placed on worker 3 (the other node),
+/// each declaring `footprint` bytes of data; returns the workers the pinger's and the ponger's
+/// activations ran on, round by round.
+fn ping_pong_across_nodes(policy: &str, footprint: usize) -> (Vec<usize>, Vec<usize>) {
     let system = system(policy, NO_SPIN);
     let ponger = system.spawn_with(
         Ponger { ran_on: Vec::new() },
-        SpawnOptions::new().placement(Placement::Worker(3)),
+        SpawnOptions::new()
+            .placement(Placement::Worker(3))
+            .footprint(footprint),
     );
     let pinger = system.spawn_with(
         Pinger {
@@ -105,7 +108,9 @@ fn ping_pong_across_nodes(policy: &str) -> (Vec<usize>, Vec<usize>) {
             ran_on: Vec::new(),
             done: None,
         },
-        SpawnOptions::new().placement(Placement::Worker(0)),
+        SpawnOptions::new()
+            .placement(Placement::Worker(0))
+            .footprint(footprint),
     );
     system.run_until_idle();
     let pinger_ran_on = pinger
@@ -130,8 +135,10 @@ fn share_on(ran_on: &[usize], workers: &[usize]) -> f64 {
 fn lgs_runs_woken_actors_on_their_home_nodes_and_cls_brings_partners_together() {
     // LGS (Listing 5.3): the ponger's home is worker 3 and the pinger's worker 0, where each was
     // placed; a wake-up from the other node goes to the home PU's queue (no longer than the
-    // sender's), waking it, so each keeps running on its own node.
-    let (pinger, ponger) = ping_pong_across_nodes("lgs");
+    // sender's), waking it, so each keeps running on its own node. Each declares 4 KiB of data:
+    // a small actor would stay with its idle waker (docs/decisions/0084-small-actors-stay-with-an-idle-waker.md,
+    // the last part of this test).
+    let (pinger, ponger) = ping_pong_across_nodes("lgs", 4096);
     let (pinger_home, ponger_home) = (share_on(&pinger, &[0, 1]), share_on(&ponger, &[2, 3]));
     assert!(
         pinger_home >= 0.9 && ponger_home >= 0.9,
@@ -141,11 +148,21 @@ fn lgs_runs_woken_actors_on_their_home_nodes_and_cls_brings_partners_together() 
     );
     // CLS: a woken actor runs next on the sender's worker, so the pair ends up on one worker,
     // whichever node that is. The contrast shows the test tells the two policies apart.
-    let (pinger, ponger) = ping_pong_across_nodes("cls");
+    let (pinger, ponger) = ping_pong_across_nodes("cls", 4096);
     let together = pinger.iter().zip(&ponger).filter(|(a, b)| a == b).count();
     assert!(
         together * 2 >= pinger.len(),
         "cls: the pair ran on the same worker in only {together} of {} rounds",
+        pinger.len()
+    );
+    // LGS with small actors (nothing declared, a few words of state): each wake-up finds the home
+    // on the other node idle and the sender's worker with nothing else to run, so the actor runs
+    // on the sender's worker, as under `cls` (decision 0084; red without it: 0 rounds together).
+    let (pinger, ponger) = ping_pong_across_nodes("lgs", 0);
+    let together = pinger.iter().zip(&ponger).filter(|(a, b)| a == b).count();
+    assert!(
+        together * 2 >= pinger.len(),
+        "lgs, small actors: the pair ran on the same worker in only {together} of {} rounds",
         pinger.len()
     );
 }

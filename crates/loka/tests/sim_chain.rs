@@ -70,11 +70,21 @@ struct Passed {
 
 /// Passes the token [`HOPS`] times around a ring homed by `home_of` under `policy`.
 fn pass_token(policy: PolicyKind, home_of: fn(usize) -> usize) -> Passed {
+    pass_token_declaring(policy, home_of, 0)
+}
+
+/// [`pass_token`] with members that declare `footprint` bytes of data each.
+fn pass_token_declaring(
+    policy: PolicyKind,
+    home_of: fn(usize) -> usize,
+    footprint: usize,
+) -> Passed {
     let system = opteron_sim::system(policy);
     let ring: Vec<ActorRef<Msg>> = (0..RING)
         .map(|i| {
             let options = SpawnOptions {
                 placement: Placement::Worker(home_of(i)),
+                footprint,
                 ..SpawnOptions::default()
             };
             system.spawn_with(Member { next: None }, options)
@@ -148,6 +158,35 @@ fn a_token_inside_a_node_stays_with_its_idle_sender_under_lgs_alt() {
         "a hand-off per message: {table}"
     );
     println!("{HOPS} hops inside one node: {table}");
+}
+
+/// Under `lgs` a ring across nodes of small members (state within two lines, nothing declared)
+/// pushes fewer than one wake-up in a hundred to a home PU and passes the token within 1.25× of
+/// `cls`'s time: a small actor woken while its home is idle and the sender's worker has nothing
+/// else to run stays with the sender, even when the home is on another node
+/// (docs/decisions/0084-small-actors-stay-with-an-idle-waker.md). The same ring whose members
+/// declare 4 KiB each is still pushed home at most hops (its data is there): the size decides.
+#[test]
+fn a_small_token_crossing_nodes_stays_with_its_idle_sender_under_lgs() {
+    let cls = pass_token(PolicyKind::Cls, across_nodes);
+    let lgs: PolicyKind = "lgs".parse().unwrap();
+    let small = pass_token(lgs, across_nodes);
+    let large = pass_token_declaring(lgs, across_nodes, 4096);
+    let ratio = small.ns as f64 / cls.ns as f64;
+    let table = format!(
+        "cls {} ns; lgs, small members {} ns ({ratio:.2}× cls), {} pushes home; lgs, 4 KiB \
+         members {} ns, {} pushes home",
+        cls.ns, small.ns, small.pushes, large.ns, large.pushes
+    );
+    assert!(
+        small.pushes <= u64::from(HOPS) / 100 && ratio <= 1.25,
+        "small actors handed across nodes: {table}"
+    );
+    assert!(
+        large.pushes >= u64::from(HOPS) / 2,
+        "actors with data were kept from their homes: {table}"
+    );
+    println!("{HOPS} hops across nodes: {table}");
 }
 
 /// One job homed on each of workers 1..64 (each has run once there), a fan on worker 0 that

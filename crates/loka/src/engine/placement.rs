@@ -72,6 +72,21 @@ const LOCAL_WAKE: u32 = 1;
 const RAN: u8 = 1;
 const UNPINNED: u8 = 2;
 const HUB: u8 = 4;
+const SMALL: u8 = 8;
+
+/// The most bytes of state (`size_of` the actor plus its declared footprint,
+/// [`SpawnOptions::footprint`]) an actor may have and still be *small*: no more than the two
+/// lines a wake-up handed to another worker moves anyway (the message's and the queue slot's),
+/// so running it where it was woken fetches no more than running it at home
+/// (docs/decisions/0084-small-actors-stay-with-an-idle-waker.md).
+pub(crate) const SMALL_STATE_BYTES: usize = 128;
+
+/// Whether an actor whose type is `state_bytes` long (`size_of`) and that declared `footprint`
+/// bytes of data ([`SpawnOptions::footprint`]) is small: at most [`SMALL_STATE_BYTES`].
+#[inline]
+pub(crate) fn is_small_state(state_bytes: usize, footprint: usize) -> bool {
+    state_bytes.saturating_add(footprint) <= SMALL_STATE_BYTES
+}
 
 /// The placement state of a task of this engine.
 #[inline]
@@ -82,8 +97,13 @@ pub(crate) fn of(task: &TaskRef) -> &ActorPlacement {
 }
 
 impl ActorPlacement {
-    pub(crate) fn new(options: &SpawnOptions) -> Self {
+    /// The placement state of a new actor spawned with `options`; `small`: whether it counts as
+    /// small ([`is_small_state`]; only LGS asks, so the other policies' spawns skip the test).
+    pub(crate) fn new(options: &SpawnOptions, small: bool) -> Self {
         let mut flags = 0;
+        if small {
+            flags |= SMALL;
+        }
         if options.unpinned {
             flags |= UNPINNED;
         }
@@ -148,6 +168,13 @@ impl ActorPlacement {
             self.last.store(worker as u32, Relaxed);
         }
         (prev != NO_HOME).then_some(prev as usize)
+    }
+
+    /// Whether the actor's state is at most [`SMALL_STATE_BYTES`] (fixed at spawn: a later
+    /// `Context::set_footprint` does not change it).
+    #[inline]
+    pub(crate) fn is_small(&self) -> bool {
+        self.flags.load(Relaxed) & SMALL != 0
     }
 
     /// Whether the actor is a hub (spawn option, `set_hub`, or online detection).
@@ -287,7 +314,7 @@ mod tests {
 
     #[test]
     fn one_distant_partner_waking_again_and_again_is_no_hub() {
-        let p = ActorPlacement::new(&SpawnOptions::default());
+        let p = ActorPlacement::new(&SpawnOptions::default(), false);
         for _ in 0..10 * HUB_MIN_WAKES {
             assert!(!p.note_remote_wake(7), "one partner released it");
         }
@@ -297,13 +324,13 @@ mod tests {
     #[test]
     fn one_partner_and_changing_others_in_turn_make_no_hub() {
         // A chameneos creature: the mall (0), then the creature it met (1, 2, 3, …), in turn.
-        let p = ActorPlacement::new(&SpawnOptions::default());
+        let p = ActorPlacement::new(&SpawnOptions::default(), false);
         for i in 0..40 * HUB_MIN_WAKES {
             let waker = if i % 2 == 0 { 0 } else { 1 + i };
             assert!(!p.note_foreign_sender(waker), "marked a hub at wake-up {i}");
         }
         // The mall: a different creature every time.
-        let mall = ActorPlacement::new(&SpawnOptions::default());
+        let mall = ActorPlacement::new(&SpawnOptions::default(), false);
         let marked = (0..HUB_MIN_WAKES)
             .filter(|&i| mall.note_foreign_sender(100 + i))
             .count();
@@ -313,7 +340,7 @@ mod tests {
 
     #[test]
     fn saturated_counts_stay_in_their_half() {
-        let p = ActorPlacement::new(&SpawnOptions::default());
+        let p = ActorPlacement::new(&SpawnOptions::default(), false);
         for _ in 0..70_000 {
             p.note_local_wake();
         }
@@ -331,14 +358,14 @@ mod tests {
 
     #[test]
     fn changing_partners_make_a_hub() {
-        let p = ActorPlacement::new(&SpawnOptions::default());
+        let p = ActorPlacement::new(&SpawnOptions::default(), false);
         // Two partners in turn: each wake-up is from another actor than the one before.
         let released = (0..HUB_MIN_WAKES)
             .filter(|&i| p.note_remote_wake(i % 2))
             .count();
         assert_eq!(released, 1, "released once, at the threshold");
         assert_ne!(p.flags.load(Relaxed) & UNPINNED, 0);
-        let q = ActorPlacement::new(&SpawnOptions::default());
+        let q = ActorPlacement::new(&SpawnOptions::default(), false);
         for i in 0..HUB_MIN_WAKES {
             assert!(!q.note_foreign_sender(i), "a hub before the threshold");
             q.note_local_wake();

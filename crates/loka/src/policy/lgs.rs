@@ -9,11 +9,13 @@
 //!   a plain thread, to the tail of its HPU's queue (Listing 5.3). Anyone may still steal it.
 //! * **A home that cannot take the actor at once yields** (beyond the text): a wake-up from a
 //!   worker goes home only if the home's queue is no longer than the waking worker's and, on the
-//!   waking worker's own node, the home is not idle (asleep or searching) while the waking worker
-//!   has nothing else to run; otherwise the waking worker runs it, and the actor keeps its home
-//!   for the next wake-up (`engine/choices/mod.rs`, `woken_route`;
+//!   waking worker's own node (on any node for a *small* actor, whose state and declared footprint
+//!   fit in two lines), the home is not idle (asleep or searching) while the waking worker has
+//!   nothing else to run; otherwise the waking worker runs it, and the actor keeps its home for
+//!   the next wake-up (`engine/choices/mod.rs`, `woken_route`;
 //!   docs/decisions/0078-a-home-that-is-behind-yields.md,
-//!   docs/decisions/0082-an-idle-hand-off-buys-nothing.md).
+//!   docs/decisions/0082-an-idle-hand-off-buys-nothing.md,
+//!   docs/decisions/0084-small-actors-stay-with-an-idle-waker.md).
 //!
 //! Variants (switches): `tp` (pinned workers, free actors: no HPU routing, weighted stealing only),
 //! `dfs` (the remote wake-up goes to the *head* of the HPU's queue), `co` (g0 = L2 sharers: chosen

@@ -227,7 +227,7 @@ impl PlaceTickets {
     pub(crate) fn home(
         &self,
         layout: &WorkerLayout,
-        options: &crate::SpawnOptions,
+        options: &crate::runtime::options::SpawnOptions,
     ) -> Option<usize> {
         let hint = options
             .place
@@ -239,6 +239,19 @@ impl PlaceTickets {
         let ticket = self.0[place].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Some(crate::policy::places::home_in_place(layout, place, ticket))
     }
+}
+
+/// Whether a new actor counts as small for `routing`, the policy's routing (LGS keeps a small
+/// actor with an idle waker on another node, docs/decisions/0084-small-actors-stay-with-an-idle-waker.md;
+/// no other policy asks, and their spawns skip the test).
+#[inline]
+pub(crate) fn small_for(
+    routing: Routing,
+    header: &crate::runtime::task::Header,
+    options: &crate::runtime::options::SpawnOptions,
+) -> bool {
+    matches!(routing, Routing::Lgs(_))
+        && crate::engine::placement::is_small_state(header.state_bytes(), options.footprint)
 }
 
 /// `places`: the route of a new actor's first activation, whose home is `home` (set at
@@ -290,9 +303,12 @@ pub(crate) fn woken_route(
             // more actors than this worker's, or whose home on this worker's own node is idle
             // (asleep or searching) while this worker has nothing else to run (`hierarchical`'s
             // idle hand-off), runs here instead, as under `cls`, and keeps its home for the next
-            // one. An idle home on another node gets it, as in the text: there the actor's data
-            // is remote from this worker (docs/decisions/0078-a-home-that-is-behind-yields.md,
-            // docs/decisions/0082-an-idle-hand-off-buys-nothing.md).
+            // one. An idle home on another node gets an actor with data, as in the text: there
+            // its data is remote from this worker; a small actor (no more state than the lines
+            // the hand-off moves) stays here wherever its home is
+            // (docs/decisions/0078-a-home-that-is-behind-yields.md,
+            // docs/decisions/0082-an-idle-hand-off-buys-nothing.md,
+            // docs/decisions/0084-small-actors-stay-with-an-idle-waker.md).
             let home = placement.pinned_home();
             let neighbours = |a, b| layout.same_group0(a, b);
             let route =
@@ -303,8 +319,8 @@ pub(crate) fn woken_route(
                         counters.hubs_released.bump(1);
                         return local;
                     }
-                    let same_node = layout.node_of(h) == layout.node_of(me);
-                    if longer_queue(route) || (same_node && idle_hand_off(h)) {
+                    let near = placement.is_small() || layout.node_of(h) == layout.node_of(me);
+                    if longer_queue(route) || (near && idle_hand_off(h)) {
                         counters.hpu_yields.bump(1);
                         return local;
                     }
@@ -497,7 +513,8 @@ mod tests {
     /// [`alt_wake`] on another machine of four PUs.
     fn alt_wake_on(machine: &str, idle: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
         let layout = layout_of(machine);
-        let placement = ActorPlacement::new(&crate::runtime::options::SpawnOptions::default());
+        let placement =
+            ActorPlacement::new(&crate::runtime::options::SpawnOptions::default(), false);
         placement.set_home(Some(1));
         let counters = WorkerCounters::default();
         let route = woken_route(
@@ -583,7 +600,7 @@ mod tests {
                     (0..64).map(|i| (i % 4, i / 4 % 4, i / 16, i % 3 == 0))
                 {
                     let options = crate::runtime::options::SpawnOptions::default().hub(hub);
-                    let placement = ActorPlacement::new(&options);
+                    let placement = ActorPlacement::new(&options, false);
                     placement.set_home(Some(home));
                     placement.swap_last(last);
                     let route = woken_route(

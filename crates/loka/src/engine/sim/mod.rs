@@ -419,7 +419,9 @@ impl Engine {
 
 impl EngineCore for Engine {
     unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
-        let placement = ActorPlacement::new(options);
+        // The policy's routing, not `auto`'s current one: an actor keeps its size class.
+        let small = crate::engine::choices::small_for(self.routings[1], header, options);
+        let placement = ActorPlacement::new(options, small);
         // `places`: a hinted actor's home in its place (no store for any other actor).
         if let Some(home) = self
             .place_tickets
