@@ -15,37 +15,12 @@
 //! out still hands each actor to its own worker.
 
 mod opteron_sim;
+mod sim_ring;
 
-use loka::{Actor, ActorRef, Context, Placement, PolicyKind, SpawnOptions};
+use loka::{Placement, PolicyKind, SpawnOptions};
 use opteron_sim::{Fan, Job, WORKERS};
+use sim_ring::{Passed, HOPS, RING};
 use std::time::Duration;
-
-/// Actors in the ring: eight per node, consecutive ones on different nodes.
-const RING: usize = 64;
-/// Messages the token travels.
-const HOPS: u32 = 20_000;
-
-enum Msg {
-    Next(ActorRef<Msg>),
-    Token(u32),
-}
-
-struct Member {
-    next: Option<ActorRef<Msg>>,
-}
-
-impl Actor for Member {
-    type Msg = Msg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) {
-        match msg {
-            Msg::Next(next) => self.next = Some(next),
-            Msg::Token(0) => {}
-            Msg::Token(n) => {
-                let _ = self.next.as_ref().expect("linked").send(Msg::Token(n - 1));
-            }
-        }
-    }
-}
 
 /// The worker of ring member `i` for a ring across nodes: node `i % 8`, a different worker of
 /// it each lap of nodes.
@@ -58,54 +33,23 @@ fn inside_node_0(i: usize) -> usize {
     i % 8
 }
 
-/// What passing the token cost.
-struct Passed {
-    /// Virtual ns the token took.
-    ns: u64,
-    /// Wake-ups of parked workers while it travelled.
-    wakes: u64,
-    /// Wake-ups LGS pushed to a home PU other than the waking worker.
-    pushes: u64,
-}
-
-/// Passes the token [`HOPS`] times around a ring homed by `home_of` under `policy`.
-fn pass_token(policy: PolicyKind, home_of: fn(usize) -> usize) -> Passed {
-    pass_token_declaring(policy, home_of, 0)
-}
-
-/// [`pass_token`] with members that declare `footprint` bytes of data each.
+/// Passes the token around a ring homed by `home_of` under `policy`, each member declaring
+/// `footprint` bytes of data.
 fn pass_token_declaring(
     policy: PolicyKind,
     home_of: fn(usize) -> usize,
     footprint: usize,
 ) -> Passed {
-    let system = opteron_sim::system(policy);
-    let ring: Vec<ActorRef<Msg>> = (0..RING)
-        .map(|i| {
-            let options = SpawnOptions {
-                placement: Placement::Worker(home_of(i)),
-                footprint,
-                ..SpawnOptions::default()
-            };
-            system.spawn_with(Member { next: None }, options)
-        })
-        .collect();
-    for (i, member) in ring.iter().enumerate() {
-        member
-            .send(Msg::Next(ring[(i + 1) % RING].clone()))
-            .unwrap();
-    }
-    system.run_until_idle();
-    let before = system.stats();
-    ring[0].send(Msg::Token(HOPS)).unwrap();
-    system.run_until_idle();
-    let after = system.stats();
-    system.shutdown();
-    Passed {
-        ns: after.sim.unwrap().virtual_ns - before.sim.unwrap().virtual_ns,
-        wakes: after.unparks - before.unparks,
-        pushes: after.total.hpu_pushes - before.total.hpu_pushes,
-    }
+    sim_ring::pass_token(policy, |i| {
+        SpawnOptions::new()
+            .placement(Placement::Worker(home_of(i)))
+            .footprint(footprint)
+    })
+}
+
+/// Passes the token around a ring homed by `home_of` under `policy`.
+fn pass_token(policy: PolicyKind, home_of: fn(usize) -> usize) -> Passed {
+    pass_token_declaring(policy, home_of, 0)
 }
 
 /// Under `hierarchical` and `hierarchical:auto` the token wakes a parked worker for fewer than

@@ -6,62 +6,19 @@
 //! counting, pingpong and threadring on every simulated multi-node machine).
 
 mod opteron_sim;
+mod sim_ring;
 
-use loka::{Actor, ActorRef, Context, PolicyKind, SpawnOptions, Stats};
+use loka::{PolicyKind, SpawnOptions};
+use sim_ring::{HOPS, RING};
 
-/// Actors in the ring.
-const RING: usize = 64;
-/// Messages the token travels.
-const HOPS: u32 = 20_000;
-
-enum Msg {
-    Next(ActorRef<Msg>),
-    Token(u32),
-}
-
-struct Member {
-    next: Option<ActorRef<Msg>>,
-}
-
-impl Actor for Member {
-    type Msg = Msg;
-    fn handle(&mut self, _ctx: &mut Context<Self>, msg: Msg) {
-        match msg {
-            Msg::Next(next) => self.next = Some(next),
-            Msg::Token(0) => {}
-            Msg::Token(n) => {
-                let _ = self.next.as_ref().expect("linked").send(Msg::Token(n - 1));
-            }
-        }
-    }
-}
-
-/// Passes a token [`HOPS`] times around a ring spawned from a plain thread under `policy`, member
-/// `i` with the hint `hint(i)`: the virtual ns it took and the counters it moved.
-fn pass_token(policy: PolicyKind, hint: fn(usize) -> Option<usize>) -> (u64, Stats, Stats) {
-    let system = opteron_sim::system(policy);
-    let ring: Vec<ActorRef<Msg>> = (0..RING)
-        .map(|i| {
-            let options = match hint(i) {
-                Some(place) => SpawnOptions::new().place(place),
-                None => SpawnOptions::new(),
-            };
-            system.spawn_with(Member { next: None }, options)
-        })
-        .collect();
-    for (i, member) in ring.iter().enumerate() {
-        member
-            .send(Msg::Next(ring[(i + 1) % RING].clone()))
-            .unwrap();
-    }
-    system.run_until_idle();
-    let before = system.stats();
-    ring[0].send(Msg::Token(HOPS)).unwrap();
-    system.run_until_idle();
-    let after = system.stats();
-    system.shutdown();
-    let ns = after.sim.as_ref().unwrap().virtual_ns - before.sim.as_ref().unwrap().virtual_ns;
-    (ns, before, after)
+/// The virtual ns a token took around a ring spawned from a plain thread under `policy`, member
+/// `i` with the place hint `hint(i)`.
+fn pass_token(policy: PolicyKind, hint: fn(usize) -> Option<usize>) -> u64 {
+    sim_ring::pass_token(policy, |i| match hint(i) {
+        Some(place) => SpawnOptions::new().place(place),
+        None => SpawnOptions::new(),
+    })
+    .ns
 }
 
 /// Without hints, `places` passes the token within 1.1× of `cls`'s time (1.00: the ring runs on
@@ -71,10 +28,10 @@ fn pass_token(policy: PolicyKind, hint: fn(usize) -> Option<usize>) -> (u64, Sta
 /// must stay slow (hints are still honoured).
 #[test]
 fn a_ring_without_hints_runs_as_under_cls() {
-    let (cls, ..) = pass_token(PolicyKind::Cls, |_| None);
-    let (unhinted, ..) = pass_token("places".parse().unwrap(), |_| None);
+    let cls = pass_token(PolicyKind::Cls, |_| None);
+    let unhinted = pass_token("places".parse().unwrap(), |_| None);
     // The Opteron preset's places: its four packages.
-    let (hinted, ..) = pass_token("places".parse().unwrap(), |i| Some(i % 4));
+    let hinted = pass_token("places".parse().unwrap(), |i| Some(i % 4));
     let table = format!(
         "cls {cls} ns; places without hints {unhinted} ns ({:.2}× cls); places hinted round \
          robin {hinted} ns ({:.2}× cls)",

@@ -37,7 +37,7 @@ mod user_code;
 mod worker;
 
 use super::choices::Routing;
-use super::placement::{self, ActorPlacement};
+use super::placement;
 use super::sleepers::Sleepers;
 use crate::engine::balance_round::BalanceHistory;
 use crate::policy::placement::PlacementStrategy;
@@ -276,16 +276,13 @@ impl EngineCore for Engine {
     }
 
     unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
-        // The policy's routing, not `auto`'s current one: an actor keeps its size class.
-        let small = crate::engine::choices::small_for(self.routings[1], header, options);
-        let placement = ActorPlacement::new(options, small);
-        // `places`: a hinted actor's home in its place (no store for any other actor).
-        if let Some(home) = self
-            .place_tickets
-            .home(&self.shared.machine.layout, options)
-        {
-            placement.set_home(Some(home));
-        }
+        let placement = crate::engine::choices::initial_placement(
+            self.routings[1],
+            &self.place_tickets,
+            &self.shared.machine.layout,
+            header,
+            options,
+        );
         // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
         unsafe { header.sched.init(placement) }
     }

@@ -241,17 +241,27 @@ impl PlaceTickets {
     }
 }
 
-/// Whether a new actor counts as small for `routing`, the policy's routing (LGS keeps a small
-/// actor with an idle waker on another node, docs/decisions/0084-small-actors-stay-with-an-idle-waker.md;
-/// no other policy asks, and their spawns skip the test).
-#[inline]
-pub(crate) fn small_for(
+/// The placement state of a new actor spawned with `options`, under the policy whose routing is
+/// `routing` (the policy's, not `auto`'s current one: an actor keeps its class): under LGS
+/// whether it is small (LGS keeps a small actor with an idle waker on another node,
+/// docs/decisions/0084-small-actors-stay-with-an-idle-waker.md; the other policies' spawns skip
+/// the test), under `places` its home in its hinted place (`tickets`). What both engines'
+/// `init_task` store.
+pub(crate) fn initial_placement(
     routing: Routing,
+    tickets: &PlaceTickets,
+    layout: &WorkerLayout,
     header: &crate::runtime::task::Header,
     options: &crate::runtime::options::SpawnOptions,
-) -> bool {
-    matches!(routing, Routing::Lgs(_))
-        && crate::engine::placement::is_small_state(header.state_bytes(), options.footprint)
+) -> ActorPlacement {
+    let small = matches!(routing, Routing::Lgs(_))
+        && crate::engine::placement::is_small_state(header.state_bytes(), options.footprint);
+    let placement = ActorPlacement::new(options, small);
+    // No store for an actor without a place.
+    if let Some(home) = tickets.home(layout, options) {
+        placement.set_home(Some(home));
+    }
+    placement
 }
 
 /// `places`: the route of a new actor's first activation, whose home is `home` (set at

@@ -59,7 +59,7 @@ mod worker;
 pub(crate) use cost::CostModel;
 
 use crate::engine::choices::{Routing, Victims};
-use crate::engine::placement::{self, ActorPlacement};
+use crate::engine::placement;
 use crate::policy::cls::Cls;
 use crate::policy::placement::PlacementStrategy;
 use crate::policy::Route;
@@ -419,16 +419,13 @@ impl Engine {
 
 impl EngineCore for Engine {
     unsafe fn init_task(&self, header: &Header, options: &SpawnOptions, _from: Option<&Exec>) {
-        // The policy's routing, not `auto`'s current one: an actor keeps its size class.
-        let small = crate::engine::choices::small_for(self.routings[1], header, options);
-        let placement = ActorPlacement::new(options, small);
-        // `places`: a hinted actor's home in its place (no store for any other actor).
-        if let Some(home) = self
-            .place_tickets
-            .home(&self.shared.machine.layout, options)
-        {
-            placement.set_home(Some(home));
-        }
+        let placement = crate::engine::choices::initial_placement(
+            self.routings[1],
+            &self.place_tickets,
+            &self.shared.machine.layout,
+            header,
+            options,
+        );
         // SAFETY: the runtime calls this once, before the task is shared (the trait's contract).
         unsafe { header.sched.init(placement) }
     }
