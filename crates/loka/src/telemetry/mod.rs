@@ -269,8 +269,9 @@ worker_counters! {
     /// Message-centric: letters that moved with those actors, taken out of their old queue
     /// into the gulp of the handler they followed.
     letters_followed,
-    /// Places: steals from a worker (or a place's shared queue) of another place than the
-    /// thief's (LASSI's "counter-productive steals": the actor leaves the place its hint named).
+    /// Places: steals of a hinted actor from a worker (or a place's shared queue) of another
+    /// place than the thief's (LASSI's "counter-productive steals": the actor leaves the place
+    /// its hint named; an actor without a hint has no place to leave).
     cross_place_steals,
     /// Execution policies: activations run inline on the sending thread (`monitor`, `seq`).
     inline_runs,
