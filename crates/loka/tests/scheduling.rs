@@ -127,6 +127,11 @@ fn ping_pong_across_nodes(policy: &str, footprint: usize) -> (Vec<usize>, Vec<us
     (pinger_ran_on, ran_on)
 }
 
+/// The rounds of a ping-pong in which both sides ran on the same worker.
+fn rounds_together(pinger: &[usize], ponger: &[usize]) -> usize {
+    pinger.iter().zip(ponger).filter(|(a, b)| a == b).count()
+}
+
 fn share_on(ran_on: &[usize], workers: &[usize]) -> f64 {
     ran_on.iter().filter(|w| workers.contains(w)).count() as f64 / ran_on.len() as f64
 }
@@ -149,7 +154,7 @@ fn lgs_runs_woken_actors_on_their_home_nodes_and_cls_brings_partners_together() 
     // CLS: a woken actor runs next on the sender's worker, so the pair ends up on one worker,
     // whichever node that is. The contrast shows the test tells the two policies apart.
     let (pinger, ponger) = ping_pong_across_nodes("cls", 4096);
-    let together = pinger.iter().zip(&ponger).filter(|(a, b)| a == b).count();
+    let together = rounds_together(&pinger, &ponger);
     assert!(
         together * 2 >= pinger.len(),
         "cls: the pair ran on the same worker in only {together} of {} rounds",
@@ -159,7 +164,7 @@ fn lgs_runs_woken_actors_on_their_home_nodes_and_cls_brings_partners_together() 
     // on the other node idle and the sender's worker with nothing else to run, so the actor runs
     // on the sender's worker, as under `cls` (decision 0084; red without it: 0 rounds together).
     let (pinger, ponger) = ping_pong_across_nodes("lgs", 0);
-    let together = pinger.iter().zip(&ponger).filter(|(a, b)| a == b).count();
+    let together = rounds_together(&pinger, &ponger);
     assert!(
         together * 2 >= pinger.len(),
         "lgs, small actors: the pair ran on the same worker in only {together} of {} rounds",

@@ -79,7 +79,7 @@ const SMALL: u8 = 8;
 /// lines a wake-up handed to another worker moves anyway (the message's and the queue slot's),
 /// so running it where it was woken fetches no more than running it at home
 /// (docs/decisions/0084-small-actors-stay-with-an-idle-waker.md).
-pub(crate) const SMALL_STATE_BYTES: usize = 128;
+const SMALL_STATE_BYTES: usize = 128;
 
 /// Whether an actor whose type is `state_bytes` long (`size_of`) and that declared `footprint`
 /// bytes of data ([`SpawnOptions::footprint`]) is small: at most [`SMALL_STATE_BYTES`].
