@@ -1,7 +1,7 @@
 //! `auto` adapting while it runs (docs/decisions/0067-adaptive-auto.md): on a simulated
 //! four-node machine, two loads of walkers passing tokens to random partners. For one, whose
 //! walkers keep 256 KiB of state each, keeping them at home pays and `auto` stays on
-//! `hierarchical:auto`; for the other, stateless walkers all homed on one worker, home is a
+//! `hierarchical:auto`; for the other, walkers of 1 KiB all homed on one worker, home is a
 //! bottleneck and `auto` moves to `cls`. `Stats::adaptive` says what it did.
 //!
 //! ```sh
@@ -31,7 +31,7 @@ fn main() {
             "homes on one worker",
             Walk {
                 walkers: 256,
-                footprint: 0,
+                footprint: 1 << 10,
                 compute: Duration::from_micros(5),
                 tokens: 256,
                 hops: 500,

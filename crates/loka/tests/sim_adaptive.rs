@@ -25,7 +25,7 @@ fn walk(walk: &Walk, policy: &str) -> (u64, loka::Stats) {
 fn auto_leaves_locality_where_it_cannot_pay() {
     let load = Walk {
         walkers: 256,
-        footprint: 0,
+        footprint: 1024,
         compute: Duration::from_micros(5),
         tokens: 256,
         hops: 500,

@@ -133,55 +133,106 @@ fn a_small_token_crossing_nodes_stays_with_its_idle_sender_under_lgs() {
     println!("{HOPS} hops across nodes: {table}");
 }
 
-/// One job homed on each of workers 1..64 (each has run once there), a fan on worker 0 that
-/// wakes them all in one activation while every other worker sleeps. After the first job, which
-/// worker 0 keeps (nothing else is queued there yet), the sender has work queued, so each job goes
-/// back to its own sleeping worker, which wakes: 59 of 63 jobs run on their home node. Kept on
-/// worker 0 instead (the rule without its idle-sender condition, red once), they waited there
-/// for thieves, who took them wherever they were: 11 of 63 at home, in about the same time (a
-/// thief's steal and a wake-up cost the simulation about the same).
+/// What a fan-out did: jobs run on their home node, jobs run, virtual time.
+struct FanOut {
+    home: u64,
+    run: u64,
+    took: u64,
+}
+
+/// One job homed on each of workers 1..64 (each has run once there), each declaring `footprint`
+/// bytes of data, and a fan on worker 0 that wakes them all in one activation while every other
+/// worker sleeps.
+fn fan_out(policy: PolicyKind, footprint: usize) -> FanOut {
+    let system = opteron_sim::system(policy);
+    let on = |w| {
+        SpawnOptions::new()
+            .placement(Placement::Worker(w))
+            .footprint(footprint)
+    };
+    let jobs: Vec<_> = (1..WORKERS)
+        .map(|w| system.spawn_with(Job, on(w)))
+        .collect();
+    for job in &jobs {
+        job.send(()).unwrap();
+    }
+    let fan = system.spawn_with(
+        Fan {
+            jobs,
+            delay: Some(Duration::from_millis(1)),
+        },
+        on(0),
+    );
+    system.run_until_idle();
+    let before = system.stats();
+    fan.send(()).unwrap();
+    system.run_until_idle();
+    let after = system.stats();
+    let home = |s: &loka::Stats| s.total.exec_home_pu + s.total.exec_home_node;
+    let all = |s: &loka::Stats| home(s) + s.total.exec_remote_node;
+    let took = after.sim.unwrap().virtual_ns - before.sim.unwrap().virtual_ns;
+    system.shutdown();
+    // The fan's two activations (its message, its timer) are at home too; the counts are the
+    // jobs'.
+    FanOut {
+        home: home(&after) - home(&before) - 2,
+        run: all(&after) - all(&before) - 2,
+        took,
+    }
+}
+
+/// A fan-out of jobs with data (4 KiB each): after the first job, which worker 0 keeps (nothing
+/// else is queued there yet), the sender has work queued, so each job goes back to its own
+/// sleeping worker, which wakes: 57 of 63 jobs run on their home node. Kept on worker 0 instead
+/// (the rule without its idle-sender condition, red once), they waited there for thieves, who
+/// took them wherever they were: 11 of 63 at home, in about the same time (a thief's steal and a
+/// wake-up cost the simulation about the same).
 #[test]
-fn a_fan_out_from_a_busy_sender_still_wakes_each_actor_on_its_home() {
+fn a_fan_out_from_a_busy_sender_still_wakes_each_actor_with_data_on_its_home() {
     for policy in [
         PolicyKind::Hierarchical { auto_hubs: false },
         PolicyKind::Hierarchical { auto_hubs: true },
     ] {
-        let system = opteron_sim::system(policy);
-        let on = |w| SpawnOptions {
-            placement: Placement::Worker(w),
-            ..SpawnOptions::default()
-        };
-        let jobs: Vec<_> = (1..WORKERS)
-            .map(|w| system.spawn_with(Job, on(w)))
-            .collect();
-        for job in &jobs {
-            job.send(()).unwrap();
-        }
-        let fan = system.spawn_with(
-            Fan {
-                jobs,
-                delay: Some(Duration::from_millis(1)),
-            },
-            on(0),
-        );
-        system.run_until_idle();
-        let before = system.stats();
-        fan.send(()).unwrap();
-        system.run_until_idle();
-        let after = system.stats();
-        let home = |s: &loka::Stats| s.total.exec_home_pu + s.total.exec_home_node;
-        let all = |s: &loka::Stats| home(s) + s.total.exec_remote_node;
-        // The fan's two activations (its message, its timer) are at home too; the share counts
-        // jobs only.
-        let jobs_home = home(&after) - home(&before) - 2;
-        let jobs_run = all(&after) - all(&before) - 2;
-        let took = after.sim.unwrap().virtual_ns - before.sim.unwrap().virtual_ns;
-        system.shutdown();
-        assert_eq!(jobs_run, WORKERS as u64 - 1, "{policy}: every job ran once");
+        let fan = fan_out(policy, 4096);
+        assert_eq!(fan.run, WORKERS as u64 - 1, "{policy}: every job ran once");
         assert!(
-            jobs_home * 10 >= jobs_run * 9,
-            "{policy}: {jobs_home} of {jobs_run} jobs ran on their home node ({took} ns)"
+            fan.home * 10 >= fan.run * 9,
+            "{policy}: {} of {} jobs ran on their home node ({} ns)",
+            fan.home,
+            fan.run,
+            fan.took
         );
-        println!("{policy}: {jobs_home} of {jobs_run} jobs at home, {took} virtual ns");
+        println!(
+            "{policy}: {} of {} jobs at home, {} virtual ns",
+            fan.home, fan.run, fan.took
+        );
+    }
+}
+
+/// The same fan-out of jobs without data: under `hierarchical` a small actor runs where it is
+/// woken, as under `cls`, wherever its home (docs/decisions/0085-hierarchical-small-actors-follow-their-wakers.md):
+/// the jobs wait on the fan's worker for thieves, most of them away from home, in `cls`'s time
+/// within 10%.
+#[test]
+fn a_fan_out_of_small_actors_runs_as_under_cls() {
+    let cls = fan_out(PolicyKind::Cls, 0);
+    for policy in [
+        PolicyKind::Hierarchical { auto_hubs: false },
+        PolicyKind::Hierarchical { auto_hubs: true },
+    ] {
+        let fan = fan_out(policy, 0);
+        assert_eq!(fan.run, WORKERS as u64 - 1, "{policy}: every job ran once");
+        assert!(
+            fan.home * 2 < fan.run && fan.took * 10 <= cls.took * 11,
+            "{policy}: {} of {} jobs at home in {} ns; cls {} ns",
+            fan.home,
+            fan.run,
+            fan.took,
+            cls.took
+        );
+        println!(
+            "{policy}: {} of {} jobs at home, {} virtual ns; cls {} ns",
+            fan.home, fan.run, fan.took, cls.took
+        );
     }
 }

@@ -98,7 +98,8 @@ pub(crate) fn of(task: &TaskRef) -> &ActorPlacement {
 
 impl ActorPlacement {
     /// The placement state of a new actor spawned with `options`; `small`: whether it counts as
-    /// small ([`is_small_state`]; only LGS asks, so the other policies' spawns skip the test).
+    /// small ([`is_small_state`]; only LGS and `hierarchical` ask, so the other policies' spawns
+    /// skip the test).
     pub(crate) fn new(options: &SpawnOptions, small: bool) -> Self {
         let mut flags = 0;
         if small {

@@ -91,6 +91,14 @@ pub fn steal_plan(me: usize, layout: &WorkerLayout) -> Vec<StealStep> {
 /// home, else the sender's worker; `sender_on_home_node` says whether the sender's worker is on
 /// the actor's home node (true when the actor has no home yet).
 ///
+/// A `small` actor (its state no more than the lines a hand-off moves anyway) woken by a worker
+/// runs there, on any node: Francesquini keeps a process on its home node for its heap, and a
+/// small actor has none worth keeping near, while the message it was woken for was just written
+/// in the waker's cache. Sent back instead, each message between small partners on two nodes
+/// crossed twice per round trip: Savina's big at 0.36× of `cls` on a simulated 64-worker Opteron
+/// and 0.11× on the 192-worker Altix, the Cforall executor at 0.21–0.56×
+/// (docs/decisions/0085-hierarchical-small-actors-follow-their-wakers.md).
+///
 /// Unless sending it there would hand it to an idle worker (asleep, or searching for work) while
 /// the sender's worker has nothing else to run (`idle_hand_off`, asked only of that worker): then
 /// the sender's worker runs it. The hand-off would buy no parallelism, only the home-node
@@ -104,6 +112,7 @@ pub fn steal_plan(me: usize, layout: &WorkerLayout) -> Vec<StealStep> {
 /// back, as Erlang's scheduler does.
 pub fn wake_target(
     hub: bool,
+    small: bool,
     home: Option<usize>,
     last: Option<usize>,
     sender: Option<usize>,
@@ -112,7 +121,7 @@ pub fn wake_target(
 ) -> Option<usize> {
     if hub {
         home.or(last).or(sender)
-    } else if sender.is_some() && sender_on_home_node {
+    } else if sender.is_some() && (sender_on_home_node || small) {
         sender
     } else {
         match last.or(home) {
@@ -189,29 +198,32 @@ mod tests {
         let awake = |_| false; // never an idle hand-off
                                // A hub goes home whoever wakes it.
         assert_eq!(
-            wake_target(true, Some(3), Some(5), Some(1), true, awake),
+            wake_target(true, false, Some(3), Some(5), Some(1), true, awake),
             Some(3)
         );
         // A sender on the actor's home node runs it (communication locality).
         assert_eq!(
-            wake_target(false, Some(3), Some(5), Some(1), true, awake),
+            wake_target(false, false, Some(3), Some(5), Some(1), true, awake),
             Some(1)
         );
         // A sender elsewhere: back where it last ran, else home.
         assert_eq!(
-            wake_target(false, Some(3), Some(5), Some(1), false, awake),
+            wake_target(false, false, Some(3), Some(5), Some(1), false, awake),
             Some(5)
         );
         assert_eq!(
-            wake_target(false, Some(3), None, Some(1), false, awake),
+            wake_target(false, false, Some(3), None, Some(1), false, awake),
             Some(3)
         );
         // From a plain thread: where it last ran.
         assert_eq!(
-            wake_target(false, Some(3), Some(5), None, false, awake),
+            wake_target(false, false, Some(3), Some(5), None, false, awake),
             Some(5)
         );
-        assert_eq!(wake_target(false, None, None, None, true, awake), None);
+        assert_eq!(
+            wake_target(false, false, None, None, None, true, awake),
+            None
+        );
     }
 
     #[test]
@@ -219,26 +231,49 @@ mod tests {
         let idle = |w| w == 5;
         // Its last worker sleeps and the sender has nothing else to run: the sender runs it.
         assert_eq!(
-            wake_target(false, Some(3), Some(5), Some(1), false, idle),
+            wake_target(false, false, Some(3), Some(5), Some(1), false, idle),
             Some(1)
         );
         // Any other case (awake, or the sender busy): back there.
         assert_eq!(
-            wake_target(false, Some(3), Some(6), Some(1), false, idle),
+            wake_target(false, false, Some(3), Some(6), Some(1), false, idle),
             Some(6)
         );
         // Never ran and its home sleeps: the sender.
         assert_eq!(
-            wake_target(false, Some(5), None, Some(1), false, idle),
+            wake_target(false, false, Some(5), None, Some(1), false, idle),
             Some(1)
         );
         // A hub goes home, asleep or not; from a plain thread someone must be woken.
         assert_eq!(
-            wake_target(true, Some(5), Some(5), Some(1), false, idle),
+            wake_target(true, false, Some(5), Some(5), Some(1), false, idle),
             Some(5)
         );
         assert_eq!(
-            wake_target(false, Some(3), Some(5), None, false, idle),
+            wake_target(false, false, Some(3), Some(5), None, false, idle),
+            Some(5)
+        );
+    }
+
+    #[test]
+    fn a_small_actor_runs_where_it_is_woken_on_any_node() {
+        let busy = |_| false; // its last worker is busy: no idle hand-off
+                              // Home and last worker 5, woken from worker 1 on another node.
+        assert_eq!(
+            wake_target(false, false, Some(5), Some(5), Some(1), false, busy),
+            Some(5)
+        );
+        assert_eq!(
+            wake_target(false, true, Some(5), Some(5), Some(1), false, busy),
+            Some(1)
+        );
+        // A small hub still goes home; from a plain thread, back where it last ran.
+        assert_eq!(
+            wake_target(true, true, Some(5), Some(5), Some(1), false, busy),
+            Some(5)
+        );
+        assert_eq!(
+            wake_target(false, true, Some(5), Some(5), None, false, busy),
             Some(5)
         );
     }

@@ -107,7 +107,7 @@ impl Routing {
 
 /// Where a woken actor goes under `hierarchical` (see [`hierarchical::wake_target`]): a hub to
 /// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
-/// where they last ran. `sender` is the waking worker (`None`: a plain thread); `idle_hand_off`
+/// where they last ran; a small actor ([`ActorPlacement::is_small`]) to the waking worker. `sender` is the waking worker (`None`: a plain thread); `idle_hand_off`
 /// says whether a push to a worker would hand the actor to an idle one (asleep or searching)
 /// while the sender's worker has nothing else to run (a hint: a wrong answer costs a hand-off or
 /// some locality, never work). `None` when the actor never ran and no sender worker is known.
@@ -127,6 +127,7 @@ pub(crate) fn hierarchical_route(
     };
     let target = hierarchical::wake_target(
         hub,
+        placement.is_small(),
         placement.home(),
         placement.last(),
         sender,
@@ -242,10 +243,11 @@ impl PlaceTickets {
 }
 
 /// The placement state of a new actor spawned with `options`, under the policy whose routing is
-/// `routing` (the policy's, not `auto`'s current one: an actor keeps its class): under LGS
-/// whether it is small (LGS keeps a small actor with an idle waker on another node,
-/// docs/decisions/0084-small-actors-stay-with-an-idle-waker.md; the other policies' spawns skip
-/// the test), under `places` its home in its hinted place (`tickets`). What both engines'
+/// `routing` (the policy's, not `auto`'s current one: an actor keeps its class): under LGS and
+/// `hierarchical` whether it is small (LGS keeps a small actor with an idle waker on another
+/// node, docs/decisions/0084-small-actors-stay-with-an-idle-waker.md; `hierarchical` runs it
+/// where it is woken, docs/decisions/0085-hierarchical-small-actors-follow-their-wakers.md; the
+/// other policies' spawns skip the test), under `places` its home in its hinted place (`tickets`). What both engines'
 /// `init_task` store.
 pub(crate) fn initial_placement(
     routing: Routing,
@@ -254,7 +256,7 @@ pub(crate) fn initial_placement(
     header: &crate::runtime::task::Header,
     options: &crate::runtime::options::SpawnOptions,
 ) -> ActorPlacement {
-    let small = matches!(routing, Routing::Lgs(_))
+    let small = matches!(routing, Routing::Lgs(_) | Routing::Hierarchical { .. })
         && crate::engine::placement::is_small_state(header.state_bytes(), options.footprint);
     let placement = ActorPlacement::new(options, small);
     // No store for an actor without a place.
