@@ -7,8 +7,8 @@ use loka_bench::runner::{run_once, run_once_as};
 use loka_bench::{Run, Size};
 use std::time::Duration;
 
-/// The benchmarks also run under `hierarchical:auto` (the policy `auto` picks on this machine,
-/// with hubs and migrations): the set the worker and policy sweeps of `make bench` run, read
+/// The benchmarks also run under `hierarchical:auto` (the hub-aware policy, with online hubs
+/// and migrations): the set the worker and policy sweeps of `make bench` run, read
 /// from the Makefile's `SWEEP_BENCHES` (the eight micro benchmarks and a workload of each
 /// suite), so the two cannot drift apart. Under every benchmark it took 45 s of every CI run's
 /// 20 minutes; the repeat check below stays on every benchmark.

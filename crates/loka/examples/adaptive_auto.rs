@@ -1,8 +1,8 @@
 //! `auto` adapting while it runs (docs/decisions/0067-adaptive-auto.md): on a simulated
 //! four-node machine, two loads of walkers passing tokens to random partners. For one, whose
 //! walkers keep 256 KiB of state each, keeping them at home pays and `auto` stays on
-//! `hierarchical:auto`; for the other, walkers of 1 KiB all homed on one worker, home is a
-//! bottleneck and `auto` moves to `cls`. `Stats::adaptive` says what it did.
+//! `hierarchical`; for the other, walkers declared hubs and all homed on one node, that node
+//! is a bottleneck and `auto` moves to `cls`. `Stats::adaptive` says what it did.
 //!
 //! ```sh
 //! cargo run --release -p loka --example adaptive_auto
@@ -25,22 +25,24 @@ fn main() {
                 tokens: 256,
                 hops: 400,
                 homes: 32,
+                hubs: false,
             },
         ),
         (
-            "homes on one worker",
+            "hubs pinned on one node",
             Walk {
                 walkers: 256,
-                footprint: 1 << 10,
+                footprint: 0,
                 compute: Duration::from_micros(5),
                 tokens: 256,
-                hops: 500,
-                homes: 1,
+                hops: 2000,
+                homes: 8,
+                hubs: true,
             },
         ),
     ];
     for (load, walk) in &loads {
-        for policy in ["cls", "hierarchical:auto", "auto"] {
+        for policy in ["cls", "hierarchical", "auto"] {
             let (stats, arrived) = walkers::run(walk, policy);
             assert_eq!(arrived, walk.tokens, "every token arrived");
             let virtual_ms = stats.sim.map_or(0.0, |s| s.virtual_ns as f64 / 1e6);

@@ -591,7 +591,7 @@ fn erlang_sends_a_woken_actor_back_to_the_worker_it_last_ran_on() {
 fn auto_runs_cls_on_one_node_and_hierarchical_on_several_and_says_why() {
     for (topology, workers, expected) in [
         ("synthetic:package:1 core:2 pu:1", 2, "cls"),
-        (TWO_NODES, 4, "hierarchical:auto"),
+        (TWO_NODES, 4, "hierarchical"),
     ] {
         let config = Config {
             workers,

@@ -18,24 +18,25 @@ fn walk(walk: &Walk, policy: &str) -> (u64, loka::Stats) {
     (stats.sim.expect("the simulation reports").virtual_ns, stats)
 }
 
-/// Walkers homed on one worker, woken from all over the machine, with no state worth keeping
-/// near: `hierarchical:auto` keeps bringing them home to one node (about twice `cls`'s time
-/// here), so `auto` must leave it for plain stealing.
+/// Walkers declared hubs and homed on the eight workers of one node, woken from all over the
+/// machine: `hierarchical` pins every one of them there (3.7× `cls`'s time here), so `auto` must
+/// leave it for plain stealing.
 #[test]
 fn auto_leaves_locality_where_it_cannot_pay() {
     let load = Walk {
         walkers: 256,
-        footprint: 1024,
+        footprint: 0,
         compute: Duration::from_micros(5),
         tokens: 256,
-        hops: 500,
-        homes: 1,
+        hops: 2000,
+        homes: 8,
+        hubs: true,
     };
     let (cls, _) = walk(&load, "cls");
-    let (locality, _) = walk(&load, "hierarchical:auto");
+    let (locality, _) = walk(&load, "hierarchical");
     let (auto, stats) = walk(&load, "auto");
     let adaptive = stats.adaptive.expect("auto adapts on four nodes");
-    eprintln!("cls {cls} ns, hierarchical:auto {locality} ns, auto {auto} ns, {adaptive:?}");
+    eprintln!("cls {cls} ns, hierarchical {locality} ns, auto {auto} ns, {adaptive:?}");
     assert!(
         locality > cls * 3 / 2,
         "the workload: locality must not pay"
@@ -44,7 +45,7 @@ fn auto_leaves_locality_where_it_cannot_pay() {
     assert!(adaptive.switches >= 1);
     assert!(
         auto < locality * 7 / 10,
-        "auto {auto} ns against hierarchical:auto {locality} ns"
+        "auto {auto} ns against hierarchical {locality} ns"
     );
     // Within 5% of `cls`, the policy it settled on: the switch hands the walkers that
     // `hierarchical` left in pinned and foreign queues to thieves; left there, they waited for
@@ -58,7 +59,7 @@ fn auto_leaves_locality_where_it_cannot_pay() {
 
 /// Walkers whose 256 KiB of state each fits in their node's cache: under `cls` every wake-up
 /// moves the walker to its waker's worker and its state follows from another cache; under
-/// `hierarchical:auto` it runs at home. `auto` must stay there.
+/// `hierarchical` it runs at home. `auto` must stay there.
 #[test]
 fn auto_keeps_locality_where_it_pays() {
     let load = Walk {
@@ -68,16 +69,17 @@ fn auto_keeps_locality_where_it_pays() {
         tokens: 256,
         hops: 400,
         homes: 32,
+        hubs: false,
     };
     let (cls, _) = walk(&load, "cls");
-    let (locality, _) = walk(&load, "hierarchical:auto");
+    let (locality, _) = walk(&load, "hierarchical");
     let (auto, stats) = walk(&load, "auto");
     let adaptive = stats.adaptive.expect("auto adapts on four nodes");
-    eprintln!("cls {cls} ns, hierarchical:auto {locality} ns, auto {auto} ns, {adaptive:?}");
+    eprintln!("cls {cls} ns, hierarchical {locality} ns, auto {auto} ns, {adaptive:?}");
     assert!(cls > locality * 3, "the workload: locality must pay");
     assert_eq!(
         (adaptive.settled.as_str(), adaptive.switches),
-        ("hierarchical:auto", 0)
+        ("hierarchical", 0)
     );
     assert!(adaptive.probes >= 2, "it kept looking");
     assert!(auto < cls / 3, "auto {auto} ns against cls {cls} ns");

@@ -51,6 +51,8 @@ pub struct Walk {
     pub hops: u32,
     /// Walker `i` first runs on worker `i % homes` (its home under the locality policies).
     pub homes: usize,
+    /// Walkers declared hubs (`SpawnOptions::hub`): `hierarchical` pins each to its home worker.
+    pub hubs: bool,
 }
 
 /// Runs `walk` under `policy` on 32 simulated workers; returns the system's stats at the end
@@ -73,6 +75,7 @@ pub fn run(walk: &Walk, policy: &str) -> (loka::Stats, u64) {
         .map(|i| {
             let options = SpawnOptions::default()
                 .footprint(walk.footprint)
+                .hub(walk.hubs)
                 .placement(Placement::Worker(i % walk.homes));
             let walker = Walker {
                 peers: Arc::clone(&peers),

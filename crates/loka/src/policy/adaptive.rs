@@ -31,7 +31,7 @@
 pub enum Mechanism {
     /// Plain random work stealing with communication locality (`cls`).
     Plain,
-    /// The locality policy the topology chose (`hierarchical:auto` on several NUMA nodes).
+    /// The locality policy the topology chose (`hierarchical` on several NUMA nodes).
     Locality,
 }
 

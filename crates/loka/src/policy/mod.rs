@@ -32,7 +32,7 @@ use std::str::FromStr;
 #[serde(try_from = "String", into = "String")]
 pub enum PolicyKind {
     /// Chosen from the machine when the system starts (see [`auto`]): `cls` on one NUMA node,
-    /// `hierarchical:auto` on several. The default.
+    /// `hierarchical` on several. The default.
     #[default]
     Auto,
     /// CAF's random work stealing with communication locality (Wölke §3.1, docs/references.md).

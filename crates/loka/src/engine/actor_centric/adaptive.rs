@@ -238,7 +238,7 @@ mod tests {
         system.shutdown();
     }
 
-    /// The policy flips between `cls` and `hierarchical:auto` after every slice of sends while
+    /// The policy flips between `cls` and `hierarchical` after every slice of sends while
     /// senders on both nodes flood receivers on both (hubs among them, so pinned and foreign
     /// queues fill under `hierarchical`): no message is lost, duplicated or reordered, and the
     /// system goes quiet (every actor queued under either policy ran).
