@@ -257,8 +257,9 @@ mod tests {
 
     #[test]
     fn a_small_actor_runs_where_it_is_woken_on_any_node() {
-        let busy = |_| false; // its last worker is busy: no idle hand-off
-                              // Home and last worker 5, woken from worker 1 on another node.
+        // Its last worker is busy (no idle hand-off). Home and last worker 5, woken from
+        // worker 1 on another node.
+        let busy = |_| false;
         assert_eq!(
             wake_target(false, false, Some(5), Some(5), Some(1), false, busy),
             Some(5)

@@ -107,11 +107,12 @@ impl Routing {
 
 /// Where a woken actor goes under `hierarchical` (see [`hierarchical::wake_target`]): a hub to
 /// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
-/// where they last ran; a small actor ([`ActorPlacement::is_small`]) to the waking worker. `sender` is the waking worker (`None`: a plain thread); `idle_hand_off`
-/// says whether a push to a worker would hand the actor to an idle one (asleep or searching)
-/// while the sender's worker has nothing else to run (a hint: a wrong answer costs a hand-off or
-/// some locality, never work). `None` when the actor never ran and no sender worker is known.
-/// Shared by every engine that queues actors.
+/// where they last ran; a small actor ([`ActorPlacement::is_small`]) to the waking worker.
+/// `sender` is the waking worker (`None`: a plain thread); `idle_hand_off` says whether a push
+/// to a worker would hand the actor to an idle one (asleep or searching) while the sender's
+/// worker has nothing else to run (a hint: a wrong answer costs a hand-off or some locality,
+/// never work). `None` when the actor never ran and no sender worker is known. Shared by every
+/// engine that queues actors.
 #[inline]
 pub(crate) fn hierarchical_route(
     layout: &WorkerLayout,
@@ -247,8 +248,8 @@ impl PlaceTickets {
 /// `hierarchical` whether it is small (LGS keeps a small actor with an idle waker on another
 /// node, docs/decisions/0084-small-actors-stay-with-an-idle-waker.md; `hierarchical` runs it
 /// where it is woken, docs/decisions/0085-hierarchical-small-actors-follow-their-wakers.md; the
-/// other policies' spawns skip the test), under `places` its home in its hinted place (`tickets`). What both engines'
-/// `init_task` store.
+/// other policies' spawns skip the test), under `places` its home in its hinted place
+/// (`tickets`). What both engines' `init_task` store.
 pub(crate) fn initial_placement(
     routing: Routing,
     tickets: &PlaceTickets,
