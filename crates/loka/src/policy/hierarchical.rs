@@ -41,10 +41,26 @@ pub enum StealStep {
     },
 }
 
+/// The other workers by cost from `me`, nearest first, equally near ones in index order
+/// starting after `me` (wrapping around), as an Erlang scheduler tries its peers: the layout's
+/// own order breaks ties by index, which sent every thief of a node to the same victim first
+/// (docs/decisions/0087-hierarchical-thieves-start-after-themselves.md).
+fn rotated_dist(me: usize, layout: &WorkerLayout) -> Vec<usize> {
+    let n = layout.workers();
+    let mut dist = layout.dist(me).to_vec();
+    dist.sort_by(|&a, &b| {
+        layout
+            .cost(me, a)
+            .total_cmp(&layout.cost(me, b))
+            .then(((a + n - me) % n).cmp(&((b + n - me) % n)))
+    });
+    dist
+}
+
 /// Alg. 4.4 as a plan for worker `me`.
 pub fn steal_plan(me: usize, layout: &WorkerLayout) -> Vec<StealStep> {
     let my_node = layout.node_of(me);
-    let dist = layout.dist(me);
+    let dist = &rotated_dist(me, layout);
     let mut plan = Vec::new();
     // (1) Bring home: actors of my node running elsewhere, farthest first.
     for &victim in dist.iter().rev() {
@@ -183,6 +199,28 @@ mod tests {
             s,
             StealStep::Worker { victim: 0 } | StealStep::Foreign { victim: 0, .. }
         )));
+    }
+
+    #[test]
+    fn equally_near_victims_are_tried_from_the_next_worker_on() {
+        // One node, every worker as near as every other: each thief starts after itself, as an
+        // Erlang scheduler does, instead of every thief trying worker 0 first.
+        let l = layout("synthetic:package:1 core:4 pu:1");
+        let first_victims: Vec<_> = (0..4)
+            .map(|me| match &steal_plan(me, &l)[..] {
+                [StealStep::Worker { victim }, ..] => *victim,
+                other => panic!("worker {me}: {other:?}"),
+            })
+            .collect();
+        assert_eq!(first_victims, [1, 2, 3, 0]);
+        let plan_of_2: Vec<_> = steal_plan(2, &l)
+            .iter()
+            .map(|s| match s {
+                StealStep::Worker { victim } => *victim,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(plan_of_2, [3, 0, 1]);
     }
 
     #[test]
