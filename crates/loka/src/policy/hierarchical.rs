@@ -44,16 +44,15 @@ pub enum StealStep {
 /// The other workers by cost from `me`, nearest first, equally near ones in index order
 /// starting after `me` (wrapping around), as an Erlang scheduler tries its peers: the layout's
 /// own order breaks ties by index, which sent every thief of a node to the same victim first
-/// (docs/decisions/0087-hierarchical-thieves-start-after-themselves.md).
+/// (docs/decisions/0087-hierarchical-thieves-start-after-themselves.md). The layout's runs of
+/// equal cost are ascending, so each is rotated in place: linear, as the layout's own order is.
 fn rotated_dist(me: usize, layout: &WorkerLayout) -> Vec<usize> {
-    let n = layout.workers();
     let mut dist = layout.dist(me).to_vec();
-    dist.sort_by(|&a, &b| {
-        layout
-            .cost(me, a)
-            .total_cmp(&layout.cost(me, b))
-            .then(((a + n - me) % n).cmp(&((b + n - me) % n)))
-    });
+    let cost = |w: usize| layout.cost(me, w).to_bits();
+    for run in dist.chunk_by_mut(|&a, &b| cost(a) == cost(b)) {
+        let before_me = run.partition_point(|&w| w < me);
+        run.rotate_left(before_me);
+    }
     dist
 }
 
