@@ -1,0 +1,174 @@
+//! The routing rules' unit tests.
+
+use super::*;
+use loka_topology::{CostMatrix, LayoutOptions, Topology};
+
+/// Hinted actors go round robin over the workers of their own place, whatever the hints of
+/// the others (with one counter for all places, hints alternating between two places of
+/// two workers gave every actor of a place the same worker); unhinted actors, and actors
+/// placed on a worker, get no home.
+#[test]
+fn places_homes_go_round_robin_inside_each_place() {
+    let layout = layout_of("synthetic:package:2 core:2 pu:1");
+    let tickets = PlaceTickets::new(Routing::Places(PlacesMode::PerWorker), &layout);
+    let homes: Vec<_> = [0, 1, 0, 1, 0, 1]
+        .into_iter()
+        .map(|p| tickets.home(&layout, &crate::SpawnOptions::new().place(p)))
+        .collect();
+    let (p0, p1) = (layout.workers_of_place(0), layout.workers_of_place(1));
+    assert_eq!(
+        homes,
+        [p0[0], p1[0], p0[1], p1[1], p0[0], p1[0]].map(Some),
+        "{p0:?} {p1:?}"
+    );
+    assert_eq!(tickets.home(&layout, &crate::SpawnOptions::new()), None);
+    let on_worker = crate::SpawnOptions::new()
+        .place(1)
+        .placement(Placement::Worker(0));
+    assert_eq!(tickets.home(&layout, &on_worker), None);
+    let cls = PlaceTickets::new(Routing::Local, &layout);
+    assert_eq!(
+        cls.home(&layout, &crate::SpawnOptions::new().place(1)),
+        None
+    );
+}
+
+/// The worker layout of `machine` (a topology spec) with the default options.
+fn layout_of(machine: &str) -> WorkerLayout {
+    let topo = Topology::load(&machine.parse().unwrap()).unwrap();
+    WorkerLayout::new(
+        &topo,
+        &CostMatrix::hierarchical(&topo),
+        &LayoutOptions::default(),
+    )
+    .unwrap()
+}
+
+/// Where `lgs:alt` routes a wake-up from worker 0 of an actor whose home is worker 1, on a
+/// one-node machine of four PUs, given what the engine says of worker 1: idle while
+/// worker 0 has nothing else to run (`idle`), and its inbox holding more actors than
+/// worker 0's queues (`queued`). Returns the route, the (pushes, yields) counted and the home
+/// after it.
+fn alt_wake(idle: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
+    alt_wake_on("synthetic:package:1 core:4 pu:1", idle, queued)
+}
+
+/// [`alt_wake`] on another machine of four PUs.
+fn alt_wake_on(machine: &str, idle: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
+    let layout = layout_of(machine);
+    let placement = ActorPlacement::new(&crate::runtime::options::SpawnOptions::default(), false);
+    placement.set_home(Some(1));
+    let counters = WorkerCounters::default();
+    let route = woken_route(
+        Routing::Lgs(LgsVariants::ALT),
+        0,
+        &placement,
+        7,
+        &layout,
+        Route::LocalNext,
+        &counters,
+        |w| idle && w == 1,
+        |r| queued && r == Route::Tail(1),
+    );
+    let home = placement.pinned_home();
+    (
+        route,
+        counters.hpu_pushes.get(),
+        counters.hpu_yields.get(),
+        home,
+    )
+}
+
+#[test]
+fn a_home_that_cannot_take_the_actor_at_once_yields_the_wake_up() {
+    // Listing 5.3: an awake home with nothing queued gets the actor at its tail.
+    assert_eq!(alt_wake(false, false), (Route::Tail(1), 1, 0, Some(1)));
+    // Its inbox is the longer queue: the waking worker runs this one, and the actor
+    // keeps its home for the next wake-up.
+    assert_eq!(alt_wake(false, true), (Route::LocalNext, 0, 1, Some(1)));
+    // It sleeps and the waking worker has nothing else to do: no wake-up, run here.
+    assert_eq!(alt_wake(true, false), (Route::LocalNext, 0, 1, Some(1)));
+    // One PU per node, worker 0 on one and the home on another: the sleeping home
+    // is woken (the actor's data is remote from the waking worker); a longer queue there
+    // still yields.
+    let four_nodes = "synthetic:package:4 numa:1 core:1 pu:1";
+    assert_eq!(
+        alt_wake_on(four_nodes, true, false),
+        (Route::Tail(1), 1, 0, Some(1))
+    );
+    assert_eq!(
+        alt_wake_on(four_nodes, false, true),
+        (Route::LocalNext, 0, 1, Some(1))
+    );
+}
+
+#[test]
+fn lgs_wakes_locally_where_every_worker_neighbours_every_other() {
+    let one_node = layout_of("synthetic:package:1 core:4 pu:1");
+    let two_nodes = layout_of("synthetic:package:2 numa:1 core:2 pu:1");
+    let lgs = |v| Routing::Lgs(v);
+    assert!(Routing::Local.wakes_locally(&two_nodes));
+    assert!(lgs(LgsVariants::NONE).wakes_locally(&one_node));
+    assert!(lgs(LgsVariants::DFS).wakes_locally(&one_node));
+    // Only the home PU is local under `alt`; `auto` has no remote wake-up to count here.
+    assert!(!lgs(LgsVariants::ALT).wakes_locally(&one_node));
+    assert!(lgs(LgsVariants::AUTO).wakes_locally(&one_node));
+    // Two nodes: a wake-up from the other node goes home.
+    assert!(!lgs(LgsVariants::NONE).wakes_locally(&two_nodes));
+    assert!(!Routing::Hierarchical { auto_hubs: false }.wakes_locally(&one_node));
+}
+
+/// The actor-centric engine's fast paths (`wakes_locally`, `wakes_locally_unless_hub`)
+/// skip `woken_route`: on a machine where they apply, it must answer the waking worker's
+/// next slot for every sender, home, last worker and engine state (and a hub's own worker).
+#[test]
+fn the_fast_paths_take_the_routed_decision() {
+    let one_node = layout_of("synthetic:package:1 core:4 pu:1");
+    let two_nodes = layout_of("synthetic:package:2 numa:1 core:2 pu:1");
+    let hierarchical = Routing::Hierarchical { auto_hubs: false };
+    let places = Routing::Places(PlacesMode::PerWorker);
+    assert!(places.wakes_locally(&one_node));
+    assert!(hierarchical.wakes_locally_unless_hub(&one_node));
+    assert!(!places.wakes_locally(&two_nodes));
+    assert!(!hierarchical.wakes_locally_unless_hub(&two_nodes));
+    let auto = Routing::Hierarchical { auto_hubs: true };
+    assert!(auto.wakes_locally_unless_hub(&one_node));
+    assert!(!Routing::Places(PlacesMode::Shared).wakes_locally(&one_node));
+    let counters = WorkerCounters::default();
+    let lgs_auto = Routing::Lgs(LgsVariants::AUTO);
+    for routing in [hierarchical, auto, places, lgs_auto] {
+        for hub in [false, true] {
+            for (me, home, last, idle) in (0..64).map(|i| (i % 4, i / 4 % 4, i / 16, i % 3 == 0)) {
+                let options = crate::runtime::options::SpawnOptions::default().hub(hub);
+                let placement = ActorPlacement::new(&options, false);
+                placement.set_home(Some(home));
+                placement.swap_last(last);
+                let route = woken_route(
+                    routing,
+                    me,
+                    &placement,
+                    7,
+                    &one_node,
+                    Route::LocalNext,
+                    &counters,
+                    |_| idle,
+                    |_| idle,
+                );
+                let expected = match routing {
+                    Routing::Hierarchical { .. } if hub => Route::Pinned(home),
+                    _ => Route::LocalNext,
+                };
+                assert_eq!(
+                    route, expected,
+                    "{routing:?} hub {hub}: from {me}, home {home}, last {last}, idle {idle}"
+                );
+            }
+        }
+    }
+    // Nor does the routed decision count anything the fast path skips: no push home, no
+    // release.
+    assert_eq!(
+        (counters.hpu_pushes.get(), counters.hubs_released.get()),
+        (0, 0)
+    );
+}
