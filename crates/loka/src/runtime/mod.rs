@@ -94,8 +94,10 @@ pub(crate) struct Shared {
     pub(crate) handler_time: Option<crate::telemetry::HandlerTimes>,
     /// Pending timers, one shard per worker (one in all under the simulation).
     pub(crate) timers: timer::Timers,
-    /// Time zero of the timer clock (wall-clock engines).
+    /// Time zero of the system's uptime.
     pub(crate) epoch: std::time::Instant,
+    /// Time zero of the timer clock (wall-clock engines), in [`clock::monotonic_ns`].
+    pub(crate) epoch_ns: u64,
     /// Round robin over the shards for timers armed outside the workers.
     timer_turn: crate::sync::AtomicUsize,
     ids: ExternalIds,
@@ -144,6 +146,7 @@ impl Shared {
             dedicated: exec_policy::dedicated::Threads::default(),
             timers: timer::Timers::new(config.engine.timer_shards(config.workers)),
             epoch: std::time::Instant::now(),
+            epoch_ns: clock::monotonic_ns(),
             timer_turn: crate::sync::AtomicUsize::new(0),
             config,
             machine,

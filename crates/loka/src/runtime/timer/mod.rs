@@ -129,9 +129,9 @@ struct Shard {
     /// The shard's timers not yet retired (see [`Timers`]): the low 32 bits count timers of
     /// every kind, the high 32 bits the one-shots among them (four billion pending timers would
     /// take hundreds of gigabytes of wheel). One word, so that a timer is counted in and out with
-    /// one atomic update each; per shard, next to the lock, so that a worker arming and
-    /// cancelling its own timers updates a line it already holds instead of one every worker
-    /// takes in turn.
+    /// one store each; per shard, next to the lock, so that a worker arming and cancelling its
+    /// own timers updates a line it already holds instead of one every worker takes in turn.
+    /// Written only under the lock ([`Shard::count`]).
     counts: AtomicU64,
     /// One-shots armed into the shard so far (monotonic): what tells a quiescence check that
     /// read the shards' counts one by one that a timer was armed meanwhile
@@ -140,6 +140,16 @@ struct Shard {
 }
 
 impl Shard {
+    /// Adds `add` to the counts and takes `sub` from them. Call under the lock: the counts are
+    /// written only there, so a load and a store do (no read-modify-write: the lock already
+    /// paid for the line). Release: whatever happened before (an action that ran and sent a
+    /// message, counted in flight) is visible to a reader whose Acquire load sees the change.
+    fn count(&self, _locked: &Wheel<Entry>, add: u64, sub: u64) {
+        let counts = self.counts.load(Relaxed);
+        debug_assert!(counts + add >= sub, "a shard's counts never go below zero");
+        self.counts.store(counts + add - sub, Release);
+    }
+
     /// Stores the wheel's next deadline in the mirror and returns it. Call under the lock.
     fn publish(&self, wheel: &Wheel<Entry>) -> u64 {
         // A deadline at u64::MAX itself is reported one tick early, not lost as "none".
@@ -160,13 +170,16 @@ const ONE_ONCE: u64 = 1 << 32;
 ///
 /// Counting (for quiescence: a pending one-shot is a message in flight): a timer is counted from
 /// before it enters its wheel until it is *retired*: a fired one-shot once the actions of its
-/// `fire_due` batch have returned (one atomic update per batch), a cancelled timer after its
-/// action was dropped, an interval once it stopped or was cancelled and its action dropped. So a
-/// one-shot whose action sends a message stops counting only after the message is sent: a
-/// quiescence check that reads the counts first (Acquire loads, pairing with the Release
-/// decrements) and the messages in flight next cannot miss both. Each shard counts its own
-/// timers (a timer stays in one shard for life); a check reads the shards one by one, so it
-/// also reads their arming counts before and after ([`no_pending_once`](Self::no_pending_once)).
+/// `fire_due` batch have returned (one update per batch), a cancelled timer when its entry leaves
+/// the wheel (its action is dropped right after, outside the lock, by the cancelling thread), an
+/// interval once it stopped or was cancelled. So a one-shot whose action sends a message stops
+/// counting only after the message is sent: a quiescence check that reads the counts first
+/// (Acquire loads, pairing with the Release stores) and the messages in flight next cannot miss
+/// both. Each shard counts its own timers (a timer stays in one shard for life), and only under
+/// its lock, with a load and a store: the lock already owns the line, so counting costs no
+/// atomic read-modify-write of its own (docs/decisions/0076-inline-timer-actions.md). A check
+/// reads the shards one by one, so it also reads their arming counts before and after
+/// ([`no_pending_once`](Self::no_pending_once)).
 pub(crate) struct Timers {
     /// One per worker, each on its own cache lines.
     shards: Box<[CachePadded<Shard>]>,
@@ -234,18 +247,15 @@ impl Timers {
                 key: AtomicU64::new(0),
             })
         });
-        // Counted before the entry can be found: the firing thread's decrement comes after our
-        // unlock below, so the counts never dip below the truth. Relaxed: the lock orders them
-        // for the firing thread; a quiescence checker sees the arming through whatever made the
-        // arming actor's work visible.
         let one = if period == 0 { ONE | ONE_ONCE } else { ONE };
-        slot.counts.fetch_add(one, Relaxed);
         let entry = Entry {
             action,
             state: state.clone(),
             when,
         };
         let mut wheel = slot.wheel.lock();
+        // Counted before the entry can be found (finding it takes this lock).
+        slot.count(&wheel, one, 0);
         let key = wheel.insert(when, entry);
         match &state {
             Some(state) => state.key.store(key.to_bits(), Relaxed),
@@ -324,10 +334,10 @@ impl Timers {
             return false; // fired, cancelled or drained: the key matches nothing any more
         };
         slot.publish(&wheel);
-        drop(wheel);
         debug_assert!(entry.is_once(), "a one-shot's key names a one-shot's entry");
+        slot.count(&wheel, 0, retired(1, 1));
+        drop(wheel);
         drop(entry);
-        self.retire(shard, 1, 1);
         true
     }
 
@@ -348,12 +358,10 @@ impl Timers {
         let removed = wheel.remove(Key::from_bits(state.key.load(Relaxed)));
         if removed.is_some() {
             slot.publish(&wheel);
+            slot.count(&wheel, 0, retired(0, 1));
         }
         drop(wheel);
-        if let Some(entry) = removed {
-            drop(entry);
-            self.retire(state.shard as usize, 0, 1);
-        }
+        drop(removed);
         true
     }
 
@@ -432,7 +440,7 @@ impl Timers {
             // Acquire: pairs with the Release in `insert`, so the count read after the number
             // includes the timers the number counts.
             armed += slot.armed.load(Acquire);
-            // Acquire: pairs with the Release decrement in `retire`, so a reader seeing a timer
+            // Acquire: pairs with the Release store in `Shard::count`, so a reader seeing a timer
             // gone sees what its action did (the message it sent counted in flight).
             let counts = slot.counts.load(Acquire);
             once += counts >> 32;
@@ -445,7 +453,7 @@ impl Timers {
     /// say cancelled, one-shots' keys match nothing any more. An interval whose action runs meanwhile is re-armed when it returns: call
     /// this once nothing fires any more.
     pub(crate) fn clear(&self) {
-        for (shard, slot) in self.shards.iter().enumerate() {
+        for slot in self.shards.iter() {
             let drained = {
                 let mut wheel = slot.wheel.lock();
                 let drained = wheel.drain();
@@ -453,12 +461,11 @@ impl Timers {
                     state.status.store(CANCELLED, Relaxed);
                 }
                 slot.publish(&wheel);
+                let once = drained.iter().filter(|e| e.is_once()).count();
+                slot.count(&wheel, 0, retired(once, drained.len()));
                 drained
             };
-            let once = drained.iter().filter(|e| e.is_once()).count();
-            let all = drained.len();
             drop(drained);
-            self.retire(shard, once, all);
         }
     }
 
@@ -499,18 +506,12 @@ impl Timers {
         drop(state);
         Ok(())
     }
+}
 
-    /// Counts out `all` timers of `shard`, `once` of them one-shots (see [`Timers`]).
-    fn retire(&self, shard: usize, once: usize, all: usize) {
-        // Release: whatever the actions did before (a message sent, counted in flight) is visible
-        // to a reader whose Acquire load sees the decrement.
-        debug_assert!(once <= all);
-        if all > 0 {
-            self.shards[shard]
-                .counts
-                .fetch_sub(all as u64 * ONE + once as u64 * ONE_ONCE, Release);
-        }
-    }
+/// What `all` timers, `once` of them one-shots, weigh in a shard's counts.
+fn retired(once: usize, all: usize) -> u64 {
+    debug_assert!(once <= all);
+    all as u64 * ONE + once as u64 * ONE_ONCE
 }
 
 /// The next tick of a fixed-rate schedule `when + k * period` that is after `now` (`k >= 1`):
@@ -540,8 +541,8 @@ impl Drop for Unwinding<'_> {
         if self.state.status.load(Relaxed) == PENDING {
             self.state.status.store(FIRED, Relaxed);
         }
+        slot.count(&wheel, 0, retired(0, 1));
         drop(wheel);
-        self.timers.retire(self.state.shard as usize, 0, 1);
     }
 }
 
@@ -618,9 +619,13 @@ impl Drop for Batch<'_> {
         // The actions ran outside any activation: places their sends reserved ahead in bounded
         // mailboxes come back with the batch, whichever engine fired it (`cell/bound/credit.rs`).
         crate::runtime::give_back_reserved();
+        let done = retired(self.retired_once, self.retired_once + self.retired);
+        if self.due.len() == 0 && done == 0 {
+            return;
+        }
+        let slot = &self.timers.shards[self.shard];
+        let mut wheel = slot.wheel.lock();
         if self.due.len() > 0 {
-            let slot = &self.timers.shards[self.shard];
-            let mut wheel = slot.wheel.lock();
             for (_, entry) in self.due.by_ref() {
                 // (This clone is dropped under the lock: harmless, the entry holds another.)
                 let state = entry.state.clone();
@@ -631,10 +636,6 @@ impl Drop for Batch<'_> {
             }
             slot.publish(&wheel);
         }
-        self.timers.retire(
-            self.shard,
-            self.retired_once,
-            self.retired_once + self.retired,
-        );
+        slot.count(&wheel, 0, done);
     }
 }
