@@ -26,20 +26,31 @@ pub(crate) const VIRTUAL_TICK_NS: u64 = 1_000;
 
 /// The monotonic clock in nanoseconds: `CLOCK_MONOTONIC`, the clock `std::time::Instant` reads
 /// on Unix, without `Instant`'s arithmetic (a `timespec` subtraction with its overflow checks and
-/// a 128-bit `Duration` product: 50 of the 70 instructions a timer spent reading the clock, on
-/// every timer armed; docs/decisions/0076-inline-timer-actions.md).
+/// a 128-bit `Duration` product: about 50 instructions of a read). The timer clock (every timer
+/// armed reads it, docs/decisions/0076-inline-timer-actions.md) and the actor-centric engine's
+/// sampled queue waits read it.
+#[cfg(unix)]
 #[inline]
 pub(crate) fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid, writable `timespec`, and CLOCK_MONOTONIC exists on every Unix
-    // this builds on: the call only writes `ts` (it cannot fail with these arguments).
+    // SAFETY: `clock_gettime` writes one `timespec` to the valid pointer it is given;
+    // `CLOCK_MONOTONIC` exists on every Unix this crate builds for (it cannot fail here).
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     (ts.tv_sec as u64)
         .wrapping_mul(1_000_000_000)
         .wrapping_add(ts.tv_nsec as u64)
+}
+
+/// Nanoseconds since the first call (elsewhere than Unix).
+#[cfg(not(unix))]
+pub(crate) fn monotonic_ns() -> u64 {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    ORIGIN.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
 impl Shared {

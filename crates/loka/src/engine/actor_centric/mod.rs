@@ -41,6 +41,7 @@ use super::placement;
 use super::sleepers::Sleepers;
 use crate::engine::balance_round::BalanceHistory;
 use crate::policy::placement::PlacementStrategy;
+use crate::runtime::clock::monotonic_ns;
 use crate::runtime::options::SpawnOptions;
 use crate::runtime::{Boundary, EngineCore, Exec, Header, Runtime, Shared, TaskQueues, TaskRef};
 use crate::sync::{AtomicBool, AtomicU8, AtomicUsize};
@@ -298,32 +299,6 @@ impl EngineCore for Engine {
     fn locate(&self, task: TaskRef) -> crate::runtime::location::Location {
         placement::of(&task).locate()
     }
-}
-
-/// Nanoseconds on the monotonic clock (the one `Instant` reads), for the sampled queue waits.
-/// `Instant::elapsed` cost each sample ~90 instructions under callgrind, most of them in its
-/// checked `timespec` subtraction and `Duration` conversion; this is the clock read and one
-/// multiply-add.
-#[cfg(unix)]
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `clock_gettime` writes one `timespec` to the valid pointer it is given;
-    // `CLOCK_MONOTONIC` exists on every Unix this crate builds for (it cannot fail here).
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64)
-        .wrapping_mul(1_000_000_000)
-        .wrapping_add(ts.tv_nsec as u64)
-}
-
-/// Nanoseconds since the first call (elsewhere than Unix).
-#[cfg(not(unix))]
-fn monotonic_ns() -> u64 {
-    use std::time::Instant;
-    static ORIGIN: OnceLock<Instant> = OnceLock::new();
-    ORIGIN.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
 fn strategy_index(strategy: PlacementStrategy) -> u8 {
