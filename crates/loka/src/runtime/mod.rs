@@ -96,8 +96,9 @@ pub(crate) struct Shared {
     pub(crate) timers: timer::Timers,
     /// Time zero of the system's uptime.
     pub(crate) epoch: std::time::Instant,
-    /// Time zero of the timer clock (wall-clock engines), in [`clock::monotonic_ns`].
-    pub(crate) epoch_ns: u64,
+    /// The timer clock of the wall-clock engines (its origin, and which timers may read the
+    /// coarse clock).
+    pub(crate) timer_clock: clock::TimerClock,
     /// Round robin over the shards for timers armed outside the workers.
     timer_turn: crate::sync::AtomicUsize,
     ids: ExternalIds,
@@ -146,7 +147,7 @@ impl Shared {
             dedicated: exec_policy::dedicated::Threads::default(),
             timers: timer::Timers::new(config.engine.timer_shards(config.workers)),
             epoch: std::time::Instant::now(),
-            epoch_ns: clock::monotonic_ns(),
+            timer_clock: clock::TimerClock::new(),
             timer_turn: crate::sync::AtomicUsize::new(0),
             config,
             machine,

@@ -82,6 +82,31 @@ fn timers_fire_in_deadline_order_and_never_early() {
     }
 }
 
+/// A timer long enough to count from the kernel's coarse clock (from 200 kernel ticks: 0.8 s at
+/// 250 Hz) is never early either: its delay counts from a reading that lags the precise clock by
+/// up to a tick, plus two ticks (docs/decisions/0088-long-timers-read-the-coarse-clock.md).
+#[test]
+fn a_long_timer_never_fires_early() {
+    const LONG: Duration = Duration::from_millis(1_100);
+    for (label, config) in one_per_engine() {
+        let system = system(&config);
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let rec = system.spawn(Recorder { log: log.clone() });
+        rec.send(RecMsg::Arm(1, LONG)).unwrap();
+        let due = system.now() + LONG;
+        rec.send_after(LONG, RecMsg::Hit(2, due));
+        system.run_until_idle();
+        let log = log.lock().unwrap().clone();
+        assert_eq!(log.len(), 2, "{label}: both timers fired once: {log:?}");
+        for &(tag, at, due) in &log {
+            assert!(
+                at >= due,
+                "{label}: timer {tag} fired early: at {at:?}, due {due:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn cancel_before_firing_wins_after_firing_loses() {
     for (label, config) in heavy_configurations() {
