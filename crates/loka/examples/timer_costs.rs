@@ -9,14 +9,17 @@
 //! * **arm + cancel**, one timer pending at a time, `--pairs` times (default 1,000,000): a timeout
 //!   armed and cancelled per request. From a plain thread (`ActorRef::send_after`, then
 //!   `TimerHandle::cancel`), and inside an actor (`Context::run_after`, then `cancel`, the way
-//!   BenchErl's timer_wheel arms its waits); ns per pair.
+//!   BenchErl's timer_wheel arms its waits); ns per pair;
+//! * **a message to an actor with a receive timeout set** (60 s, never reached), against one
+//!   without: an actor sends `--messages` messages (default 2,000,000) to each, the one with the
+//!   timeout and the one without in turns, three times; ns per message, the lowest of the three.
 //!
 //! ```sh
 //! cargo run --release -p loka --example timer_costs -- --workers 2
 //! ```
 //! Prints one JSON object per measurement.
 
-use loka::{Actor, Context, ReplyTo, System};
+use loka::{Actor, ActorRef, Context, ReplyTo, System};
 use std::time::{Duration, Instant};
 
 /// Arms `n` self-timers with spread delays; records how late each fired (µs on the system's clock).
@@ -83,6 +86,67 @@ impl Actor for Pairs {
     }
 }
 
+/// Counts its ticks; with `timeout`, with a receive timeout of a minute set (never reached here).
+struct Listener {
+    count: u64,
+    timeout: bool,
+}
+
+enum ListenMsg {
+    Tick,
+    Count(ReplyTo<u64>),
+}
+
+impl Actor for Listener {
+    type Msg = ListenMsg;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if self.timeout {
+            ctx.set_receive_timeout(Duration::from_secs(60))
+                .expect("a minute is a valid timeout");
+        }
+    }
+    fn handle(&mut self, _ctx: &mut Context<Self>, msg: ListenMsg) {
+        match msg {
+            ListenMsg::Tick => self.count += 1,
+            ListenMsg::Count(reply) => reply.send(self.count),
+        }
+    }
+    fn timeout(&mut self, _ctx: &mut Context<Self>) {
+        panic!("a minute of silence in a run of seconds");
+    }
+}
+
+/// Sends `n` ticks to a listener, then its count request (after the ticks: FIFO per sender).
+struct Feeder;
+impl Actor for Feeder {
+    type Msg = (ActorRef<ListenMsg>, u64, ReplyTo<u64>);
+    fn handle(&mut self, _ctx: &mut Context<Self>, (to, n, reply): Self::Msg) {
+        for _ in 0..n {
+            to.send(ListenMsg::Tick).expect("the listener runs");
+        }
+        to.send(ListenMsg::Count(reply)).expect("the listener runs");
+    }
+}
+
+/// ns per message from a feeder to a listener, with or without a receive timeout.
+fn listen(
+    system: &System,
+    feeder: &ActorRef<(ActorRef<ListenMsg>, u64, ReplyTo<u64>)>,
+    n: u64,
+    timeout: bool,
+) -> f64 {
+    let listener = system.spawn(Listener { count: 0, timeout });
+    let start = Instant::now();
+    let count = feeder
+        .ask(|r| (listener.clone(), n, r))
+        .unwrap()
+        .wait()
+        .unwrap();
+    let ns = start.elapsed().as_nanos() as f64 / n as f64;
+    assert_eq!(count, n, "every tick counted once");
+    ns
+}
+
 fn process_cpu_secs() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").expect("Linux /proc/self/stat");
     let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
@@ -107,6 +171,7 @@ fn main() {
         (2usize, 500usize, 10_000usize, 3.0f64);
     let mut million = 1_000_000usize;
     let mut pairs = 1_000_000usize;
+    let mut messages = 2_000_000u64;
     while let Some(flag) = args.next() {
         let value = args.next().unwrap_or_default();
         let parsed = value.parse::<f64>();
@@ -121,8 +186,9 @@ fn main() {
             "--idle-secs" => idle_secs = number,
             "--million" => million = number as usize,
             "--pairs" => pairs = number as usize,
+            "--messages" => messages = number as u64,
             other => {
-                eprintln!("error: unknown flag `{other}` (known: --workers, --timers, --pending, --idle-secs, --million, --pairs)");
+                eprintln!("error: unknown flag `{other}` (known: --workers, --timers, --pending, --idle-secs, --million, --pairs, --messages)");
                 std::process::exit(2);
             }
         }
@@ -206,6 +272,17 @@ fn main() {
     println!(
         "{{\"measure\":\"arm_cancel\",\"pairs\":{pairs},\"thread_ns\":{thread_ns:.0},\"actor_ns\":{actor_ns:.0},\"pending_after\":{}}}",
         system.pending_timers()
+    );
+
+    // A message to an actor with a receive timeout set, against one without.
+    let feeder = system.spawn(Feeder);
+    let (mut plain_ns, mut timeout_ns) = (f64::MAX, f64::MAX);
+    for _ in 0..3 {
+        plain_ns = plain_ns.min(listen(&system, &feeder, messages, false));
+        timeout_ns = timeout_ns.min(listen(&system, &feeder, messages, true));
+    }
+    println!(
+        "{{\"measure\":\"receive_timeout\",\"messages\":{messages},\"plain_ns\":{plain_ns:.1},\"timeout_ns\":{timeout_ns:.1}}}"
     );
     system.shutdown();
 }

@@ -104,17 +104,17 @@ impl TimerClock {
         monotonic_ns().saturating_sub(self.epoch_ns)
     }
 
-    /// When a timer armed now with `delay_ns` is due, in nanoseconds since the system started:
-    /// never before `elapsed_ns() + delay_ns` read at the call.
+    /// Now, for a deadline `delay_ns` ahead, in nanoseconds since the system started: never
+    /// before `elapsed_ns()` read at the call, and from the coarse clock (later by up to its
+    /// margin) when the delay is long enough for it.
     #[inline]
-    pub(crate) fn deadline_ns(&self, delay_ns: u64) -> u64 {
+    pub(crate) fn stamp_ns(&self, delay_ns: u64) -> u64 {
         if delay_ns >= self.coarse_from_ns {
             coarse_monotonic_ns()
                 .saturating_sub(self.epoch_ns)
                 .saturating_add(self.coarse_margin_ns)
-                .saturating_add(delay_ns)
         } else {
-            self.elapsed_ns().saturating_add(delay_ns)
+            self.elapsed_ns()
         }
     }
 }
@@ -229,6 +229,18 @@ impl Shared {
 }
 
 impl Runtime {
+    /// [`timer_now_ns`](Self::timer_now_ns) for a deadline `delay_ns` ahead: never earlier, and
+    /// under the wall clock read from the coarse clock when the delay is long enough for it
+    /// ([`TimerClock::stamp_ns`]).
+    #[inline]
+    pub(crate) fn timer_stamp_ns(&self, delay_ns: u64) -> u64 {
+        if self.virtual_time {
+            self.timer_now_ns()
+        } else {
+            self.shared.timer_clock.stamp_ns(delay_ns)
+        }
+    }
+
     /// Nanoseconds of the timer clock now: the engine's virtual time, or wall-clock time since
     /// the system started.
     pub(crate) fn timer_now_ns(&self) -> u64 {
@@ -277,12 +289,7 @@ impl Runtime {
         from: Option<&Exec>,
     ) -> TimerId {
         let delay_ns = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX / 2);
-        let due_ns = if self.virtual_time {
-            self.timer_now_ns().saturating_add(delay_ns)
-        } else {
-            self.shared.timer_clock.deadline_ns(delay_ns)
-        };
-        let when = self.ns_to_ticks(due_ns);
+        let when = self.ns_to_ticks(self.timer_stamp_ns(delay_ns).saturating_add(delay_ns));
         let period = period.map(|p| self.ticks(p));
         let shard = self.timer_shard(from);
         let (id, earliest) = self.shared.timers.insert(shard, when, period, action);
@@ -300,7 +307,8 @@ mod tests {
     use super::*;
 
     /// A deadline never counts from before the precise clock read just before it: a long delay
-    /// counted from the coarse clock (when there is one) and a short one from the precise clock.
+    /// counted from the coarse clock (when there is one) and a short one from the precise clock
+    /// ([`TimerClock::stamp_ns`], what arming a timer and a receive timeout's mark read).
     /// Without the margin, the coarse clock's lag (up to a kernel tick) shows on nearly every
     /// reading.
     #[test]
@@ -309,22 +317,16 @@ mod tests {
         let long = clock.coarse_from_ns.min(10_000_000_000);
         for _ in 0..20_000 {
             let before = clock.elapsed_ns();
-            assert!(
-                clock.deadline_ns(long) >= before + long,
-                "a long timer early"
-            );
+            assert!(clock.stamp_ns(long) >= before, "a long timer early");
             let before = clock.elapsed_ns();
-            assert!(
-                clock.deadline_ns(1_000_000) >= before + 1_000_000,
-                "a short one early"
-            );
+            assert!(clock.stamp_ns(1_000_000) >= before, "a short one early");
         }
         if coarse_resolution_ns().is_some() {
             // Late by no more than the margin and the time between the readings.
-            let due = clock.deadline_ns(long);
+            let stamp = clock.stamp_ns(long);
             let after = clock.elapsed_ns();
             assert!(
-                due <= after + long + clock.coarse_margin_ns,
+                stamp <= after + clock.coarse_margin_ns,
                 "a long timer too late"
             );
         }

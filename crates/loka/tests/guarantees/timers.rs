@@ -640,6 +640,20 @@ fn the_receive_timeout_counts_from_the_last_message() {
     }
 }
 
+/// A receive timeout long enough to count from the kernel's coarse clock (1.1 s: from 200 kernel
+/// ticks, 0.8 s at 250 Hz) still comes no sooner than its `d` after the last message: each
+/// message's mark reads the coarse clock plus two of its ticks, never earlier than the message
+/// (docs/decisions/0088-long-timers-read-the-coarse-clock.md). One round with chatter: about
+/// three seconds a real engine.
+#[test]
+fn a_long_receive_timeout_counts_from_the_last_message() {
+    let d = Duration::from_millis(1_100);
+    for (label, config) in one_per_engine() {
+        let gaps = run_silent(&config, d, 1, true);
+        check_gaps(&label, &config, &gaps, d, 1);
+    }
+}
+
 /// A receive timeout too long to ever come (up to `Duration::MAX`) is accepted and never fires:
 /// its deadline saturates instead of overflowing.
 #[test]

@@ -134,11 +134,13 @@ impl<B: Behavior> Drop for Hold<B> {
 
 /// The receive timeout's "a message came now" mark (an actor that uses a feature): one clock
 /// read, and only with a receive timeout set; the armed check is left alone (re-arming it here
-/// would cost every such message a lock of the timer shard).
+/// would cost every such message a lock of the timer shard). A timeout long enough reads the
+/// coarse clock, as a long timer does: the mark is then later than the message by up to two
+/// kernel ticks, never earlier (docs/decisions/0088-long-timers-read-the-coarse-clock.md).
 #[cold]
 #[inline(never)]
 fn note_heard(extras: &mut super::Extras, runtime: &crate::runtime::Runtime) {
     if let Some(receive) = &mut extras.timers.receive {
-        receive.since = runtime.timer_now_ns();
+        receive.since = runtime.timer_stamp_ns(receive.after_ns);
     }
 }
