@@ -32,13 +32,21 @@ pub(crate) const VIRTUAL_TICK_NS: u64 = 1_000;
 #[cfg(unix)]
 #[inline]
 pub(crate) fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// `clock` read in nanoseconds. Only for clocks that exist wherever the caller is compiled:
+/// `CLOCK_MONOTONIC` on every Unix, `CLOCK_MONOTONIC_COARSE` on Linux.
+#[cfg(unix)]
+#[inline]
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `clock_gettime` writes one `timespec` to the valid pointer it is given;
-    // `CLOCK_MONOTONIC` exists on every Unix this crate builds for (it cannot fail here).
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: `clock_gettime` writes one `timespec` to the valid pointer it is given; the
+    // callers pass clocks that exist on their targets (it cannot fail with them).
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     (ts.tv_sec as u64)
         .wrapping_mul(1_000_000_000)
         .wrapping_add(ts.tv_nsec as u64)
@@ -123,16 +131,8 @@ impl TimerClock {
 #[cfg(all(target_os = "linux", not(miri)))]
 #[inline]
 fn coarse_monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `clock_gettime` writes one `timespec` to the valid pointer it is given;
-    // `CLOCK_MONOTONIC_COARSE` exists on Linux since 2.6.32 (it cannot fail here).
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
-    (ts.tv_sec as u64)
-        .wrapping_mul(1_000_000_000)
-        .wrapping_add(ts.tv_nsec as u64)
+    // (`CLOCK_MONOTONIC_COARSE` exists on Linux since 2.6.32.)
+    clock_ns(libc::CLOCK_MONOTONIC_COARSE)
 }
 
 /// The resolution of `CLOCK_MONOTONIC_COARSE` (the kernel's tick), if it has one.
