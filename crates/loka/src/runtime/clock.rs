@@ -47,6 +47,13 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     // SAFETY: `clock_gettime` writes one `timespec` to the valid pointer it is given; the
     // callers pass clocks that exist on their targets (it cannot fail with them).
     unsafe { libc::clock_gettime(clock, &mut ts) };
+    timespec_ns(&ts)
+}
+
+/// A `timespec` in nanoseconds (a monotonic clock's: never negative, wrapping after 584 years).
+#[cfg(unix)]
+#[inline]
+fn timespec_ns(ts: &libc::timespec) -> u64 {
     (ts.tv_sec as u64)
         .wrapping_mul(1_000_000_000)
         .wrapping_add(ts.tv_nsec as u64)
@@ -144,10 +151,7 @@ fn coarse_resolution_ns() -> Option<u64> {
     };
     // SAFETY: `clock_getres` writes one `timespec` to the valid pointer it is given.
     let ok = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut ts) } == 0;
-    let ns = (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64);
-    ok.then_some(ns)
+    ok.then(|| timespec_ns(&ts))
 }
 
 /// No coarse clock elsewhere (nor under Miri): every timer reads the precise clock.

@@ -94,10 +94,8 @@ pub(crate) struct Shared {
     pub(crate) handler_time: Option<crate::telemetry::HandlerTimes>,
     /// Pending timers, one shard per worker (one in all under the simulation).
     pub(crate) timers: timer::Timers,
-    /// Time zero of the system's uptime.
-    pub(crate) epoch: std::time::Instant,
-    /// The timer clock of the wall-clock engines (its origin, and which timers may read the
-    /// coarse clock).
+    /// The timer clock of the wall-clock engines: its origin (the system's start, which its
+    /// uptime counts from too) and which timers may read the coarse clock.
     pub(crate) timer_clock: clock::TimerClock,
     /// Round robin over the shards for timers armed outside the workers.
     timer_turn: crate::sync::AtomicUsize,
@@ -146,7 +144,6 @@ impl Shared {
             }),
             dedicated: exec_policy::dedicated::Threads::default(),
             timers: timer::Timers::new(config.engine.timer_shards(config.workers)),
-            epoch: std::time::Instant::now(),
             timer_clock: clock::TimerClock::new(),
             timer_turn: crate::sync::AtomicUsize::new(0),
             config,

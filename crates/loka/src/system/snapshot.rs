@@ -167,7 +167,7 @@ impl Snapshot {
             workers.accumulate(w);
         }
         Snapshot {
-            uptime_ns: u64::try_from(shared.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            uptime_ns: shared.elapsed_ns(),
             dedicated: stats.total.minus(&workers),
             registered: registered(shared),
             engine: shared.config.engine.to_string(),
