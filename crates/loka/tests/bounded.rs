@@ -385,6 +385,68 @@ fn places_a_sending_activation_reserved_ahead_come_back_when_it_ends() {
     }
 }
 
+/// Sends items 0, 1, … `n - 1` to `to` with `send` from inside one handler (so through the
+/// places its activation reserves ahead), and reports how many were accepted and how many
+/// refused as full.
+struct Flood;
+
+impl Actor for Flood {
+    type Msg = (loka::ActorRef<Msg>, u64, Sender<(u64, u64)>);
+    fn handle(&mut self, _ctx: &mut Context<Self>, (to, n, report): Self::Msg) {
+        let (mut accepted, mut full) = (0, 0);
+        for i in 0..n {
+            match to.send(Msg::Item(i)) {
+                Ok(()) => accepted += 1,
+                Err(e) if matches!(e.reason, loka::SendErrorReason::Full { .. }) => full += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        report.send((accepted, full)).unwrap();
+    }
+}
+
+#[test]
+fn an_actor_sending_with_send_never_fills_a_mailbox_past_its_capacity() {
+    for (label, config) in configurations() {
+        let system = system(&config);
+        // Capacity 64 (`Reject`): the flood spends places reserved 8 at a time, and exact ones
+        // past half full (docs/bounded-mailboxes.md).
+        let (actor, items) = probe(&system, SpawnOptions::new().capacity(64));
+        // Where another worker could run the actor during the flood, it is held in a handler; a
+        // held handler would hold the only worker (or the simulation's one thread), and there
+        // the actor cannot run before the flood's handler returns anyway.
+        let concurrent = config.workers > 1 && config.engine != EngineKind::Sim;
+        let release = concurrent.then(|| hold(&system, &actor, false));
+        let flood = system.spawn(Flood);
+        let (report, report_rx) = channel();
+        flood.send((actor.clone(), 100, report)).unwrap();
+        let (accepted, full) = loop {
+            if let Ok(counts) = report_rx.try_recv() {
+                break counts;
+            }
+            system.run_until_idle_timeout(Duration::from_millis(1));
+        };
+        // A held `Hold` keeps its place until the actor's batch is given back: 63 or 64 more.
+        let room = if concurrent { 63..=64 } else { 64..=64 };
+        assert!(
+            room.contains(&accepted),
+            "{label}: {accepted} accepted into a mailbox of 64"
+        );
+        assert_eq!(accepted + full, 100, "{label}: every send answered once");
+        assert!(actor.mailbox_len() <= 64, "{label}: past the capacity");
+        if let Some(release) = release {
+            release.send(()).unwrap();
+        }
+        system.run_until_idle();
+        assert_eq!(
+            seen(&items),
+            (0..accepted).collect::<Vec<_>>(),
+            "{label}: the accepted items, in order"
+        );
+        assert_eq!(actor.mailbox_len(), 0, "{label}: every place back");
+    }
+}
+
 #[test]
 fn places_a_timers_action_reserved_ahead_come_back_with_its_batch() {
     for (label, config) in configurations() {

@@ -86,8 +86,8 @@ impl<B: Behavior> ActorCell<B> {
         let overflow = bound.overflow();
         let room = match mode {
             Mode::Send if overflow == Overflow::DropOldest => bound.make_room(),
-            // The thread's places reserved ahead are spent (`deliver_to_bound`): more of them,
-            // or one (`bound/credit.rs`).
+            // The thread's places reserved ahead are spent (`deliver`, `deliver_to_bound`):
+            // more of them, or one (`bound/credit.rs`).
             Mode::Send | Mode::Try => bound::reserve_more(bound),
             // `send_async` may wait for room: one exact place.
             Mode::Wait => bound.reserve(),
@@ -121,15 +121,15 @@ impl<B: Behavior> ActorCell<B> {
 }
 
 impl<B: Behavior> ActorCell<B> {
-    /// `Deliver::deliver` to a bounded actor or a direct mailbox. A direct mailbox (the
-    /// message-centric engine) queues nothing: the message goes straight to the engine, its
-    /// envelope made where the letter is written (`post_message`). Out of line: the plain
-    /// send stays as short as it was.
+    /// `Deliver::deliver` to a bounded actor without a place reserved ahead (`deliver` spent
+    /// those), or to a direct mailbox. A direct mailbox (the message-centric engine) queues
+    /// nothing: the message goes straight to the engine, its envelope made where the letter is
+    /// written (`post_message`). Out of line: the plain send stays as short as it was.
     #[inline(never)]
     fn deliver_other(&self, msg: B::Msg) -> Result<(), B::Msg> {
         if let Some(bound) = &self.bound {
             return self
-                .deliver_to_bound(bound, msg, Mode::Send)
+                .deliver_bounded(bound, msg, Mode::Send)
                 .map_err(TrySendError::into_inner);
         }
         self.post_message(msg)
@@ -173,12 +173,26 @@ impl<B: Behavior> ActorCell<B> {
 }
 
 impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
+    /// An unbounded actor's send tests `plain_send` and pushes. A bounded one's spends a place
+    /// this thread reserved ahead (`bound/credit.rs`) and pushes through the same inlined push:
+    /// through the out-of-line `deliver_other`, the call and the message's copy into its frame
+    /// cost a bound never reached a quarter of counting's throughput at 2 workers
+    /// (docs/decisions/0089-bounded-send-credit-inline.md). Everything else goes out of line.
     #[inline]
     fn deliver(&self, msg: B::Msg) -> Result<(), B::Msg> {
-        if self.plain_send {
-            return self.enqueue(Envelope::Msg(msg)).map_err(message);
+        if !self.plain_send {
+            match &self.bound {
+                Some(bound) if bound::spend_reserved(bound) => {}
+                _ => return self.deliver_other(msg),
+            }
         }
-        self.deliver_other(msg)
+        self.enqueue(Envelope::Msg(msg)).map_err(|envelope| {
+            // A bounded actor's message came with a place spent: it goes back (cold: stopped).
+            if let Some(bound) = &self.bound {
+                bound.unreserve(Room::Reserved);
+            }
+            message(envelope)
+        })
     }
 
     fn try_deliver(&self, msg: B::Msg, counted: bool) -> Result<(), TrySendError<B::Msg>> {
