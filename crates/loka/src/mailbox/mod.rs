@@ -243,6 +243,13 @@ impl Gap {
     }
 }
 
+/// The bytes one queued value of type `T` takes in a mailbox block (its slot: the value and its
+/// ready flag, padded to the value's alignment): what a receiver reads per message, and what the
+/// simulation prices a message by (`engine/sim/cost.rs`, `CostModel::slot_lines`).
+pub(crate) const fn slot_bytes<T>() -> usize {
+    std::mem::size_of::<block::Slot<T>>()
+}
+
 /// An actor's mailbox; see the module documentation.
 ///
 /// `repr(C)`, two groups a [`GAP`] apart: what producers write (the tail word on every send, the

@@ -282,6 +282,7 @@ pub(crate) mod tests {
         info: no_info,
         control: no_control,
         state_bytes: 0,
+        slot_bytes: 0,
         parent: no_parent,
     };
 

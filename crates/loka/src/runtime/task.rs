@@ -112,6 +112,11 @@ impl Header {
     pub(crate) fn state_bytes(&self) -> usize {
         self.vtable.state_bytes
     }
+
+    /// The bytes of one message's slot in the actor's mailbox (fixed at compile time).
+    pub(crate) fn slot_bytes(&self) -> usize {
+        self.vtable.slot_bytes
+    }
 }
 
 /// What a task can do, per actor type.
@@ -135,6 +140,9 @@ pub(crate) struct Vtable {
     /// `size_of` the actor's state: the simulation's memory model prices it (static data, read by
     /// no real engine).
     pub(crate) state_bytes: usize,
+    /// The bytes of one message's slot in the actor's mailbox (`mailbox::slot_bytes`): the
+    /// simulation prices a message's transfer by it (static data, read by no real engine).
+    pub(crate) slot_bytes: usize,
     /// The actor that spawned this one, if an actor did. Safety: the cell is alive.
     pub(crate) parent: unsafe fn(NonNull<Header>) -> Option<super::id::ActorId>,
 }

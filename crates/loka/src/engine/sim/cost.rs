@@ -41,7 +41,8 @@ pub(crate) struct CostModel {
     pub(crate) send: f64,
     /// Cost of spawning an actor (allocation, registration) and, later, of its stop and release.
     pub(crate) spawn: f64,
-    /// Cache lines a message brings from its sender's PU (slot and payload).
+    /// Cache lines a message whose slot fits in one line brings from its sender's PU (slot and
+    /// payload); a larger slot brings its further lines as well ([`CostModel::slot_lines`]).
     pub(crate) message_lines: f64,
     /// Cache lines of an actor's state an activation touches (cell header, mailbox, state).
     pub(crate) state_lines: f64,
@@ -302,6 +303,18 @@ impl CostModel {
     }
 
     /// The cost of one cache line at `distance`.
+    /// What a message brings to its receiver, in lines at the sender→receiver distance, when its
+    /// mailbox slot is `slot_bytes` long (`mailbox::slot_bytes`: the message as sent, inline;
+    /// what it points to on the heap is not counted): `message_lines` for a slot of one line or
+    /// less (its slot's line, with the claim and ready flag around it), plus the slot's further
+    /// lines, which stream behind the first as the memory model's do (`memory::transfer`:
+    /// `mlp` lines in flight, so each costs `1 / mlp` of a line's latency). 0 bytes (no slot
+    /// known): `message_lines`.
+    pub(crate) fn slot_lines(&self, slot_bytes: usize) -> f64 {
+        let lines = (slot_bytes as u64).div_ceil(super::memory::LINE).max(1);
+        self.message_lines + (lines - 1) as f64 / self.mlp.max(1.0)
+    }
+
     pub(crate) fn line(&self, distance: Distance) -> f64 {
         match distance {
             Distance::SamePu => 0.0,
@@ -388,6 +401,18 @@ impl Distances {
 mod tests {
     use super::*;
     use crate::engine::sim::test_machine as machine;
+
+    /// A slot of one line or less is `message_lines`; each further line streams behind it at
+    /// `1 / mlp` of a line.
+    #[test]
+    fn a_message_brings_its_slot_s_further_lines_at_the_streaming_rate() {
+        let m = CostModel::generic();
+        assert_eq!(m.slot_lines(0), m.message_lines);
+        assert_eq!(m.slot_lines(32), m.message_lines);
+        assert_eq!(m.slot_lines(64), m.message_lines);
+        assert_eq!(m.slot_lines(65), m.message_lines + 1.0 / m.mlp);
+        assert_eq!(m.slot_lines(264), m.message_lines + 4.0 / m.mlp);
+    }
 
     #[test]
     fn distances_follow_the_topology() {

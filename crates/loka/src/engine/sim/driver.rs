@@ -265,8 +265,9 @@ impl Engine {
         let fixed = c.activation;
         let message_distance = waker.map_or(Distance::SamePu, |from| self.distances.get(w, from));
         // The receiver's share; the sender's (`send`) is charged below.
-        let per_message =
-            (c.message - c.send).max(0.0) + c.message_lines * c.line(message_distance);
+        // The lines each message brings: its slot's (a message type larger than a line more).
+        let message_lines = c.slot_lines(task.header().slot_bytes());
+        let per_message = (c.message - c.send).max(0.0) + message_lines * c.line(message_distance);
         // The actor's state, priced by where its bytes lie (`memory.rs`).
         let footprint = |declared: u64| {
             (c.state_lines * super::memory::LINE as f64) as u64
@@ -329,7 +330,8 @@ impl Engine {
         let mut sending = messages * c.send;
         let mut receiving = messages * per_message;
         let line = |a: usize, b: usize| c.line(self.distances.get(a, b));
-        if let Some(shares) = st.tails.batch(c, actor, w, start, messages, line) {
+        let slot = |a: usize, b: usize| message_lines * line(a, b);
+        if let Some(shares) = st.tails.batch(c, actor, w, start, messages, slot) {
             // Several workers wrote this mailbox lately: each pays its share of the sends on its
             // own clock, and the slots came from all their caches, not only the waker's.
             receiving = messages * ((c.message - c.send).max(0.0) + shares.slot_ns);
@@ -344,7 +346,7 @@ impl Engine {
             }
         } else if let Some(&s) = st.sender_of.get(&actor) {
             if s != w {
-                let line = c.message_lines * c.line(self.distances.get(s, w));
+                let line = message_lines * c.line(self.distances.get(s, w));
                 let share = (messages * (c.send + line)) as u64;
                 st.workers[s].clock += share;
                 st.stats.busy_ns += share;

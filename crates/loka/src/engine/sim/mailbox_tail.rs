@@ -214,7 +214,8 @@ impl Tails {
     /// counted in the receiver's own batches, so that it looks back over as many wake-ups for a
     /// fast receiver as for a slow one. Each is taken to have sent an equal share (the engine
     /// knows who wrote, not how much), and pays `send` and the slot's lines for it; the receiver
-    /// reads the slots from all their caches.
+    /// reads the slots from all their caches. `slot(a, b)`: what one message's slot costs to
+    /// move from worker `a`'s cache to worker `b`'s (its lines at their distance).
     pub(crate) fn batch(
         &mut self,
         model: &CostModel,
@@ -222,7 +223,7 @@ impl Tails {
         receiver: usize,
         start: u64,
         messages: f64,
-        line: impl Fn(usize, usize) -> f64,
+        slot: impl Fn(usize, usize) -> f64,
     ) -> Option<Shares> {
         let tail = self.tails.get_mut(&actor)?;
         let n = model.mailbox_batches as usize;
@@ -250,7 +251,7 @@ impl Tails {
         let mut slot_ns = 0.0;
         let writers = recent()
             .map(|&(w, _)| {
-                let slot = model.message_lines * line(w, receiver);
+                let slot = slot(w, receiver);
                 slot_ns += slot / k as f64;
                 (w, share * (model.send + slot))
             })

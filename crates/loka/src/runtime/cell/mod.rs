@@ -300,6 +300,7 @@ impl<B: Behavior> ActorCell<B> {
         info: Self::info_raw,
         control: Self::control_raw,
         state_bytes: std::mem::size_of::<B>(),
+        slot_bytes: crate::mailbox::slot_bytes::<Envelope<B>>(),
         parent: Self::parent_raw,
     };
 
