@@ -1,13 +1,14 @@
 //! The guarantees with bounded mailboxes (docs/bounded-mailboxes.md): FIFO per sender→receiver,
 //! no loss, no duplicate and no concurrent handler for a small bounded receiver fed by plain
-//! threads waiting with `send_async` and by actors retrying `try_send`; and, under the dropping
+//! threads waiting with `send_async` and by actors retrying `try_send` or `send` (each its own
+//! path through the places an activation reserves ahead); and, under the dropping
 //! overflow rules, every message either handled or counted as dropped, the survivors still in
 //! order. Runs under every configuration of `common::configurations()` (every engine in
 //! `loka::EngineKind::ALL` × every policy it supports × worker counts and variants); the
 //! overflow-rule test under `common::heavy_configurations()`.
 
 use crate::common::{configurations, heavy_configurations, mix, system};
-use loka::{Actor, ActorRef, Context, Overflow, SpawnOptions, TrySendError};
+use loka::{Actor, ActorRef, Context, Overflow, SendErrorReason, SpawnOptions, TrySendError};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
@@ -72,11 +73,13 @@ impl Actor for Receiver {
     }
 }
 
-/// Sends `EACH` items with `try_send`; on `Full` it yields (a message to itself) and retries.
+/// Sends `EACH` items with `try_send` (or, with `plain`, `send`, refused as full under the
+/// default `Reject` rule); on `Full` it yields (a message to itself) and retries.
 struct Retrier {
     index: usize,
     next: u64,
     to: ActorRef<Item>,
+    plain: bool,
 }
 
 impl Actor for Retrier {
@@ -92,11 +95,23 @@ impl Actor for Retrier {
                 sender: self.index,
                 seq: self.next,
             };
-            match self.to.try_send(item) {
-                Ok(()) => self.next += 1,
-                Err(TrySendError::Full(_)) => break,
-                Err(TrySendError::Stopped(_)) => panic!("receiver stopped"),
+            let full = if self.plain {
+                match self.to.send(item) {
+                    Ok(()) => false,
+                    Err(e) if matches!(e.reason, SendErrorReason::Full { .. }) => true,
+                    Err(e) => panic!("{e}"),
+                }
+            } else {
+                match self.to.try_send(item) {
+                    Ok(()) => false,
+                    Err(TrySendError::Full(_)) => true,
+                    Err(TrySendError::Stopped(_)) => panic!("receiver stopped"),
+                }
+            };
+            if full {
+                break;
             }
+            self.next += 1;
         }
         ctx.myself().send(()).unwrap();
     }
@@ -135,6 +150,7 @@ fn bounded_fifo_no_loss_no_duplicate_no_concurrent_handler_with_waiting_senders(
                 index,
                 next: 0,
                 to: receiver.clone(),
+                plain: index % 2 == 0,
             });
             retrier.send(()).unwrap();
         }
