@@ -7,7 +7,7 @@
 //! `loka::EngineKind::ALL` × every policy it supports × worker counts and variants); the
 //! overflow-rule test under `common::heavy_configurations()`.
 
-use crate::common::{configurations, heavy_configurations, mix, system};
+use crate::common::{configurations, heavy_configurations, mix, system, watchdog};
 use loka::{Actor, ActorRef, Context, Overflow, SendErrorReason, SpawnOptions, TrySendError};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
@@ -134,6 +134,8 @@ fn bounded_fifo_no_loss_no_duplicate_no_concurrent_handler_with_waiting_senders(
     for (i, (label, config)) in configurations().into_iter().enumerate() {
         let capacity = [CAPACITY, BATCHED_CAPACITY][i % 2];
         let label = format!("{label} capacity={capacity}");
+        // A count gone wrong leaves every sender waiting for room: fail, do not hang.
+        let _watchdog = watchdog(label.clone(), 120);
         let system = system(&config);
         let seen = Arc::new(Seen::default());
         let receiver = system.spawn_with(

@@ -8,6 +8,7 @@ use loka::{
     Actor, ActorRef, Config, Context, EngineKind, ExecMode, PlacementStrategy, PolicyKind,
     QueueKind, System, VictimSelection,
 };
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
@@ -183,6 +184,36 @@ pub fn heavy_configurations() -> Vec<(String, Config)> {
 /// Starts a system from a test configuration.
 pub fn system(config: &Config) -> System {
     System::from_config(config.clone()).expect("valid test configuration")
+}
+
+/// Ends the test process with a failure naming `what` if the returned guard is still alive after
+/// `secs` seconds: a test whose fault shows as a wait that never ends (a lost wake-up, a count
+/// gone wrong) then fails in minutes instead of running into the CI's time limit.
+pub fn watchdog(what: String, secs: u64) -> Watchdog {
+    let done = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&done);
+    std::thread::spawn(move || {
+        let start = std::time::Instant::now();
+        while !flag.load(SeqCst) {
+            if start.elapsed().as_secs() >= secs {
+                // Straight to the process's stderr: the test harness captures `eprintln!`, and
+                // the exit below would lose what it captured.
+                let _ = writeln!(std::io::stderr(), "{what}: not finished after {secs} s");
+                std::process::exit(101);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    Watchdog(done)
+}
+
+/// Stops its [`watchdog`] when dropped.
+pub struct Watchdog(Arc<AtomicBool>);
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.0.store(true, SeqCst);
+    }
 }
 
 /// A 64-bit mix (SplitMix64 finaliser) for order-independent checksums.
