@@ -2,10 +2,11 @@
 //! counter, then asks for the total): unbounded against capacity 1,000 (`Reject`), with the
 //! producer an actor (`send`, or `try_send` retried after yielding) or a plain thread (`send`, or
 //! `send_async` waiting for room); and the bookkeeping alone, a bound the producer never reaches. Runs the variants alternately, `RUNS` times each, each run on a
-//! fresh 2-worker system, and prints medians (docs/results/bounded-mailboxes.md).
+//! fresh system of 2 workers (or `WORKERS`), and prints medians (docs/results/bounded-mailboxes.md).
 //!
-//! `cargo run --release --example bounded_counting [N] [RUNS] [ONLY]` (defaults 2000000 5; `ONLY`
-//! runs just the variants whose name contains it, e.g. `never` or `unbounded, send`, to profile one)
+//! `cargo run --release --example bounded_counting [N] [RUNS] [ONLY] [WORKERS]` (defaults 2000000
+//! 5, all variants, 2; `ONLY` runs just the variants whose name contains it, e.g. `never` or
+//! `unbounded, send`, to profile one; an empty `ONLY` runs them all)
 
 use loka::{
     Actor, ActorRef, Context, Pending, ReplyTo, SendErrorReason, SpawnOptions, System, TrySendError,
@@ -129,8 +130,8 @@ impl Variant {
 }
 
 /// One run: (seconds, mailbox_full).
-fn run(variant: Variant, n: u64) -> (Duration, u64) {
-    let system = System::builder().workers(2).build().expect("system");
+fn run(variant: Variant, n: u64, workers: usize) -> (Duration, u64) {
+    let system = System::builder().workers(workers).build().expect("system");
     let options = match variant {
         Variant::BoundedNeverFull => SpawnOptions::new().capacity(n as usize + 1),
         _ if variant.bounded() => SpawnOptions::new().capacity(CAPACITY),
@@ -180,18 +181,19 @@ fn main() {
     let n: u64 = args.next().map_or(2_000_000, |a| a.parse().expect("N"));
     let runs: usize = args.next().map_or(5, |a| a.parse().expect("RUNS"));
     let only = args.next().unwrap_or_default();
+    let workers: usize = args.next().map_or(2, |a| a.parse().expect("WORKERS"));
     let chosen = |variant: Variant| variant.name().contains(only.as_str());
     let mut rates = vec![Vec::new(); Variant::ALL.len()];
     let mut fulls = vec![Vec::new(); Variant::ALL.len()];
     for _ in 0..runs {
         for (i, &variant) in Variant::ALL.iter().enumerate().filter(|(_, &v)| chosen(v)) {
-            let (elapsed, full) = run(variant, n);
+            let (elapsed, full) = run(variant, n, workers);
             rates[i].push(n as f64 / elapsed.as_secs_f64() / 1e6);
             fulls[i].push(full as f64);
         }
     }
     println!(
-        "counting, N = {n}, 2 workers, median of {runs} (M increments/s; range; mailbox_full)"
+        "counting, N = {n}, {workers} workers, median of {runs} (M increments/s; range; mailbox_full)"
     );
     for (i, &variant) in Variant::ALL.iter().enumerate().filter(|(_, &v)| chosen(v)) {
         let (lo, hi) = rates[i]
