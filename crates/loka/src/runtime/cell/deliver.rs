@@ -86,8 +86,8 @@ impl<B: Behavior> ActorCell<B> {
         let overflow = bound.overflow();
         let room = match mode {
             Mode::Send if overflow == Overflow::DropOldest => bound.make_room(),
-            // The thread's places reserved ahead are spent (`deliver`, `deliver_to_bound`):
-            // more of them, or one (`bound/credit.rs`).
+            // The thread's places reserved ahead are spent (`deliver`, `try_deliver`): more of
+            // them, or one (`bound/credit.rs`).
             Mode::Send | Mode::Try => bound::reserve_more(bound),
             // `send_async` may wait for room: one exact place.
             Mode::Wait => bound.reserve(),
@@ -135,25 +135,19 @@ impl<B: Behavior> ActorCell<B> {
         self.post_message(msg)
     }
 
-    /// A user message to a bounded mailbox: with a place this thread reserved ahead
-    /// (`bound/credit.rs`; never for `send_async`), pushed at once, inlined here; otherwise the
-    /// out-of-line [`deliver_bounded`](Self::deliver_bounded).
+    /// Pushes a user message whose place, if the mailbox is bounded, is already spent (a place
+    /// this thread reserved ahead, `bound/credit.rs`). A stopped actor hands the message back
+    /// and the place is returned. The one push of both sends, inlined into each: `deliver`'s
+    /// fast path and `try_deliver`'s.
     #[inline(always)]
-    fn deliver_to_bound(
-        &self,
-        bound: &SharedBound,
-        msg: B::Msg,
-        mode: Mode,
-    ) -> Result<(), TrySendError<B::Msg>> {
-        if mode != Mode::Wait && bound::spend_reserved(bound) {
-            return self
-                .enqueue_inlined(Envelope::Msg(msg))
-                .map_err(|envelope| {
+    fn push_counted(&self, msg: B::Msg) -> Result<(), B::Msg> {
+        self.enqueue_inlined(Envelope::Msg(msg))
+            .map_err(|envelope| {
+                if let Some(bound) = &self.bound {
                     bound.unreserve(Room::Reserved);
-                    TrySendError::Stopped(message(envelope))
-                });
-        }
-        self.deliver_bounded(bound, msg, mode)
+                }
+                message(envelope)
+            })
     }
 
     /// A message an async actor stashed counts against its mailbox's capacity (nothing for an
@@ -186,25 +180,19 @@ impl<B: Behavior> Deliver<B::Msg> for ActorCell<B> {
                 _ => return self.deliver_other(msg),
             }
         }
-        self.enqueue(Envelope::Msg(msg)).map_err(|envelope| {
-            // A bounded actor's message came with a place spent: it goes back (cold: stopped).
-            if let Some(bound) = &self.bound {
-                bound.unreserve(Room::Reserved);
-            }
-            message(envelope)
-        })
+        self.push_counted(msg)
     }
 
+    /// `try_send` (`counted`) and `send_async`'s attempts: a place reserved ahead is spent as in
+    /// `deliver` (never for `send_async`, which may wait for room: one exact place).
     fn try_deliver(&self, msg: B::Msg, counted: bool) -> Result<(), TrySendError<B::Msg>> {
-        match &self.bound {
-            Some(bound) => {
+        if let Some(bound) = &self.bound {
+            if !(counted && bound::spend_reserved(bound)) {
                 let mode = if counted { Mode::Try } else { Mode::Wait };
-                self.deliver_to_bound(bound, msg, mode)
+                return self.deliver_bounded(bound, msg, mode);
             }
-            None => self
-                .enqueue(Envelope::Msg(msg))
-                .map_err(|envelope| TrySendError::Stopped(message(envelope))),
         }
+        self.push_counted(msg).map_err(TrySendError::Stopped)
     }
 
     fn capacity(&self) -> Option<usize> {

@@ -322,8 +322,8 @@ impl<B: Behavior> ActorCell<B> {
         self.enqueue_inlined(envelope)
     }
 
-    /// [`enqueue`](Self::enqueue), always inlined: for the one out-of-line function a send to a
-    /// bounded actor enters (`deliver.rs`), where the compiler left `enqueue` a call of its own.
+    /// [`enqueue`](Self::enqueue), always inlined: for the sends' one push (`deliver.rs`,
+    /// `push_counted`), where the compiler once left `enqueue` a call of its own.
     #[inline(always)]
     pub(crate) fn enqueue_inlined(&self, envelope: Envelope<B>) -> Result<(), Envelope<B>> {
         match self.mailbox.push(envelope) {
