@@ -4,7 +4,8 @@
 //!
 //! ```toml
 //! workers = 4          # default: available parallelism
-//! throughput = 128     # messages per activation
+//! throughput = 128     # messages per activation (and sends into queues)
+//! backlog_gulp = 16384 # an activation finding more queued goes on, up to this many in all
 //! policy = "auto"     # or cls, lgs[:VARIANTS], hierarchical[:auto]
 //! engine = "actor-centric"
 //! topology = "host"   # or preset:NAME, synthetic:DESC, xml:FILE
@@ -179,6 +180,10 @@ pub struct Config {
     pub workers: usize,
     /// Messages one activation may handle before the actor yields its worker (≥ 1).
     pub throughput: usize,
+    /// The most messages an activation that finds a backlog takes in all: when its budget runs
+    /// out with more than `throughput` messages queued, it goes on with them, with as many sends
+    /// into queues allowed (≤ `throughput`: never; docs/configuration.md).
+    pub backlog_gulp: usize,
     /// Scheduler policy.
     pub policy: PolicyKind,
     /// Engine.
@@ -280,6 +285,7 @@ impl Default for Config {
         Config {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             throughput: 128,
+            backlog_gulp: 16_384,
             policy: PolicyKind::default(),
             engine: EngineKind::default(),
             topology: "host".to_owned(),
@@ -364,6 +370,7 @@ impl Config {
         }
         env_field!("LOKA_WORKERS", "workers", workers);
         env_field!("LOKA_THROUGHPUT", "throughput", throughput);
+        env_field!("LOKA_BACKLOG_GULP", "backlog_gulp", backlog_gulp);
         env_field!("LOKA_POLICY", "policy", policy);
         env_field!("LOKA_ENGINE", "engine", engine);
         env_field!("LOKA_LIFO_SLOT", "lifo_slot", lifo_slot);

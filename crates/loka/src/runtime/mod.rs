@@ -20,6 +20,7 @@
 //! `docs/internals/architecture.md` walks through the layers and their protocols.
 
 pub(crate) mod boundary;
+pub(crate) mod budget;
 pub(crate) mod cell;
 pub(crate) mod clock;
 pub(crate) mod dead_letters;
@@ -374,6 +375,10 @@ pub(crate) struct Runtime {
     pub(crate) shared: Arc<Shared>,
     /// Messages one activation may handle (copied here: read once per activation).
     throughput: usize,
+    /// `throughput` as the budget word counts it (`budget.rs`), beside it.
+    budget: i32,
+    /// The most messages an activation that finds a backlog takes in all (`budget.rs`).
+    backlog_gulp: usize,
     /// `panic_report = "tracing"`: activations announce themselves to the panic hook
     /// (`panic_report.rs`). Beside `throughput`, read in the same line once per activation.
     panic_events: bool,
@@ -390,6 +395,8 @@ impl Runtime {
         let Boundary { core, delivery } = boundary;
         Runtime {
             throughput: shared.config.throughput,
+            budget: budget::units(shared.config.throughput),
+            backlog_gulp: shared.config.backlog_gulp,
             panic_events: shared.config.panic_report == crate::config::PanicReport::Tracing,
             wait_notice: core.wants_wait_notice(),
             exec_policies: shared.config.engine.runs_exec_policies(),
@@ -448,6 +455,19 @@ impl Runtime {
     #[inline]
     pub(crate) fn throughput(&self) -> usize {
         self.throughput
+    }
+
+    /// An activation's budget: `throughput` units, as `budget.rs` counts them (envelopes taken
+    /// and sends into queues).
+    #[inline]
+    pub(crate) fn budget(&self) -> i32 {
+        self.budget
+    }
+
+    /// The most messages an activation that finds a backlog takes in all (`budget.rs`).
+    #[inline]
+    pub(crate) fn backlog_gulp(&self) -> usize {
+        self.backlog_gulp
     }
 
     /// Whether this system's panics in actor code are reported as `tracing` events.

@@ -489,9 +489,16 @@ impl SystemBuilder {
         self
     }
 
-    /// Messages per activation (≥ 1).
+    /// Messages per activation (≥ 1); also the sends into queues one activation may make.
     pub fn throughput(mut self, throughput: usize) -> Self {
         self.config.throughput = throughput;
+        self
+    }
+
+    /// The most messages an activation that finds a backlog takes in all (≤ `throughput`: it
+    /// stops at `throughput`; [`Config::backlog_gulp`](crate::Config::backlog_gulp)).
+    pub fn backlog_gulp(mut self, messages: usize) -> Self {
+        self.config.backlog_gulp = messages;
         self
     }
 

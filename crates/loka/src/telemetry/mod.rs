@@ -194,7 +194,8 @@ fn percentile(hist: &[u64], q: f64) -> u64 {
 worker_counters! {
     /// Messages (and control envelopes) handled.
     messages,
-    /// Actor activations (one activation handles up to `throughput` messages).
+    /// Actor activations (one activation handles up to `throughput` messages and sends into
+    /// queues, or a backlog's gulp: `runtime/budget.rs`).
     activations,
     /// Activations taken from the worker's non-stealable next slot.
     lifo_runs,

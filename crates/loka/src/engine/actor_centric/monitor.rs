@@ -8,7 +8,8 @@
 //! * it fires the worker's due timers, which would otherwise wait for the handler's end;
 //! * it wakes a sleeping worker if the stalled one has queued actors;
 //! * a worker that has been in one handler for [`blocking::LONG`] (2 ms) while its thread sleeps
-//!   in the kernel is *blocked*: the actor is told so when the handler ends, and an actor told so
+//!   in the kernel, having run on a CPU for under a quarter of the time since the previous look,
+//!   is *blocked*: the actor is told so when the handler ends, and an actor told so
 //!   twice moves to a thread of its own (`stall.promote`).
 //!
 //! The monitor sleeps without a timeout once every worker has been parked for ten of its looks (a
@@ -51,6 +52,26 @@ struct Seen {
     sighting: Sighting,
     /// The blocking of this stretch of user code was reported already.
     noted: bool,
+    /// The CPU time the worker's thread had run at the previous look in this long stretch (when
+    /// taken, in ns), if it could be read.
+    cpu: Option<(Instant, u64)>,
+}
+
+/// Whether a long stretch's thread, found asleep at this look, is blocked: it ran on a CPU for
+/// less than a quarter of the time since the previous look (`before`, `now`: when, and its CPU
+/// time in ns). A look that finds a computing handler in a brief wait (the allocator's lock, a
+/// page fault) must not count: a long activation met one often enough to promote its actor, a
+/// consumer gulping a backlog (docs/decisions/0091-sends-charged-and-backlogs-gulped.md). With
+/// no earlier sample the next look decides; where the CPU time cannot be read, the look alone.
+fn blocked_since(before: Option<(Instant, u64)>, now: Option<(Instant, u64)>) -> bool {
+    match (before, now) {
+        (Some((then, cpu_then)), Some((at, cpu))) => {
+            let wall = at.saturating_duration_since(then).as_nanos();
+            u128::from(cpu.saturating_sub(cpu_then)) * 4 < wall
+        }
+        (None, Some(_)) => false,
+        (_, None) => true,
+    }
 }
 
 /// Starts the monitor thread of `engine`.
@@ -77,7 +98,8 @@ impl Engine {
         let mut seen = vec![
             Seen {
                 sighting: Sighting::new(0, now),
-                noted: false
+                noted: false,
+                cpu: None,
             };
             self.workers.len()
         ];
@@ -110,6 +132,7 @@ impl Engine {
             *seen = Seen {
                 sighting: Sighting::new(state, now),
                 noted: false,
+                cpu: None,
             };
             return;
         }
@@ -120,7 +143,11 @@ impl Engine {
         let blocked = promote
             && !seen.noted
             && stalled_for >= blocking::LONG
-            && worker.tid.get().is_some_and(|&tid| sleeps_in_kernel(tid));
+            && worker.tid.get().is_some_and(|&tid| {
+                let sample = thread_cpu_ns(tid).map(|cpu| (now, cpu));
+                let before = std::mem::replace(&mut seen.cpu, sample);
+                sleeps_in_kernel(tid) && blocked_since(before, sample)
+            });
         let may_take = blocked || seen.sighting.stalled(state, now, bound);
         if may_take && (blocked || worker.watch.has_hostages()) {
             // A blocked handler feeds nobody: its hostages are taken whatever they hold.
@@ -238,6 +265,47 @@ fn sleeps_in_kernel(tid: i32) -> bool {
     }
 }
 
+/// The CPU time thread `tid` of this process has run, in ns (the first field of its
+/// `schedstat`); `None` where that cannot be read.
+fn thread_cpu_ns(tid: i32) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+        stat.split_whitespace().next()?.parse().ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = tid;
+        None
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod rule_tests {
+    use super::blocked_since;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_thread_asleep_is_blocked_only_if_it_ran_little_since_the_last_look() {
+        let then = Instant::now();
+        let at = then + Duration::from_millis(1);
+        let ran = |ns| blocked_since(Some((then, 0)), Some((at, ns)));
+        assert!(ran(100_000), "0.1 ms of CPU in 1 ms: waiting");
+        assert!(
+            !ran(600_000),
+            "0.6 ms of CPU in 1 ms: a computing handler in a brief wait"
+        );
+        assert!(
+            !blocked_since(None, Some((at, 0))),
+            "first look: the next decides"
+        );
+        assert!(
+            blocked_since(Some((then, 0)), None),
+            "no CPU time: the look alone"
+        );
+    }
+}
+
 #[cfg(all(test, not(loom), target_os = "linux"))]
 mod tests {
     use super::*;
@@ -271,6 +339,10 @@ mod tests {
         // A spinning thread may be preempted at the instant we look (then `R` still): it is
         // never `S`, so most looks must say "not asleep".
         let asleep = (0..20).filter(|_| sleeps_in_kernel(tid)).count();
+        let cpu_before = thread_cpu_ns(tid).expect("schedstat readable");
+        std::thread::sleep(Duration::from_millis(20));
+        let cpu_after = thread_cpu_ns(tid).unwrap();
+        assert!(cpu_after > cpu_before, "a spinning thread's CPU time grows");
         stop.store(true, SeqCst);
         spinner.join().unwrap();
         assert_eq!(asleep, 0, "a spinning thread computes");

@@ -1,10 +1,11 @@
-//! The activation: what a worker runs when it takes an actor — up to the throughput budget of
-//! envelopes, one at a time, inside one unwinding boundary — and what a handler's panic or a stop
-//! turns the activation into.
+//! The activation: what a worker runs when it takes an actor — envelopes, one at a time, until
+//! its budget is spent (`runtime/budget.rs`), inside one unwinding boundary — and what a
+//! handler's panic or a stop turns the activation into.
 
 use super::failure::panic_message;
 use super::{bound, start, ActorCell, Behavior, CellContext, Envelope, Inner, Life, Stopping};
 use crate::mailbox::Pop;
+use crate::runtime::budget;
 use crate::runtime::exec::Exec;
 use crate::runtime::task::{Header, RunOutcome};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -56,7 +57,6 @@ impl<B: Behavior> ActorCell<B> {
             }
             failure = start(inner, &mut ctx).err();
         }
-        let budget = self.runtime.throughput();
         let mut processed = 0;
         let outcome = match failure {
             Some(_) => RunOutcome::Stopped,
@@ -64,7 +64,7 @@ impl<B: Behavior> ActorCell<B> {
             // activation anyway, and the message then goes from its slot to the handler without
             // passing through a closure's environment (docs/decisions/0026-micro-benchmark-losses.md).
             None => match catch_unwind(AssertUnwindSafe(|| {
-                self.run_envelopes(inner, &mut ctx, budget, &mut processed, hold)
+                self.run_envelopes(inner, &mut ctx, &mut processed, hold)
             })) {
                 Ok(outcome) => outcome,
                 Err(panic) => {
@@ -90,7 +90,8 @@ impl<B: Behavior> ActorCell<B> {
         outcome
     }
 
-    /// The activation's loop: up to `budget` envelopes, until the mailbox is empty or the actor
+    /// The activation's loop: until its budget is spent (`throughput` envelopes and sends into
+    /// queues, or a backlog's gulp: `runtime/budget.rs`), the mailbox is empty or the actor
     /// stops. A handler's panic unwinds out of it to the activation's one `catch_unwind`; the
     /// envelopes handled so far are counted in `processed` either way.
     #[inline(always)]
@@ -98,20 +99,20 @@ impl<B: Behavior> ActorCell<B> {
         &self,
         inner: &mut Inner<B>,
         ctx: &mut B::Ctx,
-        budget: usize,
         processed: &mut usize,
         hold: bool,
     ) -> RunOutcome {
         // Read once per activation: an unbounded actor's loop then tests a register per message.
         let bound = self.bound.as_deref();
+        // The budget is this thread's word, not a register: the sends the handler makes spend
+        // it too. Looked at after each envelope, where it can have run out.
+        budget::start(self.runtime.budget());
+        // When the activation began to gulp a backlog (0: it has not).
+        let mut gulp_since = 0;
         loop {
             if B::inner(ctx).is_stopping() {
                 release_taken(bound);
                 return RunOutcome::Stopped;
-            }
-            if *processed == budget {
-                release_taken(bound);
-                return RunOutcome::Requeue;
             }
             // SAFETY: we hold the schedule: single consumer.
             // SAFETY: we hold the schedule: single consumer. The closure moves the envelope out
@@ -131,8 +132,8 @@ impl<B: Behavior> ActorCell<B> {
                 })
             };
             match taken {
-                Pop::Item(None) => {}
                 Pop::Item(Some(signal)) => self.handle_signal(inner, ctx, signal),
+                Pop::Item(None) => {}
                 // A sender is writing the next slot: stay scheduled, come back soon.
                 Pop::NotReady => {
                     release_taken(bound);
@@ -160,7 +161,41 @@ impl<B: Behavior> ActorCell<B> {
                     }
                 }
             }
+            // An envelope was taken: one unit of the budget.
+            // A stop requested meanwhile is obeyed at the loop's top, not carried past the end.
+            if budget::spend_one()
+                && !B::inner(ctx).is_stopping()
+                && !self.gulp_backlog(*processed, &mut gulp_since)
+            {
+                release_taken(bound);
+                return RunOutcome::Requeue;
+            }
         }
+    }
+
+    /// The activation's budget ran out after `processed` envelopes: if more than `throughput`
+    /// messages are queued (a backlog), it goes on, a budget at a time, until it has taken
+    /// `backlog_gulp` envelopes in all or has gulped for [`budget::GULP_NS`]; `since`: when the
+    /// gulp began (0: not yet). Out of line: called once per budget spent (`runtime/budget.rs`).
+    #[inline(never)]
+    fn gulp_backlog(&self, processed: usize, since: &mut u64) -> bool {
+        let most = self.runtime.backlog_gulp();
+        // A shutdown ends the activation at its budget, as it did before gulps (docs/shutdown.md:
+        // each worker finishes the activation it is in, at most `throughput` messages).
+        if processed >= most || self.runtime.shared.lifecycle.is_shutting_down() {
+            return false;
+        }
+        let now = self.runtime.timer_now_ns().max(1);
+        if *since == 0 {
+            if self.mailbox.len_estimate() <= self.runtime.throughput() {
+                return false;
+            }
+            *since = now;
+        } else if now - *since >= budget::GULP_NS {
+            return false;
+        }
+        budget::start(self.runtime.budget().min(budget::units(most - processed)));
+        true
     }
 
     /// Runs one user message with the started actor's state; a handler's panic unwinds through

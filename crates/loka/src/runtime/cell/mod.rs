@@ -332,6 +332,9 @@ impl<B: Behavior> ActorCell<B> {
                 Ok(())
             }
             Push::Queued => {
+                // The message waits behind others: the sending activation pays for it
+                // (`runtime/budget.rs`).
+                crate::runtime::budget::charge_queued_send();
                 // A send from an inline run (`monitor`/`seq`) to a busy actor may close a cycle
                 // of inline runs on this thread (docs/exec-policies.md).
                 if super::exec_policy::inline::running_inline() {

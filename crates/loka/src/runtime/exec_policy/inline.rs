@@ -19,7 +19,7 @@
 //! re-entering its handler. (A send back to the chain's outermost actor, the worker's own
 //! activation, is plain request/response and not counted.)
 
-use super::super::{Exec, RunOutcome, Runtime, TaskRef};
+use super::super::{budget, Exec, RunOutcome, Runtime, TaskRef};
 use crate::exec_policy::ExecPolicy;
 use std::cell::Cell;
 use std::ptr;
@@ -130,9 +130,13 @@ pub(crate) fn run_or_queue(runtime: &Arc<Runtime>, task: TaskRef, policy: ExecPo
     let counters = exec.counters();
     counters.inline_runs.bump(1);
     let messages = counters.messages.get();
+    // The inline run has a budget of its own; the interrupted activation goes on with its own
+    // (`runtime/budget.rs`).
+    let callers_budget = budget::left();
     // SAFETY: the caller holds the schedule (it made the actor runnable), and a scheduled actor
     // is alive.
     let outcome = unsafe { task.run(exec) };
+    budget::put_back(callers_budget);
     DEPTH.with(|d| d.set(depth));
     if depth == 0 {
         // Messages handled inline (nested runs included, counted once, at the outermost run):

@@ -1,0 +1,225 @@
+//! An activation's budget counts sends into queues as well as messages, and an activation that
+//! finds a backlog gulps it (docs/configuration.md, `throughput` and `backlog_gulp`;
+//! docs/decisions/0091-sends-charged-and-backlogs-gulped.md).
+//!
+//! On one worker a producer that sends a slice of messages per message it handles, and sends
+//! itself the next slice, ran a whole budget of slices before its consumer ran a budget of
+//! messages: the queue between them grew to the whole run. Counted in messages (the consumer's
+//! queue as the producer sees it before each slice) and in activations, not in time.
+
+use loka::{Actor, Config, Context, EngineKind, System};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const SLICE: u64 = 1_000;
+const SLICES: u64 = 100;
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+enum CounterMsg {
+    Increment,
+    Report(mpsc::Sender<u64>),
+}
+
+struct Counter {
+    count: u64,
+}
+
+impl Actor for Counter {
+    type Msg = CounterMsg;
+    fn handle(&mut self, _: &mut Context<Self>, msg: CounterMsg) {
+        match msg {
+            CounterMsg::Increment => self.count += 1,
+            CounterMsg::Report(to) => {
+                let _ = to.send(self.count);
+            }
+        }
+    }
+}
+
+/// Sends a slice of increments per message, then itself the next slice; before each slice, notes
+/// the longest the counter's queue has been.
+struct Producer {
+    counter: loka::ActorRef<CounterMsg>,
+    longest: u64,
+    done: mpsc::Sender<(u64, u64)>,
+}
+
+impl Actor for Producer {
+    type Msg = u64;
+    fn handle(&mut self, ctx: &mut Context<Self>, slice: u64) {
+        self.longest = self.longest.max(self.counter.mailbox_len() as u64);
+        if slice == SLICES {
+            let (to, count) = mpsc::channel();
+            self.counter.send(CounterMsg::Report(to)).unwrap();
+            let done = self.done.clone();
+            let longest = self.longest;
+            // The count comes once the counter has taken every increment.
+            std::thread::spawn(move || {
+                let count = count.recv_timeout(TIMEOUT).expect("the counter reports");
+                let _ = done.send((count, longest));
+            });
+            return;
+        }
+        for _ in 0..SLICE {
+            self.counter.send(CounterMsg::Increment).unwrap();
+        }
+        ctx.myself().send(slice + 1).unwrap();
+    }
+}
+
+/// The longest the counter's queue was before a slice, and the count it reached.
+fn producer_and_counter(engine: EngineKind, throughput: usize, backlog_gulp: usize) -> (u64, u64) {
+    let system = System::from_config(Config {
+        workers: 1,
+        engine,
+        throughput,
+        backlog_gulp,
+        ..Config::default()
+    })
+    .unwrap();
+    let counter = system.spawn(Counter { count: 0 });
+    let (done, result) = mpsc::channel();
+    let producer = system.spawn(Producer {
+        counter,
+        longest: 0,
+        done,
+    });
+    producer.send(0).unwrap();
+    let (count, longest) = result.recv_timeout(TIMEOUT).expect("the run ends");
+    system.shutdown();
+    (longest, count)
+}
+
+#[test]
+fn a_producer_does_not_run_ahead_of_its_consumer_on_one_worker() {
+    for engine in [EngineKind::ActorCentric, EngineKind::Sim] {
+        let (longest, count) = producer_and_counter(engine, 128, 65_536);
+        assert_eq!(count, SLICE * SLICES, "{engine:?}: every increment counted");
+        // The producer's activation ends with its first slice (its sends used the allowance);
+        // the counter's takes a budget, then gulps the rest of the slice. Without the charge the
+        // producer ran 128 slices per activation (127,000 queued); without the gulp the queue
+        // grew by 872 per slice.
+        assert!(
+            longest <= SLICE,
+            "{engine:?}: the counter's queue reached {longest} messages (one slice is {SLICE})"
+        );
+    }
+}
+
+#[test]
+fn with_no_gulp_the_consumer_takes_a_budget_per_turn_and_falls_behind() {
+    // `backlog_gulp` at or under `throughput` turns the gulp off: the counter takes 128 per turn
+    // while the producer sends a slice, and its queue grows (the check above can fail).
+    let (longest, count) = producer_and_counter(EngineKind::ActorCentric, 128, 0);
+    assert_eq!(count, SLICE * SLICES);
+    assert!(longest > 10 * SLICE, "the queue reached only {longest}");
+}
+
+/// Blocks its worker until released.
+struct Gate;
+
+impl Actor for Gate {
+    type Msg = (mpsc::Sender<()>, mpsc::Receiver<()>);
+    fn handle(&mut self, _: &mut Context<Self>, (blocking, release): Self::Msg) {
+        blocking.send(()).unwrap();
+        release.recv_timeout(TIMEOUT).unwrap();
+    }
+}
+
+/// Counts what it takes; says when it has taken `expected`.
+struct Sink {
+    taken: u64,
+    expected: u64,
+    /// How long each message takes.
+    cost: Duration,
+    done: mpsc::Sender<()>,
+}
+
+impl Actor for Sink {
+    type Msg = ();
+    fn handle(&mut self, _: &mut Context<Self>, (): ()) {
+        std::thread::sleep(self.cost);
+        self.taken += 1;
+        if self.taken == self.expected {
+            self.done.send(()).unwrap();
+        }
+    }
+}
+
+/// Activations that took a backlog of `backlog` messages queued while the only worker was busy.
+fn activations_for_a_backlog(throughput: usize, backlog_gulp: usize, backlog: u64) -> u64 {
+    activations_for_a_slow_backlog(throughput, backlog_gulp, backlog, Duration::ZERO)
+}
+
+/// As [`activations_for_a_backlog`], each message taking `cost`.
+fn activations_for_a_slow_backlog(
+    throughput: usize,
+    backlog_gulp: usize,
+    backlog: u64,
+    cost: Duration,
+) -> u64 {
+    let system = System::from_config(Config {
+        workers: 1,
+        throughput,
+        backlog_gulp,
+        ..Config::default()
+    })
+    .unwrap();
+    let (done, finished) = mpsc::channel();
+    let sink = system.spawn(Sink {
+        taken: 0,
+        expected: backlog,
+        cost,
+        done,
+    });
+    let gate = system.spawn(Gate);
+    let (blocking, blocked) = mpsc::channel();
+    let (release, released) = mpsc::channel();
+    gate.send((blocking, released)).unwrap();
+    blocked.recv_timeout(TIMEOUT).unwrap();
+    for _ in 0..backlog {
+        sink.send(()).unwrap();
+    }
+    let activations = |s: &System| -> u64 { s.stats().workers.iter().map(|w| w.activations).sum() };
+    let before = activations(&system);
+    release.send(()).unwrap();
+    finished.recv_timeout(TIMEOUT).unwrap();
+    // The gate's activation ends after the read above: one of the activations counted.
+    let taken = activations(&system) - before - 1;
+    system.shutdown();
+    taken
+}
+
+#[test]
+fn a_backlog_is_gulped_up_to_backlog_gulp_messages_an_activation() {
+    // 10,000 queued, 64 a budget: one activation with a gulp of up to 65,536 (a budget, then the
+    // rest), about ten of 1,000 with `backlog_gulp = 1000`, about 157 budgets without a gulp.
+    let whole = activations_for_a_backlog(64, 65_536, 10_000);
+    assert!(
+        whole <= 2,
+        "{whole} activations for a backlog under the gulp's limit"
+    );
+    let limited = activations_for_a_backlog(64, 1_000, 10_000);
+    assert!(
+        (8..=13).contains(&limited),
+        "{limited} activations for 10,000 messages, 1,000 at most each"
+    );
+    let none = activations_for_a_backlog(64, 0, 10_000);
+    assert!(
+        none >= 150,
+        "{none} activations for 10,000 messages, 64 each"
+    );
+}
+
+#[test]
+fn slow_messages_end_a_gulp_after_about_a_millisecond() {
+    // 3 ms a message, one per budget: the gulp that begins after the first goes on for one more
+    // budget, then finds its millisecond spent: two messages an activation while more than one
+    // is queued, then one, and a last that finds the mailbox empty (7); without the limit, one
+    // activation took all ten (2).
+    let slow = activations_for_a_slow_backlog(1, 16_384, 10, Duration::from_millis(3));
+    assert!(
+        (5..=8).contains(&slow),
+        "{slow} activations for 10 messages of 3 ms"
+    );
+}
