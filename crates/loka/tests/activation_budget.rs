@@ -223,3 +223,71 @@ fn slow_messages_end_a_gulp_after_about_a_millisecond() {
         "{slow} activations for 10 messages of 3 ms"
     );
 }
+
+/// Sends one message on for each it takes; says when it has taken `expected`.
+struct Forwarder {
+    to: loka::ActorRef<()>,
+    taken: u64,
+    expected: u64,
+    done: mpsc::Sender<()>,
+}
+
+impl Actor for Forwarder {
+    type Msg = ();
+    fn handle(&mut self, _: &mut Context<Self>, (): ()) {
+        self.to.send(()).unwrap();
+        self.taken += 1;
+        if self.taken == self.expected {
+            self.done.send(()).unwrap();
+        }
+    }
+}
+
+struct Quiet;
+
+impl Actor for Quiet {
+    type Msg = ();
+    fn handle(&mut self, _: &mut Context<Self>, (): ()) {}
+}
+
+#[test]
+fn an_inline_run_leaves_its_callers_budget_as_it_was() {
+    // Under `monitor` each send of the forwarder runs the idle receiver inline, an activation
+    // with a budget of its own; the forwarder's own budget (64 messages) must still end its
+    // activations: about 16 for 1,000 messages (without the gulp). Had the inline run left the
+    // forwarder its own fresh budget, one activation took all 1,000.
+    let system = System::from_config(Config {
+        workers: 1,
+        throughput: 64,
+        backlog_gulp: 0,
+        exec: loka::ExecMode::AllMonitor,
+        ..Config::default()
+    })
+    .unwrap();
+    let quiet = system.spawn(Quiet);
+    let (done, finished) = mpsc::channel();
+    let forwarder = system.spawn(Forwarder {
+        to: quiet,
+        taken: 0,
+        expected: 1_000,
+        done,
+    });
+    let gate = system.spawn(Gate);
+    let (blocking, blocked) = mpsc::channel();
+    let (release, released) = mpsc::channel();
+    gate.send((blocking, released)).unwrap();
+    blocked.recv_timeout(TIMEOUT).unwrap();
+    for _ in 0..1_000 {
+        forwarder.send(()).unwrap();
+    }
+    let activations = |s: &System| -> u64 { s.stats().workers.iter().map(|w| w.activations).sum() };
+    let before = activations(&system);
+    release.send(()).unwrap();
+    finished.recv_timeout(TIMEOUT).unwrap();
+    let taken = activations(&system) - before;
+    system.shutdown();
+    assert!(
+        taken >= 10,
+        "{taken} activations for 1,000 messages, 64 a budget"
+    );
+}

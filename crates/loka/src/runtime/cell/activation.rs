@@ -191,7 +191,7 @@ impl<B: Behavior> ActorCell<B> {
                 return false;
             }
             *since = now;
-        } else if now - *since >= budget::GULP_NS {
+        } else if now.saturating_sub(*since) >= budget::GULP_NS {
             return false;
         }
         budget::start(self.runtime.budget().min(budget::units(most - processed)));
