@@ -172,22 +172,34 @@ fn activations_for_a_slow_backlog(
         cost,
         done,
     });
+    let taken = activations_behind_the_worker(&system, &finished, || {
+        for _ in 0..backlog {
+            sink.send(()).unwrap();
+        }
+    });
+    system.shutdown();
+    taken
+}
+
+/// Activations the only worker of `system` runs for a backlog: `queue` sends it while a gate
+/// holds the worker, then the gate opens; counted until `finished` says the work is done.
+fn activations_behind_the_worker(
+    system: &System,
+    finished: &mpsc::Receiver<()>,
+    queue: impl FnOnce(),
+) -> u64 {
     let gate = system.spawn(Gate);
     let (blocking, blocked) = mpsc::channel();
     let (release, released) = mpsc::channel();
     gate.send((blocking, released)).unwrap();
     blocked.recv_timeout(TIMEOUT).unwrap();
-    for _ in 0..backlog {
-        sink.send(()).unwrap();
-    }
-    let activations = |s: &System| -> u64 { s.stats().workers.iter().map(|w| w.activations).sum() };
-    let before = activations(&system);
+    queue();
+    let activations = || -> u64 { system.stats().workers.iter().map(|w| w.activations).sum() };
+    let before = activations();
     release.send(()).unwrap();
     finished.recv_timeout(TIMEOUT).unwrap();
     // The gate's activation ends after the read above: one of the activations counted.
-    let taken = activations(&system) - before - 1;
-    system.shutdown();
-    taken
+    activations() - before - 1
 }
 
 #[test]
@@ -272,19 +284,11 @@ fn an_inline_run_leaves_its_callers_budget_as_it_was() {
         expected: 1_000,
         done,
     });
-    let gate = system.spawn(Gate);
-    let (blocking, blocked) = mpsc::channel();
-    let (release, released) = mpsc::channel();
-    gate.send((blocking, released)).unwrap();
-    blocked.recv_timeout(TIMEOUT).unwrap();
-    for _ in 0..1_000 {
-        forwarder.send(()).unwrap();
-    }
-    let activations = |s: &System| -> u64 { s.stats().workers.iter().map(|w| w.activations).sum() };
-    let before = activations(&system);
-    release.send(()).unwrap();
-    finished.recv_timeout(TIMEOUT).unwrap();
-    let taken = activations(&system) - before;
+    let taken = activations_behind_the_worker(&system, &finished, || {
+        for _ in 0..1_000 {
+            forwarder.send(()).unwrap();
+        }
+    });
     system.shutdown();
     assert!(
         taken >= 10,

@@ -178,7 +178,8 @@ pub const MAX_HANDLER_SAMPLE_US: u64 = 1_000_000;
 pub struct Config {
     /// Worker threads (≥ 1).
     pub workers: usize,
-    /// Messages one activation may handle before the actor yields its worker (≥ 1).
+    /// An activation's budget before the actor yields its worker (≥ 1): messages taken, and sends
+    /// that add to the queue of an actor already scheduled (docs/configuration.md).
     pub throughput: usize,
     /// The most messages an activation that finds a backlog takes in all: when its budget runs
     /// out with more than `throughput` messages queued, it goes on with them, with as many sends

@@ -50,16 +50,10 @@ pub(crate) fn start(units: i32) {
     LEFT.with(|left| left.set(units));
 }
 
-/// What the running activation has left (an inline run keeps its caller's, `put_back`).
+/// What the running activation has left (an inline run gives its caller this back, `start`).
 #[inline]
 pub(crate) fn left() -> i32 {
     LEFT.with(Cell::get)
-}
-
-/// Gives the interrupted activation back the budget `left` returned.
-#[inline]
-pub(crate) fn put_back(units: i32) {
-    start(units);
 }
 
 /// An envelope taken: one unit. Whether the budget is spent.
@@ -103,7 +97,7 @@ mod tests {
         let callers = left();
         start(units(128));
         assert!(!spend_one());
-        put_back(callers);
+        start(callers);
         assert_eq!(left(), 4);
     }
 

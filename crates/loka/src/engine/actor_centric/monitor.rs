@@ -58,7 +58,8 @@ struct Seen {
 }
 
 /// Whether a long stretch's thread, found asleep at this look, is blocked: it ran on a CPU for
-/// less than a quarter of the time since the previous look (`before`, `now`: when, and its CPU
+/// less than a quarter (`blocking::OFF_CPU_SHARE`, `exec = "auto"`'s rule) of the time since the
+/// previous look (`before`, `now`: when, and its CPU
 /// time in ns). A look that finds a computing handler in a brief wait (the allocator's lock, a
 /// page fault) must not count: a long activation met one often enough to promote its actor, a
 /// consumer gulping a backlog (docs/decisions/0091-sends-charged-and-backlogs-gulped.md). With
@@ -67,7 +68,7 @@ fn blocked_since(before: Option<(Instant, u64)>, now: Option<(Instant, u64)>) ->
     match (before, now) {
         (Some((then, cpu_then)), Some((at, cpu))) => {
             let wall = at.saturating_duration_since(then).as_nanos();
-            u128::from(cpu.saturating_sub(cpu_then)) * 4 < wall
+            u128::from(cpu.saturating_sub(cpu_then)) * u128::from(blocking::OFF_CPU_SHARE) < wall
         }
         (None, Some(_)) => false,
         (_, None) => true,

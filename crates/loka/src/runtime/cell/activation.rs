@@ -132,8 +132,8 @@ impl<B: Behavior> ActorCell<B> {
                 })
             };
             match taken {
-                Pop::Item(Some(signal)) => self.handle_signal(inner, ctx, signal),
                 Pop::Item(None) => {}
+                Pop::Item(Some(signal)) => self.handle_signal(inner, ctx, signal),
                 // A sender is writing the next slot: stay scheduled, come back soon.
                 Pop::NotReady => {
                     release_taken(bound);

@@ -60,7 +60,7 @@ fn promote(task: TaskRef, exec: &Exec) {
 }
 
 /// The part of a long activation that must be off the CPU for it to count as blocking.
-const OFF_CPU_SHARE: u32 = 4;
+pub(crate) const OFF_CPU_SHARE: u32 = 4;
 
 /// Runs one activation of `task` on a worker, timed; returns its outcome, whether the actor was
 /// promoted to `thread` (then a `Requeue`/`Waiting` outcome must go to its thread), and its wall

@@ -136,7 +136,7 @@ pub(crate) fn run_or_queue(runtime: &Arc<Runtime>, task: TaskRef, policy: ExecPo
     // SAFETY: the caller holds the schedule (it made the actor runnable), and a scheduled actor
     // is alive.
     let outcome = unsafe { task.run(exec) };
-    budget::put_back(callers_budget);
+    budget::start(callers_budget);
     DEPTH.with(|d| d.set(depth));
     if depth == 0 {
         // Messages handled inline (nested runs included, counted once, at the outermost run):
