@@ -320,6 +320,10 @@ impl Engine {
             st.memory.set_declared(actor, declared);
         }
         let messages = (counters.messages.get() - messages_before) as f64;
+        if messages > self.shared.config.throughput as f64 {
+            // It gulped a backlog (`runtime/budget.rs`): its senders are worth watching.
+            st.tails.backlogged(actor);
+        }
         let spawned = (counters.spawned.get() - spawned_before) as f64;
         // The senders' share of the messages handled. The runtime counts no sends (a counter on
         // every engine's hottest path), so, as for the line a batch brings, the worker whose send

@@ -108,6 +108,8 @@ struct Tail {
     last_writer: Option<usize>,
     /// When the receiver's latest batches started, oldest first.
     batches: VecDeque<u64>,
+    /// One of its batches took more than a budget: a backlog was waiting for it.
+    backlogged: bool,
 }
 
 /// The writers of every receiver's mailbox tail, as far as the engine sees them.
@@ -140,10 +142,23 @@ impl Tails {
         tail.writers.insert(i, (w, at));
     }
 
-    /// Whether several workers wrote `actor`'s mailbox (among its latest 16 distinct writers,
-    /// however long ago): one worth watching whenever it is woken.
-    pub(crate) fn shared(&self, actor: u64) -> bool {
-        self.tails.get(&actor).is_some_and(|t| t.writers.len() >= 2)
+    /// Whether `actor`'s mailbox is worth watching whenever it is woken: several workers wrote
+    /// it (among its latest 16 distinct writers, however long ago), or a backlog waited for one
+    /// of its batches ([`Self::backlogged`]).
+    pub(crate) fn watched_when_woken(&self, actor: u64) -> bool {
+        self.tails
+            .get(&actor)
+            .is_some_and(|t| t.backlogged || t.writers.len() >= 2)
+    }
+
+    /// A batch of `actor`'s took more than a budget: its senders had queued a backlog, the sends
+    /// the engine does not see. Before the runtime gulped backlogs such an actor used its budget
+    /// with mail left and was watched while it waited in a queue; a gulp empties the mailbox
+    /// instead, so the next senders would go unseen and the one whose send wakes it next would
+    /// be taken as the sender of all they queue (docs/simulation.md, "Mailbox tails"). From
+    /// now on the mailbox is watched each time it is woken.
+    pub(crate) fn backlogged(&mut self, actor: u64) {
+        self.tails.entry(actor).or_default().backlogged = true;
     }
 
     /// The actor stopped.
