@@ -295,3 +295,60 @@ fn an_inline_run_leaves_its_callers_budget_as_it_was() {
         "{taken} activations for 1,000 messages, 64 a budget"
     );
 }
+
+/// Sends `fan` messages to `to` for each it takes (fjcreate's driver, which spawns and sends to
+/// a thousand children per message); says when it has taken `expected`.
+struct Spreader {
+    to: loka::ActorRef<()>,
+    fan: u32,
+    taken: u64,
+    expected: u64,
+    done: mpsc::Sender<()>,
+}
+
+impl Actor for Spreader {
+    type Msg = ();
+    fn handle(&mut self, _: &mut Context<Self>, (): ()) {
+        for _ in 0..self.fan {
+            self.to.send(()).unwrap();
+        }
+        self.taken += 1;
+        if self.taken == self.expected {
+            self.done.send(()).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_backlog_whose_budget_goes_to_sends_is_not_gulped() {
+    // 1,000 messages queued for the spreader, each sending 200 into the busy sink's queue: its
+    // budget (128) is spent on sends by its first message, so the activation ends there and the
+    // sink runs between (about 2,000 activations in all). Gulped as a consumer's backlog, the
+    // spreader ran its 1,000 messages in a few activations and queued 200,000 messages ahead of
+    // the sink: fjcreate's driver spawned 384 slices of 1,000 children in one activation under
+    // the simulation of 16 workers, and the run took 3.5 times as long.
+    let system = System::from_config(Config {
+        workers: 1,
+        ..Config::default()
+    })
+    .unwrap();
+    let quiet = system.spawn(Quiet);
+    let (done, finished) = mpsc::channel();
+    let spreader = system.spawn(Spreader {
+        to: quiet,
+        fan: 200,
+        taken: 0,
+        expected: 1_000,
+        done,
+    });
+    let taken = activations_behind_the_worker(&system, &finished, || {
+        for _ in 0..1_000 {
+            spreader.send(()).unwrap();
+        }
+    });
+    system.shutdown();
+    assert!(
+        taken >= 1_000,
+        "{taken} activations for 1,000 messages that each spent a budget on sends"
+    );
+}

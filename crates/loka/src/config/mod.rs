@@ -182,8 +182,9 @@ pub struct Config {
     /// that add to the queue of an actor already scheduled (docs/configuration.md).
     pub throughput: usize,
     /// The most messages an activation that finds a backlog takes in all: when its budget runs
-    /// out with more than `throughput` messages queued, it goes on with them, with as many sends
-    /// into queues allowed (≤ `throughput`: never; docs/configuration.md).
+    /// out with more than `throughput` messages queued, and went more to messages taken than to
+    /// sends, it goes on with them, with as many sends into queues allowed (≤ `throughput`:
+    /// never; docs/configuration.md).
     pub backlog_gulp: usize,
     /// Scheduler policy.
     pub policy: PolicyKind,

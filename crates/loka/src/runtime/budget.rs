@@ -13,7 +13,9 @@
 //!   `throughput` messages still queued, the activation goes on, a budget at a time, until the
 //!   mailbox is empty, it has taken `backlog_gulp` envelopes in all, or it has gulped for
 //!   [`GULP_NS`]: a consumer gets as much work as its producers put in its queue, as Cforall's
-//!   executor gulps a whole queue and CAF runs an actor until its mailbox is empty. The time
+//!   executor gulps a whole queue and CAF runs an actor until its mailbox is empty. A budget
+//!   that went more to sends than to envelopes is a producer's, and ends its activation backlog
+//!   or not ([`Gulp::spent_on_sends`]; docs/decisions/0093-a-producer-does-not-gulp.md). The time
 //!   limit keeps an actor whose messages are slow (a handler that blocks, a heavy computation) at
 //!   about its budget: it is read once per budget, from the system's clock (virtual time under
 //!   the simulation, so its runs stay reproducible).
@@ -74,9 +76,83 @@ pub(crate) fn charge_queued_send() {
     LEFT.with(|left| left.set(left.get().wrapping_sub(1)));
 }
 
+/// A gulp's state, kept by the activation's loop (two words set to 0 at its start) and looked
+/// at only when a budget is spent.
+#[derive(Default)]
+pub(crate) struct Gulp {
+    /// When the activation began to gulp, on the runtime's timer clock (0: it has not).
+    pub(crate) since: u64,
+    /// Envelopes the activation had taken when the running budget began (0: the first budget).
+    from: usize,
+}
+
+impl Gulp {
+    /// The units the running budget began with: `budget` for an activation's first, and what
+    /// [`restart`](Self::restart) gave a later one.
+    fn given(&self, budget: i32, most: usize) -> i32 {
+        match self.from {
+            0 => budget,
+            from => budget.min(units(most.saturating_sub(from))),
+        }
+    }
+
+    /// Whether the running budget (the activation's `budget` units at first, with at most
+    /// `most` envelopes in all), now spent with `processed` envelopes taken in all, went more
+    /// to sends into queues than to envelopes taken. Such an activation is a producer
+    /// (fjcreate's driver sends 1,000 messages per message it handles): it yields, as Erlang's
+    /// reductions make it, and is not a backlog's consumer to keep running. Counting both
+    /// equally, a relay (one send per envelope) still gulps.
+    pub(crate) fn spent_on_sends(&self, processed: usize, budget: i32, most: usize) -> bool {
+        let taken = i64::try_from(processed - self.from).unwrap_or(i64::MAX);
+        let sends = i64::from(self.given(budget, most)) - i64::from(left()) - taken;
+        sends > taken
+    }
+
+    /// A further budget begins after `processed` envelopes (more than 0): `budget` units, or
+    /// fewer if `most` envelopes in all come sooner. Returns the units.
+    pub(crate) fn restart(&mut self, processed: usize, budget: i32, most: usize) -> i32 {
+        debug_assert!(processed > 0, "a restart follows an envelope taken");
+        self.from = processed;
+        let units = self.given(budget, most);
+        start(units);
+        units
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_budget_spent_on_sends_is_a_producers() {
+        // 3 envelopes and 125 sends into queues: a producer.
+        let gulp = Gulp::default();
+        start(units(128));
+        for _ in 0..125 {
+            charge_queued_send();
+        }
+        for _ in 0..3 {
+            spend_one();
+        }
+        assert!(gulp.spent_on_sends(3, 128, 16_384));
+        // 64 envelopes, each forwarded into a queue: a relay, not a producer.
+        let mut gulp = Gulp::default();
+        start(units(128));
+        for _ in 0..64 {
+            spend_one();
+            charge_queued_send();
+        }
+        assert!(!gulp.spent_on_sends(64, 128, 16_384));
+        // The next budget counts from its own start, and ends at `most` (74) envelopes.
+        assert_eq!(gulp.restart(64, 128, 74), 10);
+        for _ in 0..9 {
+            spend_one();
+            charge_queued_send();
+        }
+        spend_one();
+        assert!(!gulp.spent_on_sends(74, 128, 74), "9 sends, 10 envelopes");
+        assert_eq!(left(), -9);
+    }
 
     #[test]
     fn envelopes_and_sends_into_queues_spend_one_budget() {

@@ -107,8 +107,8 @@ impl<B: Behavior> ActorCell<B> {
         // The budget is this thread's word, not a register: the sends the handler makes spend
         // it too. Looked at after each envelope, where it can have run out.
         budget::start(self.runtime.budget());
-        // When the activation began to gulp a backlog (0: it has not).
-        let mut gulp_since = 0;
+        // Where the running budget began, and when the activation began to gulp a backlog.
+        let mut gulp = budget::Gulp::default();
         loop {
             if B::inner(ctx).is_stopping() {
                 release_taken(bound);
@@ -165,7 +165,7 @@ impl<B: Behavior> ActorCell<B> {
             // A stop requested meanwhile is obeyed at the loop's top, not carried past the end.
             if budget::spend_one()
                 && !B::inner(ctx).is_stopping()
-                && !self.gulp_backlog(*processed, &mut gulp_since)
+                && !self.gulp_backlog(*processed, &mut gulp)
             {
                 release_taken(bound);
                 return RunOutcome::Requeue;
@@ -174,27 +174,31 @@ impl<B: Behavior> ActorCell<B> {
     }
 
     /// The activation's budget ran out after `processed` envelopes: if more than `throughput`
-    /// messages are queued (a backlog), it goes on, a budget at a time, until it has taken
-    /// `backlog_gulp` envelopes in all or has gulped for [`budget::GULP_NS`]; `since`: when the
-    /// gulp began (0: not yet). Out of line: called once per budget spent (`runtime/budget.rs`).
+    /// messages are queued (a backlog) and the budget went mostly to taking envelopes, not to
+    /// sends, it goes on, a budget at a time, until it has taken `backlog_gulp` envelopes in all
+    /// or has gulped for [`budget::GULP_NS`]. Out of line: called once per budget spent
+    /// (`runtime/budget.rs`).
     #[inline(never)]
-    fn gulp_backlog(&self, processed: usize, since: &mut u64) -> bool {
+    fn gulp_backlog(&self, processed: usize, gulp: &mut budget::Gulp) -> bool {
         let most = self.runtime.backlog_gulp();
         // A shutdown ends the activation at its budget, as it did before gulps (docs/shutdown.md:
         // each worker finishes the activation it is in, at most `throughput` messages).
-        if processed >= most || self.runtime.shared.lifecycle.is_shutting_down() {
+        if processed >= most
+            || self.runtime.shared.lifecycle.is_shutting_down()
+            || gulp.spent_on_sends(processed, self.runtime.budget(), most)
+        {
             return false;
         }
         let now = self.runtime.timer_now_ns().max(1);
-        if *since == 0 {
+        if gulp.since == 0 {
             if self.mailbox.len_estimate() <= self.runtime.throughput() {
                 return false;
             }
-            *since = now;
-        } else if now.saturating_sub(*since) >= budget::GULP_NS {
+            gulp.since = now;
+        } else if now.saturating_sub(gulp.since) >= budget::GULP_NS {
             return false;
         }
-        budget::start(self.runtime.budget().min(budget::units(most - processed)));
+        gulp.restart(processed, self.runtime.budget(), most);
         true
     }
 
