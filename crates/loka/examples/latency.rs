@@ -10,7 +10,10 @@
 //!   probe, so the figure includes waking one.
 //! - `load`: `--load-actors` actors keep every worker busy first, each handling a message by
 //!   spinning `--work-ns` nanoseconds (a handler doing real work) and sending itself the next.
-//!   A probe then waits for a worker to get to the Probe actor among them.
+//!   A probe then waits for a worker to get to the Probe actor among them. With `--backlog N`
+//!   each load actor starts with `N` messages queued and keeps them queued (each handled message
+//!   sends the next): with `N` above the budget, every activation of a load actor finds a backlog
+//!   and gulps it, up to 1 ms (`Config::backlog_gulp`; `LOKA_BACKLOG_GULP=0` turns gulps off).
 //!
 //! ```sh
 //! cargo run --release -p loka --example latency -- --workers 2 --samples 5000
@@ -86,6 +89,8 @@ struct Options {
     work: Duration,
     /// Messages per activation (`SystemBuilder::throughput`); `None`: loka's default.
     throughput: Option<usize>,
+    /// Messages each load actor keeps queued (at least 1).
+    backlog: usize,
 }
 
 fn parse() -> Options {
@@ -96,6 +101,7 @@ fn parse() -> Options {
         load_actors: 8,
         work: Duration::from_nanos(1_000),
         throughput: None,
+        backlog: 1,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -113,10 +119,11 @@ fn parse() -> Options {
             "--load-actors" => o.load_actors = number(&value) as usize,
             "--work-ns" => o.work = Duration::from_nanos(number(&value)),
             "--throughput" => o.throughput = Some(number(&value).max(1) as usize),
+            "--backlog" => o.backlog = number(&value).max(1) as usize,
             other => {
                 eprintln!(
                     "error: unknown flag `{other}` (known: --workers, --samples, --gap-us, \
-                     --load-actors, --work-ns, --throughput)"
+                     --load-actors, --work-ns, --throughput, --backlog)"
                 );
                 std::process::exit(2);
             }
@@ -184,7 +191,9 @@ fn main() {
             stop: stop.clone(),
             handled: handled.clone(),
         });
-        load.send(()).expect("alive");
+        for _ in 0..o.backlog {
+            load.send(()).expect("alive");
+        }
     }
     let each = || -> Vec<u64> { counts.iter().map(|c| c.load(Ordering::Relaxed)).collect() };
     // Let the load spread over the workers before measuring.
@@ -209,10 +218,12 @@ fn main() {
         &o,
         &loaded,
         &format!(
-            ",\"load_actors\":{},\"work_ns\":{},\"throughput\":{},\"load_msgs_per_sec\":{rate:.0}",
+            ",\"load_actors\":{},\"work_ns\":{},\"throughput\":{},\"backlog\":{},\"backlog_gulp\":{},\"load_msgs_per_sec\":{rate:.0}",
             o.load_actors,
             o.work.as_nanos(),
-            system.config().throughput
+            system.config().throughput,
+            o.backlog,
+            system.config().backlog_gulp
         ),
     );
     drop(probe);

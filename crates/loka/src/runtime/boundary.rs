@@ -82,6 +82,14 @@ pub(crate) trait TaskQueues: EngineCore {
     /// A send found `task` idle and made it runnable: queue it. Called exactly once per idle →
     /// scheduled transition of its mailbox, from any thread.
     fn schedule_woken(&self, task: TaskRef);
+
+    /// Whether an actor waits to run on the calling thread's worker that has not had a turn
+    /// there since it was woken, spawned or pushed there (actors that used their budget and wait
+    /// behind the others do not count): a gulp ends for it (`runtime/budget.rs`). A hint, read
+    /// once per budget of a gulping activation; `false` off the engine's workers.
+    fn woken_waiting(&self) -> bool {
+        false
+    }
 }
 
 /// What an engine that queues messages implements (message-centric): actors get *direct*

@@ -15,7 +15,9 @@
 //!   [`GULP_NS`]: a consumer gets as much work as its producers put in its queue, as Cforall's
 //!   executor gulps a whole queue and CAF runs an actor until its mailbox is empty. A budget
 //!   that went more to sends than to envelopes is a producer's, and ends its activation backlog
-//!   or not ([`Gulp::spent_on_sends`]; docs/decisions/0093-a-producer-does-not-gulp.md). The time
+//!   or not ([`Gulp::spent_on_sends`]; docs/decisions/0093-a-producer-does-not-gulp.md). A gulp
+//!   also ends once an actor woken meanwhile waits on the worker: it is free only while nobody
+//!   else waits (docs/decisions/0094-a-gulp-yields-to-woken-actors.md). The time
 //!   limit keeps an actor whose messages are slow (a handler that blocks, a heavy computation) at
 //!   about its budget: it is read once per budget, from the system's clock (virtual time under
 //!   the simulation, so its runs stay reproducible).

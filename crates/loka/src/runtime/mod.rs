@@ -417,6 +417,15 @@ impl Runtime {
     /// not direct (its idle → scheduled transitions, its first activation) and by execution
     /// policies, which only engines that queue actors run.
     #[inline]
+    /// [`TaskQueues::woken_waiting`] of this runtime's engine (`false` for one that queues
+    /// letters: its workers gulp by their own rules).
+    pub(crate) fn woken_waiting(&self) -> bool {
+        match &self.delivery {
+            Delivery::Tasks(engine) => engine.woken_waiting(),
+            Delivery::Letters(_) => false,
+        }
+    }
+
     pub(crate) fn tasks(&self) -> &dyn TaskQueues {
         match &self.delivery {
             Delivery::Tasks(engine) => &**engine,

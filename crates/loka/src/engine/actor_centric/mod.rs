@@ -269,6 +269,10 @@ impl TaskQueues for Engine {
             None => self.schedule_woken_external(task),
         }
     }
+
+    fn woken_waiting(&self) -> bool {
+        Worker::current_of(self).is_some_and(Worker::has_fresh_work)
+    }
 }
 
 impl EngineCore for Engine {

@@ -407,6 +407,15 @@ impl TaskQueues for Engine {
             }
         }
     }
+
+    fn woken_waiting(&self) -> bool {
+        // The running activation's worker, as its queues stand at the activation's time.
+        let st = self.state.lock();
+        match st.running {
+            Some((w, _)) if self.on_driver() => st.workers[w].has_fresh_work(),
+            _ => false,
+        }
+    }
 }
 
 impl Engine {

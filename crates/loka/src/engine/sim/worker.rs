@@ -57,6 +57,17 @@ pub(super) struct VirtualWorker {
 }
 
 impl VirtualWorker {
+    /// The real worker's `has_fresh_work`: an actor waits here that has not had its turn (the
+    /// next slot, the deque, the inbox, urgent wake-ups, pinned hubs; not the yielded actors nor
+    /// the foreign queues).
+    pub(super) fn has_fresh_work(&self) -> bool {
+        self.next.is_some()
+            || !self.deque.is_empty()
+            || !self.inbox.is_empty()
+            || !self.urgent.is_empty()
+            || !self.pinned.is_empty()
+    }
+
     /// Whether anything is queued here, next slot included.
     pub(super) fn has_local_work(&self) -> bool {
         self.next.is_some()

@@ -198,6 +198,11 @@ impl<B: Behavior> ActorCell<B> {
         } else if now.saturating_sub(gulp.since) >= budget::GULP_NS {
             return false;
         }
+        // An actor woken meanwhile waits for this activation to end, not for the backlog: a
+        // gulp is free only while no one else waits (docs/decisions/0094-a-gulp-yields-to-woken-actors.md).
+        if self.runtime.woken_waiting() {
+            return false;
+        }
         gulp.restart(processed, self.runtime.budget(), most);
         true
     }

@@ -157,6 +157,21 @@ impl Worker {
         pop(&self.engine.place_queues[layout.place_of(self.index())])
     }
 
+    /// Whether an actor waits here that has not had its turn: the next slot, the deque, the
+    /// inbox, urgent wake-ups, pinned hubs. The yielded actors and the foreign queue (actors
+    /// that ran and wait away from home) have; a gulp goes on past them
+    /// (docs/decisions/0094-a-gulp-yields-to-woken-actors.md). Out of line: called once per
+    /// budget of a gulp, never on the worker's own loop.
+    #[inline(never)]
+    pub(in crate::engine::actor_centric) fn has_fresh_work(&self) -> bool {
+        let queues = self.own_queues();
+        !self.watch().next_is_empty()
+            || !self.deque.is_empty()
+            || !queues.inbox.is_empty()
+            || !queues.urgent.is_empty()
+            || !queues.pinned.is_empty()
+    }
+
     /// Whether anything besides the next slot waits on this worker.
     pub(in crate::engine::actor_centric) fn has_local_work(&self) -> bool {
         let queues = self.own_queues();
