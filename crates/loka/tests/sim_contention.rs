@@ -155,15 +155,17 @@ impl Actor for Sink {
     fn handle(&mut self, _ctx: &mut Context<Self>, _: u32) {}
 }
 
+/// Pinned on worker `w`, as a hub (`hierarchical` keeps it there when it yields).
+fn pinned(w: usize) -> SpawnOptions {
+    SpawnOptions::default()
+        .placement(Placement::Worker(w))
+        .hub(true)
+}
+
 /// A sink pinned on worker 0 and one sender pinned on each of `senders` (workers), all sending
 /// at once; the stats when all is delivered.
 fn fan_in(config: Config, senders: &[usize]) -> loka::SimStats {
     let system = System::from_config(config).unwrap();
-    let pinned = |w| {
-        SpawnOptions::default()
-            .placement(Placement::Worker(w))
-            .hub(true)
-    };
     let sink = system.spawn_with(Sink, pinned(0));
     let senders: Vec<_> = senders
         .iter()
@@ -243,11 +245,6 @@ fn bursts_into_a_gulped_backlog_are_seen_and_priced() {
     let layout = loka::Machine::load(&config).unwrap().layout;
     let node = |n: usize, i: usize| layout.workers_of_node((layout.node_of(0) + n) % 4)[i];
     let system = System::from_config(config).unwrap();
-    let pinned = |w| {
-        SpawnOptions::default()
-            .placement(Placement::Worker(w))
-            .hub(true)
-    };
     let sink = system.spawn_with(Sink, pinned(0));
     let senders: Vec<_> = [node(1, 0), node(2, 0), node(3, 0), node(1, 1)]
         .iter()

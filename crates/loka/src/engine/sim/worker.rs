@@ -70,12 +70,8 @@ impl VirtualWorker {
 
     /// Whether anything is queued here, next slot included.
     pub(super) fn has_local_work(&self) -> bool {
-        self.next.is_some()
-            || !self.deque.is_empty()
-            || !self.inbox.is_empty()
+        self.has_fresh_work()
             || !self.yielded.is_empty()
-            || !self.urgent.is_empty()
-            || !self.pinned.is_empty()
             || self.foreign.iter().any(|q| !q.is_empty())
             || self.migration.is_some()
     }

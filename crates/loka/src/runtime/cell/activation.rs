@@ -175,9 +175,9 @@ impl<B: Behavior> ActorCell<B> {
 
     /// The activation's budget ran out after `processed` envelopes: if more than `throughput`
     /// messages are queued (a backlog) and the budget went mostly to taking envelopes, not to
-    /// sends, it goes on, a budget at a time, until it has taken `backlog_gulp` envelopes in all
-    /// or has gulped for [`budget::GULP_NS`]. Out of line: called once per budget spent
-    /// (`runtime/budget.rs`).
+    /// sends, it goes on, a budget at a time, until it has taken `backlog_gulp` envelopes in all,
+    /// has gulped for [`budget::GULP_NS`], or an actor woken meanwhile waits on the worker. Out
+    /// of line: called once per budget spent (`runtime/budget.rs`).
     #[inline(never)]
     fn gulp_backlog(&self, processed: usize, gulp: &mut budget::Gulp) -> bool {
         let most = self.runtime.backlog_gulp();
