@@ -432,3 +432,45 @@ fn a_gulp_ends_for_an_actor_woken_meanwhile() {
         );
     }
 }
+
+/// Declares `cost` of compute per message (the simulation's clock counts it).
+struct Charged {
+    cost: Duration,
+}
+
+impl Actor for Charged {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
+        ctx.charge(self.cost);
+    }
+}
+
+#[test]
+fn a_simulated_gulp_ends_after_about_a_millisecond_of_virtual_time() {
+    // The simulation's clock stands still while an activation runs on the host; the gulp reads
+    // the time the activation has reached instead (its fixed costs, each envelope, the compute
+    // declared so far). Ten messages of 3 ms, one per budget: as on real threads (the test
+    // above), about two an activation. Read from the standing clock, one activation took all
+    // ten.
+    let system = System::from_config(Config {
+        workers: 1,
+        engine: EngineKind::Sim,
+        throughput: 1,
+        ..Config::default()
+    })
+    .unwrap();
+    let actor = system.spawn(Charged {
+        cost: Duration::from_millis(3),
+    });
+    for _ in 0..10 {
+        actor.send(()).unwrap();
+    }
+    system.run_until_idle();
+    let activations: u64 = system.stats().workers.iter().map(|w| w.activations).sum();
+    system.shutdown();
+    // One more: the actor's start.
+    assert!(
+        (5..=9).contains(&activations),
+        "{activations} activations for 10 messages of 3 ms"
+    );
+}

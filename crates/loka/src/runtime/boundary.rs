@@ -70,6 +70,13 @@ pub(crate) trait EngineCore: Send + Sync + 'static {
     fn virtual_now_ns(&self) -> Option<u64> {
         None
     }
+
+    /// An engine with virtual time: the time the running activation has reached after taking
+    /// `processed` envelopes and declaring `charged_ns` of compute, which its gulp's time limit
+    /// reads (`runtime/budget.rs`). `None`: [`virtual_now_ns`](Self::virtual_now_ns).
+    fn activation_clock_ns(&self, _processed: usize, _charged_ns: u64) -> Option<u64> {
+        None
+    }
 }
 
 /// What an engine that queues runnable actors implements (actor-centric, simulation): a cell

@@ -247,6 +247,22 @@ impl Runtime {
 
     /// Nanoseconds of the timer clock now: the engine's virtual time, or wall-clock time since
     /// the system started.
+    /// The clock a gulp's time limit reads (`runtime/budget.rs`), after `processed` envelopes
+    /// and `charged_ns` of declared compute in the running activation: the timer clock, except
+    /// under virtual time, whose clock stands still while an activation runs on the host (its
+    /// cost is known only at its end): there the engine's estimate of the time the activation
+    /// has reached.
+    pub(crate) fn gulp_clock_ns(&self, processed: usize, charged_ns: u64) -> u64 {
+        if self.virtual_time {
+            match self.core.activation_clock_ns(processed, charged_ns) {
+                Some(ns) => ns,
+                None => self.timer_now_ns(),
+            }
+        } else {
+            self.shared.elapsed_ns()
+        }
+    }
+
     pub(crate) fn timer_now_ns(&self) -> u64 {
         if self.virtual_time {
             self.core.virtual_now_ns().unwrap_or(0)

@@ -151,6 +151,12 @@ impl Exec {
         self.charged.set(self.charged.get().wrapping_add(ns));
     }
 
+    /// The compute the running activation has declared so far (`Context::charge`), in ns: what
+    /// the simulation's clock of a gulp counts (`Runtime::gulp_clock_ns`).
+    pub(crate) fn charged(&self) -> u64 {
+        self.charged.get()
+    }
+
     /// Declares the running actor's footprint (`Context::set_footprint`).
     #[inline]
     pub(crate) fn set_footprint(&self, bytes: u64) {

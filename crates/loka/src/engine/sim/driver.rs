@@ -294,6 +294,14 @@ impl Engine {
         // transfers. Later messages of a batch send at that time too (an approximation).
         let sends_at = start + (fixed + state + per_message) as u64;
         st.running = Some((w, sends_at));
+        // A gulp's time limit reads this (`activation_clock_ns`): the time reached after each
+        // envelope and each nanosecond of declared compute, as the activation's cost adds them
+        // up below.
+        st.activation_clock = (
+            start + (fixed + state) as u64,
+            per_message + c.send,
+            c.compute_scale,
+        );
         st.waking = 0.0;
         st.waker = placement::waker_id(&task);
         // Handler time per actor (`handler_sample_us`): the type read before the activation,

@@ -102,6 +102,10 @@ struct State {
     idle: bool,
     /// The worker running an activation, and the virtual time its pushes happen at.
     running: Option<(usize, u64)>,
+    /// The running activation's clock for its gulp (`EngineCore::activation_clock_ns`): when it
+    /// started plus its fixed costs, ns per envelope taken, and the model's scale for declared
+    /// compute.
+    activation_clock: (u64, f64, f64),
     /// What the running activation spent waking sleeping workers (`wake_call` each): part of
     /// its cost, added when it ends.
     waking: f64,
@@ -229,6 +233,7 @@ impl Engine {
                 shutdown: false,
                 idle: true,
                 running: None,
+                activation_clock: (0, 0.0, 0.0),
                 waking: 0.0,
                 waker: placement::NO_WAKER,
                 woken_by: Default::default(),
@@ -449,6 +454,15 @@ impl EngineCore for Engine {
 
     fn wants_wait_notice(&self) -> bool {
         true
+    }
+
+    fn activation_clock_ns(&self, processed: usize, charged_ns: u64) -> Option<u64> {
+        let st = self.state.lock();
+        if st.running.is_none() || !self.on_driver() {
+            return None;
+        }
+        let (from, per_message, scale) = st.activation_clock;
+        Some(from + (processed as f64 * per_message + charged_ns as f64 * scale) as u64)
     }
 
     fn virtual_now_ns(&self) -> Option<u64> {

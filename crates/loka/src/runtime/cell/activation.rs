@@ -165,7 +165,7 @@ impl<B: Behavior> ActorCell<B> {
             // A stop requested meanwhile is obeyed at the loop's top, not carried past the end.
             if budget::spend_one()
                 && !B::inner(ctx).is_stopping()
-                && !self.gulp_backlog(*processed, &mut gulp)
+                && !self.gulp_backlog(*processed, &mut gulp, B::inner(ctx).exec())
             {
                 release_taken(bound);
                 return RunOutcome::Requeue;
@@ -179,7 +179,12 @@ impl<B: Behavior> ActorCell<B> {
     /// has gulped for [`budget::GULP_NS`], or an actor woken meanwhile waits on the worker. Out
     /// of line: called once per budget spent (`runtime/budget.rs`).
     #[inline(never)]
-    fn gulp_backlog(&self, processed: usize, gulp: &mut budget::Gulp) -> bool {
+    fn gulp_backlog(
+        &self,
+        processed: usize,
+        gulp: &mut budget::Gulp,
+        exec: Option<&crate::runtime::Exec>,
+    ) -> bool {
         let most = self.runtime.backlog_gulp();
         // A shutdown ends the activation at its budget, as it did before gulps (docs/shutdown.md:
         // each worker finishes the activation it is in, at most `throughput` messages).
@@ -189,7 +194,8 @@ impl<B: Behavior> ActorCell<B> {
         {
             return false;
         }
-        let now = self.runtime.timer_now_ns().max(1);
+        let charged = exec.map_or(0, crate::runtime::Exec::charged);
+        let now = self.runtime.gulp_clock_ns(processed, charged).max(1);
         if gulp.since == 0 {
             if self.mailbox.len_estimate() <= self.runtime.throughput() {
                 return false;
