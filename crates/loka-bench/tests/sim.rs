@@ -133,3 +133,35 @@ fn compute_heavy_workloads_declare_their_compute() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// fjthrput's driver wakes its actors from the worker it starts on and then runs on another
+/// (a thief took it); its actors, never idle again, are not woken again. The senders' share of
+/// their batches goes to the worker the driver runs on now. Charged to the worker it woke them
+/// from, that worker's clock ran hundreds of milliseconds ahead of its work and the actor queued
+/// there waited for it: `lgs` took 477 ms of virtual time on the Xeon preset against `cls`'s 124
+/// (docs/decisions/0096-sim-senders-charged-where-they-run.md).
+#[test]
+fn a_sender_that_moved_is_charged_where_it_runs() {
+    let bench = loka_bench::all()
+        .into_iter()
+        .find(|b| b.name == "fjthrput")
+        .unwrap();
+    let time = |policy: &str| {
+        let config = Config {
+            engine: EngineKind::Sim,
+            topology: "preset:xeon-x7560".to_owned(),
+            workers: 32,
+            policy: policy.parse::<PolicyKind>().unwrap(),
+            ..Config::default()
+        };
+        let run = Run::new(Size::Quick).with_timeout(Duration::from_secs(180));
+        let measured = run_once_as(&bench, run, &config, 0).unwrap();
+        assert!(measured.verified, "{policy}: {measured:?}");
+        measured.virtual_seconds.unwrap()
+    };
+    let (cls, lgs) = (time("cls"), time("lgs"));
+    assert!(
+        lgs < 1.5 * cls,
+        "lgs {lgs} s against cls {cls} s of virtual time"
+    );
+}

@@ -294,6 +294,7 @@ impl Engine {
         // transfers. Later messages of a batch send at that time too (an approximation).
         let sends_at = start + (fixed + state + per_message) as u64;
         st.running = Some((w, sends_at));
+        st.ran_on.insert(placement::waker_id(&task), w);
         // A gulp's time limit reads this (`activation_clock_ns`): the time reached after each
         // envelope and each nanosecond of declared compute, as the activation's cost adds them
         // up below.
@@ -356,7 +357,10 @@ impl Engine {
                     st.stats.busy_ns += ns as u64;
                 }
             }
-        } else if let Some(&s) = st.sender_of.get(&actor) {
+        } else if let Some(&(woke_from, sender)) = st.sender_of.get(&actor) {
+            // The sender's worker now: an actor that moved since its send woke this one sends
+            // from where it runs (docs/decisions/0096-sim-senders-charged-where-they-run.md).
+            let s = st.ran_on.get(&sender).copied().unwrap_or(woke_from);
             if s != w {
                 let line = message_lines * c.line(self.distances.get(s, w));
                 let share = (messages * (c.send + line)) as u64;
@@ -413,6 +417,7 @@ impl Engine {
             RunOutcome::Stopped => {
                 st.busy_until.remove(&actor);
                 st.sender_of.remove(&actor);
+                st.ran_on.remove(&(actor as u32));
                 st.tails.forget(actor);
             }
             RunOutcome::Requeue | RunOutcome::Waiting => {

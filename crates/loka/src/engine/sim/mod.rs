@@ -114,10 +114,14 @@ struct State {
     waker: u32,
     /// The worker that woke each queued actor (by actor id), to price its messages.
     woken_by: rustc_hash::FxHashMap<u64, usize>,
-    /// The worker whose send last woke each actor (by actor id; kept across its activations,
-    /// removed when it stops): taken as the sender of every message the actor handles, which
-    /// pays the sender's share of them (`driver.rs`).
-    sender_of: rustc_hash::FxHashMap<u64, usize>,
+    /// The worker whose send last woke each actor, and the sending actor's waker id (by actor
+    /// id; kept across its activations, removed when it stops): taken as the sender of every
+    /// message the actor handles, which pays the sender's share of them (`driver.rs`).
+    sender_of: rustc_hash::FxHashMap<u64, (usize, u32)>,
+    /// Where each actor (by waker id, `placement::waker_id`) runs or ran last: the sender's
+    /// share of a batch goes to the worker its sender is on now, not the one it woke the
+    /// receiver from (docs/decisions/0096-sim-senders-charged-where-they-run.md).
+    ran_on: rustc_hash::FxHashMap<u32, usize>,
     /// When each actor's latest activation ends in virtual time (by actor id; removed when
     /// it stops): a send before then finds it still running.
     busy_until: rustc_hash::FxHashMap<u64, u64>,
@@ -238,6 +242,7 @@ impl Engine {
                 waker: placement::NO_WAKER,
                 woken_by: Default::default(),
                 sender_of: Default::default(),
+                ran_on: Default::default(),
                 busy_until: Default::default(),
                 ties: fastrand::Rng::with_seed(config.seed ^ 0x51u64),
                 external_order,

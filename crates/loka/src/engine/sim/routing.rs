@@ -25,7 +25,7 @@ impl Engine {
                 let place = placement::of(&task);
                 if let Some(last) = place.last() {
                     st.woken_by.insert(key(task), w);
-                    st.sender_of.insert(key(task), w);
+                    st.sender_of.insert(key(task), (w, st.waker));
                     self.note_writer(st, w, now, task);
                     // Where its own worker re-queues it: a hub stays pinned there.
                     let route = if place.is_hub()
@@ -60,7 +60,7 @@ impl Engine {
             },
         );
         st.woken_by.insert(key(task), w);
-        st.sender_of.insert(key(task), w);
+        st.sender_of.insert(key(task), (w, st.waker));
         self.note_writer(st, w, now, task);
         self.push(st, route, task, Some(w), now);
     }
