@@ -194,19 +194,21 @@ impl<B: Behavior> ActorCell<B> {
         {
             return false;
         }
-        let charged = exec.map_or(0, crate::runtime::Exec::charged);
-        let now = self.runtime.gulp_clock_ns(processed, charged).max(1);
-        if gulp.since == 0 {
-            if self.mailbox.len_estimate() <= self.runtime.throughput() {
-                return false;
-            }
-            gulp.since = now;
-        } else if now.saturating_sub(gulp.since) >= budget::GULP_NS {
+        // The cheap tests first: most activations that reach here have no backlog, and then the
+        // clock is not read at all.
+        if gulp.since == 0 && self.mailbox.len_estimate() <= self.runtime.throughput() {
             return false;
         }
         // An actor woken meanwhile waits for this activation to end, not for the backlog: a
         // gulp is free only while no one else waits (docs/decisions/0094-a-gulp-yields-to-woken-actors.md).
         if self.runtime.woken_waiting() {
+            return false;
+        }
+        let charged = exec.map_or(0, crate::runtime::Exec::charged);
+        let now = self.runtime.gulp_clock_ns(processed, charged).max(1);
+        if gulp.since == 0 {
+            gulp.since = now;
+        } else if now.saturating_sub(gulp.since) >= budget::GULP_NS {
             return false;
         }
         gulp.restart(processed, self.runtime.budget(), most);
