@@ -54,7 +54,7 @@ impl OwnTimers {
     /// last pruned: then call [`prune`](Self::prune).
     pub(crate) fn add(&mut self, timer: TimerId) -> bool {
         self.armed.push(timer);
-        self.armed.len() > 2 * self.pruned_at.max(8)
+        self.armed.len() > 2 * self.pruned_at.max(16)
     }
 
     /// Forgets the timers that fired or were cancelled (`timers`: the service they were armed

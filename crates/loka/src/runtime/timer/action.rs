@@ -34,7 +34,7 @@ pub(crate) struct OnceFn(smallbox::SmallBox<dyn FnMut() + Send, OnceSpace>);
 
 impl OnceFn {
     /// Wraps `f`.
-    fn new(f: impl FnOnce() + Send + 'static) -> Self {
+    pub(super) fn new(f: impl FnOnce() + Send + 'static) -> Self {
         let mut f = Some(f);
         OnceFn(smallbox::smallbox!(move || {
             if let Some(f) = f.take() {

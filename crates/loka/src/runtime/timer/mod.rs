@@ -38,6 +38,7 @@
 mod action;
 pub(crate) mod wheel;
 
+use action::OnceFn;
 pub(crate) use action::{Action, Fire};
 
 #[cfg(all(test, not(loom)))]
@@ -99,21 +100,39 @@ pub(crate) enum TimerId {
     Every(Arc<TimerState>),
 }
 
-/// A wheel entry: the action, the interval's state (`None`: a one-shot), and its due tick (an
-/// interval's next firing is `when + period`; the wheel's key no longer names it once fired).
-struct Entry {
-    /// What to run.
-    action: Action,
-    /// The interval's state (its handles hold it too); `None` for a one-shot.
-    state: Option<Arc<TimerState>>,
-    /// The tick the entry is due at.
-    when: u64,
+/// A wheel entry: what runs when it fires (its due tick is the wheel's). An [`Action`] with the
+/// interval's state and due tick folded into its interval variant, so that a one-shot's entry is
+/// its action and no more: the entry is moved into the wheel and out again on every arm and
+/// cancel (docs/decisions/0097-timer-path-diet.md).
+enum Entry {
+    /// A one-shot's action ([`Action::Once`]).
+    Once(OnceFn),
+    /// A one-shot's shared action ([`Action::Shared`]).
+    Shared(Arc<dyn Fire>),
+    /// An interval: its action, its state (its handles hold it too), and the tick it is due at
+    /// (its next firing is `when + period`; the wheel's key no longer names it once fired).
+    Every {
+        /// What to run.
+        f: Box<dyn FnMut() -> bool + Send>,
+        /// The interval's state.
+        state: Arc<TimerState>,
+        /// The tick the entry is due at.
+        when: u64,
+    },
 }
 
 impl Entry {
     /// Whether the entry is a one-shot's (counted in [`Timers::pending_once`]).
     fn is_once(&self) -> bool {
-        self.state.is_none()
+        !matches!(self, Entry::Every { .. })
+    }
+
+    /// The interval's state; `None` for a one-shot.
+    fn state(&self) -> Option<&Arc<TimerState>> {
+        match self {
+            Entry::Every { state, .. } => Some(state),
+            Entry::Once(_) | Entry::Shared(_) => None,
+        }
     }
 }
 
@@ -235,23 +254,31 @@ impl Timers {
             matches!(action, Action::Every(_)),
             "a period goes with Action::Every"
         );
-        let period = match (&action, period) {
-            (Action::Every(_), Some(p)) => p.max(1),
-            _ => 0,
-        };
-        let state = (period > 0).then(|| {
-            Arc::new(TimerState {
-                status: AtomicU8::new(PENDING),
-                shard: shard as u32,
-                period,
-                key: AtomicU64::new(0),
-            })
-        });
-        let one = if period == 0 { ONE | ONE_ONCE } else { ONE };
-        let entry = Entry {
-            action,
-            state: state.clone(),
-            when,
+        let (entry, state, one) = match (action, period) {
+            (Action::Once(f), _) => (Entry::Once(f), None, ONE | ONE_ONCE),
+            (Action::Shared(f), _) => (Entry::Shared(f), None, ONE | ONE_ONCE),
+            (Action::Every(f), Some(period)) => {
+                let state = Arc::new(TimerState {
+                    status: AtomicU8::new(PENDING),
+                    shard: shard as u32,
+                    period: period.max(1),
+                    key: AtomicU64::new(0),
+                });
+                let entry = Entry::Every {
+                    f,
+                    state: Arc::clone(&state),
+                    when,
+                };
+                (entry, Some(state), ONE)
+            }
+            // A caller's bug (asserted above): fired once, its answer ignored.
+            (Action::Every(mut f), None) => (
+                Entry::Once(OnceFn::new(move || {
+                    let _ = f();
+                })),
+                None,
+                ONE | ONE_ONCE,
+            ),
         };
         let mut wheel = slot.wheel.lock();
         // Counted before the entry can be found (finding it takes this lock).
@@ -310,20 +337,38 @@ impl Timers {
     }
 
     /// Keeps only the timers of `ids` that may still fire ([`is_pending`](Self::is_pending)),
-    /// locking each shard once per run of one-shots of that shard.
+    /// locking each shard once per run of one-shots of that shard. The kept ones keep no
+    /// particular order. A loop of its own, not `Vec::retain` with a lock juggled per element:
+    /// an actor arming a timeout per request prunes every timer it armed once, so the cost per
+    /// element is a cost per timer armed (docs/decisions/0097-timer-path-diet.md).
     pub(crate) fn retain_pending(&self, ids: &mut Vec<TimerId>) {
-        let mut held: Option<(u32, parking_lot::MutexGuard<'_, Wheel<Entry>>)> = None;
-        ids.retain(|id| match id {
-            TimerId::Once { shard, key } => {
-                if held.as_ref().is_none_or(|(s, _)| s != shard) {
-                    held = None;
-                    held = Some((*shard, self.shards[*shard as usize].wheel.lock()));
+        let (mut kept, mut i) = (0, 0);
+        while i < ids.len() {
+            match ids[i] {
+                TimerId::Once { shard, .. } => {
+                    let wheel = self.shards[shard as usize].wheel.lock();
+                    // The run of one-shots of this shard, under one lock.
+                    while let Some(&TimerId::Once { shard: s, key }) = ids.get(i) {
+                        if s != shard {
+                            break;
+                        }
+                        if wheel.contains(Key::from_bits(key)) {
+                            ids.swap(kept, i);
+                            kept += 1;
+                        }
+                        i += 1;
+                    }
                 }
-                let (_, wheel) = held.as_ref().expect("locked just above");
-                wheel.contains(Key::from_bits(*key))
+                TimerId::Every(ref state) => {
+                    if state.is_pending() {
+                        ids.swap(kept, i);
+                        kept += 1;
+                    }
+                    i += 1;
+                }
             }
-            TimerId::Every(state) => state.is_pending(),
-        });
+        }
+        ids.truncate(kept);
     }
 
     /// [`cancel`](Self::cancel) of a one-shot: takes its entry out if its key still matches.
@@ -390,8 +435,9 @@ impl Timers {
             due: due.into_iter(),
             retired: 0,
             retired_once: 0,
+            now,
         }
-        .run(now);
+        .run();
         fired
     }
 
@@ -457,7 +503,7 @@ impl Timers {
             let drained = {
                 let mut wheel = slot.wheel.lock();
                 let drained = wheel.drain();
-                for state in drained.iter().filter_map(|e| e.state.as_ref()) {
+                for state in drained.iter().filter_map(Entry::state) {
                     state.status.store(CANCELLED, Relaxed);
                 }
                 slot.publish(&wheel);
@@ -494,9 +540,9 @@ impl Timers {
         // Another thread may have advanced the wheel past `now` while the action ran: skip
         // to after the later of the two, or the wheel would fire a catch-up at once.
         let next = next_tick(when, state.period, now.max(wheel.elapsed()));
-        let entry = Entry {
-            action: Action::Every(f),
-            state: Some(Arc::clone(&state)),
+        let entry = Entry::Every {
+            f,
+            state: Arc::clone(&state),
             when: next,
         };
         let key = wheel.insert(next, entry);
@@ -554,6 +600,8 @@ struct Batch<'a> {
     shard: usize,
     /// The entries not yet run, in the order they are due.
     due: std::vec::IntoIter<(Key, Entry)>,
+    /// The tick the batch fired at.
+    now: u64,
     /// Intervals of the batch that stopped (or were cancelled while they ran), not yet counted
     /// out: one atomic update per batch, not per timer.
     retired: usize,
@@ -563,35 +611,22 @@ struct Batch<'a> {
 
 impl Batch<'_> {
     /// Runs the actions in order and re-arms the intervals that go on.
-    fn run(mut self, now: u64) {
+    fn run(mut self) {
+        let now = self.now;
         for (_, entry) in self.due.by_ref() {
-            let Entry {
-                action,
-                state,
-                when,
-            } = entry;
-            let (mut f, state) = match (action, state) {
-                (Action::Once(f), None) => {
+            let (mut f, state, when) = match entry {
+                Entry::Once(f) => {
                     // Counted out when the batch is dropped: after the action, even if it panics.
                     self.retired_once += 1;
                     f.run();
                     continue;
                 }
-                (Action::Shared(f), None) => {
+                Entry::Shared(f) => {
                     self.retired_once += 1;
                     f.fire();
                     continue;
                 }
-                // An `Every` armed without a period (a caller's bug, see `insert`): once.
-                (Action::Every(mut f), None) => {
-                    self.retired_once += 1;
-                    let _ = f();
-                    continue;
-                }
-                (Action::Once(_) | Action::Shared(_), Some(_)) => {
-                    unreachable!("a state is made only for an Action::Every")
-                }
-                (Action::Every(f), Some(state)) => (f, state),
+                Entry::Every { f, state, when } => (f, state, when),
             };
             let unwinding = Unwinding {
                 timers: self.timers,
@@ -628,8 +663,10 @@ impl Drop for Batch<'_> {
         if self.due.len() > 0 {
             for (_, entry) in self.due.by_ref() {
                 // (This clone is dropped under the lock: harmless, the entry holds another.)
-                let state = entry.state.clone();
-                let key = wheel.insert(entry.when, entry);
+                let state = entry.state().cloned();
+                // Due at once: any tick the wheel has passed puts it on the ready list, behind
+                // the entries put back before it.
+                let key = wheel.insert(self.now, entry);
                 if let Some(state) = state {
                     state.key.store(key.to_bits(), Relaxed);
                 }

@@ -385,6 +385,17 @@ fn retain_pending_keeps_exactly_the_timers_that_may_fire() {
     assert_eq!(pending, expect);
     assert_eq!(kept.len(), expect.iter().filter(|&&e| e).count());
     assert!(kept.iter().all(|id| timers.is_pending(id)));
+    // Each timer that may fire is kept once (in whatever order).
+    let same = |a: &TimerId, b: &TimerId| match (a, b) {
+        (TimerId::Once { shard, key }, TimerId::Once { shard: s, key: k }) => {
+            (shard, key) == (s, k)
+        }
+        (TimerId::Every(a), TimerId::Every(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    };
+    for (id, _) in ids.iter().zip(&expect).filter(|(_, &e)| e) {
+        assert_eq!(kept.iter().filter(|k| same(k, id)).count(), 1);
+    }
 }
 
 /// A shared action counting its firings.

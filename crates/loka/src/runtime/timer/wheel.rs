@@ -182,6 +182,7 @@ impl<T> Wheel<T> {
     ///
     /// # Panics
     /// If `u32::MAX - 1` entries are already pending.
+    #[inline(always)]
     pub(crate) fn insert(&mut self, when: u64, value: T) -> Key {
         let index = if self.free != NIL {
             let index = self.free;
@@ -214,6 +215,7 @@ impl<T> Wheel<T> {
 
     /// Removes the entry `key` names and returns its value; `None` if it already fired or was
     /// removed (its place's generation moved on), never a panic.
+    #[inline(always)]
     pub(crate) fn remove(&mut self, key: Key) -> Option<T> {
         if !self.contains(key) {
             return None;
