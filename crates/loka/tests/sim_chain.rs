@@ -192,6 +192,8 @@ fn a_fan_out_from_a_busy_sender_still_wakes_each_actor_with_data_on_its_home() {
     for policy in [
         PolicyKind::Hierarchical { auto_hubs: false },
         PolicyKind::Hierarchical { auto_hubs: true },
+        "lgs".parse().unwrap(),
+        "lgs:alt".parse().unwrap(),
     ] {
         let fan = fan_out(policy, 4096);
         assert_eq!(fan.run, WORKERS as u64 - 1, "{policy}: every job ran once");
@@ -209,16 +211,19 @@ fn a_fan_out_from_a_busy_sender_still_wakes_each_actor_with_data_on_its_home() {
     }
 }
 
-/// The same fan-out of jobs without data: under `hierarchical` a small actor runs where it is
-/// woken, as under `cls`, wherever its home
-/// (docs/decisions/0085-hierarchical-small-actors-follow-their-wakers.md): the jobs wait on the
-/// fan's worker for thieves, most of them away from home, in `cls`'s time within 10%.
+/// The same fan-out of jobs without data: under `hierarchical` and LGS a small actor runs where
+/// it is woken, as under `cls`, wherever its home
+/// (docs/decisions/0085-hierarchical-small-actors-follow-their-wakers.md,
+/// docs/decisions/0098-lgs-small-actors-run-where-woken.md): the jobs wait on the fan's worker
+/// for thieves, most of them away from home, in `cls`'s time within 10%.
 #[test]
 fn a_fan_out_of_small_actors_runs_as_under_cls() {
     let cls = fan_out(PolicyKind::Cls, 0);
     for policy in [
         PolicyKind::Hierarchical { auto_hubs: false },
         PolicyKind::Hierarchical { auto_hubs: true },
+        "lgs".parse().unwrap(),
+        "lgs:alt".parse().unwrap(),
     ] {
         let fan = fan_out(policy, 0);
         assert_eq!(fan.run, WORKERS as u64 - 1, "{policy}: every job ran once");

@@ -57,7 +57,10 @@ fn sinks_homed_on_one_worker() -> (loka::Stats, u64) {
     let sinks: Vec<ActorRef<u64>> = (0..SINKS)
         .map(|_| {
             let handled = Arc::clone(&handled);
-            system.spawn_with(Sink { handled }, at(1))
+            // With data (4 KiB declared): an actor without any runs where it is woken under
+            // LGS, and its home never takes a wake-up
+            // (docs/decisions/0098-lgs-small-actors-run-where-woken.md).
+            system.spawn_with(Sink { handled }, at(1).footprint(4096))
         })
         .collect();
     // Every sink runs its first activation and goes idle: the driver's sends wake them.

@@ -91,7 +91,10 @@ fn controller_and_seekers(policy: &str) -> loka::Stats {
                     index: node - 1,
                     controller: controller.clone(),
                 },
-                at(8 * node + 1),
+                // A block of the matrix, as Matrix Search's seekers declare: an actor without
+                // data runs where it is woken under LGS and has no home to keep
+                // (docs/decisions/0098-lgs-small-actors-run-where-woken.md).
+                at(8 * node + 1).footprint(4096),
             )
         })
         .collect();
@@ -108,13 +111,16 @@ fn controller_and_seekers(policy: &str) -> loka::Stats {
 }
 
 #[test]
-fn lgs_auto_releases_the_controller_and_keeps_the_seekers_home() {
+fn lgs_auto_keeps_the_seekers_home() {
     let stats = controller_and_seekers("lgs:auto");
     // Each seeker is woken ~150 times from the controller's distant PU and never locally: counted
-    // per wake-up, as before the partner rule, all seven were released too.
-    assert_eq!(
-        stats.total.hubs_released, 1,
-        "only the controller, which seven partners wake, is a convoyed hub"
+    // per wake-up, as before the partner rule, all seven were released. (The controller, woken
+    // by seven partners, may be released or not: with seekers that hold data it is woken from
+    // afar too rarely for the rule, as in Matrix Search itself, issue 42's open point.)
+    assert!(
+        stats.total.hubs_released <= 1,
+        "a seeker, which one partner wakes, was released: {} released",
+        stats.total.hubs_released
     );
     // Still pinned, the seekers' wake-ups keep going to their homes' queues (released, they
     // would run where the controller sends from): most of the 7 × 150 jobs.

@@ -16,6 +16,10 @@
 //!   docs/decisions/0078-a-home-that-is-behind-yields.md,
 //!   docs/decisions/0082-an-idle-hand-off-buys-nothing.md,
 //!   docs/decisions/0084-small-actors-stay-with-an-idle-waker.md).
+//! * **A small actor runs where it is woken** (beyond the text): an actor whose state and declared
+//!   footprint fit in two lines has no data for its home to keep; a wake-up from a worker runs it
+//!   there, and its home serves the wake-ups from plain threads
+//!   (docs/decisions/0098-lgs-small-actors-run-where-woken.md).
 //!
 //! Variants (switches): `tp` (pinned workers, free actors: no HPU routing, weighted stealing only),
 //! `dfs` (the remote wake-up goes to the *head* of the HPU's queue), `co` (g0 = L2 sharers: chosen

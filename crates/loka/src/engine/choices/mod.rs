@@ -317,11 +317,13 @@ pub(crate) fn woken_route(
             // (asleep or searching) while this worker has nothing else to run (`hierarchical`'s
             // idle hand-off), runs here instead, as under `cls`, and keeps its home for the next
             // one. An idle home on another node gets an actor with data, as in the text: there
-            // its data is remote from this worker; a small actor (no more state than the lines
-            // the hand-off moves) stays here wherever its home is
+            // its data is remote from this worker. A small actor (no more state than the lines
+            // the hand-off moves) has no data for its home to keep: it runs here, as under
+            // `hierarchical`, and keeps its home for the wake-ups from plain threads
             // (docs/decisions/0078-a-home-that-is-behind-yields.md,
             // docs/decisions/0082-an-idle-hand-off-buys-nothing.md,
-            // docs/decisions/0084-small-actors-stay-with-an-idle-waker.md).
+            // docs/decisions/0084-small-actors-stay-with-an-idle-waker.md,
+            // docs/decisions/0098-lgs-small-actors-run-where-woken.md).
             let home = placement.pinned_home();
             let neighbours = |a, b| layout.same_group0(a, b);
             let route =
@@ -332,8 +334,8 @@ pub(crate) fn woken_route(
                         counters.hubs_released.bump(1);
                         return local;
                     }
-                    let near = placement.is_small() || layout.node_of(h) == layout.node_of(me);
-                    if longer_queue(route) || (near && idle_hand_off(h)) {
+                    let near = layout.node_of(h) == layout.node_of(me);
+                    if placement.is_small() || longer_queue(route) || (near && idle_hand_off(h)) {
                         counters.hpu_yields.bump(1);
                         return local;
                     }

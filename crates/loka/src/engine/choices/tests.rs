@@ -172,3 +172,53 @@ fn the_fast_paths_take_the_routed_decision() {
         (0, 0)
     );
 }
+
+/// Under LGS a wake-up from another node whose home is neither behind nor idle: an actor with
+/// data goes to its home PU's tail (Listing 5.3); a small one runs on the waking worker and keeps
+/// its home (docs/decisions/0098-lgs-small-actors-run-where-woken.md). Under every LGS variant
+/// but `tp` (which pins no actor).
+#[test]
+fn a_small_actor_woken_from_another_node_runs_on_its_waker_under_lgs() {
+    let layout = layout_of("synthetic:package:2 numa:1 core:2 pu:1");
+    let (me, home) = (0, 3);
+    assert_ne!(layout.node_of(me), layout.node_of(home));
+    for variants in ["lgs", "lgs:dfs", "lgs:alt", "lgs:auto"] {
+        let Ok(crate::PolicyKind::Lgs(variants)) = variants.parse() else {
+            unreachable!("an LGS variant")
+        };
+        for small in [false, true] {
+            let placement =
+                ActorPlacement::new(&crate::runtime::options::SpawnOptions::default(), small);
+            placement.set_home(Some(home));
+            let counters = WorkerCounters::default();
+            let route = woken_route(
+                Routing::Lgs(variants),
+                me,
+                &placement,
+                7,
+                &layout,
+                Route::LocalNext,
+                &counters,
+                |_| false,
+                |_| false,
+            );
+            let pushed = if variants.dfs {
+                Route::Head(home)
+            } else {
+                Route::Tail(home)
+            };
+            let (expected, pushes, yields) = if small {
+                (Route::LocalNext, 0, 1)
+            } else {
+                (pushed, 1, 0)
+            };
+            assert_eq!(route, expected, "{variants:?}, small {small}");
+            assert_eq!(
+                (counters.hpu_pushes.get(), counters.hpu_yields.get()),
+                (pushes, yields),
+                "{variants:?}, small {small}"
+            );
+            assert_eq!(placement.pinned_home(), Some(home), "the home is kept");
+        }
+    }
+}
