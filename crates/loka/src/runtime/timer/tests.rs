@@ -2,7 +2,8 @@
 //! locks, and the races between cancelling, firing and arming (with threads). Small counts under
 //! Miri.
 
-use super::{next_tick, Action, TimerId, Timers};
+use super::fire::next_tick;
+use super::{Action, TimerId, Timers};
 // atomic outside sync.rs: test-only, never run under loom (real threads and timers).
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::SeqCst;
