@@ -245,8 +245,6 @@ impl Runtime {
         }
     }
 
-    /// Nanoseconds of the timer clock now: the engine's virtual time, or wall-clock time since
-    /// the system started.
     /// The clock a gulp's time limit reads (`runtime/budget.rs`), after `processed` envelopes
     /// and `charged_ns` of declared compute in the running activation: the timer clock, except
     /// under virtual time, whose clock stands still while an activation runs on the host (its
@@ -254,15 +252,15 @@ impl Runtime {
     /// has reached.
     pub(crate) fn gulp_clock_ns(&self, processed: usize, charged_ns: u64) -> u64 {
         if self.virtual_time {
-            match self.core.activation_clock_ns(processed, charged_ns) {
-                Some(ns) => ns,
-                None => self.timer_now_ns(),
-            }
+            (self.core.activation_clock_ns(processed, charged_ns))
+                .unwrap_or_else(|| self.timer_now_ns())
         } else {
             self.shared.elapsed_ns()
         }
     }
 
+    /// Nanoseconds of the timer clock now: the engine's virtual time, or wall-clock time since
+    /// the system started.
     pub(crate) fn timer_now_ns(&self) -> u64 {
         if self.virtual_time {
             self.core.virtual_now_ns().unwrap_or(0)

@@ -413,10 +413,6 @@ impl Runtime {
         &*self.core
     }
 
-    /// The engine as one that queues runnable actors. Called only for a cell whose mailbox is
-    /// not direct (its idle → scheduled transitions, its first activation) and by execution
-    /// policies, which only engines that queue actors run.
-    #[inline]
     /// [`TaskQueues::woken_waiting`] of this runtime's engine (`false` for one that queues
     /// letters: its workers gulp by their own rules).
     pub(crate) fn woken_waiting(&self) -> bool {
@@ -426,6 +422,10 @@ impl Runtime {
         }
     }
 
+    /// The engine as one that queues runnable actors. Called only for a cell whose mailbox is
+    /// not direct (its idle → scheduled transitions, its first activation) and by execution
+    /// policies, which only engines that queue actors run.
+    #[inline]
     pub(crate) fn tasks(&self) -> &dyn TaskQueues {
         match &self.delivery {
             Delivery::Tasks(engine) => &**engine,

@@ -55,27 +55,47 @@ fn alt_wake(idle: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
 
 /// [`alt_wake`] on another machine of four PUs.
 fn alt_wake_on(machine: &str, idle: bool, queued: bool) -> (Route, u64, u64, Option<usize>) {
-    let layout = layout_of(machine);
-    let placement = ActorPlacement::new(&crate::runtime::options::SpawnOptions::default(), false);
-    placement.set_home(Some(1));
+    lgs_wake(
+        &layout_of(machine),
+        LgsVariants::ALT,
+        false,
+        (0, 1),
+        idle,
+        queued,
+    )
+}
+
+/// Where LGS (`variants`) routes a wake-up from worker `me` of an actor (`small` or not) whose
+/// home is worker `home`, given what the engine says of the home: idle while `me` has nothing
+/// else to run (`idle`), its queue longer than `me`'s (`queued`). Returns the route, the
+/// (pushes, yields) counted and the home after it.
+fn lgs_wake(
+    layout: &WorkerLayout,
+    variants: LgsVariants,
+    small: bool,
+    (me, home): (usize, usize),
+    idle: bool,
+    queued: bool,
+) -> (Route, u64, u64, Option<usize>) {
+    let placement = ActorPlacement::new(&crate::runtime::options::SpawnOptions::default(), small);
+    placement.set_home(Some(home));
     let counters = WorkerCounters::default();
     let route = woken_route(
-        Routing::Lgs(LgsVariants::ALT),
-        0,
+        Routing::Lgs(variants),
+        me,
         &placement,
         7,
-        &layout,
+        layout,
         Route::LocalNext,
         &counters,
-        |w| idle && w == 1,
-        |r| queued && r == Route::Tail(1),
+        |w| idle && w == home,
+        |r| queued && (r == Route::Tail(home) || r == Route::Head(home)),
     );
-    let home = placement.pinned_home();
     (
         route,
         counters.hpu_pushes.get(),
         counters.hpu_yields.get(),
-        home,
+        placement.pinned_home(),
     )
 }
 
@@ -186,39 +206,20 @@ fn a_small_actor_woken_from_another_node_runs_on_its_waker_under_lgs() {
         let Ok(crate::PolicyKind::Lgs(variants)) = variants.parse() else {
             unreachable!("an LGS variant")
         };
-        for small in [false, true] {
-            let placement =
-                ActorPlacement::new(&crate::runtime::options::SpawnOptions::default(), small);
-            placement.set_home(Some(home));
-            let counters = WorkerCounters::default();
-            let route = woken_route(
-                Routing::Lgs(variants),
-                me,
-                &placement,
-                7,
-                &layout,
-                Route::LocalNext,
-                &counters,
-                |_| false,
-                |_| false,
-            );
-            let pushed = if variants.dfs {
-                Route::Head(home)
-            } else {
-                Route::Tail(home)
-            };
-            let (expected, pushes, yields) = if small {
-                (Route::LocalNext, 0, 1)
-            } else {
-                (pushed, 1, 0)
-            };
-            assert_eq!(route, expected, "{variants:?}, small {small}");
-            assert_eq!(
-                (counters.hpu_pushes.get(), counters.hpu_yields.get()),
-                (pushes, yields),
-                "{variants:?}, small {small}"
-            );
-            assert_eq!(placement.pinned_home(), Some(home), "the home is kept");
-        }
+        let pushed = if variants.dfs {
+            Route::Head(home)
+        } else {
+            Route::Tail(home)
+        };
+        assert_eq!(
+            lgs_wake(&layout, variants, false, (me, home), false, false),
+            (pushed, 1, 0, Some(home)),
+            "{variants:?}: an actor with data goes home"
+        );
+        assert_eq!(
+            lgs_wake(&layout, variants, true, (me, home), false, false),
+            (Route::LocalNext, 0, 1, Some(home)),
+            "{variants:?}: a small actor runs on its waker and keeps its home"
+        );
     }
 }

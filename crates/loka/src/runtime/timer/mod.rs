@@ -125,7 +125,7 @@ enum Entry {
 impl Entry {
     /// Whether the entry is a one-shot's (counted in [`Timers::pending_once`]).
     fn is_once(&self) -> bool {
-        !matches!(self, Entry::Every { .. })
+        self.state().is_none()
     }
 
     /// The interval's state; `None` for a one-shot.
