@@ -31,6 +31,10 @@ pub struct AdaptiveStats {
     pub probes: u64,
     /// Times a probe moved the system to the other policy.
     pub switches: u64,
+    /// The length of a measurement window now, in ns: it starts at 0.25 ms and doubles, up to
+    /// 2 ms, on loads whose throughput varies too much from one window to the next
+    /// (docs/decisions/0099-auto-pools-its-evidence.md).
+    pub window_ns: u64,
 }
 
 /// The adaptive `auto` of one system.
@@ -44,6 +48,7 @@ pub(crate) struct Adapt {
     settled: AtomicU8,
     probes: AtomicU64,
     switches: AtomicU64,
+    window_ns: AtomicU64,
 }
 
 impl Adapt {
@@ -56,6 +61,7 @@ impl Adapt {
             settled: AtomicU8::new(start),
             probes: AtomicU64::new(0),
             switches: AtomicU64::new(0),
+            window_ns: AtomicU64::new(adaptive::WINDOW_NS),
         }
     }
 
@@ -78,6 +84,7 @@ impl Adapt {
             .store(controller.settled().index() as u8, Relaxed);
         self.probes.store(controller.probes(), Relaxed);
         self.switches.store(controller.switches(), Relaxed);
+        self.window_ns.store(controller.window_ns(), Relaxed);
         running
     }
 
@@ -97,6 +104,7 @@ impl Adapt {
             settled: name(&self.settled),
             probes: self.probes.load(Relaxed),
             switches: self.switches.load(Relaxed),
+            window_ns: self.window_ns.load(Relaxed),
         }
     }
 }
@@ -124,7 +132,12 @@ impl Meter {
 
     /// Whether the window under way has run its length at `now_ns`.
     pub(crate) fn due(&self, now_ns: u64) -> bool {
-        now_ns >= self.start_ns + adaptive::WINDOW_NS
+        now_ns >= self.start_ns + self.controller.window_ns()
+    }
+
+    /// The length of the window under way (the controller lengthens it on noisy loads).
+    pub(crate) fn window_ns(&self) -> u64 {
+        self.controller.window_ns()
     }
 
     /// Closes the window at `now_ns`, `messages` having been handled by all workers since the

@@ -1,4 +1,4 @@
-//! The adaptive `auto` on real workers (`policy/adaptive.rs`, `engine/adapt.rs`): whichever
+//! The adaptive `auto` on real workers (`policy/adaptive/`, `engine/adapt.rs`): whichever
 //! worker finds a window over closes it and runs the controller; every worker follows the
 //! policy it answers, at its periodic look (every `INBOX_CHECK_INTERVAL` activations) and when
 //! it goes looking for work. Systems that do not adapt pay one test of a flag at those places.
@@ -45,7 +45,7 @@ impl Engine {
             if let Some(mut meter) = windows.meter.try_lock() {
                 if meter.due(now) {
                     meter.close(now, self.shared.counters.worker_messages(), adapt);
-                    windows.due.store(now + adaptive::WINDOW_NS, Relaxed);
+                    windows.due.store(now + meter.window_ns(), Relaxed);
                 }
             }
         }

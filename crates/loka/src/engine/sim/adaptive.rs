@@ -1,6 +1,6 @@
 //! The adaptive `auto` under the simulation: its windows run in virtual time, and a switch
 //! re-equips every virtual worker with the victims and helpers of the policy it moves to, as
-//! the real workers re-equip themselves (`policy/adaptive.rs`, `engine/adapt.rs`).
+//! the real workers re-equip themselves (`policy/adaptive/`, `engine/adapt.rs`).
 
 use super::{Engine, State};
 use crate::engine::choices::{Routing, Victims};
