@@ -703,13 +703,15 @@ fn waking_a_sleeping_worker_costs_the_waker_its_system_call() {
     let run = |wake_call: u64| {
         let file = dir.join(format!("cost-{wake_call}.toml"));
         std::fs::write(&file, format!("wake_call = {wake_call}\n")).unwrap();
-        // `hierarchical`: a woken actor goes back to its home worker, which is woken for it.
+        // `hierarchical`: a woken actor with data goes back to its home worker, which is woken
+        // for it, searchers or not (a small one would run where it is woken, and a polling
+        // worker would take it without a wake-up).
         let mut config = sim("preset:opteron6376", 64, "hierarchical", 1);
         config.sim.cost = Some(file);
         let system = System::from_config(config).unwrap();
         let at = |w: usize| SpawnOptions::default().placement(Placement::Worker(w));
         let to: Vec<_> = (1..=32)
-            .map(|w| system.spawn_with(Counter, at(w)))
+            .map(|w| system.spawn_with(Counter, at(w).footprint(4096)))
             .collect();
         system.run_until_idle();
         let before = system.stats().sim.unwrap();
@@ -731,9 +733,11 @@ fn waking_a_sleeping_worker_costs_the_waker_its_system_call() {
         free_unparks >= 32,
         "the fan woke {free_unparks} sleeping workers"
     );
-    assert_eq!(
-        paid_unparks, free_unparks,
-        "the charge changes no schedule here"
+    // The charge moves the waker's clock, and with it which workers still poll when the
+    // counters' own work is handed on: a few wake-ups more or less, never fewer than the fan's.
+    assert!(
+        paid_unparks >= 32,
+        "the fan woke {paid_unparks} sleeping workers"
     );
     // Every wake-up the fan made is charged; the timer's wake-up of the fan's own worker (by
     // the kernel, no waker) is not.

@@ -138,10 +138,16 @@ impl Engine {
                 continue;
             }
             if !stealable && !w.has_local_work() {
-                let polling_until = st.workers[i].clock + self.polling_ns;
-                st.workers[i].parked = true;
-                st.workers[i].polling_until = polling_until;
-                self.shared.counters.worker(i).parks.bump(1);
+                let worker = &mut st.workers[i];
+                worker.parked = true;
+                match worker.resumed_poll.take() {
+                    // A searcher that found nothing: back to its polling window.
+                    Some(until) => worker.polling_until = until,
+                    None => {
+                        worker.polling_until = worker.clock + self.polling_ns;
+                        self.shared.counters.worker(i).parks.bump(1);
+                    }
+                }
                 continue;
             }
             earliest.offer(i, st.workers[i].clock, &mut st.ties);
@@ -199,6 +205,8 @@ impl Engine {
         }
         st.workers[w].out_of_work = true;
         if let Some(task) = self.steal_once(st, w) {
+            let now = st.workers[w].clock;
+            self.end_search(st, now, w);
             self.activate(st, w, task, execs);
         }
     }
@@ -241,6 +249,7 @@ impl Engine {
 
     /// Runs one activation of `task` on worker `w` and advances `w`'s clock by its cost.
     fn activate(&self, st: &mut MutexGuard<'_, State>, w: usize, task: TaskRef, execs: &[Exec]) {
+        st.workers[w].resumed_poll = None;
         let counters = self.shared.counters.worker(w);
         counters.activations.bump(1);
         if let Routing::Hierarchical { .. } = self.routing() {

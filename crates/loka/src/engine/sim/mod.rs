@@ -197,6 +197,7 @@ impl Engine {
                     clock: 0,
                     parked: true,
                     polling_until: 0,
+                    resumed_poll: None,
                     next: None,
                     next_streak: 0,
                     deque: VecDeque::new(),

@@ -218,15 +218,47 @@ impl Engine {
         }
     }
 
-    /// Stealable work appeared at `now`: the lowest-numbered parked worker takes it. One still
-    /// polling is the real engine's searcher, who finds the work without a wake-up; one asleep
-    /// pays the wake-up. (The real engine's `Sleepers::notify_stealable` wakes nobody while any
-    /// worker searches; looking past a sleeper for a polling worker here gave the same schedule
-    /// on the benchmarks tried and cost cforall-balance-multi 40% more host time, so the
-    /// simulation keeps the first parked worker.)
+    /// Stealable work appeared at `now`, pushed by `waker` (`None`: a plain thread, the
+    /// controller), as the real engine's `Sleepers::notify_stealable` handles it. Every parked
+    /// worker still polling (spinning, yielding: a searcher) sees it without a wake-up; a
+    /// sleeper wakes only while nobody searches (a searcher: awake at `now` with nothing queued,
+    /// it steals at its next step), the lowest-numbered one. A searcher that then finds work
+    /// hands the search on ([`end_search`](Self::end_search)). Until 2026-12-07 the simulation
+    /// woke the lowest-numbered parked worker for every such push, searchers or not, long after
+    /// the real engine stopped doing so (docs/decisions/0070-searchers-spare-wake-ups.md): on
+    /// the simulated Altix `cls` parked 395,824 times on chameneos
+    /// (docs/decisions/0100-sim-searchers-spare-wake-ups.md).
     pub(super) fn wake_any(&self, st: &mut State, now: u64, waker: Option<usize>) {
+        for w in 0..st.workers.len() {
+            if st.workers[w].parked && Self::polls(&st.workers[w], now) {
+                self.unpark(st, w, now, waker);
+            }
+        }
+        // `places:a`'s thieves take only from the places' queues: a searcher need not reach the
+        // work, so a sleeper wakes whatever (the real engine's `searchers_reach_all`).
+        let reach_all = !matches!(self.routing(), Routing::Places(mode) if mode.shared_queues());
+        if reach_all && Self::searcher_awake(st, now, waker) {
+            return;
+        }
         if let Some(w) = st.workers.iter().position(|w| w.parked) {
             self.unpark(st, w, now, waker);
+        }
+    }
+
+    /// Whether a worker other than `except` searches at `now`: awake, idle by then (its clock
+    /// not ahead: a worker whose clock is ahead still runs what it last took), nothing queued.
+    fn searcher_awake(st: &State, now: u64, except: Option<usize>) -> bool {
+        st.workers
+            .iter()
+            .enumerate()
+            .any(|(i, w)| Some(i) != except && !w.parked && w.clock <= now && !w.has_local_work())
+    }
+
+    /// A searcher `w` found work at `now`: if it was the last one, work it was left may still
+    /// be queued elsewhere, and a sleeper wakes for it (the real engine's `end_search`).
+    pub(super) fn end_search(&self, st: &mut State, now: u64, w: usize) {
+        if st.workers.iter().any(|v| v.stealable() > 0) {
+            self.wake_any(st, now, Some(w));
         }
     }
 
@@ -245,6 +277,7 @@ impl Engine {
         worker.parked = false;
         if Self::polls(worker, now) {
             worker.clock = worker.clock.max(now);
+            worker.resumed_poll.get_or_insert(worker.polling_until);
             return;
         }
         // A wake-up: the only case the real engine counts as an unpark (a searcher is not woken).
