@@ -2,8 +2,8 @@
 //! worker's count of activations, so four busy workers run one round per `balance_interval`
 //! activations of the busiest, not one each
 //! (docs/decisions/0079-balancing-pulls-while-it-helps.md). Run under the simulation engine
-//! (deterministic) and on real threads (a round at most per interval of the busiest worker holds
-//! there too: a worker's count restarts whenever it sees a newer round).
+//! (deterministic: a round at most per interval of the busiest worker) and on real threads (at
+//! most a round per interval of all the workers' activations, whoever the OS lets run).
 
 use loka::{Actor, ActorRef, Config, Context, EngineKind, Placement, PolicyKind, SpawnOptions};
 
@@ -82,16 +82,17 @@ fn four_busy_workers(engine: EngineKind) {
         "{engine}: no balancing round ran: busiest {busiest} of {total}"
     );
     // A round needs one worker to run `INTERVAL` activations after the latest round. In the
-    // simulation the busiest worker is that one; on real threads two equally busy workers take
-    // turns at it, each reaching the count a little before the other: a quarter of slack. One
-    // count per worker gave about `total / INTERVAL`, twice the bound here and four times in
-    // the simulation.
-    let slack = if engine == EngineKind::Sim {
-        0
+    // simulation the busiest worker is that one. On real threads the OS decides who runs: on
+    // this project's 2-vCPU machine, with other tests beside it, four workers take turns and
+    // each reaches the count in its turn (80 rounds for a busiest worker's 5,300 activations
+    // were seen), so what holds whatever the interleaving is at most one round per `INTERVAL`
+    // activations of all the workers together; the simulation's check is the one that tells
+    // the shared restart from a count per worker.
+    let bound = if engine == EngineKind::Sim {
+        busiest / INTERVAL + 1
     } else {
-        busiest / 4
+        total / INTERVAL + 1
     };
-    let bound = (busiest + slack) / INTERVAL + 1;
     assert!(
         rounds <= bound,
         "{engine}: {rounds} rounds for {busiest} activations of the busiest worker ({total} in \

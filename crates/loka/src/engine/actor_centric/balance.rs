@@ -26,11 +26,19 @@ pub(super) struct Migration {
 impl Engine {
     /// Alg. 4.1: computes migration limits and paths, locally for worker `me`'s NUMA node or
     /// globally between nodes when they are out of balance, and hands out pull assignments.
-    /// Skipped if another worker is computing a round.
-    pub(super) fn balance(&self, me: usize) {
+    /// `counted_from`: the round (`balance_epoch`) after which `me` counted its interval.
+    /// Skipped if another worker is computing a round, or has run one since: two workers that
+    /// reach the interval together (equally busy, their counts restarted by the same round)
+    /// would otherwise run two rounds for one interval (`tests/balance_interval.rs` saw 80
+    /// rounds where one per interval of the busiest worker allows 67).
+    pub(super) fn balance(&self, me: usize, counted_from: usize) {
         let Some(mut history) = self.balance.try_lock() else {
             return;
         };
+        // The epoch only moves under this lock: exact.
+        if self.balance_epoch.load(Relaxed) != counted_from {
+            return;
+        }
         // Every worker's count restarts (`Worker::count_towards_balance`).
         self.balance_epoch.fetch_add(1, Relaxed);
         let counters = &self.shared.counters;

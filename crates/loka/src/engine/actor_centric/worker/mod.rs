@@ -388,7 +388,7 @@ impl Worker {
         let since = if seen == epoch { since + 1 } else { 1 };
         if interval > 0 && since >= interval {
             self.since_balance.set((0, epoch));
-            self.engine.balance(self.index());
+            self.engine.balance(self.index(), epoch);
         } else {
             self.since_balance.set((since, epoch));
         }
