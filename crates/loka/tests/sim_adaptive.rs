@@ -1,8 +1,9 @@
 //! `auto` adapts while it runs (docs/decisions/0067-adaptive-auto.md): on a machine of several
 //! NUMA nodes it starts on the locality policy the topology suggests and moves to plain work
 //! stealing when that does better, or stays where locality pays. Run under the simulation
-//! engine on `preset:xeon-x7560` (4 nodes of 8 PUs), whose virtual time is the measure, with the
-//! walkers of the `adaptive_auto` example.
+//! engine, whose virtual time is the measure: on `preset:xeon-x7560` (4 nodes of 8 PUs) with the
+//! walkers of the `adaptive_auto` example, and on `preset:opteron6376` (8 nodes of 8) with a
+//! fork-join load whose throughput comes in bursts.
 
 #[path = "../examples/support/walkers.rs"]
 mod walkers;
@@ -101,4 +102,127 @@ fn auto_on_one_node_is_plain_stealing_without_a_controller() {
     system.shutdown();
     assert_eq!(stats.policy, "cls");
     assert!(stats.adaptive.is_none());
+}
+
+/// A driver that spawns children in slices of a thousand, each answering one request and
+/// stopping (Savina's fjcreate). Under `hierarchical` the children run where the driver wakes
+/// them, in bursts, while children stolen onto other workers contend for the driver's mailbox:
+/// one window's throughput varies by a spread above 1 (7 to 120 messages per µs on the simulated
+/// Opteron), and a probe of four windows a side called `hierarchical`'s gain a tie, which went
+/// to `cls`. Pooled probes in longer windows keep it
+/// (docs/decisions/0099-auto-pools-its-evidence.md).
+mod fork_join {
+    use loka::{Actor, ActorRef, Context, ReplyTo, SpawnOptions};
+    use std::time::Duration;
+
+    const SLICE: u64 = 1_000;
+
+    struct Child(ActorRef<Msg>);
+
+    impl Actor for Child {
+        type Msg = ();
+        fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
+            let _ = self.0.send(Msg::Reply);
+            ctx.charge(Duration::from_nanos(8));
+            ctx.stop();
+        }
+    }
+
+    pub enum Msg {
+        Start(ReplyTo<u64>),
+        Continue,
+        Reply,
+    }
+
+    pub struct Driver {
+        pub children: u64,
+        pub spawned: u64,
+        pub replies: u64,
+        pub done: Option<ReplyTo<u64>>,
+    }
+
+    impl Driver {
+        fn slice(&mut self, ctx: &mut Context<Self>) {
+            let me = ctx.myself();
+            let end = self.children.min(self.spawned + SLICE);
+            for _ in self.spawned..end {
+                let child = ctx.spawn_with(Child(me.clone()), SpawnOptions::new().lazy(true));
+                child.send(()).expect("fresh actor");
+            }
+            self.spawned = end;
+            if self.spawned < self.children {
+                me.send(Msg::Continue).expect("alive");
+            }
+        }
+    }
+
+    impl Actor for Driver {
+        type Msg = Msg;
+        fn handle(&mut self, ctx: &mut Context<Self>, msg: Msg) {
+            match msg {
+                Msg::Start(done) => {
+                    self.done = Some(done);
+                    self.slice(ctx);
+                }
+                Msg::Continue => self.slice(ctx),
+                Msg::Reply => {
+                    self.replies += 1;
+                    if self.replies == self.children {
+                        if let Some(done) = self.done.take() {
+                            done.send(self.replies);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs the fork-join load under `policy` on the simulated Opteron (8 nodes, 64 workers):
+/// virtual ns and stats; every child must answer.
+fn fork_join(policy: &str, children: u64) -> (u64, loka::Stats) {
+    let mut config = Config {
+        engine: EngineKind::Sim,
+        topology: "preset:opteron6376".to_owned(),
+        workers: 64,
+        policy: policy.parse().unwrap(),
+        ..Config::default()
+    };
+    config.sim.quiet_ms = 0;
+    let system = System::from_config(config).unwrap();
+    let driver = system.spawn(fork_join::Driver {
+        children,
+        spawned: 0,
+        replies: 0,
+        done: None,
+    });
+    system.run_until_idle();
+    let before = system.stats().sim.unwrap().virtual_ns;
+    let replies = driver
+        .ask(fork_join::Msg::Start)
+        .unwrap()
+        .wait_timeout(Duration::from_secs(600))
+        .expect("the children answer");
+    assert_eq!(replies, children, "{policy}: every child answered");
+    system.run_until_idle();
+    let stats = system.stats();
+    system.shutdown();
+    (stats.sim.unwrap().virtual_ns - before, stats)
+}
+
+#[test]
+fn auto_keeps_locality_that_pays_in_bursts() {
+    const CHILDREN: u64 = 200_000;
+    let (cls, _) = fork_join("cls", CHILDREN);
+    let (locality, _) = fork_join("hierarchical", CHILDREN);
+    let (auto, stats) = fork_join("auto", CHILDREN);
+    let adaptive = stats.adaptive.expect("auto adapts on eight nodes");
+    eprintln!("cls {cls} ns, hierarchical {locality} ns, auto {auto} ns, {adaptive:?}");
+    assert!(cls > locality * 2, "the workload: locality must pay");
+    assert_eq!(adaptive.settled, "hierarchical");
+    assert!(
+        adaptive.window_ns > 250_000,
+        "the windows grew on the bursts"
+    );
+    assert!(auto < cls * 3 / 4, "auto {auto} ns against cls {cls} ns");
 }
