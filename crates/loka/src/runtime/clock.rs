@@ -252,7 +252,8 @@ impl Runtime {
     /// has reached.
     pub(crate) fn gulp_clock_ns(&self, processed: usize, charged_ns: u64) -> u64 {
         if self.virtual_time {
-            (self.core.activation_clock_ns(processed, charged_ns))
+            self.core
+                .activation_clock_ns(processed, charged_ns)
                 .unwrap_or_else(|| self.timer_now_ns())
         } else {
             self.shared.elapsed_ns()

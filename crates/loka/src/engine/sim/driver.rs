@@ -140,13 +140,10 @@ impl Engine {
             if !stealable && !w.has_local_work() {
                 let worker = &mut st.workers[i];
                 worker.parked = true;
-                match worker.resumed_poll.take() {
-                    // A searcher that found nothing: back to its polling window.
-                    Some(until) => worker.polling_until = until,
-                    None => {
-                        worker.polling_until = worker.clock + self.polling_ns;
-                        self.shared.counters.worker(i).parks.bump(1);
-                    }
+                // A searcher that found nothing goes back to its polling window.
+                if !std::mem::take(&mut worker.resumed_poll) {
+                    worker.polling_until = worker.clock + self.polling_ns;
+                    self.shared.counters.worker(i).parks.bump(1);
                 }
                 continue;
             }
@@ -249,7 +246,7 @@ impl Engine {
 
     /// Runs one activation of `task` on worker `w` and advances `w`'s clock by its cost.
     fn activate(&self, st: &mut MutexGuard<'_, State>, w: usize, task: TaskRef, execs: &[Exec]) {
-        st.workers[w].resumed_poll = None;
+        st.workers[w].resumed_poll = false;
         let counters = self.shared.counters.worker(w);
         counters.activations.bump(1);
         if let Routing::Hierarchical { .. } = self.routing() {

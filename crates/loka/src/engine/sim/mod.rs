@@ -197,7 +197,7 @@ impl Engine {
                     clock: 0,
                     parked: true,
                     polling_until: 0,
-                    resumed_poll: None,
+                    resumed_poll: false,
                     next: None,
                     next_streak: 0,
                     deque: VecDeque::new(),

@@ -277,7 +277,7 @@ impl Engine {
         worker.parked = false;
         if Self::polls(worker, now) {
             worker.clock = worker.clock.max(now);
-            worker.resumed_poll.get_or_insert(worker.polling_until);
+            worker.resumed_poll = true;
             return;
         }
         // A wake-up: the only case the real engine counts as an unpark (a searcher is not woken).

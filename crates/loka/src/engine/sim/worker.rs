@@ -27,10 +27,10 @@ pub(super) struct VirtualWorker {
     /// Until when an idle worker still polls (the real worker's spin and yield phases): work
     /// that arrives before then is picked up without the wake-up latency of a parked thread.
     pub(super) polling_until: u64,
-    /// Unparked while still polling, to look at stealable work, and has run nothing since: the
-    /// polling window it was in (`polling_until`), which it goes back to if it finds nothing,
-    /// as a real searcher keeps spinning (not a new park, not a new window).
-    pub(super) resumed_poll: Option<u64>,
+    /// Unparked while still polling, to look at stealable work, and has run nothing since: if
+    /// it finds nothing it goes back to the polling window it was in (`polling_until`, left as
+    /// it was), as a real searcher keeps spinning (not a new park, not a new window).
+    pub(super) resumed_poll: bool,
     pub(super) next: Option<TaskRef>,
     pub(super) next_streak: u32,
     /// The owner's end is the back (LIFO, as crossbeam's `new_lifo`); thieves take the front.

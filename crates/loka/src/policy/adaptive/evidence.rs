@@ -67,8 +67,8 @@ pub(super) type ProbeSide = Samples<MEASURED_EACH>;
 /// adds to it rather than deciding on four windows a side (see [`POOLED_PROBES`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Pool {
-    pub(super) plain: Samples<{ MEASURED_EACH * POOLED_PROBES }>,
-    pub(super) locality: Samples<{ MEASURED_EACH * POOLED_PROBES }>,
+    plain: Samples<{ MEASURED_EACH * POOLED_PROBES }>,
+    locality: Samples<{ MEASURED_EACH * POOLED_PROBES }>,
     pub(super) probes: usize,
 }
 

@@ -285,8 +285,7 @@ impl Adaptive {
                 if step == first_other_step() && rate * CLEAR_FACTOR < current.mean() {
                     // One window tells: no need to pay the rest of the probe.
                     self.pool = Pool::new();
-                    self.backoff = (self.backoff * 2).min(MAX_SETTLED_WINDOWS);
-                    Phase::Settled { left: self.backoff }
+                    self.wait_longer()
                 } else if step + 1 < PROBE.len() {
                     Phase::Probe {
                         step: step + 1,
@@ -319,20 +318,25 @@ impl Adaptive {
                     left: MIN_SETTLED_WINDOWS,
                 };
             }
-            None if self.pool.probes < POOLED_PROBES => {
-                self.backoff = (self.backoff * 2).min(MAX_SETTLED_WINDOWS);
-                return Phase::Settled { left: self.backoff };
-            }
+            None if self.pool.probes < POOLED_PROBES => return self.wait_longer(),
             None => Mechanism::Plain,
         };
         self.pool = Pool::new();
         if winner == self.settled {
-            self.backoff = (self.backoff * 2).min(MAX_SETTLED_WINDOWS);
-        } else {
-            self.settled = winner;
-            self.switches += 1;
-            self.backoff = MIN_SETTLED_WINDOWS;
+            return self.wait_longer();
         }
+        self.settled = winner;
+        self.switches += 1;
+        self.backoff = MIN_SETTLED_WINDOWS;
+        Phase::Settled {
+            left: MIN_SETTLED_WINDOWS,
+        }
+    }
+
+    /// The settled mechanism runs on, and the next probe comes twice as late as the last (up
+    /// to [`MAX_SETTLED_WINDOWS`]): after a probe that confirmed it, or one that could not tell.
+    fn wait_longer(&mut self) -> Phase {
+        self.backoff = (self.backoff * 2).min(MAX_SETTLED_WINDOWS);
         Phase::Settled { left: self.backoff }
     }
 }
