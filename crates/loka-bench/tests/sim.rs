@@ -165,3 +165,46 @@ fn a_sender_that_moved_is_charged_where_it_runs() {
         "lgs {lgs} s against cls {cls} s of virtual time"
     );
 }
+
+/// One actor's sends are serial, wherever it runs: fjthrput's driver sends every message, each
+/// into a mailbox read on another core, so the run takes at least `messages × (send + line)` of
+/// virtual time (the cost file below fixes both; no core shares a cache with another). Charged
+/// per worker it had sent from, a driver that thieves moved left part of its share on workers it
+/// no longer ran on, and `cls` finished in 19 ms where the sends alone take 117
+/// (docs/decisions/0101-sim-senders-are-actors.md).
+#[test]
+fn a_lone_sender_pays_for_every_send_wherever_it_ran() {
+    let bench = loka_bench::all()
+        .into_iter()
+        .find(|b| b.name == "fjthrput")
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("loka-sim-lone-sender-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let costs = dir.join("costs.toml");
+    let (send, line) = (7.5, 25.0);
+    std::fs::write(
+        &costs,
+        format!("send = {send}\nline_l3 = {line}\nline_node = {line}\n"),
+    )
+    .unwrap();
+    let mut config = Config {
+        engine: EngineKind::Sim,
+        topology: "synthetic:package:1 numa:1 core:16 pu:1".to_owned(),
+        workers: 16,
+        policy: PolicyKind::Cls,
+        ..Config::default()
+    };
+    config.sim.cost = Some(costs);
+    let run = Run::new(Size::Quick).with_timeout(Duration::from_secs(180));
+    let measured = run_once_as(&bench, run, &config, 0).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(measured.verified, "{measured:?}");
+    let sends = measured.messages as f64 * (send + line) * 1e-9;
+    let virtual_s = measured.virtual_seconds.unwrap();
+    // A few of its actors ran on the driver's own worker (no line): a tenth of slack.
+    assert!(
+        virtual_s >= 0.9 * sends,
+        "{virtual_s} s of virtual time for {} messages, whose sends take {sends} s",
+        measured.messages
+    );
+}

@@ -300,7 +300,8 @@ impl Engine {
         // transfers. Later messages of a batch send at that time too (an approximation).
         let sends_at = start + (fixed + state + per_message) as u64;
         st.running = Some((w, sends_at));
-        st.ran_on.insert(placement::waker_id(&task), w);
+        let sender = placement::waker_id(&task);
+        st.ran_on.insert(sender, w);
         // A gulp's time limit reads this (`activation_clock_ns`): the time reached after each
         // envelope and each nanosecond of declared compute, as the activation's cost adds them
         // up below.
@@ -350,9 +351,13 @@ impl Engine {
         let mut receiving = messages * per_message;
         let line = |a: usize, b: usize| c.line(self.distances.get(a, b));
         let slot = |a: usize, b: usize| message_lines * line(a, b);
-        if let Some(shares) = st.tails.batch(c, actor, w, start, messages, slot) {
-            // Several workers wrote this mailbox lately: each pays its share of the sends on its
-            // own clock, and the slots came from all their caches, not only the waker's.
+        let inner = &mut **st;
+        let ran_on = &inner.ran_on;
+        let now_on = |sender: u32, from: usize| ran_on.get(&sender).copied().unwrap_or(from);
+        if let Some(shares) = (inner.tails).batch(c, actor, w, start, messages, slot, now_on) {
+            // Several actors wrote this mailbox lately: each pays its share of the sends on the
+            // clock of the worker it runs on now, and the slots came from all their caches, not
+            // only the waker's.
             receiving = messages * ((c.message - c.send).max(0.0) + shares.slot_ns);
             sending = 0.0;
             for (s, ns) in shares.writers {
@@ -398,7 +403,7 @@ impl Engine {
             times.record(w, actor, end - start, || actor_type);
         }
         for &(receiver, count) in &hot {
-            st.tails.record(receiver, w, sends_at, end, count);
+            st.tails.record(receiver, w, sender, (sends_at, end), count);
         }
         st.workers[w].clock = end;
         st.stats.events += 1;

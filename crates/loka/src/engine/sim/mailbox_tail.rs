@@ -19,6 +19,7 @@
 
 use super::contention::queue_wait;
 use super::cost::CostModel;
+use crate::engine::placement::NO_WAKER;
 use crate::runtime::TaskRef;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -97,11 +98,34 @@ struct Burst {
     rate: f64,
 }
 
+/// A sender seen writing a mailbox: the sending actor (its waker id, `placement::waker_id`;
+/// `NO_WAKER` for timers), the worker it sent from, and when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Writer {
+    worker: usize,
+    sender: u32,
+    at: u64,
+}
+
+impl Writer {
+    /// Who the senders' share is split between: the sending actor, wherever it sent from (a
+    /// driver that a thief moved is one sender, not one per worker it ran on); a send with no
+    /// actor behind it (a timer) counts as its worker's.
+    fn who(&self) -> (u32, usize) {
+        if self.sender == NO_WAKER {
+            (NO_WAKER, self.worker)
+        } else {
+            (self.sender, 0)
+        }
+    }
+}
+
 /// One receiver's recent writers.
 #[derive(Debug, Default)]
 struct Tail {
-    /// Distinct workers with the virtual time of their last send seen, oldest first.
-    writers: Vec<(usize, u64)>,
+    /// Distinct (worker, sending actor) pairs with the virtual time of their last send seen,
+    /// oldest first.
+    writers: Vec<Writer>,
     /// The bursts into this mailbox that may still be going on.
     bursts: Vec<Burst>,
     /// The worker that wrote the claim word last (it holds the line).
@@ -118,9 +142,10 @@ pub(crate) struct Tails {
     tails: FxHashMap<u64, Tail>,
 }
 
-/// How a batch's senders' share is split when several workers wrote it.
+/// How a batch's senders' share is split when several actors wrote it.
 pub(crate) struct Shares {
-    /// Per writer, oldest first: (worker, ns of `send` and the slot's lines for its share).
+    /// Per sending actor, oldest first: (the worker it runs on now, ns of `send` and the slot's
+    /// lines for its share).
     pub(crate) writers: Vec<(usize, f64)>,
     /// ns the receiver pays per message for the slots' lines: their mean distance over the
     /// writers (each wrote its share of the slots from its own cache).
@@ -128,27 +153,33 @@ pub(crate) struct Shares {
 }
 
 impl Tails {
-    /// Worker `w` sent to `actor` at virtual time `at` (and holds its claim word's line now).
-    pub(crate) fn wrote(&mut self, actor: u64, w: usize, at: u64) {
+    /// Actor `sender` (a waker id; `NO_WAKER` for a timer) sent to `actor` from worker `w` at
+    /// virtual time `at` (and `w` holds the claim word's line now).
+    pub(crate) fn wrote(&mut self, actor: u64, w: usize, sender: u32, at: u64) {
         let tail = self.tails.entry(actor).or_default();
         tail.last_writer = Some(w);
-        if let Some(i) = tail.writers.iter().position(|&(x, _)| x == w) {
+        if let Some(i) = (tail.writers.iter()).position(|x| x.worker == w && x.sender == sender) {
             tail.writers.remove(i);
         } else if tail.writers.len() == MAX_WRITERS {
             tail.writers.remove(0);
         }
         // Kept in order of their last send (a late-charged clock may write out of order).
-        let i = tail.writers.partition_point(|&(_, t)| t <= at);
-        tail.writers.insert(i, (w, at));
+        let i = tail.writers.partition_point(|x| x.at <= at);
+        let writer = Writer {
+            worker: w,
+            sender,
+            at,
+        };
+        tail.writers.insert(i, writer);
     }
 
     /// Whether `actor`'s mailbox is worth watching whenever it is woken: several workers wrote
     /// it (among its latest 16 distinct writers, however long ago), or a backlog waited for one
     /// of its batches ([`Self::backlogged`]).
     pub(crate) fn watched_when_woken(&self, actor: u64) -> bool {
-        self.tails
-            .get(&actor)
-            .is_some_and(|t| t.backlogged || t.writers.len() >= 2)
+        self.tails.get(&actor).is_some_and(|t| {
+            t.backlogged || t.writers.iter().any(|x| x.worker != t.writers[0].worker)
+        })
     }
 
     /// A batch of `actor`'s took more than a budget: its senders had queued a backlog, the sends
@@ -210,8 +241,17 @@ impl Tails {
         count * (service + wait)
     }
 
-    /// Records the burst priced by [`Self::sent`]: `count` sends by `w` between `from` and `to`.
-    pub(crate) fn record(&mut self, actor: u64, w: usize, from: u64, to: u64, count: f64) {
+    /// Records the burst priced by [`Self::sent`]: `count` sends by actor `sender` on worker `w`
+    /// between `from` and `to`.
+    pub(crate) fn record(
+        &mut self,
+        actor: u64,
+        w: usize,
+        sender: u32,
+        span: (u64, u64),
+        count: f64,
+    ) {
+        let (from, to) = span;
         let tail = self.tails.entry(actor).or_default();
         tail.bursts.push(Burst {
             worker: w,
@@ -219,18 +259,21 @@ impl Tails {
             to,
             rate: count / (to.saturating_sub(from)).max(1) as f64,
         });
-        self.wrote(actor, w, from);
+        self.wrote(actor, w, sender, from);
     }
 
     /// The split of the senders' share of a batch of `messages` that `actor` handles on worker
-    /// `receiver` from virtual time `start`, if several workers wrote to it (`None`: one writer
-    /// or none, priced by the caller's one-sender rule). The writers are the distinct workers
+    /// `receiver` from virtual time `start`, if several actors sent to it (`None`: one sender
+    /// or none, priced by the caller's one-sender rule). The senders are the distinct actors
     /// seen sending to it since the start of its latest `mailbox_batches` batches: a window
     /// counted in the receiver's own batches, so that it looks back over as many wake-ups for a
     /// fast receiver as for a slow one. Each is taken to have sent an equal share (the engine
-    /// knows who wrote, not how much), and pays `send` and the slot's lines for it; the receiver
-    /// reads the slots from all their caches. `slot(a, b)`: what one message's slot costs to
-    /// move from worker `a`'s cache to worker `b`'s (its lines at their distance).
+    /// knows who wrote, not how much), and pays `send` and the slot's lines (from the worker it
+    /// last sent from) on the worker it runs on now, `now_on(sender, that worker)`, as the
+    /// one-sender rule does (docs/decisions/0101-sim-senders-are-actors.md); the receiver reads
+    /// the slots from all their caches. `slot(a, b)`: what one message's slot costs to move from worker `a`'s
+    /// cache to worker `b`'s (its lines at their distance).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn batch(
         &mut self,
         model: &CostModel,
@@ -239,6 +282,7 @@ impl Tails {
         start: u64,
         messages: f64,
         slot: impl Fn(usize, usize) -> f64,
+        now_on: impl Fn(u32, usize) -> usize,
     ) -> Option<Shares> {
         let tail = self.tails.get_mut(&actor)?;
         let n = model.mailbox_batches as usize;
@@ -255,22 +299,33 @@ impl Tails {
         } else {
             0
         };
-        // (Kept in the list: a mailbox once written by several workers stays watched.) Counted
-        // before anything is allocated: most batches have one writer.
-        let recent = || tail.writers.iter().filter(move |&&(_, t)| t >= since);
+        // (Kept in the list: a mailbox once written by several workers stays watched.) The
+        // latest pair of each sender, newest first; counted before anything is allocated: most
+        // batches have one sender.
+        let recent = || {
+            let writers = &tail.writers;
+            (0..writers.len()).rev().filter_map(move |i| {
+                let x = &writers[i];
+                let newest = x.at >= since && !writers[i + 1..].iter().any(|y| y.who() == x.who());
+                newest.then_some(x)
+            })
+        };
         let k = recent().count();
         if k < 2 {
             return None;
         }
         let share = messages / k as f64;
         let mut slot_ns = 0.0;
-        let writers = recent()
-            .map(|&(w, _)| {
-                let slot = slot(w, receiver);
+        let mut writers: Vec<(usize, f64)> = recent()
+            .map(|x| {
+                // The slots came from the cache of the worker it sent from; the time is the
+                // sender's, wherever it runs now.
+                let slot = slot(x.worker, receiver);
                 slot_ns += slot / k as f64;
-                (w, share * (model.send + slot))
+                (now_on(x.sender, x.worker), share * (model.send + slot))
             })
             .collect();
+        writers.reverse();
         Some(Shares { writers, slot_ns })
     }
 }
@@ -281,6 +336,16 @@ mod tests {
     use crate::engine::sim::test_machine as machine;
 
     /// Workers 0 and 1 share an L3 (25 ns apart); 40 and 50 are on other nodes (160 ns).
+    /// One actor per worker, as the tests of several writers have them (its waker id).
+    fn sender(w: usize) -> u32 {
+        100 + w as u32
+    }
+
+    /// Every sender still runs where it sent from.
+    fn stays(_: u32, from: usize) -> usize {
+        from
+    }
+
     fn line(a: usize, b: usize) -> f64 {
         match (a, b) {
             _ if a == b => 0.0,
@@ -296,27 +361,27 @@ mod tests {
         let mut t = Tails::default();
         // The first writer: nobody held the line before it.
         assert_eq!(t.sent(&model, 9, 1, 0, 100.0, line), 0.0);
-        t.record(9, 1, 0, 1_000, 100.0);
+        t.record(9, 1, sender(1), (0, 1_000), 100.0);
         // Later, alone: one transfer from worker 1, then the line stays.
         assert_eq!(t.sent(&model, 9, 0, 2_000, 100.0, line), 25.0);
-        t.record(9, 0, 2_000, 3_000, 100.0);
+        t.record(9, 0, sender(0), (2_000, 3_000), 100.0);
         assert_eq!(t.sent(&model, 9, 0, 4_000, 100.0, line), 0.0);
         // Worker 40 sends while worker 0's burst (100 messages in 1 µs) goes on: every send
         // takes the line from worker 0 (160 ns) and waits behind its sends, whose utilisation
         // of the line is 0.1 / ns × 160 ns ≥ 1: at most one turn of worker 0's.
-        t.record(9, 0, 5_000, 6_000, 100.0);
+        t.record(9, 0, sender(0), (5_000, 6_000), 100.0);
         let cost = t.sent(&model, 9, 40, 5_500, 10.0, line);
         assert_eq!(cost, 10.0 * (160.0 + 160.0));
         // Sparse concurrent sends (1 message in 100 µs): a transfer each, a short wait.
         let mut t = Tails::default();
-        t.record(9, 0, 0, 100_000, 1.0);
+        t.record(9, 0, sender(0), (0, 100_000), 1.0);
         let sparse = t.sent(&model, 9, 40, 50, 1.0, line);
         let rho = 1.0 / 100_000.0 * 160.0;
         assert!((sparse - (160.0 + rho * 160.0 / (2.0 * (1.0 - rho)))).abs() < 1e-9);
         // Three others hammering: a send waits a turn of each, one line per message overall.
         let mut t = Tails::default();
         for w in [1, 40, 50] {
-            t.record(9, w, 0, 1_000, 1_000.0);
+            t.record(9, w, sender(w), (0, 1_000), 1_000.0);
         }
         let hammered = t.sent(&model, 9, 0, 500, 1.0, line);
         let mean = (25.0 + 160.0 + 160.0) / 3.0;
@@ -334,11 +399,11 @@ mod tests {
         let model = CostModel::default_for(&topo);
         let mut t = Tails::default();
         // One writer: the caller's one-sender rule.
-        t.wrote(9, 1, 100);
-        assert!(t.batch(&model, 9, 0, 200, 10.0, line).is_none());
+        t.wrote(9, 1, sender(1), 100);
+        assert!(t.batch(&model, 9, 0, 200, 10.0, line, stays).is_none());
         // Two writers: half the batch each, with the slot's line from the receiver's cache.
-        t.wrote(9, 40, 300);
-        let s = t.batch(&model, 9, 0, 400, 10.0, line).unwrap();
+        t.wrote(9, 40, sender(40), 300);
+        let s = t.batch(&model, 9, 0, 400, 10.0, line, stays).unwrap();
         let w: Vec<usize> = s.writers.iter().map(|x| x.0).collect();
         assert_eq!(w, [1, 40]);
         assert!((s.writers[0].1 - 5.0 * (model.send + model.message_lines * 25.0)).abs() < 1e-9);
@@ -346,19 +411,55 @@ mod tests {
         // Writers not seen since the receiver's 8th-latest batch no longer count: two batches so
         // far; with 6 more the 8th-latest is the one at 200, and writer 1 (at 100) drops.
         for at in [1_000, 2_000, 3_000, 4_000, 5_000] {
-            assert!(t.batch(&model, 9, 0, at, 1.0, line).is_some());
+            assert!(t.batch(&model, 9, 0, at, 1.0, line, stays).is_some());
         }
-        assert!(t.batch(&model, 9, 0, 6_000, 1.0, line).is_none());
+        assert!(t.batch(&model, 9, 0, 6_000, 1.0, line, stays).is_none());
         // No batches to look back on: off.
         let off = CostModel {
             mailbox_batches: 0.0,
             ..model.clone()
         };
-        t.wrote(9, 0, 7_000);
-        t.wrote(9, 40, 7_010);
-        assert!(t.batch(&off, 9, 0, 7_100, 5.0, line).is_none());
-        assert!(t.batch(&model, 9, 0, 7_200, 5.0, line).is_some());
+        t.wrote(9, 0, sender(0), 7_000);
+        t.wrote(9, 40, sender(40), 7_010);
+        assert!(t.batch(&off, 9, 0, 7_100, 5.0, line, stays).is_none());
+        assert!(t.batch(&model, 9, 0, 7_200, 5.0, line, stays).is_some());
         t.forget(9);
-        assert!(t.batch(&model, 9, 0, 7_300, 5.0, line).is_none());
+        assert!(t.batch(&model, 9, 0, 7_300, 5.0, line, stays).is_none());
+    }
+
+    /// A sender is an actor, not a worker: one actor that ran on two workers is one sender (the
+    /// one-sender rule prices it), and a share goes to the worker its sender runs on now
+    /// (docs/decisions/0101-sim-senders-are-actors.md).
+    #[test]
+    fn a_sender_that_moved_is_one_sender_charged_where_it_runs() {
+        let (topo, _) = machine("preset:opteron6376");
+        let model = CostModel::default_for(&topo);
+        let mut t = Tails::default();
+        // Actor 7 sent from worker 1, then (stolen) from worker 40.
+        t.wrote(9, 1, 7, 100);
+        t.wrote(9, 40, 7, 300);
+        assert!(t.batch(&model, 9, 0, 400, 10.0, line, stays).is_none());
+        // A second actor, 8, on worker 50: two senders, half each. Actor 7 runs on worker 1
+        // now: its share is charged there, its slots' lines came from worker 40's cache.
+        t.wrote(9, 50, 8, 500);
+        let on = |sender: u32, from: usize| if sender == 7 { 1 } else { from };
+        let s = t.batch(&model, 9, 0, 600, 10.0, line, on).unwrap();
+        let w: Vec<usize> = s.writers.iter().map(|x| x.0).collect();
+        assert_eq!(w, [1, 50]);
+        let half = 5.0 * (model.send + model.message_lines * 160.0);
+        assert!((s.writers[0].1 - half).abs() < 1e-9);
+        assert!((s.slot_ns - model.message_lines * 160.0).abs() < 1e-9);
+        // Timers (no actor) count as their worker's: two workers, two senders.
+        let mut t = Tails::default();
+        t.wrote(9, 1, NO_WAKER, 100);
+        t.wrote(9, 40, NO_WAKER, 200);
+        let s = t.batch(&model, 9, 0, 300, 4.0, line, stays).unwrap();
+        assert_eq!(s.writers.len(), 2);
+        // Watched when woken: written from two workers, whoever sent.
+        let mut t = Tails::default();
+        t.wrote(9, 1, 7, 100);
+        assert!(!t.watched_when_woken(9));
+        t.wrote(9, 40, 7, 200);
+        assert!(t.watched_when_woken(9));
     }
 }

@@ -65,12 +65,13 @@ impl Engine {
         self.push(st, route, task, Some(w), now);
     }
 
-    /// Worker `w` sent to `task` at `now`, a send the engine sees (a wake-up, or a message to a
-    /// running actor): a writer of its mailbox (`mailbox_tail.rs`). A mailbox several workers
+    /// Worker `w` (its running activation's actor, `State::waker`) sent to `task` at `now`, a send
+    /// the engine sees (a wake-up, or a message to a running actor): a writer of its mailbox
+    /// (`mailbox_tail.rs`). A mailbox several workers
     /// write, or one a backlog waited for, is watched from now on, so that the rest of the
     /// running activation's sends into it, and the next activations', are counted.
     fn note_writer(&self, st: &mut State, w: usize, now: u64, task: TaskRef) {
-        st.tails.wrote(key(task), w, now);
+        st.tails.wrote(key(task), w, st.waker, now);
         if st.tails.watched_when_woken(key(task)) {
             st.watch.woken(key(task), task);
         }
