@@ -271,8 +271,8 @@ impl Tails {
     /// knows who wrote, not how much), and pays `send` and the slot's lines (from the worker it
     /// last sent from) on the worker it runs on now, `now_on(sender, that worker)`, as the
     /// one-sender rule does (docs/decisions/0101-sim-senders-are-actors.md); the receiver reads
-    /// the slots from all their caches. `slot(a, b)`: what one message's slot costs to move from worker `a`'s
-    /// cache to worker `b`'s (its lines at their distance).
+    /// the slots from all their caches. `slot(a, b)`: what one message's slot costs to move from
+    /// worker `a`'s cache to worker `b`'s (its lines at their distance).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn batch(
         &mut self,
