@@ -208,3 +208,35 @@ fn a_lone_sender_pays_for_every_send_wherever_it_ran() {
         measured.messages
     );
 }
+
+/// `auto`'s probes into plain stealing leave `hierarchical`'s placement in place: BenchErl's big
+/// on the simulated Xeon X7560 (32 workers) runs under `hierarchical` at 1.44× of `cls`, a gain
+/// that builds over its first milliseconds as each worker's actors settle in its cache. When
+/// every probe released the foreign queues to thieves, each one scattered the actors and the
+/// gain had to build again: `auto` never left `hierarchical` and still ran at 0.87× of `cls`
+/// (docs/decisions/0102-a-probe-leaves-locality-in-place.md).
+#[test]
+fn auto_keeps_what_hierarchical_placed_while_it_probes() {
+    let bench = loka_bench::all()
+        .into_iter()
+        .find(|b| b.name == "bencherl-big")
+        .unwrap();
+    let time = |policy: &str| {
+        let config = Config {
+            engine: EngineKind::Sim,
+            topology: "preset:xeon-x7560".to_owned(),
+            workers: 32,
+            policy: policy.parse::<PolicyKind>().unwrap(),
+            ..Config::default()
+        };
+        let run = Run::new(Size::Quick).with_timeout(Duration::from_secs(180));
+        let measured = run_once_as(&bench, run, &config, 0).unwrap();
+        assert!(measured.verified, "{policy}: {measured:?}");
+        measured.virtual_seconds.unwrap()
+    };
+    let (cls, auto) = (time("cls"), time("auto"));
+    assert!(
+        auto < cls,
+        "auto {auto} s against cls {cls} s of virtual time"
+    );
+}

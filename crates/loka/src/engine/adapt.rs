@@ -71,6 +71,13 @@ impl Adapt {
         Mechanism::from_index(self.running.load(Relaxed) as usize)
     }
 
+    /// The mechanism the latest probe settled on: a switch to plain stealing releases what
+    /// `hierarchical` queued only when it is settled on, not for a probe's windows
+    /// (docs/decisions/0102-a-probe-leaves-locality-in-place.md).
+    pub(crate) fn settled(&self) -> Mechanism {
+        Mechanism::from_index(self.settled.load(Relaxed) as usize)
+    }
+
     /// The policy of `mechanism`.
     pub(crate) fn policy(&self, mechanism: Mechanism) -> PolicyKind {
         self.policies[mechanism.index()]
@@ -88,9 +95,11 @@ impl Adapt {
         running
     }
 
-    /// Runs `mechanism` from now on, whatever the controller said (tests that switch often).
+    /// Runs `mechanism` from now on, whatever the controller said, as if a probe had settled on
+    /// it (tests that switch often).
     #[cfg(test)]
     pub(crate) fn force(&self, mechanism: Mechanism) {
+        self.settled.store(mechanism.index() as u8, Relaxed);
         self.running.store(mechanism.index() as u8, Relaxed);
     }
 

@@ -50,12 +50,16 @@ impl Engine {
             }
         }
         // Whoever sees a switch first carries it out (the swap: one thread per switch; Relaxed,
-        // as it only elects that thread: the queues synchronise what moves).
+        // as it only elects that thread: the queues synchronise what moves). A probe's windows
+        // of plain stealing release nothing: the actors `hierarchical` placed stay where it put
+        // them, and their workers serve those queues meanwhile
+        // (docs/decisions/0102-a-probe-leaves-locality-in-place.md).
         let running = adapt.running();
         let index = running.index() as u8;
         if windows.followed.load(Relaxed) != index
             && windows.followed.swap(index, Relaxed) != index
             && !matches!(self.routings[index as usize], Routing::Hierarchical { .. })
+            && adapt.settled() == running
         {
             self.release_to_thieves();
         }

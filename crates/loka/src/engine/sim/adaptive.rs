@@ -25,10 +25,10 @@ impl Engine {
     }
 
     /// Gives every virtual worker the victims and helpers of `mechanism`'s policy, at virtual
-    /// time `now`. Moving to plain stealing, the actors of the pinned and foreign queues go to
-    /// their worker's yielded queue, where thieves look, and a parked worker is told (the real
-    /// engine's `release_to_thieves`); each worker keeps serving all its queues whatever the
-    /// policy. A pending `hierarchical` migration is dropped (plain stealing has none; a fresh
+    /// time `now`. Moving to plain stealing for good (the controller settled on it, not a
+    /// probe), the actors of the pinned and foreign queues go to their worker's yielded queue,
+    /// where thieves look, and a parked worker is told (the real engine's
+    /// `release_to_thieves`); each worker keeps serving all its queues whatever the policy. A pending `hierarchical` migration is dropped (plain stealing has none; a fresh
     /// round assigns one if `hierarchical` comes back).
     fn equip(&self, st: &mut State, mechanism: Mechanism, now: u64) {
         let adapt = self
@@ -39,7 +39,10 @@ impl Engine {
         let policy = adapt.policy(mechanism);
         let layout = &self.shared.machine.layout;
         let routing = Routing::of(policy);
-        let release = !matches!(routing, Routing::Hierarchical { .. });
+        // Only a switch settled on: a probe's windows leave what `hierarchical` placed in place
+        // (docs/decisions/0102-a-probe-leaves-locality-in-place.md).
+        let release =
+            !matches!(routing, Routing::Hierarchical { .. }) && adapt.settled() == mechanism;
         let mut released = false;
         for (i, worker) in st.workers.iter_mut().enumerate() {
             if release {
