@@ -7,7 +7,7 @@ use crate::policy::adaptive::{self, Adaptive, Mechanism};
 use crate::policy::PolicyKind;
 use crate::sync::{AtomicU64, AtomicU8};
 use serde::Serialize;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 /// The index ([`Mechanism::index`]) of the mechanism a system runs now: the one its adaptive
 /// `auto` runs, else its configured policy's (an engine keeps its choices for both mechanisms,
@@ -78,6 +78,19 @@ impl Adapt {
         Mechanism::from_index(self.settled.load(Relaxed) as usize)
     }
 
+    /// The mechanism running now and the one settled on, as one answer: [`Self::publish`]
+    /// stores the settled one first and the running one with `Release`, read here with
+    /// `Acquire`, so a thread that sees a settled switch's new running mechanism sees it
+    /// settled too, and does not take it for a probe's (which would skip its release).
+    pub(crate) fn running_and_settled(&self) -> (Mechanism, Mechanism) {
+        let running = self.running.load(Acquire) as usize;
+        let settled = self.settled.load(Relaxed) as usize;
+        (
+            Mechanism::from_index(running),
+            Mechanism::from_index(settled),
+        )
+    }
+
     /// The policy of `mechanism`.
     pub(crate) fn policy(&self, mechanism: Mechanism) -> PolicyKind {
         self.policies[mechanism.index()]
@@ -86,9 +99,10 @@ impl Adapt {
     /// Publishes the controller's state after a window; returns the mechanism to run.
     fn publish(&self, controller: &Adaptive) -> Mechanism {
         let running = controller.current();
-        self.running.store(running.index() as u8, Relaxed);
+        // Settled first, then running with `Release`: see `running_and_settled`.
         self.settled
             .store(controller.settled().index() as u8, Relaxed);
+        self.running.store(running.index() as u8, Release);
         self.probes.store(controller.probes(), Relaxed);
         self.switches.store(controller.switches(), Relaxed);
         self.window_ns.store(controller.window_ns(), Relaxed);
@@ -100,7 +114,7 @@ impl Adapt {
     #[cfg(test)]
     pub(crate) fn force(&self, mechanism: Mechanism) {
         self.settled.store(mechanism.index() as u8, Relaxed);
-        self.running.store(mechanism.index() as u8, Relaxed);
+        self.running.store(mechanism.index() as u8, Release);
     }
 
     pub(crate) fn stats(&self) -> AdaptiveStats {

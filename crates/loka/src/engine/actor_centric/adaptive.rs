@@ -54,12 +54,12 @@ impl Engine {
         // of plain stealing release nothing: the actors `hierarchical` placed stay where it put
         // them, and their workers serve those queues meanwhile
         // (docs/decisions/0102-a-probe-leaves-locality-in-place.md).
-        let running = adapt.running();
+        let (running, settled) = adapt.running_and_settled();
         let index = running.index() as u8;
         if windows.followed.load(Relaxed) != index
             && windows.followed.swap(index, Relaxed) != index
             && !matches!(self.routings[index as usize], Routing::Hierarchical { .. })
-            && adapt.settled() == running
+            && settled == running
         {
             self.release_to_thieves();
         }
