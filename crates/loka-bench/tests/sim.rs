@@ -134,6 +134,26 @@ fn compute_heavy_workloads_declare_their_compute() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `name`'s virtual seconds at the quick size under `policy` on the simulated Xeon X7560 preset
+/// at its 32 workers; the run must verify.
+fn xeon_virtual_seconds(name: &str, policy: &str) -> f64 {
+    let bench = loka_bench::all()
+        .into_iter()
+        .find(|b| b.name == name)
+        .unwrap();
+    let config = Config {
+        engine: EngineKind::Sim,
+        topology: "preset:xeon-x7560".to_owned(),
+        workers: 32,
+        policy: policy.parse::<PolicyKind>().unwrap(),
+        ..Config::default()
+    };
+    let run = Run::new(Size::Quick).with_timeout(Duration::from_secs(180));
+    let measured = run_once_as(&bench, run, &config, 0).unwrap();
+    assert!(measured.verified, "{name} under {policy}: {measured:?}");
+    measured.virtual_seconds.unwrap()
+}
+
 /// fjthrput's driver wakes its actors from the worker it starts on and then runs on another
 /// (a thief took it); its actors, never idle again, are not woken again. The senders' share of
 /// their batches goes to the worker the driver runs on now. Charged to the worker it woke them
@@ -142,23 +162,7 @@ fn compute_heavy_workloads_declare_their_compute() {
 /// (docs/decisions/0096-sim-senders-charged-where-they-run.md).
 #[test]
 fn a_sender_that_moved_is_charged_where_it_runs() {
-    let bench = loka_bench::all()
-        .into_iter()
-        .find(|b| b.name == "fjthrput")
-        .unwrap();
-    let time = |policy: &str| {
-        let config = Config {
-            engine: EngineKind::Sim,
-            topology: "preset:xeon-x7560".to_owned(),
-            workers: 32,
-            policy: policy.parse::<PolicyKind>().unwrap(),
-            ..Config::default()
-        };
-        let run = Run::new(Size::Quick).with_timeout(Duration::from_secs(180));
-        let measured = run_once_as(&bench, run, &config, 0).unwrap();
-        assert!(measured.verified, "{policy}: {measured:?}");
-        measured.virtual_seconds.unwrap()
-    };
+    let time = |policy| xeon_virtual_seconds("fjthrput", policy);
     let (cls, lgs) = (time("cls"), time("lgs"));
     assert!(
         lgs < 1.5 * cls,
@@ -217,23 +221,7 @@ fn a_lone_sender_pays_for_every_send_wherever_it_ran() {
 /// (docs/decisions/0102-a-probe-leaves-locality-in-place.md).
 #[test]
 fn auto_keeps_what_hierarchical_placed_while_it_probes() {
-    let bench = loka_bench::all()
-        .into_iter()
-        .find(|b| b.name == "bencherl-big")
-        .unwrap();
-    let time = |policy: &str| {
-        let config = Config {
-            engine: EngineKind::Sim,
-            topology: "preset:xeon-x7560".to_owned(),
-            workers: 32,
-            policy: policy.parse::<PolicyKind>().unwrap(),
-            ..Config::default()
-        };
-        let run = Run::new(Size::Quick).with_timeout(Duration::from_secs(180));
-        let measured = run_once_as(&bench, run, &config, 0).unwrap();
-        assert!(measured.verified, "{policy}: {measured:?}");
-        measured.virtual_seconds.unwrap()
-    };
+    let time = |policy| xeon_virtual_seconds("bencherl-big", policy);
     let (cls, auto) = (time("cls"), time("auto"));
     assert!(
         auto < cls,
