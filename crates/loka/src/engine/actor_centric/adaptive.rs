@@ -5,8 +5,8 @@
 
 use super::worker::Worker;
 use super::Engine;
-use crate::engine::adapt::Meter;
-use crate::engine::choices::{Routing, Victims};
+use crate::engine::adapt::{releases_queued, Meter};
+use crate::engine::choices::Victims;
 use crate::policy::adaptive::{self, Mechanism};
 use crate::sync::{AtomicU64, AtomicU8};
 use parking_lot::Mutex;
@@ -50,16 +50,12 @@ impl Engine {
             }
         }
         // Whoever sees a switch first carries it out (the swap: one thread per switch; Relaxed,
-        // as it only elects that thread: the queues synchronise what moves). A probe's windows
-        // of plain stealing release nothing: the actors `hierarchical` placed stay where it put
-        // them, and their workers serve those queues meanwhile
-        // (docs/decisions/0102-a-probe-leaves-locality-in-place.md).
+        // as it only elects that thread: the queues synchronise what moves).
         let (running, settled) = adapt.running_and_settled();
         let index = running.index() as u8;
         if windows.followed.load(Relaxed) != index
             && windows.followed.swap(index, Relaxed) != index
-            && !matches!(self.routings[index as usize], Routing::Hierarchical { .. })
-            && settled == running
+            && releases_queued(self.routings[index as usize], running, settled)
         {
             self.release_to_thieves();
         }

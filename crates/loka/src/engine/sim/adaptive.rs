@@ -3,6 +3,7 @@
 //! the real workers re-equip themselves (`policy/adaptive/`, `engine/adapt.rs`).
 
 use super::{Engine, State};
+use crate::engine::adapt::releases_queued;
 use crate::engine::choices::{Routing, Victims};
 use crate::policy::adaptive::Mechanism;
 
@@ -39,10 +40,7 @@ impl Engine {
         let policy = adapt.policy(mechanism);
         let layout = &self.shared.machine.layout;
         let routing = Routing::of(policy);
-        // Only a switch settled on: a probe's windows leave what `hierarchical` placed in place
-        // (docs/decisions/0102-a-probe-leaves-locality-in-place.md).
-        let release =
-            !matches!(routing, Routing::Hierarchical { .. }) && adapt.settled() == mechanism;
+        let release = releases_queued(routing, mechanism, adapt.settled());
         let mut released = false;
         for (i, worker) in st.workers.iter_mut().enumerate() {
             if release {

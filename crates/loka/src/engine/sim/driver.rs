@@ -364,19 +364,19 @@ impl Engine {
                 if s == w {
                     sending += ns;
                 } else {
-                    st.workers[s].clock += ns as u64;
-                    st.stats.busy_ns += ns as u64;
+                    inner.workers[s].clock += ns as u64;
+                    inner.stats.busy_ns += ns as u64;
                 }
             }
-        } else if let Some(&(woke_from, sender)) = st.sender_of.get(&actor) {
+        } else if let Some(&(woke_from, sender)) = inner.sender_of.get(&actor) {
             // The sender's worker now: an actor that moved since its send woke this one sends
             // from where it runs (docs/decisions/0096-sim-senders-charged-where-they-run.md).
-            let s = st.ran_on.get(&sender).copied().unwrap_or(woke_from);
+            let s = now_on(sender, woke_from);
             if s != w {
                 let line = message_lines * c.line(self.distances.get(s, w));
                 let share = (messages * (c.send + line)) as u64;
-                st.workers[s].clock += share;
-                st.stats.busy_ns += share;
+                inner.workers[s].clock += share;
+                inner.stats.busy_ns += share;
                 sending = 0.0;
             }
         }
