@@ -3,7 +3,6 @@
 //! ([`crate::policy::adaptive`]) has done, shared between the thread that runs the controller
 //! and the workers that follow its answer.
 
-use crate::engine::choices::Routing;
 use crate::policy::adaptive::{self, Adaptive, Mechanism};
 use crate::policy::PolicyKind;
 use crate::sync::{AtomicU64, AtomicU8};
@@ -19,16 +18,6 @@ pub(crate) fn running_index(adapt: &Option<Adapt>) -> usize {
         Some(adapt) => adapt.running().index(),
         None => Mechanism::Locality.index(),
     }
-}
-
-/// Whether a switch to `running`, whose policy routes as `routing`, hands the actors
-/// `hierarchical` queued out of thieves' reach (pinned and foreign queues) to them: only a switch
-/// away from `hierarchical` that the controller settled on (`settled == running`,
-/// docs/decisions/0074-auto-switches-release-queued-actors.md); a probe's windows leave them
-/// where `hierarchical` put them (docs/decisions/0102-a-probe-leaves-locality-in-place.md). The
-/// one rule of both engines (`actor_centric/adaptive.rs`, `sim/adaptive.rs`).
-pub(crate) fn releases_queued(routing: Routing, running: Mechanism, settled: Mechanism) -> bool {
-    !matches!(routing, Routing::Hierarchical { .. }) && settled == running
 }
 
 /// What an adaptive `auto` has done, in [`crate::Stats::adaptive`].
@@ -82,7 +71,7 @@ impl Adapt {
         Mechanism::from_index(self.running.load(Relaxed) as usize)
     }
 
-    /// The mechanism the latest probe settled on ([`releases_queued`]).
+    /// The mechanism the latest probe settled on (`engine::choices::releases_queued`).
     pub(crate) fn settled(&self) -> Mechanism {
         Mechanism::from_index(self.settled.load(Relaxed) as usize)
     }

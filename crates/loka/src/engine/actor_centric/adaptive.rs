@@ -5,8 +5,8 @@
 
 use super::worker::Worker;
 use super::Engine;
-use crate::engine::adapt::{releases_queued, Meter};
-use crate::engine::choices::Victims;
+use crate::engine::adapt::Meter;
+use crate::engine::choices::{releases_queued, Victims};
 use crate::policy::adaptive::{self, Mechanism};
 use crate::sync::{AtomicU64, AtomicU8};
 use parking_lot::Mutex;

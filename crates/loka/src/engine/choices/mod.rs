@@ -35,6 +35,20 @@ pub(crate) enum Routing {
     Erlang,
 }
 
+/// Whether a switch to `running`, whose policy routes as `routing`, hands the actors
+/// `hierarchical` queued out of thieves' reach (pinned and foreign queues) to them: only a switch
+/// away from `hierarchical` that the controller settled on (`settled == running`,
+/// docs/decisions/0074-auto-switches-release-queued-actors.md); a probe's windows leave them
+/// where `hierarchical` put them (docs/decisions/0102-a-probe-leaves-locality-in-place.md). The
+/// one rule of both engines (`actor_centric/adaptive.rs`, `sim/adaptive.rs`).
+pub(crate) fn releases_queued(
+    routing: Routing,
+    running: crate::policy::adaptive::Mechanism,
+    settled: crate::policy::adaptive::Mechanism,
+) -> bool {
+    !matches!(routing, Routing::Hierarchical { .. }) && settled == running
+}
+
 /// Every this-many activations a worker looks at its inbox and its yielded actors before anything
 /// else, so actors pushed there cannot be starved by a busy deque or next-slot chain.
 pub(crate) const INBOX_CHECK_INTERVAL: u32 = 61;

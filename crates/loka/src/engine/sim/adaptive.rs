@@ -3,8 +3,7 @@
 //! the real workers re-equip themselves (`policy/adaptive/`, `engine/adapt.rs`).
 
 use super::{Engine, State};
-use crate::engine::adapt::releases_queued;
-use crate::engine::choices::{Routing, Victims};
+use crate::engine::choices::{releases_queued, Routing, Victims};
 use crate::policy::adaptive::Mechanism;
 
 impl Engine {
