@@ -228,3 +228,18 @@ fn auto_keeps_what_hierarchical_placed_while_it_probes() {
         "auto {auto} s against cls {cls} s of virtual time"
     );
 }
+
+/// Back from a probe of plain stealing, `auto` sends the hubs home at once: plain stealing
+/// requeued them like any actor, and a hub that always has mail is never woken, so never routed
+/// home, while its new worker served its own pinned hubs first. BenchErl's big on the simulated
+/// Xeon X7560: 1.16× of `hierarchical`'s virtual time with the hubs gathered home at the switch,
+/// 1.31× without (docs/decisions/0103-hubs-go-home-at-requeue.md).
+#[test]
+fn auto_sends_the_hubs_home_when_it_returns_from_a_probe() {
+    let time = |policy| xeon_virtual_seconds("bencherl-big", policy);
+    let (hierarchical, auto) = (time("hierarchical"), time("auto"));
+    assert!(
+        auto < 1.2 * hierarchical,
+        "auto {auto} s against hierarchical {hierarchical} s of virtual time"
+    );
+}

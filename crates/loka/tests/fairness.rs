@@ -262,3 +262,71 @@ fn a_busy_worker_takes_a_wake_up_from_the_inbox_of_a_held_neighbour() {
     );
     assert!(helps >= 1, "the probe was taken, but not counted as a help");
 }
+
+/// Hubs under `hierarchical` run on their worker only, which serves them before its other
+/// queues; but not forever. One worker whose hubs always have a next message (they send
+/// themselves one per message, as bencherl-big's all-to-all actors always have mail): a message
+/// sent from outside to another actor, and a timer armed from outside, still run, within the
+/// worker's periodic look (every 61 activations; it alternates the inbox and the yielded actors
+/// first, so two looks). Before docs/decisions/0103-hubs-go-home-at-requeue.md the pinned queue
+/// came before that look: neither ever ran, and the adaptive `auto`'s windows (closed at the same
+/// look) stopped on such a worker.
+#[test]
+fn busy_hubs_do_not_starve_a_message_or_a_timer_on_their_worker() {
+    let system = System::from_config(Config {
+        workers: 1,
+        throughput: THROUGHPUT,
+        engine: loka::EngineKind::ActorCentric,
+        policy: loka::PolicyKind::Hierarchical { auto_hubs: false },
+        ..Config::default()
+    })
+    .unwrap();
+    let handled = Arc::new(AtomicU64::new(0));
+    let (seen, waits) = mpsc::channel();
+    let probe = system.spawn(Probe {
+        handled: Arc::clone(&handled),
+        seen,
+    });
+    for _ in 0..BUSY {
+        let busy = system.spawn_with(
+            Busy {
+                handled: Arc::clone(&handled),
+            },
+            SpawnOptions::new().hub(true),
+        );
+        busy.send(()).unwrap();
+    }
+    let mut waited = Vec::new();
+    for round in 0..11 {
+        let start = handled.load(Relaxed);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while handled.load(Relaxed) < start + 20 * THROUGHPUT as u64 {
+            assert!(Instant::now() < deadline, "the busy hubs stopped running");
+            std::thread::yield_now();
+        }
+        let now = handled.load(Relaxed);
+        if round % 2 == 0 {
+            probe.send(now).unwrap();
+        } else {
+            let _timer = probe.send_after(Duration::from_millis(1), now);
+        }
+        let what = if round % 2 == 0 { "message" } else { "timer" };
+        waited.push(
+            waits
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| {
+                    panic!("the probe's {what} never ran: starved behind busy hubs")
+                }),
+        );
+    }
+    system.shutdown();
+    waited.sort_unstable();
+    let median = waited[waited.len() / 2];
+    // Two periodic looks' worth of budgets (the timer's millisecond adds what runs meanwhile,
+    // thousands of messages: the median is of the messages and timers together).
+    let bound = 2 * 61 * THROUGHPUT as u64;
+    assert!(
+        median <= bound,
+        "the probe waited behind a median {median} busy messages (bound {bound}): {waited:?}"
+    );
+}

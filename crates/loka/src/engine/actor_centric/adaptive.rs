@@ -3,11 +3,13 @@
 //! policy it answers, at its periodic look (every `INBOX_CHECK_INTERVAL` activations) and when
 //! it goes looking for work. Systems that do not adapt pay one test of a flag at those places.
 
+use super::queues::pop;
 use super::worker::Worker;
 use super::Engine;
 use crate::engine::adapt::Meter;
-use crate::engine::choices::{releases_queued, Victims};
+use crate::engine::choices::{gathered_home, releases_queued, Victims};
 use crate::policy::adaptive::{self, Mechanism};
+use crate::policy::Route;
 use crate::sync::{AtomicU64, AtomicU8};
 use parking_lot::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
@@ -53,11 +55,43 @@ impl Engine {
         // as it only elects that thread: the queues synchronise what moves).
         let (running, settled) = adapt.running_and_settled();
         let index = running.index() as u8;
-        if windows.followed.load(Relaxed) != index
-            && windows.followed.swap(index, Relaxed) != index
-            && releases_queued(self.routings[index as usize], running, settled)
+        if windows.followed.load(Relaxed) != index && windows.followed.swap(index, Relaxed) != index
         {
-            self.release_to_thieves();
+            let routing = self.routings[index as usize];
+            if releases_queued(routing, running, settled) {
+                self.release_to_thieves();
+            } else if routing.gathers_hubs() {
+                self.gather_hubs();
+            }
+        }
+    }
+
+    /// Moving (back) to `hierarchical`: the hubs that plain stealing requeued like any actor, in
+    /// the workers' yielded queues and inboxes, go to their home workers' pinned queues
+    /// (`choices::gathered_home`). Left there, a hub that always has mail is never woken, so
+    /// never routed home, while every worker serves its pinned hubs first: on the simulated
+    /// Altix one probe of plain stealing (1.25 ms) held bencherl-big's hubs off their homes for
+    /// 8 ms (docs/decisions/0103-hubs-go-home-at-requeue.md). Done once, by the worker that
+    /// sees the switch first, as [`Self::release_to_thieves`] is. The queues are multi-consumer:
+    /// each is emptied as far as it was full when looked at (its owner may push and pop
+    /// meanwhile), the actors that stay are pushed back in their order, and their worker is told
+    /// (it may have found the queue empty while they were out, and parked).
+    fn gather_hubs(&self) {
+        let mut kept = Vec::new();
+        for (w, worker) in self.workers.iter().enumerate() {
+            for queue in [&worker.queues.yielded, &worker.queues.inbox] {
+                for _ in 0..queue.len() {
+                    let Some(task) = pop(queue) else { break };
+                    match gathered_home(&task) {
+                        Some(home) => self.push_route_external(Route::Pinned(home), task),
+                        None => kept.push(task),
+                    }
+                }
+                if !kept.is_empty() {
+                    kept.drain(..).for_each(|task| queue.push(task));
+                    self.notify_target(w);
+                }
+            }
         }
     }
 

@@ -10,6 +10,7 @@ use crate::engine::placement::ActorPlacement;
 use crate::policy::hierarchical;
 use crate::policy::placement::{Placement, PlacementStrategy};
 use crate::policy::{LgsVariants, PlacesMode, PolicyKind, Route};
+use crate::runtime::TaskRef;
 use crate::telemetry::WorkerCounters;
 use loka_topology::WorkerLayout;
 
@@ -106,6 +107,12 @@ impl Routing {
         matches!(self, Routing::Hierarchical { .. }) && layout.node_count() == 1
     }
 
+    /// Whether this routing pins hubs to their homes, so that an adaptive `auto` moving to it
+    /// gathers the hubs another mechanism requeued elsewhere ([`gathered_home`]).
+    pub(crate) fn gathers_hubs(self) -> bool {
+        matches!(self, Routing::Hierarchical { .. })
+    }
+
     pub(crate) fn of(policy: PolicyKind) -> Routing {
         match policy {
             PolicyKind::Auto => unreachable!("`auto` is resolved before the engine starts"),
@@ -175,9 +182,17 @@ pub(crate) fn hierarchical_route(
     Some(Route::Tail(target))
 }
 
-/// Where an actor that used its budget on worker `me` waits under `hierarchical`: a hub in
-/// `me`'s pinned queue, an actor away from its home node in `me`'s foreign queue for that node
-/// (its home node's idle workers bring it home), `None`: the engine's ordinary requeue.
+/// Where an actor that used its budget on worker `me` waits under `hierarchical`: a hub in its
+/// home worker's pinned queue (`me`'s when it has no home), an actor away from its home node in
+/// `me`'s foreign queue for that node (its home node's idle workers bring it home), `None`: the
+/// engine's ordinary requeue.
+///
+/// A hub runs on its home worker whenever `hierarchical` routed it, so the home is `me` but
+/// for a hub that another mechanism moved: `auto`'s probe of plain stealing (or a switch back
+/// from it). Kept where it was, a hub that always has mail left (bencherl-big's all-to-all
+/// actors) never waits for a wake-up again, so it never went home: on the simulated Altix the
+/// 1.25 ms of one probe left them off their homes for 8 ms
+/// (docs/decisions/0103-hubs-go-home-at-requeue.md).
 #[inline]
 pub(crate) fn hierarchical_requeue(
     layout: &WorkerLayout,
@@ -185,13 +200,28 @@ pub(crate) fn hierarchical_requeue(
     me: usize,
 ) -> Option<Route> {
     if placement.is_hub() {
-        return Some(Route::Pinned(me));
+        return Some(Route::Pinned(placement.home().unwrap_or(me)));
     }
     let home_node = layout.node_of(placement.home()?);
     (home_node != layout.node_of(me)).then_some(Route::Foreign {
         worker: me,
         home_node,
     })
+}
+
+/// Where an actor found in an ordinary queue goes when an adaptive `auto` moves (back) to
+/// `hierarchical`: a hub with a home to its home worker's pinned queue (`None`: it stays).
+/// Plain stealing requeues a hub that used its budget like any actor, behind the others; under
+/// `hierarchical` again, a hub that always has mail left is never woken, so it would never go
+/// home, and every worker serves its pinned hubs before those queues
+/// (docs/decisions/0103-hubs-go-home-at-requeue.md).
+pub(crate) fn gathered_home(task: &TaskRef) -> Option<usize> {
+    let placement = crate::engine::placement::of(task);
+    if placement.is_hub() {
+        placement.home()
+    } else {
+        None
+    }
 }
 
 /// The online hub detection of `hierarchical:auto`, for a wake-up by actor `waker` (a

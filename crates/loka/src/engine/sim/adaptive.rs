@@ -3,8 +3,9 @@
 //! the real workers re-equip themselves (`policy/adaptive/`, `engine/adapt.rs`).
 
 use super::{Engine, State};
-use crate::engine::choices::{releases_queued, Routing, Victims};
+use crate::engine::choices::{gathered_home, releases_queued, Routing, Victims};
 use crate::policy::adaptive::Mechanism;
+use std::collections::VecDeque;
 
 impl Engine {
     /// After a step taken at virtual time `now` (the clock the stepped worker had: the earliest
@@ -59,6 +60,33 @@ impl Engine {
         }
         if released {
             self.wake_any(st, now, None);
+        }
+        if routing.gathers_hubs() {
+            self.gather_hubs(st, now);
+        }
+    }
+
+    /// Moving to `hierarchical`: the hubs that plain stealing left in ordinary queues go to
+    /// their home workers' pinned queues (the real engine's `gather_hubs`).
+    fn gather_hubs(&self, st: &mut State, now: u64) {
+        let mut moved = Vec::new();
+        for worker in st.workers.iter_mut() {
+            for queue in [&mut worker.yielded, &mut worker.inbox] {
+                let mut kept = VecDeque::with_capacity(queue.len());
+                for task in queue.drain(..) {
+                    match gathered_home(&task) {
+                        Some(home) => moved.push((home, task)),
+                        None => kept.push_back(task),
+                    }
+                }
+                *queue = kept;
+            }
+        }
+        for (home, task) in moved {
+            st.workers[home].pinned.push_back(task);
+            if st.workers[home].parked {
+                self.unpark(st, home, now, None);
+            }
         }
     }
 }

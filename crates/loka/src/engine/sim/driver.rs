@@ -444,7 +444,13 @@ impl Engine {
         if let Routing::Hierarchical { .. } = self.routing() {
             let layout = &self.shared.machine.layout;
             match choices::hierarchical_requeue(layout, placement::of(&task), w) {
-                Some(Route::Pinned(_)) => return st.workers[w].pinned.push_back(task),
+                Some(Route::Pinned(home)) if home == w => {
+                    return st.workers[w].pinned.push_back(task)
+                }
+                Some(route @ Route::Pinned(_)) => {
+                    let now = st.workers[w].clock;
+                    return self.push(st, route, task, Some(w), now);
+                }
                 Some(Route::Foreign { home_node, .. }) => {
                     return st.workers[w].foreign[home_node].push_back(task)
                 }

@@ -112,21 +112,20 @@ impl VirtualWorker {
         self.helped.get(self.help_turn).copied()
     }
 
-    /// Local work in the real worker's order: pinned hubs (hierarchical), urgent head pushes
-    /// (LGS-DFS), the inbox and the yielded actors now and then (taking turns at going first), the
-    /// next slot (with its streak limit), the deque's head, the inbox, the yielded actors, foreign
-    /// actors. `peer_inbox`: the inbox of [`Self::helped_next`], looked at before a yielded actor
+    /// Local work in the real worker's order: urgent head pushes (LGS-DFS), the inbox and the
+    /// yielded actors now and then (taking turns at going first; then, behind pinned hubs, the
+    /// next slot and the deque), pinned hubs (hierarchical), the next slot (with its streak
+    /// limit), the deque's head, the inbox, the yielded actors, foreign actors. `peer_inbox`: the inbox of [`Self::helped_next`], looked at before a yielded actor
     /// runs again, as the real worker's `peer_inbox` does.
     pub(super) fn pop_local(
         &mut self,
         peer_inbox: Option<&mut VecDeque<TaskRef>>,
     ) -> Option<(TaskRef, Picked)> {
-        if let Some(t) = self.pinned.pop_front() {
-            return Some((t, Picked::Queue));
-        }
         if let Some(t) = self.urgent.pop_front() {
             return Some((t, Picked::Queue));
         }
+        // The periodic look before the pinned hubs, as the real worker's (hubs that always have
+        // mail would starve the rest otherwise).
         self.tick = self.tick.wrapping_add(1);
         if self.tick % INBOX_CHECK_INTERVAL == 0 {
             let found = if inbox_first(self.tick) {
@@ -137,6 +136,17 @@ impl VirtualWorker {
             if let Some(t) = found {
                 return Some((t, Picked::Queue));
             }
+            if !self.pinned.is_empty() {
+                if let Some(t) = self.next.take() {
+                    return Some((t, Picked::NextSlot));
+                }
+                if let Some(t) = self.deque.pop_back() {
+                    return Some((t, Picked::Queue));
+                }
+            }
+        }
+        if let Some(t) = self.pinned.pop_front() {
+            return Some((t, Picked::Queue));
         }
         if let Some(t) = self.next.take() {
             if self.next_streak < NEXT_SLOT_STREAK_LIMIT || !self.others_wait() {

@@ -18,11 +18,35 @@ impl Worker {
         unsafe { &*self.own }
     }
 
-    /// Local work: pinned hubs and migration pulls (hierarchical), urgent head pushes (LGS-DFS),
-    /// the inbox and the yielded actors now and then, the next slot, the deque's head, the inbox,
-    /// the yielded actors, foreign actors.
+    /// Local work: urgent head pushes (LGS-DFS), the inbox and the yielded actors now and then,
+    /// pinned hubs and migration pulls (hierarchical), the next slot, the deque's head, the
+    /// inbox, the yielded actors, foreign actors.
     pub(super) fn next_local(&self) -> Option<TaskRef> {
         let queues = self.own_queues();
+        if matches!(self.routing.get(), Routing::Lgs(v) if v.dfs) {
+            if let Some(task) = pop_rare(&queues.urgent) {
+                return Some(task);
+            }
+        }
+        // The periodic look comes before the pinned hubs: hubs that always have mail
+        // left would otherwise keep it from the inbox, the yielded actors, due timers and the
+        // adaptive `auto`'s windows for good (docs/decisions/0103-hubs-go-home-at-requeue.md).
+        let tick = self.tick.get().wrapping_add(1);
+        self.tick.set(tick);
+        if tick % INBOX_CHECK_INTERVAL == 0 {
+            if let Some(task) = self.periodic_look(tick) {
+                return Some(task);
+            }
+            if self.engine.is_shutdown() {
+                return None;
+            }
+            // Behind busy hubs, an actor woken here (next slot, deque) gets its turn too.
+            if self.serves_pinned.get() && !queues.pinned.is_empty() {
+                if let Some(task) = self.watch().take_next().or_else(|| self.deque.pop()) {
+                    return Some(task);
+                }
+            }
+        }
         if self.serves_pinned.get() {
             if let Some(task) = pop_rare(&queues.pinned) {
                 return Some(task);
@@ -32,21 +56,6 @@ impl Worker {
                 if let Some(task) = self.engine.pull_migration(self) {
                     return Some(task);
                 }
-            }
-        }
-        if matches!(self.routing.get(), Routing::Lgs(v) if v.dfs) {
-            if let Some(task) = pop_rare(&queues.urgent) {
-                return Some(task);
-            }
-        }
-        let tick = self.tick.get().wrapping_add(1);
-        self.tick.set(tick);
-        if tick % INBOX_CHECK_INTERVAL == 0 {
-            if let Some(task) = self.periodic_look(tick) {
-                return Some(task);
-            }
-            if self.engine.is_shutdown() {
-                return None;
             }
         }
         if let Some(task) = self.watch().take_next() {
