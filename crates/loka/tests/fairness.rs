@@ -330,3 +330,67 @@ fn busy_hubs_do_not_starve_a_message_or_a_timer_on_their_worker() {
         "the probe waited behind a median {median} busy messages (bound {bound}): {waited:?}"
     );
 }
+
+/// Sends itself its next message until it has handled `left` of them.
+struct Bounded {
+    handled: Arc<AtomicU64>,
+    left: u64,
+}
+
+impl Actor for Bounded {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
+        self.handled.fetch_add(1, Relaxed);
+        self.left -= 1;
+        if self.left > 0 {
+            let _ = ctx.myself().send(());
+        } else {
+            ctx.stop();
+        }
+    }
+}
+
+/// The same under the simulation, which takes the real worker's order (its virtual worker's
+/// `pop_first`): six busy hubs of 2,000 messages each on one worker, and a message to another
+/// actor queued from outside before the run. It runs at the worker's first periodic look, after
+/// about 61 activations of 64 messages; before docs/decisions/0103-hubs-go-home-at-requeue.md
+/// the simulation served the pinned hubs first too, and the probe ran after all 12,000.
+#[test]
+fn busy_hubs_do_not_starve_a_message_under_the_simulation() {
+    const EACH: u64 = 2_000;
+    let system = System::from_config(Config {
+        workers: 1,
+        throughput: THROUGHPUT,
+        engine: loka::EngineKind::Sim,
+        policy: loka::PolicyKind::Hierarchical { auto_hubs: false },
+        ..Config::default()
+    })
+    .unwrap();
+    let handled = Arc::new(AtomicU64::new(0));
+    let (seen, waits) = mpsc::channel();
+    for _ in 0..BUSY {
+        let busy = system.spawn_with(
+            Bounded {
+                handled: Arc::clone(&handled),
+                left: EACH,
+            },
+            SpawnOptions::new().hub(true),
+        );
+        busy.send(()).unwrap();
+    }
+    let probe = system.spawn(Probe {
+        handled: Arc::clone(&handled),
+        seen,
+    });
+    probe.send(0).unwrap();
+    system.run_until_idle();
+    let waited = waits.try_recv().expect("the probe ran");
+    system.shutdown();
+    let total = BUSY as u64 * EACH;
+    assert_eq!(handled.load(Relaxed), total);
+    let bound = 2 * 61 * THROUGHPUT as u64;
+    assert!(
+        waited <= bound,
+        "the probe waited behind {waited} of the busy hubs' {total} messages (bound {bound})"
+    );
+}

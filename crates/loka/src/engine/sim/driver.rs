@@ -154,11 +154,13 @@ impl Engine {
 
     /// One step of worker `w`.
     fn step(&self, st: &mut MutexGuard<'_, State>, w: usize, execs: &[Exec]) {
+        // Urgent wake-ups, the periodic look, pinned hubs, as the real worker takes them
+        // (docs/decisions/0103-hubs-go-home-at-requeue.md).
+        if let Some((task, _)) = st.workers[w].pop_first() {
+            return self.activate(st, w, task, execs);
+        }
         if let Routing::Hierarchical { .. } = self.routing() {
-            // Alg. 4.2: pinned hubs, then a migration path, before any other local work.
-            if let Some(task) = st.workers[w].pinned.pop_front() {
-                return self.activate(st, w, task, execs);
-            }
+            // Alg. 4.2: after the pinned hubs, a migration path, before any other local work.
             if let Some(m) = st.workers[w].migration {
                 st.stats.events += 1;
                 let pulled = self.pull_migration(st, w);

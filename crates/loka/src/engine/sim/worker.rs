@@ -7,7 +7,7 @@ use crate::policy::cls::Cls;
 use crate::runtime::TaskRef;
 use std::collections::VecDeque;
 
-/// Where [`VirtualWorker::pop_local`] found an actor.
+/// Where [`VirtualWorker::pop_first`] or [`VirtualWorker::pop_local`] found an actor.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Picked {
     /// The next slot (a `lifo_runs` activation).
@@ -112,20 +112,15 @@ impl VirtualWorker {
         self.helped.get(self.help_turn).copied()
     }
 
-    /// Local work in the real worker's order: urgent head pushes (LGS-DFS), the inbox and the
-    /// yielded actors now and then (taking turns at going first; then, behind pinned hubs, the
-    /// next slot and the deque), pinned hubs (hierarchical), the next slot (with its streak
-    /// limit), the deque's head, the inbox, the yielded actors, foreign actors. `peer_inbox`: the inbox of [`Self::helped_next`], looked at before a yielded actor
-    /// runs again, as the real worker's `peer_inbox` does.
-    pub(super) fn pop_local(
-        &mut self,
-        peer_inbox: Option<&mut VecDeque<TaskRef>>,
-    ) -> Option<(TaskRef, Picked)> {
+    /// The first local work in the real worker's order: urgent head pushes (LGS-DFS), the
+    /// periodic look at the inbox and the yielded actors every `INBOX_CHECK_INTERVAL`
+    /// activations (taking turns at going first; then, behind pinned hubs, the next slot and the
+    /// deque, which the hubs would starve otherwise), the pinned hubs. The driver follows a
+    /// `hierarchical` migration path next, then [`Self::pop_local`].
+    pub(super) fn pop_first(&mut self) -> Option<(TaskRef, Picked)> {
         if let Some(t) = self.urgent.pop_front() {
             return Some((t, Picked::Queue));
         }
-        // The periodic look before the pinned hubs, as the real worker's (hubs that always have
-        // mail would starve the rest otherwise).
         self.tick = self.tick.wrapping_add(1);
         if self.tick % INBOX_CHECK_INTERVAL == 0 {
             let found = if inbox_first(self.tick) {
@@ -145,9 +140,17 @@ impl VirtualWorker {
                 }
             }
         }
-        if let Some(t) = self.pinned.pop_front() {
-            return Some((t, Picked::Queue));
-        }
+        self.pinned.pop_front().map(|t| (t, Picked::Queue))
+    }
+
+    /// The rest of the local work, after [`Self::pop_first`]: the next slot (with its streak
+    /// limit), the deque's head, the inbox, the yielded actors, foreign actors. `peer_inbox`: the
+    /// inbox of [`Self::helped_next`], looked at before a yielded actor runs again, as the real
+    /// worker's `peer_inbox` does.
+    pub(super) fn pop_local(
+        &mut self,
+        peer_inbox: Option<&mut VecDeque<TaskRef>>,
+    ) -> Option<(TaskRef, Picked)> {
         if let Some(t) = self.next.take() {
             if self.next_streak < NEXT_SLOT_STREAK_LIMIT || !self.others_wait() {
                 self.next_streak += 1;
