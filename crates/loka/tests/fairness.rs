@@ -22,15 +22,31 @@ use std::time::{Duration, Instant};
 const THROUGHPUT: usize = 64;
 const BUSY: usize = 6;
 
+/// Sends itself its next message until it has handled `left` of them (`u64::MAX`: for good).
 struct Busy {
     handled: Arc<AtomicU64>,
+    left: u64,
+}
+
+impl Busy {
+    fn forever(handled: &Arc<AtomicU64>) -> Busy {
+        Busy {
+            handled: Arc::clone(handled),
+            left: u64::MAX,
+        }
+    }
 }
 
 impl Actor for Busy {
     type Msg = ();
     fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
         self.handled.fetch_add(1, Relaxed);
-        let _ = ctx.myself().send(());
+        self.left -= 1;
+        if self.left > 0 {
+            let _ = ctx.myself().send(());
+        } else {
+            ctx.stop();
+        }
     }
 }
 
@@ -103,12 +119,7 @@ fn probe_behind_busy_actors_with(engine: loka::EngineKind, one_queue: bool) {
     };
     let mut busy_ids = Vec::new();
     for _ in 0..BUSY {
-        let busy = system.spawn_with(
-            Busy {
-                handled: Arc::clone(&handled),
-            },
-            busy_options.clone(),
-        );
+        let busy = system.spawn_with(Busy::forever(&handled), busy_options.clone());
         busy_ids.push(busy.id());
         busy.send(()).unwrap();
     }
@@ -233,12 +244,7 @@ fn a_busy_worker_takes_a_wake_up_from_the_inbox_of_a_held_neighbour() {
     // The other worker gets busy actors, so it never runs out of work and never steals.
     let handled = Arc::new(AtomicU64::new(0));
     for _ in 0..BUSY {
-        let busy = system.spawn_with(
-            Busy {
-                handled: Arc::clone(&handled),
-            },
-            on(free_worker),
-        );
+        let busy = system.spawn_with(Busy::forever(&handled), on(free_worker));
         busy.send(()).unwrap();
     }
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -263,6 +269,29 @@ fn a_busy_worker_takes_a_wake_up_from_the_inbox_of_a_held_neighbour() {
     assert!(helps >= 1, "the probe was taken, but not counted as a help");
 }
 
+/// One worker under `hierarchical` running `BUSY` hubs that each send themselves `each` messages
+/// (`u64::MAX`: for good), and the count of the messages they handled.
+fn busy_hubs_on_one_worker(engine: loka::EngineKind, each: u64) -> (System, Arc<AtomicU64>) {
+    let system = System::from_config(Config {
+        workers: 1,
+        throughput: THROUGHPUT,
+        engine,
+        policy: loka::PolicyKind::Hierarchical { auto_hubs: false },
+        ..Config::default()
+    })
+    .unwrap();
+    let handled = Arc::new(AtomicU64::new(0));
+    for _ in 0..BUSY {
+        let busy = Busy {
+            handled: Arc::clone(&handled),
+            left: each,
+        };
+        let busy = system.spawn_with(busy, SpawnOptions::new().hub(true));
+        busy.send(()).unwrap();
+    }
+    (system, handled)
+}
+
 /// Hubs under `hierarchical` run on their worker only, which serves them before its other
 /// queues; but not forever. One worker whose hubs always have a next message (they send
 /// themselves one per message, as bencherl-big's all-to-all actors always have mail): a message
@@ -273,29 +302,12 @@ fn a_busy_worker_takes_a_wake_up_from_the_inbox_of_a_held_neighbour() {
 /// look) stopped on such a worker.
 #[test]
 fn busy_hubs_do_not_starve_a_message_or_a_timer_on_their_worker() {
-    let system = System::from_config(Config {
-        workers: 1,
-        throughput: THROUGHPUT,
-        engine: loka::EngineKind::ActorCentric,
-        policy: loka::PolicyKind::Hierarchical { auto_hubs: false },
-        ..Config::default()
-    })
-    .unwrap();
-    let handled = Arc::new(AtomicU64::new(0));
+    let (system, handled) = busy_hubs_on_one_worker(loka::EngineKind::ActorCentric, u64::MAX);
     let (seen, waits) = mpsc::channel();
     let probe = system.spawn(Probe {
         handled: Arc::clone(&handled),
         seen,
     });
-    for _ in 0..BUSY {
-        let busy = system.spawn_with(
-            Busy {
-                handled: Arc::clone(&handled),
-            },
-            SpawnOptions::new().hub(true),
-        );
-        busy.send(()).unwrap();
-    }
     let mut waited = Vec::new();
     for round in 0..11 {
         let start = handled.load(Relaxed);
@@ -331,25 +343,6 @@ fn busy_hubs_do_not_starve_a_message_or_a_timer_on_their_worker() {
     );
 }
 
-/// Sends itself its next message until it has handled `left` of them.
-struct Bounded {
-    handled: Arc<AtomicU64>,
-    left: u64,
-}
-
-impl Actor for Bounded {
-    type Msg = ();
-    fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
-        self.handled.fetch_add(1, Relaxed);
-        self.left -= 1;
-        if self.left > 0 {
-            let _ = ctx.myself().send(());
-        } else {
-            ctx.stop();
-        }
-    }
-}
-
 /// The same under the simulation, which takes the real worker's order (its virtual worker's
 /// `pop_first`): six busy hubs of 2,000 messages each on one worker, and a message to another
 /// actor queued from outside before the run. It runs at the worker's first periodic look, after
@@ -358,26 +351,8 @@ impl Actor for Bounded {
 #[test]
 fn busy_hubs_do_not_starve_a_message_under_the_simulation() {
     const EACH: u64 = 2_000;
-    let system = System::from_config(Config {
-        workers: 1,
-        throughput: THROUGHPUT,
-        engine: loka::EngineKind::Sim,
-        policy: loka::PolicyKind::Hierarchical { auto_hubs: false },
-        ..Config::default()
-    })
-    .unwrap();
-    let handled = Arc::new(AtomicU64::new(0));
+    let (system, handled) = busy_hubs_on_one_worker(loka::EngineKind::Sim, EACH);
     let (seen, waits) = mpsc::channel();
-    for _ in 0..BUSY {
-        let busy = system.spawn_with(
-            Bounded {
-                handled: Arc::clone(&handled),
-                left: EACH,
-            },
-            SpawnOptions::new().hub(true),
-        );
-        busy.send(()).unwrap();
-    }
     let probe = system.spawn(Probe {
         handled: Arc::clone(&handled),
         seen,

@@ -71,7 +71,7 @@ impl Adapt {
         Mechanism::from_index(self.running.load(Relaxed) as usize)
     }
 
-    /// The mechanism the latest probe settled on (`engine::choices::releases_queued`).
+    /// The mechanism the latest probe settled on (`engine::choices::OnSwitch`).
     pub(crate) fn settled(&self) -> Mechanism {
         Mechanism::from_index(self.settled.load(Relaxed) as usize)
     }

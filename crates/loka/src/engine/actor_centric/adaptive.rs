@@ -7,7 +7,7 @@ use super::queues::pop;
 use super::worker::Worker;
 use super::Engine;
 use crate::engine::adapt::Meter;
-use crate::engine::choices::{gathered_home, releases_queued, Victims};
+use crate::engine::choices::{gathered_home, OnSwitch, Victims};
 use crate::policy::adaptive::{self, Mechanism};
 use crate::policy::Route;
 use crate::sync::{AtomicU64, AtomicU8};
@@ -57,11 +57,10 @@ impl Engine {
         let index = running.index() as u8;
         if windows.followed.load(Relaxed) != index && windows.followed.swap(index, Relaxed) != index
         {
-            let routing = self.routings[index as usize];
-            if releases_queued(routing, running, settled) {
-                self.release_to_thieves();
-            } else if routing.gathers_hubs() {
-                self.gather_hubs();
+            match OnSwitch::of(self.routings[index as usize], running, settled) {
+                OnSwitch::ReleaseToThieves => self.release_to_thieves(),
+                OnSwitch::GatherHubs => self.gather_hubs(),
+                OnSwitch::Nothing => {}
             }
         }
     }

@@ -36,18 +36,37 @@ pub(crate) enum Routing {
     Erlang,
 }
 
-/// Whether a switch to `running`, whose policy routes as `routing`, hands the actors
-/// `hierarchical` queued out of thieves' reach (pinned and foreign queues) to them: only a switch
-/// away from `hierarchical` that the controller settled on (`settled == running`,
-/// docs/decisions/0074-auto-switches-release-queued-actors.md); a probe's windows leave them
-/// where `hierarchical` put them (docs/decisions/0102-a-probe-leaves-locality-in-place.md). The
-/// one rule of both engines (`actor_centric/adaptive.rs`, `sim/adaptive.rs`).
-pub(crate) fn releases_queued(
-    routing: Routing,
-    running: crate::policy::adaptive::Mechanism,
-    settled: crate::policy::adaptive::Mechanism,
-) -> bool {
-    !matches!(routing, Routing::Hierarchical { .. }) && settled == running
+/// What moves between queues when an adaptive `auto` switches to `running`, whose policy routes
+/// as `routing`: the one rule of both engines (`actor_centric/adaptive.rs`, `sim/adaptive.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnSwitch {
+    /// Away from `hierarchical` for good (the controller settled on it, `settled == running`):
+    /// the actors it queued out of thieves' reach (pinned and foreign queues) go where thieves
+    /// look (docs/decisions/0074-auto-switches-release-queued-actors.md). A probe's windows leave
+    /// them where `hierarchical` put them (docs/decisions/0102-a-probe-leaves-locality-in-place.md).
+    ReleaseToThieves,
+    /// To `hierarchical`, probe or not: the hubs that plain stealing requeued in ordinary queues
+    /// go to their homes' pinned queues ([`gathered_home`];
+    /// docs/decisions/0103-hubs-go-home-at-requeue.md).
+    GatherHubs,
+    /// A probe's switch away from `hierarchical`: nothing moves.
+    Nothing,
+}
+
+impl OnSwitch {
+    pub(crate) fn of(
+        routing: Routing,
+        running: crate::policy::adaptive::Mechanism,
+        settled: crate::policy::adaptive::Mechanism,
+    ) -> OnSwitch {
+        if matches!(routing, Routing::Hierarchical { .. }) {
+            OnSwitch::GatherHubs
+        } else if settled == running {
+            OnSwitch::ReleaseToThieves
+        } else {
+            OnSwitch::Nothing
+        }
+    }
 }
 
 /// Every this-many activations a worker looks at its inbox and its yielded actors before anything
@@ -105,12 +124,6 @@ impl Routing {
     /// ([`note_hierarchical_wake`]), as the routed decision does.
     pub(crate) fn wakes_locally_unless_hub(self, layout: &WorkerLayout) -> bool {
         matches!(self, Routing::Hierarchical { .. }) && layout.node_count() == 1
-    }
-
-    /// Whether this routing pins hubs to their homes, so that an adaptive `auto` moving to it
-    /// gathers the hubs another mechanism requeued elsewhere ([`gathered_home`]).
-    pub(crate) fn gathers_hubs(self) -> bool {
-        matches!(self, Routing::Hierarchical { .. })
     }
 
     pub(crate) fn of(policy: PolicyKind) -> Routing {

@@ -3,7 +3,7 @@
 //! the real workers re-equip themselves (`policy/adaptive/`, `engine/adapt.rs`).
 
 use super::{Engine, State};
-use crate::engine::choices::{gathered_home, releases_queued, Routing, Victims};
+use crate::engine::choices::{gathered_home, OnSwitch, Routing, Victims};
 use crate::policy::adaptive::Mechanism;
 use std::collections::VecDeque;
 
@@ -26,11 +26,12 @@ impl Engine {
     }
 
     /// Gives every virtual worker the victims and helpers of `mechanism`'s policy, at virtual
-    /// time `now`. Moving to plain stealing for good (the controller settled on it, not a
-    /// probe), the actors of the pinned and foreign queues go to their worker's yielded queue,
-    /// where thieves look, and a parked worker is told (the real engine's
-    /// `release_to_thieves`); each worker keeps serving all its queues whatever the policy. A pending `hierarchical` migration is dropped (plain stealing has none; a fresh
-    /// round assigns one if `hierarchical` comes back).
+    /// time `now`, and moves what [`OnSwitch`] says, as the real engine does: on a settled
+    /// switch to plain stealing the actors of the pinned and foreign queues go to their worker's
+    /// yielded queue, where thieves look, and a parked worker is told (`release_to_thieves`); on
+    /// a switch to `hierarchical` the hubs go home (`gather_hubs`). Each worker keeps serving
+    /// all its queues whatever the policy. A pending `hierarchical` migration is dropped (plain
+    /// stealing has none; a fresh round assigns one if `hierarchical` comes back).
     fn equip(&self, st: &mut State, mechanism: Mechanism, now: u64) {
         let adapt = self
             .shared
@@ -40,7 +41,8 @@ impl Engine {
         let policy = adapt.policy(mechanism);
         let layout = &self.shared.machine.layout;
         let routing = Routing::of(policy);
-        let release = releases_queued(routing, mechanism, adapt.settled());
+        let on_switch = OnSwitch::of(routing, mechanism, adapt.settled());
+        let release = on_switch == OnSwitch::ReleaseToThieves;
         let mut released = false;
         for (i, worker) in st.workers.iter_mut().enumerate() {
             if release {
@@ -61,7 +63,7 @@ impl Engine {
         if released {
             self.wake_any(st, now, None);
         }
-        if routing.gathers_hubs() {
+        if on_switch == OnSwitch::GatherHubs {
             self.gather_hubs(st, now);
         }
     }
