@@ -14,7 +14,7 @@
 //! lifo_slot = true
 //! seed = 42
 //! placement = "default"      # regular actors: default|compact|scatter|circular|random
-//! hub_placement = "circular" # hubs
+//! hub_placement = "scatter"  # hubs
 //! balance_interval = 20000   # hierarchical: activations between load-balancing rounds (0 = off)
 //! balance_threshold = 0.5    # hierarchical: node imbalance that triggers a global round
 //! place_level = "package"    # places policies: a place per package, l3 or numa node
@@ -207,7 +207,8 @@ pub struct Config {
     pub stall: StallGuard,
     /// Initial placement of regular actors (changeable at run time: `System::set_placement`).
     pub placement: PlacementStrategy,
-    /// Initial placement of hubs.
+    /// Initial placement of hubs: spread over the NUMA nodes in turn (`scatter`) unless set
+    /// (docs/decisions/0104-hierarchical-homes-at-spawn.md).
     pub hub_placement: PlacementStrategy,
     /// `hierarchical` load balancing: activations the busiest worker runs between two balancing
     /// rounds (Erlang's reduction trigger: 2000 time slices of reductions, an activation counting
@@ -298,7 +299,7 @@ impl Default for Config {
             idle: IdleStrategy::default(),
             stall: StallGuard::default(),
             placement: PlacementStrategy::Default,
-            hub_placement: PlacementStrategy::Circular,
+            hub_placement: PlacementStrategy::Scatter,
             balance_interval: 20_000,
             balance_threshold: 0.5,
             place_level: loka_topology::PlaceLevel::default(),

@@ -202,17 +202,19 @@ impl ActorPlacement {
 
     /// An activation of this actor on worker `me` (both engines that queue actors): the
     /// first-activation home rule (Listing 5.2; under `cls` the first worker to run an actor is
-    /// its home; under `places` the home was chosen in the actor's place at spawn and stays), a migration if it last ran elsewhere,
-    /// and where it runs relative to its home, counted on `me`'s `counters`.
+    /// its home), unless `spawn_home_kept` (`places`: the home was chosen in the actor's place at
+    /// spawn; `hierarchical`: on its parent's node, docs/decisions/0104-hierarchical-homes-at-spawn.md),
+    /// a migration if it last ran elsewhere, and where it runs relative to its home, counted on
+    /// `me`'s `counters`.
     #[inline]
     pub(crate) fn account_run(
         &self,
         me: usize,
-        places: bool,
+        spawn_home_kept: bool,
         layout: &loka_topology::WorkerLayout,
         counters: &crate::telemetry::WorkerCounters,
     ) {
-        if self.first_run() && !places {
+        if self.first_run() && !spawn_home_kept {
             let home = crate::policy::lgs::first_activation_home(self.home(), me, |a, b| {
                 layout.same_group0(a, b)
             });

@@ -476,8 +476,14 @@ pub(crate) trait SpawnSite {
 /// The route of a new actor's first activation, spawned from worker `from` (`None`: a plain
 /// thread): an explicit placement wins, then `places` putting a hinted actor in its place
 /// ([`places_spawn_route`]), then the placement strategy for its kind (hub or regular). Under
-/// LGS the worker it is placed on becomes its home PU; under `hierarchical` a hub is pinned
-/// there. The one rule of both engines (`actor_centric/routing.rs`, `sim/routing.rs`).
+/// LGS the worker it is placed on becomes its home PU. Under `hierarchical` a hub is pinned
+/// there, and an actor's home node is fixed now: Francesquini's home node is where the spawning
+/// scheduler allocated the actor's heap, as loka's spawning worker allocates its cell, not where
+/// a thief first ran it. A regular actor that starts on its parent's worker gets the next worker
+/// of that node in turn as its home worker, so that the actors one parent spawns do not all share
+/// one home worker (where `hierarchical:auto` would pin those it marks as hubs)
+/// (docs/decisions/0104-hierarchical-homes-at-spawn.md). The one rule of both engines
+/// (`actor_centric/routing.rs`, `sim/routing.rs`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn_route(
     routing: Routing,
@@ -517,8 +523,16 @@ pub(crate) fn spawn_route(
         // (its home was set with its place, at initialisation)
         Route::Place(_) => None,
     };
-    if let Routing::Lgs(_) = routing {
-        placement.set_home(placed);
+    match routing {
+        Routing::Lgs(_) => placement.set_home(placed),
+        Routing::Hierarchical { .. } => placement.set_home(match (placed, from) {
+            (Some(p), Some(parent)) if p == parent && !hub && !explicit => {
+                let node = layout.workers_of_node(layout.node_of(p));
+                Some(node[site.ticket(false) % node.len()])
+            }
+            _ => placed,
+        }),
+        _ => {}
     }
     match (routing, placed) {
         // A hub lives on the worker it was placed on, out of every thief's reach.

@@ -1,6 +1,7 @@
 //! The routing rules' unit tests.
 
 use super::*;
+use crate::SpawnOptions;
 use loka_topology::{CostMatrix, LayoutOptions, Topology};
 
 /// Hinted actors go round robin over the workers of their own place, whatever the hints of
@@ -222,4 +223,94 @@ fn a_small_actor_woken_from_another_node_runs_on_its_waker_under_lgs() {
             "{variants:?}: a small actor runs on its waker and keeps its home"
         );
     }
+}
+
+/// A [`SpawnSite`] that counts tickets and places by default on the spawning worker.
+struct Tickets {
+    regular: usize,
+    hubs: usize,
+}
+
+impl SpawnSite for Tickets {
+    fn default_route(&mut self, _placement: Placement) -> Route {
+        Route::LocalHead
+    }
+    fn ticket(&mut self, hub: bool) -> usize {
+        let t = if hub {
+            &mut self.hubs
+        } else {
+            &mut self.regular
+        };
+        *t += 1;
+        *t - 1
+    }
+}
+
+/// Under `hierarchical` the actors a worker spawns get homes on its node, in turn over the
+/// node's workers, and keep them when a thief of another node runs them first (Francesquini's
+/// home node: where the parent's scheduler allocated the heap); under `cls` the first
+/// activation's worker is the home, as Listing 5.2 has it. A hub placed by default lands on each
+/// node in turn, and its home is the worker it is pinned to.
+#[test]
+fn hierarchical_homes_are_on_the_parents_node_whoever_runs_them_first() {
+    let layout = layout_of("preset:xeon-x7560"); // 4 nodes × 8 workers
+    let counters = WorkerCounters::default();
+    let hierarchical = Routing::Hierarchical { auto_hubs: false };
+    let mut site = Tickets {
+        regular: 0,
+        hubs: 0,
+    };
+    let parent = layout.workers_of_node(1)[2];
+    let thief = layout.workers_of_node(3)[0];
+    let spawn = |routing, options: &SpawnOptions, site: &mut Tickets| {
+        let placement = ActorPlacement::new(options, false);
+        let strategy = if options.hub {
+            crate::Config::default().hub_placement
+        } else {
+            PlacementStrategy::Default
+        };
+        let route = spawn_route(
+            routing,
+            &placement,
+            options.placement,
+            strategy,
+            Some(parent),
+            &layout,
+            1,
+            site,
+        );
+        (route, placement)
+    };
+    let homes: Vec<_> = (0..9)
+        .map(|k| {
+            let (route, placement) = spawn(hierarchical, &SpawnOptions::new(), &mut site);
+            assert!(matches!(route, Route::LocalHead), "{route:?}");
+            // Run first where it was queued, its parent's worker (a neighbour of its home,
+            // which Listing 5.2 would make its home), or stolen before it ever ran by a
+            // worker of another node.
+            let first = if k % 2 == 0 { parent } else { thief };
+            placement.account_run(first, true, &layout, &counters);
+            placement.home().unwrap()
+        })
+        .collect();
+    let node = layout.workers_of_node(1);
+    let expected: Vec<_> = (0..9).map(|k| node[k % node.len()]).collect();
+    assert_eq!(homes, expected);
+    let (_, under_cls) = spawn(Routing::Local, &SpawnOptions::new(), &mut site);
+    under_cls.account_run(thief, false, &layout, &counters);
+    assert_eq!(under_cls.home(), Some(thief));
+    let hub_nodes: Vec<_> = (0..4)
+        .map(|_| {
+            let (route, placement) = spawn(hierarchical, &SpawnOptions::new().hub(true), &mut site);
+            let Route::Pinned(w) = route else {
+                panic!("a hub is pinned: {route:?}")
+            };
+            assert_eq!(placement.home(), Some(w));
+            layout.node_of(w)
+        })
+        .collect();
+    let mut sorted = hub_nodes.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 4, "four hubs on four nodes: {hub_nodes:?}");
 }

@@ -256,8 +256,11 @@ impl Engine {
             self.maybe_balance(st, w);
         }
         let place = placement::of(&task);
-        let places = matches!(self.routing(), Routing::Places(_));
-        place.account_run(w, places, &self.shared.machine.layout, counters);
+        let spawn_home_kept = matches!(
+            self.routing(),
+            Routing::Places(_) | Routing::Hierarchical { .. }
+        );
+        place.account_run(w, spawn_home_kept, &self.shared.machine.layout, counters);
         let queued_at = place
             .enqueued_at
             .swap(0, std::sync::atomic::Ordering::Relaxed);

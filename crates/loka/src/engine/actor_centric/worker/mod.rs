@@ -559,10 +559,13 @@ impl Worker {
     /// last ran, or away from its home.
     #[inline(never)]
     fn account_moved(&self, placement: &placement::ActorPlacement, me: usize) {
-        let places = matches!(self.routing.get(), Routing::Places(_));
+        let spawn_home_kept = matches!(
+            self.routing.get(),
+            Routing::Places(_) | Routing::Hierarchical { .. }
+        );
         placement.account_run(
             me,
-            places,
+            spawn_home_kept,
             &self.engine.shared.machine.layout,
             self.counters(),
         );
