@@ -257,4 +257,11 @@ impl choices::SpawnSite for Spawning<'_> {
     fn ticket(&mut self, hub: bool) -> usize {
         self.engine.tickets[usize::from(hub)].fetch_add(1, Relaxed)
     }
+
+    fn home_turn(&mut self) -> usize {
+        let worker = self.from.expect("only a worker's spawn takes a home turn");
+        let turn = worker.home_turn.get();
+        worker.home_turn.set(turn.wrapping_add(1));
+        turn
+    }
 }

@@ -471,6 +471,10 @@ pub(crate) trait SpawnSite {
     fn default_route(&mut self, placement: Placement) -> Route;
     /// The next ticket of the placement strategy for hubs (`true`) or regular actors.
     fn ticket(&mut self, hub: bool) -> usize;
+    /// The spawning worker's own count of the children it gave a home in turn over its node
+    /// (`hierarchical`): its own, not a shared counter, so a spawn writes no line that other
+    /// workers' spawns write.
+    fn home_turn(&mut self) -> usize;
 }
 
 /// The route of a new actor's first activation, spawned from worker `from` (`None`: a plain
@@ -528,7 +532,7 @@ pub(crate) fn spawn_route(
         Routing::Hierarchical { .. } => placement.set_home(match (placed, from) {
             (Some(p), Some(parent)) if p == parent && !hub && !explicit => {
                 let node = layout.workers_of_node(layout.node_of(p));
-                Some(node[site.ticket(false) % node.len()])
+                Some(node[site.home_turn() % node.len()])
             }
             _ => placed,
         }),

@@ -229,6 +229,7 @@ fn a_small_actor_woken_from_another_node_runs_on_its_waker_under_lgs() {
 struct Tickets {
     regular: usize,
     hubs: usize,
+    turns: usize,
 }
 
 impl SpawnSite for Tickets {
@@ -243,6 +244,10 @@ impl SpawnSite for Tickets {
         };
         *t += 1;
         *t - 1
+    }
+    fn home_turn(&mut self) -> usize {
+        self.turns += 1;
+        self.turns - 1
     }
 }
 
@@ -259,6 +264,7 @@ fn hierarchical_homes_are_on_the_parents_node_whoever_runs_them_first() {
     let mut site = Tickets {
         regular: 0,
         hubs: 0,
+        turns: 0,
     };
     let parent = layout.workers_of_node(1)[2];
     let thief = layout.workers_of_node(3)[0];

@@ -198,6 +198,7 @@ impl Engine {
                     parked: true,
                     polling_until: 0,
                     resumed_poll: false,
+                    home_turn: 0,
                     next: None,
                     next_streak: 0,
                     deque: VecDeque::new(),

@@ -376,6 +376,13 @@ impl choices::SpawnSite for Spawning<'_> {
         self.st.tickets[usize::from(hub)] += 1;
         ticket
     }
+
+    fn home_turn(&mut self) -> usize {
+        let w = self.from.expect("only a worker's spawn takes a home turn");
+        let turn = self.st.workers[w].home_turn;
+        self.st.workers[w].home_turn = turn.wrapping_add(1);
+        turn
+    }
 }
 
 /// A task's key in side tables: its actor id, never its address. An entry can outlive its actor

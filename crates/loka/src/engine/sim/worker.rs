@@ -31,6 +31,9 @@ pub(super) struct VirtualWorker {
     /// it finds nothing it goes back to the polling window it was in (`polling_until`, left as
     /// it was), as a real searcher keeps spinning (not a new park, not a new window).
     pub(super) resumed_poll: bool,
+    /// Children this worker gave a home in turn over its node (`hierarchical`, the real worker's
+    /// `home_turn`).
+    pub(super) home_turn: usize,
     pub(super) next: Option<TaskRef>,
     pub(super) next_streak: u32,
     /// The owner's end is the back (LIFO, as crossbeam's `new_lifo`); thieves take the front.

@@ -57,6 +57,9 @@ pub(super) struct Worker {
     pub(super) looks: std::cell::RefCell<Vec<super::stall::Sighting>>,
     /// Which worker the next look starts with.
     pub(super) look_turn: Cell<usize>,
+    /// Children this worker gave a home in turn over its node (`hierarchical`,
+    /// `choices::SpawnSite::home_turn`).
+    pub(super) home_turn: Cell<usize>,
     /// Activations may end drained instead of idle: `wake_next` (every wake-up from here goes to
     /// the next slot anyway) and no blocking watch.
     holds: bool,
@@ -174,6 +177,7 @@ impl Worker {
                 config.workers
             ]),
             look_turn: Cell::new(0),
+            home_turn: Cell::new(0),
             hold_score: Cell::new(0),
             hold_now: Cell::new(false),
             // An adaptive `auto` may change `wake_next` while an actor is held: no holds there.
