@@ -62,6 +62,16 @@ impl Actor for Probe {
     }
 }
 
+/// Waits until the busy actors counted in `handled` have handled 20 budgets' worth of messages
+/// since `start` (settled into their rotation); fails with `stalled` after 10 s.
+fn wait_for_busy(handled: &AtomicU64, start: u64, stalled: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while handled.load(Relaxed) < start + 20 * THROUGHPUT as u64 {
+        assert!(Instant::now() < deadline, "{stalled}");
+        std::thread::yield_now();
+    }
+}
+
 #[test]
 fn a_message_from_outside_does_not_queue_behind_busy_actors() {
     for engine in [
@@ -143,11 +153,7 @@ fn probe_behind_busy_actors_with(engine: loka::EngineKind, one_queue: bool) {
     for _ in 0..21 {
         // Let the busy actors settle into their rotation, then probe.
         let start = handled.load(Relaxed);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while handled.load(Relaxed) < start + 20 * THROUGHPUT as u64 {
-            assert!(Instant::now() < deadline, "the busy actors stopped running");
-            std::thread::yield_now();
-        }
+        wait_for_busy(&handled, start, "the busy actors stopped running");
         probe.send(handled.load(Relaxed)).unwrap();
         waited.push(
             waits
@@ -247,11 +253,7 @@ fn a_busy_worker_takes_a_wake_up_from_the_inbox_of_a_held_neighbour() {
         let busy = system.spawn_with(Busy::forever(&handled), on(free_worker));
         busy.send(()).unwrap();
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while handled.load(Relaxed) < 20 * THROUGHPUT as u64 {
-        assert!(Instant::now() < deadline, "the busy actors never ran");
-        std::thread::yield_now();
-    }
+    wait_for_busy(&handled, 0, "the busy actors never ran");
     // The probe is woken into the held worker's inbox (its placement).
     let (seen, ran) = mpsc::channel();
     let probe = system.spawn_with(Ping(seen), on(held_worker));
@@ -311,11 +313,7 @@ fn busy_hubs_do_not_starve_a_message_or_a_timer_on_their_worker() {
     let mut waited = Vec::new();
     for round in 0..11 {
         let start = handled.load(Relaxed);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while handled.load(Relaxed) < start + 20 * THROUGHPUT as u64 {
-            assert!(Instant::now() < deadline, "the busy hubs stopped running");
-            std::thread::yield_now();
-        }
+        wait_for_busy(&handled, start, "the busy hubs stopped running");
         let now = handled.load(Relaxed);
         if round % 2 == 0 {
             probe.send(now).unwrap();

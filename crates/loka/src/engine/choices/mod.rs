@@ -84,6 +84,14 @@ pub(crate) fn inbox_first(tick: u32) -> bool {
 }
 
 impl Routing {
+    /// Whether an actor keeps the home it was given at spawn when it first runs (`places`: in its
+    /// place; `hierarchical`: on its parent's node, docs/decisions/0104-hierarchical-homes-at-spawn.md),
+    /// rather than taking its first activation's worker (Listing 5.2,
+    /// `ActorPlacement::account_run`).
+    pub(crate) fn keeps_spawn_home(self) -> bool {
+        matches!(self, Routing::Places(_) | Routing::Hierarchical { .. })
+    }
+
     /// The workers whose inboxes worker `me` looks at before re-running an actor that used its
     /// budget (docs/decisions/0035-yielded-queue.md): its innermost victim group under `cls` and `lgs`, nobody
     /// under the policies with their own rules for what may move (`hierarchical`, `places`).

@@ -256,11 +256,8 @@ impl Engine {
             self.maybe_balance(st, w);
         }
         let place = placement::of(&task);
-        let spawn_home_kept = matches!(
-            self.routing(),
-            Routing::Places(_) | Routing::Hierarchical { .. }
-        );
-        place.account_run(w, spawn_home_kept, &self.shared.machine.layout, counters);
+        let kept = self.routing().keeps_spawn_home();
+        place.account_run(w, kept, &self.shared.machine.layout, counters);
         let queued_at = place
             .enqueued_at
             .swap(0, std::sync::atomic::Ordering::Relaxed);

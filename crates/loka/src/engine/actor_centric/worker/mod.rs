@@ -563,13 +563,9 @@ impl Worker {
     /// last ran, or away from its home.
     #[inline(never)]
     fn account_moved(&self, placement: &placement::ActorPlacement, me: usize) {
-        let spawn_home_kept = matches!(
-            self.routing.get(),
-            Routing::Places(_) | Routing::Hierarchical { .. }
-        );
         placement.account_run(
             me,
-            spawn_home_kept,
+            self.routing.get().keeps_spawn_home(),
             &self.engine.shared.machine.layout,
             self.counters(),
         );
