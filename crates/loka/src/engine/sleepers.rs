@@ -201,6 +201,13 @@ impl Sleepers {
         self.states[w].load(Relaxed) == SLEEPING
     }
 
+    /// Whether worker `w` is neither parked nor woken and on its way back (a hint, stale either
+    /// way: a thief choosing a victim reads it, `choices::steal_once`).
+    #[inline]
+    pub(crate) fn is_awake(&self, w: usize) -> bool {
+        self.states[w].load(Relaxed) == AWAKE
+    }
+
     /// Claims worker `w` if it is still parked (after [`is_asleep_locked`](Self::is_asleep_locked)
     /// said so); returns whether it did, and the caller must then unpark it. Other sleepers stay
     /// asleep.

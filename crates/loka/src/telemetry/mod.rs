@@ -284,8 +284,11 @@ worker_counters! {
     /// Wake-ups LGS would have sent to a distant home PU that could not take them at once (its
     /// queue longer than this worker's, or asleep on this worker's node while this worker had
     /// nothing else to run), run here instead.
-    /// Last in the block, so that the counters before it keep their places.
     hpu_yields,
+    /// LGS steal attempts that left an idle victim on another NUMA node its own queue (the
+    /// victim takes it at its next look; docs/decisions/0105-an-idle-home-takes-its-own.md).
+    /// Last in the block, so that the counters before it keep their places.
+    steals_left_home,
 }
 
 pub use crate::engine::stats::{MessageCentricStats, SimStats};

@@ -89,6 +89,12 @@ impl WorkerQueues {
         self.stealer.len() + self.inbox.len() + self.yielded.len()
     }
 
+    /// Actors [`Self::steal`] could take (urgent wake-ups too): whether an idle worker holds more
+    /// than the one it takes at its next look (`choices::steal_once`).
+    pub(crate) fn thief_len(&self) -> usize {
+        self.urgent.len() + self.stealable_len()
+    }
+
     /// One actor for a thief: urgent wake-ups first, then the inbox (oldest, external work), the
     /// yielded actors (busy ones: worth moving to an idle worker), then the deque's tail. Pinned
     /// and foreign queues are taken only by their own rules.

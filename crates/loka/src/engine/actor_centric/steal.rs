@@ -50,7 +50,7 @@ impl Worker {
         };
         let spin_until = idle.spin().min(window);
         let yield_until = window;
-        if let Victims::Weighted(w) = victims {
+        if let Victims::Weighted { victims: w, .. } = victims {
             w.restart();
             self.counters().backoff_resets.bump(1);
         }
@@ -253,6 +253,16 @@ impl choices::Thief for Thief<'_> {
                 ))
             }
         }
+    }
+
+    #[inline]
+    fn idle_elsewhere(&mut self, victim: usize) -> bool {
+        let engine = self.0.engine();
+        let layout = &engine.shared.machine.layout;
+        layout.node_of(victim) != layout.node_of(self.0.index())
+            && engine.is_idle(victim)
+            && engine.sleepers.is_awake(victim)
+            && engine.workers[victim].queues.thief_len() <= 1
     }
 
     #[inline]

@@ -16,8 +16,15 @@ use loka_topology::WorkerLayout;
 pub(crate) enum Victims {
     /// `cls`: uniformly random other worker.
     Random(Cls),
-    /// `lgs`: weighted over nested groups.
-    Weighted(WeightedVictims),
+    /// `lgs`: weighted over nested groups; `homes`: actors have home PUs (every variant but
+    /// `lgs:tp`), so a thief of another node leaves an idle victim's queue to the victim
+    /// ([`steal_once`]).
+    Weighted {
+        /// The nested groups and the walk over them.
+        victims: WeightedVictims,
+        /// Actors have homes: an idle home takes its own queue.
+        homes: bool,
+    },
     /// `hierarchical`: Alg. 4.4's plan; `erlang`: the other workers in index order.
     Plan(Vec<StealStep>),
     /// `places` mode B: a random worker of the own place, then of a random other place.
@@ -37,7 +44,10 @@ impl Victims {
         match policy {
             PolicyKind::Auto => unreachable!("`auto` is resolved before the engine starts"),
             PolicyKind::Cls => Victims::Random(cls.clone()),
-            PolicyKind::Lgs(_) => Victims::Weighted(WeightedVictims::new(layout.groups(me))),
+            PolicyKind::Lgs(v) => Victims::Weighted {
+                victims: WeightedVictims::new(layout.groups(me)),
+                homes: !v.tp,
+            },
             PolicyKind::Hierarchical { .. } => Victims::Plan(hierarchical::steal_plan(me, layout)),
             PolicyKind::Places(mode) if mode.shared_queues() => Victims::PlaceQueues {
                 mine: layout.place_of(me),
@@ -81,6 +91,11 @@ pub(crate) trait Thief {
     /// (`hierarchical`): a `false` skips every foreign-queue step for that node. May say `true`
     /// when none waits; must not say `false` when the thief could see one.
     fn foreign_waiting(&mut self, node: usize) -> bool;
+    /// Whether worker `victim` is on another NUMA node than the thief, searching for work (awake,
+    /// not running an activation, not asleep nor on its way back from a wake-up) and holds at
+    /// most one actor a thief could take: the one it takes itself at its next look (a hint;
+    /// stale either way by the time the thief acts on it).
+    fn idle_elsewhere(&mut self, victim: usize) -> bool;
     /// Whether `task` lives in a place (`places`: it was hinted to one): only such an actor's
     /// steal across places is counter-productive and counted
     /// (docs/decisions/0083-unhinted-actors-have-no-place.md).
@@ -126,9 +141,18 @@ pub(crate) fn steal_once<T: Thief>(
                 .attempt(StealFrom::Worker(victim))
                 .map(|t| stolen(t, None))
         }
-        Victims::Weighted(w) => {
-            let (victim, level) = w.next_victim(rng)?;
+        Victims::Weighted { victims, homes } => {
+            let (victim, level) = victims.next_victim(rng)?;
             counters.steal_attempts.bump(1);
+            if *homes && thief.idle_elsewhere(victim) {
+                // An idle worker takes what is queued for it at its next look, or at the
+                // wake-up the push that queued it sent: LGS queues an actor at its home PU for
+                // the data it keeps there, and a thief of another node that took it first ran
+                // it away from that data for the sake of a wait no longer than the home's
+                // wake-up (docs/decisions/0105-an-idle-home-takes-its-own.md).
+                counters.steals_left_home.bump(1);
+                return None;
+            }
             thief
                 .attempt(StealFrom::Worker(victim))
                 .map(|t| stolen(t, Some(level)))
@@ -206,6 +230,8 @@ mod tests {
     struct Looker {
         looked: Vec<String>,
         foreign_waiting: bool,
+        /// What `idle_elsewhere` answers for every victim.
+        idle_elsewhere: bool,
     }
 
     impl Thief for Looker {
@@ -216,6 +242,9 @@ mod tests {
         }
         fn foreign_waiting(&mut self, _node: usize) -> bool {
             self.foreign_waiting
+        }
+        fn idle_elsewhere(&mut self, _victim: usize) -> bool {
+            self.idle_elsewhere
         }
         fn has_place(&self, _task: &()) -> bool {
             false
@@ -235,6 +264,7 @@ mod tests {
         let mut thief = Looker {
             looked: Vec::new(),
             foreign_waiting,
+            idle_elsewhere: false,
         };
         let mut rng = fastrand::Rng::with_seed(1);
         let stolen = steal_once(&mut victims, &mut rng, 0, &counters, &mut thief);
@@ -256,5 +286,46 @@ mod tests {
         // 7 workers of its own node and the longest queue of each of the 23 others.
         assert_eq!(skipped.len(), 30);
         assert_eq!(attempts, 30);
+    }
+
+    /// Twenty weighted attempts of worker 0 of the Xeon preset, each victim answering
+    /// `idle_elsewhere`: (the attempts made on a victim's queues, attempts counted, attempts left).
+    fn weighted(homes: bool, idle_elsewhere: bool) -> (usize, u64, u64) {
+        let topo = Topology::load(&"preset:xeon-x7560".parse().unwrap()).unwrap();
+        let layout = WorkerLayout::new(
+            &topo,
+            &CostMatrix::hierarchical(&topo),
+            &LayoutOptions::default(),
+        )
+        .unwrap();
+        let mut victims = Victims::Weighted {
+            victims: WeightedVictims::new(layout.groups(0)),
+            homes,
+        };
+        let counters = WorkerCounters::default();
+        let mut thief = Looker {
+            looked: Vec::new(),
+            foreign_waiting: false,
+            idle_elsewhere,
+        };
+        let mut rng = fastrand::Rng::with_seed(1);
+        for _ in 0..20 {
+            assert!(steal_once(&mut victims, &mut rng, 0, &counters, &mut thief).is_none());
+        }
+        (
+            thief.looked.len(),
+            counters.steal_attempts.get(),
+            counters.steals_left_home.get(),
+        )
+    }
+
+    #[test]
+    fn an_lgs_thief_leaves_a_searching_victim_elsewhere_its_own_queue() {
+        // Homes (plain `lgs`): a victim that takes its own queue is not stolen from.
+        assert_eq!(weighted(true, true), (0, 20, 20));
+        // A busy victim (or one of the thief's node): stolen from as before.
+        assert_eq!(weighted(true, false), (20, 20, 0));
+        // No homes (`lgs:tp`): the rule does not apply.
+        assert_eq!(weighted(false, true), (20, 20, 0));
     }
 }

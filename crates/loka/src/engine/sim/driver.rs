@@ -12,6 +12,7 @@ use crate::policy::Route;
 use crate::runtime::{Exec, RunOutcome, TaskRef};
 use crate::telemetry::MAX_LEVELS;
 use parking_lot::MutexGuard;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 impl Engine {
@@ -326,7 +327,7 @@ impl Engine {
             let t0 = self.measured.then(Instant::now);
             // SAFETY: the task came out of a virtual worker's queue of this system, so the driver
             // holds its schedule (each actor is queued at most once, as in the real engine).
-            let outcome = unsafe { task.run(&execs[w]) };
+            let outcome = super::running_on(&execs[w], || unsafe { task.run(&execs[w]) });
             (outcome, t0.map(|t| t.elapsed().as_nanos() as f64))
         });
         let (outcome, compute) = measured;
@@ -408,6 +409,7 @@ impl Engine {
             st.tails.record(receiver, w, sender, (sends_at, end), count);
         }
         st.workers[w].clock = end;
+        st.workers[w].busy_until = end;
         st.stats.events += 1;
         st.stats.trace_hash = mix(
             st.stats.trace_hash,
@@ -581,6 +583,36 @@ impl choices::Thief for VirtualThief<'_> {
         };
         self.engine.charge_steal(st, self.w, victim);
         task.map(|t| (t, victim))
+    }
+
+    fn idle_elsewhere(&mut self, victim: usize) -> bool {
+        let layout = &self.engine.shared.machine.layout;
+        if layout.node_of(victim) == layout.node_of(self.w) {
+            return false;
+        }
+        // The victim's idle flag: one line of the victim's.
+        let line = self
+            .engine
+            .cost
+            .line(self.engine.distances.get(self.w, victim));
+        self.st.workers[self.w].clock += line.max(1.0) as u64;
+        let v = &self.st.workers[victim];
+        // Read when the thief could first see what it would take: a thief whose clock is behind
+        // the push waits for it (`activate`), and the victim's state then is what it reads.
+        let pushed = v.steal_peek().map_or(0, |t| {
+            let at = placement::of(&t).enqueued_at.load(Relaxed);
+            at.saturating_sub(1)
+        });
+        let at = self.st.workers[self.w].clock.max(pushed);
+        let searching = if v.parked {
+            Engine::polls(v, at)
+        } else {
+            // Between activations with local work (its next slot, its deque: only it pushes
+            // there) it is not searching: the real worker looks for work elsewhere only with
+            // none of its own.
+            v.busy_until <= at && v.next.is_none() && v.deque.is_empty()
+        };
+        searching && v.stealable() <= 1
     }
 
     fn foreign_waiting(&mut self, node: usize) -> bool {

@@ -80,6 +80,34 @@ use worker::VirtualWorker;
 thread_local! {
     /// The sim engine whose driver runs on this thread (null elsewhere).
     static DRIVER: Cell<*const Engine> = const { Cell::new(std::ptr::null()) };
+    /// The context of the activation the driver on this thread runs now (null between
+    /// activations and elsewhere): what it has declared so far dates its sends
+    /// ([`Engine::running_now`]).
+    static RUNNING_EXEC: Cell<*const Exec> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f`, an activation on `exec`, with `exec` as this thread's running context.
+fn running_on<R>(exec: &Exec, f: impl FnOnce() -> R) -> R {
+    RUNNING_EXEC.with(|e| e.set(exec));
+    let out = f();
+    RUNNING_EXEC.with(|e| e.set(std::ptr::null()));
+    out
+}
+
+/// The compute the activation running on this thread has declared so far (`Context::charge`),
+/// in ns; 0 between activations and off the driver.
+fn charged_so_far() -> u64 {
+    RUNNING_EXEC.with(|e| {
+        let exec = e.get();
+        if exec.is_null() {
+            return 0;
+        }
+        // SAFETY: `running_on` set it to one of the driver's own contexts for the length of one
+        // activation on this thread, and resets it before returning (an activation's panic is
+        // caught inside `TaskRef::run`); the contexts live as long as the driver's loop, and a
+        // context is only ever used by the thread that owns it, this one.
+        unsafe { (*exec).charged() }
+    })
 }
 
 /// Work from a plain thread, waiting for the simulation to be quiescent.
@@ -197,6 +225,7 @@ impl Engine {
                     clock: 0,
                     parked: true,
                     polling_until: 0,
+                    busy_until: 0,
                     resumed_poll: false,
                     home_turn: 0,
                     next: None,
@@ -391,7 +420,7 @@ impl Engine {
 impl TaskQueues for Engine {
     fn schedule_spawned(&self, task: TaskRef, options: &SpawnOptions, from: Option<&Exec>) {
         let mut st = self.state.lock();
-        match (from, st.running) {
+        match (from, Self::running_now(&st)) {
             (Some(exec), Some((w, now))) if self.on_driver() => {
                 debug_assert_eq!(exec.index(), w);
                 self.place_spawned(&mut st, task, options, Some(w), now);
@@ -409,7 +438,7 @@ impl TaskQueues for Engine {
 
     fn schedule_woken(&self, task: TaskRef) {
         let mut st = self.state.lock();
-        match st.running {
+        match Self::running_now(&st) {
             Some((w, now)) if self.on_driver() => self.route_woken(&mut st, w, now, task),
             _ => {
                 self.shared.counters.system.external_sends.add_shared(1);
@@ -431,6 +460,19 @@ impl TaskQueues for Engine {
 }
 
 impl Engine {
+    /// The worker running an activation (or firing timers) and the virtual time its sends
+    /// happen at now: the time its first message was handled (`State::running`) plus the
+    /// compute its handler declared before the send. A reply sent after a long search leaves
+    /// when the search is done, not when it began: before 2026-12-07 every send of an activation
+    /// left at its start, and a controller gave a Matrix Search seeker its next job while the
+    /// seeker's home was still busy with the last one
+    /// (docs/decisions/0105-an-idle-home-takes-its-own.md).
+    fn running_now(st: &State) -> Option<(usize, u64)> {
+        let (w, at) = st.running?;
+        let scale = st.activation_clock.2;
+        Some((w, at + (charged_so_far() as f64 * scale) as u64))
+    }
+
     /// How runnable actors are routed now: under an adaptive `auto`, by the policy it runs.
     #[inline]
     fn routing(&self) -> Routing {
@@ -475,7 +517,7 @@ impl EngineCore for Engine {
     fn virtual_now_ns(&self) -> Option<u64> {
         // The activation running now (its sends' time), else the latest time reached.
         let st = self.state.lock();
-        Some(match st.running {
+        Some(match Self::running_now(&st) {
             Some((_, now)) => now,
             None => st.frontier(),
         })

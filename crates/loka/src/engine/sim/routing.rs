@@ -264,7 +264,7 @@ impl Engine {
     }
 
     /// Whether parked worker `worker` still polls at `now` (spinning, yielding: searching).
-    fn polls(worker: &super::worker::VirtualWorker, now: u64) -> bool {
+    pub(super) fn polls(worker: &super::worker::VirtualWorker, now: u64) -> bool {
         now <= worker.polling_until
     }
 
@@ -284,6 +284,7 @@ impl Engine {
         // A wake-up: the only case the real engine counts as an unpark (a searcher is not woken).
         self.shared.counters.system.unparks.add_shared(1);
         worker.clock = worker.clock.max(now + self.cost.wake as u64);
+        worker.busy_until = worker.clock;
         let Some(waker) = waker else { return };
         let call = self.cost.wake_call;
         st.stats.waking_ns += call as u64;

@@ -21,6 +21,10 @@ pub(super) enum Picked {
 pub(super) struct VirtualWorker {
     /// Virtual nanoseconds: when this worker is next free.
     pub(super) clock: u64,
+    /// Until when this worker cannot look at its queues: the end of the activation it last
+    /// started, or of the wake-up it is on its way back from. A thief of another node leaves a
+    /// searching worker's one queued actor to it (`choices::steal_once`).
+    pub(super) busy_until: u64,
     /// Parked: out of work with nothing to steal; a push to it (or any push, for the first
     /// parked worker found) wakes it after the wake-up latency.
     pub(super) parked: bool,
@@ -108,6 +112,15 @@ impl VirtualWorker {
             .or_else(|| self.inbox.pop_front())
             .or_else(|| self.yielded.pop_front())
             .or_else(|| self.deque.pop_front())
+    }
+
+    /// What [`Self::steal`] would take, left where it is.
+    pub(super) fn steal_peek(&self) -> Option<TaskRef> {
+        (self.urgent.front())
+            .or_else(|| self.inbox.front())
+            .or_else(|| self.yielded.front())
+            .or_else(|| self.deque.front())
+            .copied()
     }
 
     /// The neighbour whose inbox [`Self::pop_local`] would look at (the driver lends it).
