@@ -14,6 +14,27 @@ const SEEKER_HOME: usize = 9;
 /// The driver's home, on node 0.
 const DRIVER_HOME: usize = 0;
 
+/// A simulated `lgs` system on a preset machine, `workers` workers, seed `seed`.
+fn lgs_on(preset: &str, workers: usize, seed: u64) -> loka::System {
+    let mut config = Config {
+        engine: EngineKind::Sim,
+        topology: format!("preset:{preset}"),
+        workers,
+        policy: "lgs".parse::<PolicyKind>().unwrap(),
+        seed,
+        ..Config::default()
+    };
+    config.sim.quiet_ms = 0;
+    loka::System::from_config(config).unwrap()
+}
+
+/// Spawned on worker `w`, declaring `footprint` bytes of data (so LGS keeps it at home).
+fn on_worker(w: usize, footprint: usize) -> SpawnOptions {
+    SpawnOptions::default()
+        .placement(Placement::Worker(w))
+        .footprint(footprint)
+}
+
 /// Where each activation ran: (actor, worker).
 type Runs = Arc<Mutex<Vec<(&'static str, usize)>>>;
 
@@ -64,21 +85,8 @@ impl Actor for Driver {
 /// LGS pushes each wake-up to the other's home PU) and 30 other workers look for work.
 /// Returns where each activation ran and the stats.
 fn ping_pong_between_homes() -> (Vec<(&'static str, usize)>, loka::Stats) {
-    let mut config = Config {
-        engine: EngineKind::Sim,
-        topology: "preset:xeon-x7560".to_owned(),
-        workers: 32,
-        policy: "lgs".parse::<PolicyKind>().unwrap(),
-        seed: 3,
-        ..Config::default()
-    };
-    config.sim.quiet_ms = 0;
-    let system = loka::System::from_config(config).unwrap();
-    let at = |w: usize| {
-        SpawnOptions::default()
-            .placement(Placement::Worker(w))
-            .footprint(256 * 1024)
-    };
+    let system = lgs_on("xeon-x7560", 32, 3);
+    let at = |w: usize| on_worker(w, 256 * 1024);
     let runs: Runs = Arc::default();
     let seeker = system.spawn_with(
         Seeker {
@@ -164,21 +172,8 @@ impl Actor for Searcher {
 /// The virtual time a message sent after a search takes to reach a second searcher on the other
 /// node of the Nehalem preset and be searched there in turn.
 fn two_searches_in_a_row() -> u64 {
-    let mut config = Config {
-        engine: EngineKind::Sim,
-        topology: "preset:nehalem-2x4".to_owned(),
-        workers: 8,
-        policy: "lgs".parse::<PolicyKind>().unwrap(),
-        seed: 1,
-        ..Config::default()
-    };
-    config.sim.quiet_ms = 0;
-    let system = loka::System::from_config(config).unwrap();
-    let at = |w: usize| {
-        SpawnOptions::default()
-            .placement(Placement::Worker(w))
-            .footprint(4096)
-    };
+    let system = lgs_on("nehalem-2x4", 8, 1);
+    let at = |w: usize| on_worker(w, 4096);
     let second = system.spawn_with(Searcher { next: None }, at(4));
     let first = system.spawn_with(Searcher { next: Some(second) }, at(0));
     system.run_until_idle();

@@ -17,12 +17,12 @@ pub(crate) enum Victims {
     /// `cls`: uniformly random other worker.
     Random(Cls),
     /// `lgs`: weighted over nested groups; `homes`: actors have home PUs (every variant but
-    /// `lgs:tp`), so a thief of another node leaves an idle victim's queue to the victim
+    /// `lgs:tp`), so a thief of another node leaves a searching victim its one queued actor
     /// ([`steal_once`]).
     Weighted {
         /// The nested groups and the walk over them.
         victims: WeightedVictims,
-        /// Actors have homes: an idle home takes its own queue.
+        /// Actors have homes: a searching home takes its own queued actor.
         homes: bool,
     },
     /// `hierarchical`: Alg. 4.4's plan; `erlang`: the other workers in index order.
@@ -145,11 +145,11 @@ pub(crate) fn steal_once<T: Thief>(
             let (victim, level) = victims.next_victim(rng)?;
             counters.steal_attempts.bump(1);
             if *homes && thief.idle_elsewhere(victim) {
-                // An idle worker takes what is queued for it at its next look, or at the
-                // wake-up the push that queued it sent: LGS queues an actor at its home PU for
-                // the data it keeps there, and a thief of another node that took it first ran
-                // it away from that data for the sake of a wait no longer than the home's
-                // wake-up (docs/decisions/0105-an-idle-home-takes-its-own.md).
+                // A worker searching for work looks at its own queues after each of its steal
+                // attempts and takes what is queued for it: LGS queues an actor at its home PU
+                // for the data it keeps there, and a thief of another node that took it first
+                // ran it away from that data to save a wait of one steal attempt
+                // (docs/decisions/0105-an-idle-home-takes-its-own.md).
                 counters.steals_left_home.bump(1);
                 return None;
             }
@@ -251,14 +251,19 @@ mod tests {
         }
     }
 
-    fn pass(foreign_waiting: bool) -> (Vec<String>, u64) {
-        let topo = Topology::load(&"preset:altix-uv2000".parse().unwrap()).unwrap();
-        let layout = WorkerLayout::new(
+    /// The default worker layout of a preset machine.
+    fn layout(preset: &str) -> WorkerLayout {
+        let topo = Topology::load(&preset.parse().unwrap()).unwrap();
+        WorkerLayout::new(
             &topo,
             &CostMatrix::hierarchical(&topo),
             &LayoutOptions::default(),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    fn pass(foreign_waiting: bool) -> (Vec<String>, u64) {
+        let layout = layout("preset:altix-uv2000");
         let mut victims = Victims::Plan(crate::policy::hierarchical::steal_plan(0, &layout));
         let counters = WorkerCounters::default();
         let mut thief = Looker {
@@ -291,13 +296,7 @@ mod tests {
     /// Twenty weighted attempts of worker 0 of the Xeon preset, each victim answering
     /// `idle_elsewhere`: (the attempts made on a victim's queues, attempts counted, attempts left).
     fn weighted(homes: bool, idle_elsewhere: bool) -> (usize, u64, u64) {
-        let topo = Topology::load(&"preset:xeon-x7560".parse().unwrap()).unwrap();
-        let layout = WorkerLayout::new(
-            &topo,
-            &CostMatrix::hierarchical(&topo),
-            &LayoutOptions::default(),
-        )
-        .unwrap();
+        let layout = layout("preset:xeon-x7560");
         let mut victims = Victims::Weighted {
             victims: WeightedVictims::new(layout.groups(0)),
             homes,
