@@ -89,9 +89,9 @@ impl WorkerQueues {
         self.stealer.len() + self.inbox.len() + self.yielded.len()
     }
 
-    /// Actors [`Self::steal`] could take (urgent wake-ups too): whether an idle worker holds more
-    /// than the one it takes at its next look (`choices::steal_once`).
-    pub(crate) fn thief_len(&self) -> usize {
+    /// Actors [`Self::steal`] could take (urgent wake-ups too): whether a searching worker holds
+    /// more than the one it takes at its next look (`choices::steal_once`).
+    pub(crate) fn stealable(&self) -> usize {
         self.urgent.len() + self.stealable_len()
     }
 

@@ -256,13 +256,11 @@ impl choices::Thief for Thief<'_> {
     }
 
     #[inline]
-    fn idle_elsewhere(&mut self, victim: usize) -> bool {
+    fn searching_with_one(&mut self, victim: usize) -> bool {
         let engine = self.0.engine();
-        let layout = &engine.shared.machine.layout;
-        layout.node_of(victim) != layout.node_of(self.0.index())
-            && engine.is_idle(victim)
+        engine.is_idle(victim)
             && engine.sleepers.is_awake(victim)
-            && engine.workers[victim].queues.thief_len() <= 1
+            && engine.workers[victim].queues.stealable() <= 1
     }
 
     #[inline]

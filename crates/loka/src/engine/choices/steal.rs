@@ -16,14 +16,14 @@ use loka_topology::WorkerLayout;
 pub(crate) enum Victims {
     /// `cls`: uniformly random other worker.
     Random(Cls),
-    /// `lgs`: weighted over nested groups; `homes`: actors have home PUs (every variant but
-    /// `lgs:tp`), so a thief of another node leaves a searching victim its one queued actor
-    /// ([`steal_once`]).
+    /// `lgs`: weighted over nested groups.
     Weighted {
         /// The nested groups and the walk over them.
         victims: WeightedVictims,
-        /// Actors have homes: a searching home takes its own queued actor.
-        homes: bool,
+        /// When actors have home PUs (every variant but `lgs:tp`): per worker, whether it is on
+        /// another NUMA node than the thief, where a searching victim is left its one queued
+        /// actor ([`steal_once`]).
+        other_node: Option<Box<[bool]>>,
     },
     /// `hierarchical`: Alg. 4.4's plan; `erlang`: the other workers in index order.
     Plan(Vec<StealStep>),
@@ -46,7 +46,11 @@ impl Victims {
             PolicyKind::Cls => Victims::Random(cls.clone()),
             PolicyKind::Lgs(v) => Victims::Weighted {
                 victims: WeightedVictims::new(layout.groups(me)),
-                homes: !v.tp,
+                other_node: (!v.tp).then(|| {
+                    (0..layout.workers())
+                        .map(|w| layout.node_of(w) != layout.node_of(me))
+                        .collect()
+                }),
             },
             PolicyKind::Hierarchical { .. } => Victims::Plan(hierarchical::steal_plan(me, layout)),
             PolicyKind::Places(mode) if mode.shared_queues() => Victims::PlaceQueues {
@@ -91,11 +95,11 @@ pub(crate) trait Thief {
     /// (`hierarchical`): a `false` skips every foreign-queue step for that node. May say `true`
     /// when none waits; must not say `false` when the thief could see one.
     fn foreign_waiting(&mut self, node: usize) -> bool;
-    /// Whether worker `victim` is on another NUMA node than the thief, searching for work (awake,
-    /// not running an activation, not asleep nor on its way back from a wake-up) and holds at
-    /// most one actor a thief could take: the one it takes itself at its next look (a hint;
-    /// stale either way by the time the thief acts on it).
-    fn idle_elsewhere(&mut self, victim: usize) -> bool;
+    /// Whether worker `victim` searches for work (awake, not running an activation, not asleep
+    /// nor on its way back from a wake-up) and holds at most one actor a thief could take: the
+    /// one it takes itself at its next look (a hint; stale either way by the time the thief
+    /// acts on it).
+    fn searching_with_one(&mut self, victim: usize) -> bool;
     /// Whether `task` lives in a place (`places`: it was hinted to one): only such an actor's
     /// steal across places is counter-productive and counted
     /// (docs/decisions/0083-unhinted-actors-have-no-place.md).
@@ -141,10 +145,14 @@ pub(crate) fn steal_once<T: Thief>(
                 .attempt(StealFrom::Worker(victim))
                 .map(|t| stolen(t, None))
         }
-        Victims::Weighted { victims, homes } => {
+        Victims::Weighted {
+            victims,
+            other_node,
+        } => {
             let (victim, level) = victims.next_victim(rng)?;
             counters.steal_attempts.bump(1);
-            if *homes && thief.idle_elsewhere(victim) {
+            let away = other_node.as_ref().is_some_and(|away| away[victim]);
+            if away && thief.searching_with_one(victim) {
                 // A worker searching for work looks at its own queues after each of its steal
                 // attempts and takes what is queued for it: LGS queues an actor at its home PU
                 // for the data it keeps there, and a thief of another node that took it first
@@ -230,8 +238,8 @@ mod tests {
     struct Looker {
         looked: Vec<String>,
         foreign_waiting: bool,
-        /// What `idle_elsewhere` answers for every victim.
-        idle_elsewhere: bool,
+        /// What `searching_with_one` answers for every victim.
+        searching: bool,
     }
 
     impl Thief for Looker {
@@ -243,8 +251,8 @@ mod tests {
         fn foreign_waiting(&mut self, _node: usize) -> bool {
             self.foreign_waiting
         }
-        fn idle_elsewhere(&mut self, _victim: usize) -> bool {
-            self.idle_elsewhere
+        fn searching_with_one(&mut self, _victim: usize) -> bool {
+            self.searching
         }
         fn has_place(&self, _task: &()) -> bool {
             false
@@ -269,7 +277,7 @@ mod tests {
         let mut thief = Looker {
             looked: Vec::new(),
             foreign_waiting,
-            idle_elsewhere: false,
+            searching: false,
         };
         let mut rng = fastrand::Rng::with_seed(1);
         let stolen = steal_once(&mut victims, &mut rng, 0, &counters, &mut thief);
@@ -293,26 +301,28 @@ mod tests {
         assert_eq!(attempts, 30);
     }
 
-    /// Twenty weighted attempts of worker 0 of the Xeon preset, each victim answering
-    /// `idle_elsewhere`: (the attempts made on a victim's queues, attempts counted, attempts left).
-    fn weighted(homes: bool, idle_elsewhere: bool) -> (usize, u64, u64) {
+    /// Twenty weighted attempts of worker 0 of the Xeon preset (node 0: workers 0–7) under
+    /// `policy`, each victim answering `searching`: (the victims whose queues were tried, attempts
+    /// counted, attempts that left a victim alone).
+    fn weighted(policy: &str, searching: bool) -> (Vec<usize>, u64, u64) {
         let layout = layout("preset:xeon-x7560");
-        let mut victims = Victims::Weighted {
-            victims: WeightedVictims::new(layout.groups(0)),
-            homes,
-        };
+        let policy: PolicyKind = policy.parse().unwrap();
+        let mut victims = Victims::new(policy, 0, &Cls::new(0, layout.workers(), true), &layout);
         let counters = WorkerCounters::default();
         let mut thief = Looker {
             looked: Vec::new(),
             foreign_waiting: false,
-            idle_elsewhere,
+            searching,
         };
         let mut rng = fastrand::Rng::with_seed(1);
         for _ in 0..20 {
             assert!(steal_once(&mut victims, &mut rng, 0, &counters, &mut thief).is_none());
         }
+        let tried = (thief.looked.iter())
+            .map(|l| l["Worker(".len()..l.len() - 1].parse().unwrap())
+            .collect();
         (
-            thief.looked.len(),
+            tried,
             counters.steal_attempts.get(),
             counters.steals_left_home.get(),
         )
@@ -320,11 +330,22 @@ mod tests {
 
     #[test]
     fn an_lgs_thief_leaves_a_searching_victim_elsewhere_its_own_queue() {
-        // Homes (plain `lgs`): a victim that takes its own queue is not stolen from.
-        assert_eq!(weighted(true, true), (0, 20, 20));
-        // A busy victim (or one of the thief's node): stolen from as before.
-        assert_eq!(weighted(true, false), (20, 20, 0));
+        // Plain `lgs`: a searching victim of another node is not stolen from; one of the
+        // thief's node is (the walk starts there).
+        let (tried, attempts, left) = weighted("lgs", true);
+        assert_eq!(attempts, 20);
+        assert!(
+            !tried.is_empty() && tried.iter().all(|&v| v < 8),
+            "{tried:?}"
+        );
+        assert!(left > 0);
+        assert_eq!(tried.len() as u64 + left, 20);
+        // A busy victim, wherever it is: stolen from as before.
+        let (tried, attempts, left) = weighted("lgs", false);
+        assert_eq!((tried.len(), attempts, left), (20, 20, 0));
+        assert!(tried.iter().any(|&v| v >= 8), "{tried:?}");
         // No homes (`lgs:tp`): the rule does not apply.
-        assert_eq!(weighted(false, true), (20, 20, 0));
+        let (tried, attempts, left) = weighted("lgs:tp", true);
+        assert_eq!((tried.len(), attempts, left), (20, 20, 0));
     }
 }

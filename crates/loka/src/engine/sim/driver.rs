@@ -585,11 +585,7 @@ impl choices::Thief for VirtualThief<'_> {
         task.map(|t| (t, victim))
     }
 
-    fn idle_elsewhere(&mut self, victim: usize) -> bool {
-        let layout = &self.engine.shared.machine.layout;
-        if layout.node_of(victim) == layout.node_of(self.w) {
-            return false;
-        }
+    fn searching_with_one(&mut self, victim: usize) -> bool {
         // The victim's idle flag: one line of the victim's.
         let line = self
             .engine
@@ -604,15 +600,7 @@ impl choices::Thief for VirtualThief<'_> {
             at.saturating_sub(1)
         });
         let at = self.st.workers[self.w].clock.max(pushed);
-        let searching = if v.parked {
-            Engine::polls(v, at)
-        } else {
-            // Between activations with local work (its next slot, its deque: only it pushes
-            // there) it is not searching: the real worker looks for work elsewhere only with
-            // none of its own.
-            v.busy_until <= at && v.next.is_none() && v.deque.is_empty()
-        };
-        searching && v.stealable() <= 1
+        v.searches_at(at) && v.stealable() <= 1
     }
 
     fn foreign_waiting(&mut self, node: usize) -> bool {

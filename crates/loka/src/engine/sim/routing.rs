@@ -264,7 +264,7 @@ impl Engine {
     }
 
     /// Whether parked worker `worker` still polls at `now` (spinning, yielding: searching).
-    pub(super) fn polls(worker: &super::worker::VirtualWorker, now: u64) -> bool {
+    fn polls(worker: &super::worker::VirtualWorker, now: u64) -> bool {
         now <= worker.polling_until
     }
 

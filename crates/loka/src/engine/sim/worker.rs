@@ -114,6 +114,19 @@ impl VirtualWorker {
             .or_else(|| self.deque.pop_front())
     }
 
+    /// Whether this worker searches for work at virtual time `at`, as the real worker's idle
+    /// flag and sleeper state say: parked, only while it still polls (spins, yields); awake,
+    /// when neither an activation nor a wake-up holds it and it has no local work of its own
+    /// (its next slot, its deque: only it pushes there), with which the real worker never
+    /// searches.
+    pub(super) fn searches_at(&self, at: u64) -> bool {
+        if self.parked {
+            at <= self.polling_until
+        } else {
+            self.busy_until <= at && self.next.is_none() && self.deque.is_empty()
+        }
+    }
+
     /// What [`Self::steal`] would take, left where it is.
     pub(super) fn steal_peek(&self) -> Option<TaskRef> {
         (self.urgent.front())
