@@ -53,6 +53,17 @@ const NO_HOME: u32 = u32::MAX;
 /// The waker of a wake-up that no actor sent: a plain thread's send, a timer firing.
 pub(crate) const NO_WAKER: u32 = u32::MAX;
 
+/// The actor whose activation sent the message that woke another, as that wake-up's routing sees
+/// it (`choices::woken_route`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Waker {
+    /// Its identity ([`waker_id`]; [`NO_WAKER`] for no actor): the partner the hub rules count.
+    pub(crate) id: u32,
+    /// Whether it is a hub: under `hierarchical` the actors it wakes do not take its worker's
+    /// next slot (`choices::hierarchical_route`).
+    pub(crate) hub: bool,
+}
+
 /// The identity of an actor as a waker: the low 32 bits of its id. Two actors whose ids agree
 /// there (one in 2^32 pairs, or an id reused after 2^32 spawns) read as one partner, which only
 /// delays a release: the rule is a heuristic.

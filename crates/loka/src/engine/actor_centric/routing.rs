@@ -159,9 +159,15 @@ impl Worker {
             self.sample_queue_wait(placement::of(&task));
             self.push_next(task);
         } else if self.wakes_to_next_slot_unless_hub() && self.woken_here_unless_hub(&task) {
-            // `hierarchical` on one node: the same decision for every actor but a hub.
+            // `hierarchical` on one node: the same decision for every actor but a hub, and
+            // every waker but a hub, whose wake-ups go to this worker's deque, where its
+            // node-mates steal them (`choices::hierarchical_route`).
             self.sample_queue_wait(placement::of(&task));
-            self.push_next(task);
+            if self.waker().hub {
+                self.push_head(task);
+            } else {
+                self.push_next(task);
+            }
         } else {
             self.schedule_woken_routed(task);
         }
@@ -174,7 +180,12 @@ impl Worker {
     fn woken_here_unless_hub(&self, task: &TaskRef) -> bool {
         let placement = placement::of(task);
         if let choices::Routing::Hierarchical { auto_hubs: true } = self.routing() {
-            choices::note_hierarchical_wake(placement, self.index(), self.waker(), self.counters());
+            choices::note_hierarchical_wake(
+                placement,
+                self.index(),
+                self.waker().id,
+                self.counters(),
+            );
         }
         !placement.is_hub()
     }

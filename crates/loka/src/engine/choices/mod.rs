@@ -6,7 +6,7 @@
 //! threads (`actor_centric/routing.rs`, `steal.rs`), the simulation engine on virtual workers
 //! (`sim/routing.rs`, `sim/driver.rs`, which adds its costs around the decisions).
 
-use crate::engine::placement::ActorPlacement;
+use crate::engine::placement::{ActorPlacement, Waker};
 use crate::policy::hierarchical;
 use crate::policy::placement::{Placement, PlacementStrategy};
 use crate::policy::{LgsVariants, PlacesMode, PolicyKind, Route};
@@ -150,7 +150,8 @@ impl Routing {
 /// Where a woken actor goes under `hierarchical` (see [`hierarchical::wake_target`]): a hub to
 /// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
 /// where they last ran; a small actor ([`ActorPlacement::is_small`]) to the waking worker.
-/// `sender` is the waking worker (`None`: a plain thread); `idle_hand_off` says whether a push
+/// `sender` is the waking worker and whether the waking actor is a hub (`None`: a plain thread);
+/// `idle_hand_off` says whether a push
 /// to a worker would hand the actor to an idle one (asleep or searching) while the sender's
 /// worker has nothing else to run (a hint: a wrong answer costs a hand-off or some locality,
 /// never work). `None` when the actor never ran and no sender worker is known. Shared by every
@@ -159,9 +160,11 @@ impl Routing {
 pub(crate) fn hierarchical_route(
     layout: &WorkerLayout,
     placement: &ActorPlacement,
-    sender: Option<usize>,
+    sender: Option<(usize, bool)>,
     idle_hand_off: impl Fn(usize) -> bool,
 ) -> Option<Route> {
+    let sender_is_hub = sender.is_some_and(|(_, hub)| hub);
+    let sender = sender.map(|(worker, _)| worker);
     let hub = placement.is_hub();
     let sender_on_home_node = match (sender, placement.home()) {
         (Some(s), Some(home)) => layout.node_of(s) == layout.node_of(home),
@@ -188,8 +191,16 @@ pub(crate) fn hierarchical_route(
         // push would wake a sleeper to look at it: a wake-up per message of a chain that lives
         // off its home node (docs/decisions/0071-hierarchical-spares-sleepers.md). An actor that
         // waits here (one that used its budget: [`hierarchical_requeue`]) stays findable by its
-        // home node.
-        return Some(Route::LocalNext);
+        // home node. Woken by a hub, it goes to the head of this worker's deque instead, where
+        // the worker's node-mates steal it: the hub is pinned here, and an actor in the next
+        // slot would wait there behind the hub's activations (its worker runs its pinned queue
+        // first), where no thief can take it
+        // (docs/decisions/0106-a-hub-keeps-its-worker.md).
+        return Some(if sender_is_hub {
+            Route::LocalHead
+        } else {
+            Route::LocalNext
+        });
     }
     if let Some(home) = placement.home() {
         let home_node = layout.node_of(home);
@@ -364,7 +375,7 @@ pub(crate) fn woken_route(
     routing: Routing,
     me: usize,
     placement: &ActorPlacement,
-    waker: u32,
+    waker: Waker,
     layout: &WorkerLayout,
     local: Route,
     counters: &WorkerCounters,
@@ -395,7 +406,7 @@ pub(crate) fn woken_route(
                 crate::policy::lgs::route_woken(variants, Some(me), home, neighbours, local);
             match route {
                 Route::Tail(h) | Route::Head(h) => {
-                    if variants.auto && placement.note_remote_wake(waker) {
+                    if variants.auto && placement.note_remote_wake(waker.id) {
                         counters.hubs_released.bump(1);
                         return local;
                     }
@@ -419,9 +430,9 @@ pub(crate) fn woken_route(
         }
         Routing::Hierarchical { auto_hubs } => {
             if auto_hubs {
-                note_hierarchical_wake(placement, me, waker, counters);
+                note_hierarchical_wake(placement, me, waker.id, counters);
             }
-            hierarchical_route(layout, placement, Some(me), idle_hand_off)
+            hierarchical_route(layout, placement, Some((me, waker.hub)), idle_hand_off)
                 .unwrap_or(Route::LocalNext)
         }
         Routing::Places(mode) => {

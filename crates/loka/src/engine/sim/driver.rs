@@ -117,6 +117,7 @@ impl Engine {
         }
         st.running = Some((w, at));
         st.waker = placement::NO_WAKER;
+        st.waker_hub = false;
         let tick = crate::runtime::clock::VIRTUAL_TICK_NS;
         MutexGuard::unlocked(st, || self.shared.timers.fire_due(0, at / tick));
         st.running = None;
@@ -315,6 +316,7 @@ impl Engine {
         );
         st.waking = 0.0;
         st.waker = placement::waker_id(&task);
+        st.waker_hub = placement::of(&task).is_hub();
         // Handler time per actor (`handler_sample_us`): the type read before the activation,
         // after which a stopped actor's cell may be freed.
         // SAFETY: the driver holds the task's schedule, so its cell is alive.

@@ -140,6 +140,8 @@ struct State {
     /// The actor of that activation, as a waker (`placement::waker_id`; `NO_WAKER` while timers
     /// fire): the partner the hub rules count.
     waker: u32,
+    /// Whether that actor is a hub (`placement::Waker::hub`).
+    waker_hub: bool,
     /// The worker that woke each queued actor (by actor id), to price its messages.
     woken_by: rustc_hash::FxHashMap<u64, usize>,
     /// The worker whose send last woke each actor, and the sending actor's waker id (by actor
@@ -271,6 +273,7 @@ impl Engine {
                 activation_clock: (0, 0.0, 0.0),
                 waking: 0.0,
                 waker: placement::NO_WAKER,
+                waker_hub: false,
                 woken_by: Default::default(),
                 sender_of: Default::default(),
                 ran_on: Default::default(),

@@ -43,7 +43,10 @@ impl Engine {
             self.routing(),
             w,
             placement::of(&task),
-            st.waker,
+            placement::Waker {
+                id: st.waker,
+                hub: st.waker_hub,
+            },
             &self.shared.machine.layout,
             st.workers[w].cls.route_woken(),
             self.shared.counters.worker(w),

@@ -109,6 +109,9 @@ pub(super) struct Worker {
     /// The actor of the latest activation here, as a waker ([`placement::waker_id`]): the
     /// partner the hub rules of `lgs:auto` and `hierarchical:auto` count (one store an activation).
     running: Cell<u32>,
+    /// Whether that actor is a hub, kept under `hierarchical` only: the actors a hub wakes do
+    /// not take its worker's next slot (`choices::hierarchical_route`).
+    running_hub: Cell<bool>,
     /// `exec = "auto"`: time activations to catch actors that block (runtime/exec_policy/blocking.rs).
     watch_blocking: bool,
     /// `exec = "auto"`: figures of the undeclared actors run here (runtime/exec_policy/online.rs).
@@ -200,6 +203,7 @@ impl Worker {
             help_turn: Cell::new(0),
             since_balance: Cell::new((0, 0)),
             running: Cell::new(placement::NO_WAKER),
+            running_hub: Cell::new(false),
             watch_blocking,
             online: Default::default(),
             engine,
@@ -208,8 +212,11 @@ impl Worker {
 
     /// The actor of the latest activation here, as a waker ([`placement::waker_id`]).
     #[inline]
-    pub(super) fn waker(&self) -> u32 {
-        self.running.get()
+    pub(super) fn waker(&self) -> placement::Waker {
+        placement::Waker {
+            id: self.running.get(),
+            hub: self.running_hub.get(),
+        }
     }
 
     /// The worker of `engine` running on this thread, if any.
@@ -403,6 +410,7 @@ impl Worker {
         if self.is_hierarchical() {
             // Alg. 4.2 lines 16–18: enough work done since the last round → try one.
             self.count_towards_balance();
+            self.running_hub.set(placement::of(&task).is_hub());
         }
         self.account_locality(task);
         self.running.set(placement::waker_id(&task));
