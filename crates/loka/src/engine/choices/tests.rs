@@ -320,3 +320,47 @@ fn hierarchical_homes_are_on_the_parents_node_whoever_runs_them_first() {
     sorted.dedup();
     assert_eq!(sorted.len(), 4, "four hubs on four nodes: {hub_nodes:?}");
 }
+
+/// Under `hierarchical` an actor woken on its waker's worker takes the next slot, unless the
+/// waker is a hub: then the head of the worker's deque, where its node-mates steal it
+/// (docs/decisions/0106-a-hub-keeps-its-worker.md). On one node and on two; a hub woken by a hub
+/// is pinned at home either way.
+#[test]
+fn what_a_hub_wakes_on_its_worker_is_stealable() {
+    for machine in [
+        "synthetic:package:1 core:4 pu:1",
+        "synthetic:package:2 core:2 pu:1",
+    ] {
+        let layout = layout_of(machine);
+        let counters = WorkerCounters::default();
+        for (woken_hub, waker_hub) in [(false, false), (false, true), (true, false), (true, true)] {
+            let options = SpawnOptions::default().hub(woken_hub);
+            let placement = ActorPlacement::new(&options, false);
+            placement.set_home(Some(1));
+            placement.swap_last(1);
+            let route = woken_route(
+                Routing::Hierarchical { auto_hubs: false },
+                0,
+                &placement,
+                Waker {
+                    id: 7,
+                    hub: waker_hub,
+                },
+                &layout,
+                Route::LocalNext,
+                &counters,
+                |_| false,
+                |_| false,
+            );
+            let expected = match (woken_hub, waker_hub) {
+                (true, _) => Route::Pinned(1),
+                (false, true) => Route::LocalHead,
+                (false, false) => Route::LocalNext,
+            };
+            assert_eq!(
+                route, expected,
+                "{machine}: woken hub {woken_hub}, waker hub {waker_hub}"
+            );
+        }
+    }
+}
