@@ -8,6 +8,11 @@
 //! another worker meanwhile. Under the simulation engine (deterministic, virtual time) on one
 //! node and on the 4-node Xeon preset, and on real threads on two workers (one node, and two
 //! nodes of one worker each).
+//!
+//! And the other way round: a declared hub woken while its home worker runs a regular actor's
+//! long activation runs on the idle worker of its node that woke it, instead of waiting (loka
+//! cannot preempt the activation as Erlang's scheduler would); woken from another node, it goes
+//! home as before.
 
 use loka::{Actor, ActorRef, Config, Context, EngineKind, Placement, PolicyKind, SpawnOptions};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -199,4 +204,169 @@ fn on_threads_one_node_a_job_a_hub_wakes_runs_beside_it() {
 #[test]
 fn on_threads_two_nodes_a_job_a_hub_wakes_runs_beside_it() {
     threads("synthetic:package:2 numa:1 core:1 pu:1");
+}
+
+/// Keeps its worker busy: declared compute (simulation), or a spin until the hub has run, at
+/// most a limit (real threads); says when it started, and where (its worker plus one).
+struct Hog {
+    busy: Busy,
+    started: Arc<AtomicUsize>,
+    hub_ran_on: Arc<AtomicUsize>,
+}
+
+impl Actor for Hog {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, _: ()) {
+        let worker = ctx.worker_index().expect("on a worker");
+        self.started.store(worker + 1, SeqCst);
+        match self.busy {
+            Busy::Charge(time) => ctx.charge(time),
+            Busy::SpinUntilRun(limit) => {
+                let start = Instant::now();
+                while self.hub_ran_on.load(SeqCst) == NOT_RUN && start.elapsed() < limit {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+    }
+}
+
+/// Wakes the hub after a little compute of its own; records its worker.
+struct Waker {
+    hub: ActorRef<()>,
+    ran_on: Arc<AtomicUsize>,
+}
+
+impl Actor for Waker {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, _: ()) {
+        ctx.charge(Duration::from_micros(100));
+        self.ran_on
+            .store(ctx.worker_index().expect("on a worker"), SeqCst);
+        self.hub.send(()).unwrap();
+    }
+}
+
+/// Records the worker it runs on.
+struct RecordingHub {
+    ran_on: Arc<AtomicUsize>,
+}
+
+impl Actor for RecordingHub {
+    type Msg = ();
+    fn handle(&mut self, ctx: &mut Context<Self>, _: ()) {
+        let worker = ctx.worker_index().expect("on a worker");
+        self.ran_on.store(worker, SeqCst);
+    }
+}
+
+/// What [`hub_woken_while_its_home_is_busy`] showed.
+struct Yield {
+    hub_ran_on: usize,
+    /// Where the hog and the waker ran.
+    hog_ran_on: usize,
+    waker_ran_on: usize,
+    /// Virtual time from the hog's message until all was done (simulation).
+    virtual_ns: Option<u64>,
+}
+
+/// A hub pinned on worker 0 and a regular actor of worker 0 that keeps it busy; while it does,
+/// an actor on worker 1 (same node) wakes the hub.
+fn hub_woken_while_its_home_is_busy(engine: EngineKind, topology: &str, busy: Busy) -> Yield {
+    let mut config = Config {
+        engine,
+        topology: topology.to_owned(),
+        workers: 2,
+        policy: "hierarchical".parse::<PolicyKind>().unwrap(),
+        seed: 1,
+        ..Config::default()
+    };
+    config.sim.quiet_ms = 0;
+    let system = loka::System::from_config(config).unwrap();
+    let on = |w| SpawnOptions::default().placement(Placement::Worker(w));
+    let hub_ran_on = Arc::new(AtomicUsize::new(NOT_RUN));
+    let started = Arc::new(AtomicUsize::new(0));
+    let hub = system.spawn_with(
+        RecordingHub {
+            ran_on: Arc::clone(&hub_ran_on),
+        },
+        on(0).hub(true),
+    );
+    // The hub idle, pinned to worker 0; the others start with their messages where placed.
+    system.run_until_idle();
+    let hog = system.spawn_with(
+        Hog {
+            busy,
+            started: Arc::clone(&started),
+            hub_ran_on: Arc::clone(&hub_ran_on),
+        },
+        on(0),
+    );
+    let waker_ran_on = Arc::new(AtomicUsize::new(NOT_RUN));
+    let waker = system.spawn_with(
+        Waker {
+            hub,
+            ran_on: Arc::clone(&waker_ran_on),
+        },
+        on(1),
+    );
+    let before = system.stats().sim.map(|s| s.virtual_ns);
+    hog.send(()).unwrap();
+    if engine != EngineKind::Sim {
+        // On threads the hog must be running before the hub is woken.
+        let start = Instant::now();
+        while started.load(SeqCst) == 0 && start.elapsed() < Duration::from_secs(10) {
+            std::thread::yield_now();
+        }
+    }
+    waker.send(()).unwrap();
+    system.run_until_idle();
+    let virtual_ns = system.stats().sim.map(|s| s.virtual_ns - before.unwrap());
+    system.shutdown();
+    Yield {
+        hub_ran_on: hub_ran_on.load(SeqCst),
+        hog_ran_on: started.load(SeqCst).wrapping_sub(1),
+        waker_ran_on: waker_ran_on.load(SeqCst),
+        virtual_ns,
+    }
+}
+
+#[test]
+fn simulated_a_hub_whose_home_is_busy_runs_on_the_node_mate_that_woke_it() {
+    for topology in [
+        "synthetic:package:1 numa:1 core:2 pu:1",
+        "synthetic:package:2 numa:1 core:1 pu:1",
+    ] {
+        let run =
+            hub_woken_while_its_home_is_busy(EngineKind::Sim, topology, Busy::Charge(HUB_BUSY));
+        let two_nodes = topology.contains("package:2");
+        // On one node the waker's worker runs it; from another node it goes home.
+        assert_eq!(run.hub_ran_on, if two_nodes { 0 } else { 1 }, "{topology}");
+        let elapsed = run.virtual_ns.unwrap();
+        let hog = HUB_BUSY.as_nanos() as u64;
+        assert!(
+            elapsed < hog + hog / 10,
+            "{topology}: the hog's 2 ms and the hub took {elapsed} ns of virtual time"
+        );
+    }
+}
+
+#[test]
+fn on_threads_a_hub_whose_home_is_busy_runs_on_the_node_mate_that_woke_it() {
+    // Placed on workers 0 and 1, the hog and the waker can still start on the other one (an
+    // idle worker steals a queued actor): such a run says nothing and is tried again.
+    let mut conclusive = 0;
+    for _ in 0..20 {
+        let run = hub_woken_while_its_home_is_busy(
+            EngineKind::ActorCentric,
+            "synthetic:package:1 numa:1 core:2 pu:1",
+            Busy::SpinUntilRun(Duration::from_secs(10)),
+        );
+        if (run.hog_ran_on, run.waker_ran_on) != (0, 1) {
+            continue;
+        }
+        conclusive += 1;
+        assert_eq!(run.hub_ran_on, 1, "the hub waited for its busy home worker");
+    }
+    assert!(conclusive > 0, "no run had the hog on the hub's worker");
 }

@@ -1,6 +1,7 @@
 //! The routing rules' unit tests.
 
 use super::*;
+use crate::policy::hierarchical::HandOff;
 use crate::SpawnOptions;
 use loka_topology::{CostMatrix, LayoutOptions, Topology};
 
@@ -89,7 +90,13 @@ fn lgs_wake(
         layout,
         Route::LocalNext,
         &counters,
-        |w| idle && w == home,
+        |w| {
+            if idle && w == home {
+                HandOff::ToIdle
+            } else {
+                HandOff::SenderBusy
+            }
+        },
         |r| queued && (r == Route::Tail(home) || r == Route::Head(home)),
     );
     (
@@ -172,7 +179,13 @@ fn the_fast_paths_take_the_routed_decision() {
                     &one_node,
                     Route::LocalNext,
                     &counters,
-                    |_| idle,
+                    |_| {
+                        if idle {
+                            HandOff::ToIdle
+                        } else {
+                            HandOff::SenderBusy
+                        }
+                    },
                     |_| idle,
                 );
                 let expected = match routing {
@@ -349,7 +362,7 @@ fn what_a_hub_wakes_on_its_worker_is_stealable() {
                 &layout,
                 Route::LocalNext,
                 &counters,
-                |_| false,
+                |_| HandOff::SenderBusy,
                 |_| false,
             );
             let expected = match (woken_hub, waker_hub) {

@@ -228,6 +228,7 @@ impl Engine {
                     parked: true,
                     polling_until: 0,
                     busy_until: 0,
+                    ran_hub: false,
                     resumed_poll: false,
                     home_turn: 0,
                     next: None,
