@@ -12,7 +12,6 @@
 //! | `home`, `last`, `RAN` | every policy: first-activation home (LGS Listing 5.2), locality telemetry, `hierarchical` routing |
 //! | `UNPINNED` | `lgs` (spawn option, `lgs:auto` release) |
 //! | `HUB` | `hierarchical` (spawn option, `set_hub`, `hierarchical:auto` detection) |
-//! | `DECLARED_HUB` | `hierarchical` (a hub by its spawn option: it may leave a busy home) |
 //! | `wakes`, `last_waker` | `lgs:auto` and `hierarchical:auto` ([`crate::policy::lgs::should_release_hub`]) |
 //! | `prev_waker` | `hierarchical:auto` (a change back to it weighs against a hub) |
 //! | `enqueued_at` | the sampled queue-wait telemetry |
@@ -85,8 +84,6 @@ const RAN: u8 = 1;
 const UNPINNED: u8 = 2;
 const HUB: u8 = 4;
 const SMALL: u8 = 8;
-/// Spawned as a hub (`SpawnOptions::hub`), not found one online by `hierarchical:auto`.
-const DECLARED_HUB: u8 = 16;
 
 /// The most bytes of state (`size_of` the actor plus its declared footprint,
 /// [`SpawnOptions::footprint`]) an actor may have and still be *small*: no more than the two
@@ -123,7 +120,7 @@ impl ActorPlacement {
             flags |= UNPINNED;
         }
         if options.hub {
-            flags |= HUB | DECLARED_HUB;
+            flags |= HUB;
         }
         ActorPlacement {
             home: AtomicU32::new(NO_HOME),
@@ -196,11 +193,6 @@ impl ActorPlacement {
     #[inline]
     pub(crate) fn is_hub(&self) -> bool {
         self.flags.load(Relaxed) & HUB != 0
-    }
-
-    /// Whether it was spawned as a hub (its program said so), rather than found one online.
-    pub(crate) fn is_declared_hub(&self) -> bool {
-        self.flags.load(Relaxed) & DECLARED_HUB != 0
     }
 
     /// Sets or clears the hub flag; returns whether it changed.

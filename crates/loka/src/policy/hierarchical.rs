@@ -115,7 +115,7 @@ pub fn steal_plan(me: usize, layout: &WorkerLayout) -> Vec<StealStep> {
 /// (docs/decisions/0085-hierarchical-small-actors-follow-their-wakers.md).
 ///
 /// Unless sending it there would hand it to an idle worker (asleep, or searching for work) while
-/// the sender's worker has nothing else to run (`hand_off` is [`HandOff::ToIdle`]): then
+/// the sender's worker has nothing else to run (`idle_hand_off`, asked only of that worker): then
 /// the sender's worker runs it. The hand-off would buy no parallelism, only the home-node
 /// accesses of one activation (hundreds of nanoseconds for an actor's few lines), and the
 /// sender's worker would idle meanwhile: a chain of messages that crosses nodes, threadring's
@@ -125,82 +125,25 @@ pub fn steal_plan(me: usize, layout: &WorkerLayout) -> Vec<StealStep> {
 /// docs/decisions/0082-an-idle-hand-off-buys-nothing.md). With other work queued on the sender's
 /// worker, the actor's own worker takes it and spreads the load as before; a busy one gets it
 /// back, as Erlang's scheduler does.
-///
-/// A declared hub ([`Hub::Declared`]) whose home worker runs a regular actor's activation when a
-/// worker of the hub's home node with nothing else to run wakes it ([`HandOff::ToBusy`]) runs on
-/// that worker, next, and goes home again at its next wake-up: pinned, it would wait for an
-/// activation that may last milliseconds (a Matrix Search seeker's search), which loka cannot
-/// preempt as Erlang's scheduler does after its reductions, while an idle worker of the node,
-/// whose cache shares the hub's last level with its home's, could run it at once. A hub found
-/// online stays pinned: `hierarchical:auto` pins actors that many partners wake to stop their
-/// migrations, which leaving a busy worker would bring back (Savina's big on one simulated node
-/// fell from 1.02× to 0.86× of `cls` when they left too)
-/// (docs/decisions/0106-a-hub-keeps-its-worker.md).
 pub fn wake_target(
-    hub: Hub,
+    hub: bool,
     small: bool,
     home: Option<usize>,
     last: Option<usize>,
     sender: Option<usize>,
     sender_on_home_node: bool,
-    hand_off: impl Fn(usize) -> HandOff,
+    idle_hand_off: impl Fn(usize) -> bool,
 ) -> Option<usize> {
-    if hub != Hub::No {
-        match home.or(last) {
-            Some(h)
-                if hub == Hub::Declared
-                    && sender.is_some()
-                    && Some(h) != sender
-                    && sender_on_home_node
-                    && hand_off(h) == HandOff::ToBusy =>
-            {
-                sender
-            }
-            h => h.or(sender),
-        }
+    if hub {
+        home.or(last).or(sender)
     } else if sender.is_some() && (sender_on_home_node || small) {
         sender
     } else {
         match last.or(home) {
-            Some(back)
-                if sender.is_some()
-                    && Some(back) != sender
-                    && hand_off(back) == HandOff::ToIdle =>
-            {
-                sender
-            }
+            Some(back) if sender.is_some() && Some(back) != sender && idle_hand_off(back) => sender,
             back => back.or(sender),
         }
     }
-}
-
-/// Whether a woken actor is a hub, and how it became one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hub {
-    /// A regular actor.
-    No,
-    /// Spawned as a hub: its program named it an orchestrator (`SpawnOptions::hub`).
-    Declared,
-    /// Found a hub while running (`hierarchical:auto`: woken by many partners from elsewhere).
-    Found,
-}
-
-/// What the sending worker sees of a worker it could hand a woken actor to (asked only for a
-/// worker other than itself; a hint: a wrong answer costs a hand-off or some locality, never
-/// work).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HandOff {
-    /// The sending worker has other work to run after this activation.
-    SenderBusy,
-    /// The sending worker has nothing else to run, and the other one is idle (asleep or
-    /// searching for work).
-    ToIdle,
-    /// The sending worker has nothing else to run, and the other one runs a regular actor's
-    /// activation.
-    ToBusy,
-    /// The sending worker has nothing else to run, and the other one runs a hub's activation
-    /// (or, in the simulation, is not known to run a regular actor's).
-    ToHub,
 }
 
 #[cfg(test)]
@@ -289,68 +232,62 @@ mod tests {
 
     #[test]
     fn hubs_go_home_regular_actors_follow_senders_within_their_home_node() {
-        let awake = |_| HandOff::SenderBusy; // never a hand-off
-                                             // A hub goes home whoever wakes it.
+        let awake = |_| false; // never an idle hand-off
+                               // A hub goes home whoever wakes it.
         assert_eq!(
-            wake_target(Hub::Declared, false, Some(3), Some(5), Some(1), true, awake),
+            wake_target(true, false, Some(3), Some(5), Some(1), true, awake),
             Some(3)
         );
         // A sender on the actor's home node runs it (communication locality).
         assert_eq!(
-            wake_target(Hub::No, false, Some(3), Some(5), Some(1), true, awake),
+            wake_target(false, false, Some(3), Some(5), Some(1), true, awake),
             Some(1)
         );
         // A sender elsewhere: back where it last ran, else home.
         assert_eq!(
-            wake_target(Hub::No, false, Some(3), Some(5), Some(1), false, awake),
+            wake_target(false, false, Some(3), Some(5), Some(1), false, awake),
             Some(5)
         );
         assert_eq!(
-            wake_target(Hub::No, false, Some(3), None, Some(1), false, awake),
+            wake_target(false, false, Some(3), None, Some(1), false, awake),
             Some(3)
         );
         // From a plain thread: where it last ran.
         assert_eq!(
-            wake_target(Hub::No, false, Some(3), Some(5), None, false, awake),
+            wake_target(false, false, Some(3), Some(5), None, false, awake),
             Some(5)
         );
         assert_eq!(
-            wake_target(Hub::No, false, None, None, None, true, awake),
+            wake_target(false, false, None, None, None, true, awake),
             None
         );
     }
 
     #[test]
     fn a_sleeping_worker_is_not_woken_for_an_actor_an_idle_sender_can_run() {
-        let idle = |w| {
-            if w == 5 {
-                HandOff::ToIdle
-            } else {
-                HandOff::SenderBusy
-            }
-        };
+        let idle = |w| w == 5;
         // Its last worker sleeps and the sender has nothing else to run: the sender runs it.
         assert_eq!(
-            wake_target(Hub::No, false, Some(3), Some(5), Some(1), false, idle),
+            wake_target(false, false, Some(3), Some(5), Some(1), false, idle),
             Some(1)
         );
         // Any other case (awake, or the sender busy): back there.
         assert_eq!(
-            wake_target(Hub::No, false, Some(3), Some(6), Some(1), false, idle),
+            wake_target(false, false, Some(3), Some(6), Some(1), false, idle),
             Some(6)
         );
         // Never ran and its home sleeps: the sender.
         assert_eq!(
-            wake_target(Hub::No, false, Some(5), None, Some(1), false, idle),
+            wake_target(false, false, Some(5), None, Some(1), false, idle),
             Some(1)
         );
         // A hub goes home, asleep or not; from a plain thread someone must be woken.
         assert_eq!(
-            wake_target(Hub::Declared, false, Some(5), Some(5), Some(1), false, idle),
+            wake_target(true, false, Some(5), Some(5), Some(1), false, idle),
             Some(5)
         );
         assert_eq!(
-            wake_target(Hub::No, false, Some(3), Some(5), None, false, idle),
+            wake_target(false, false, Some(3), Some(5), None, false, idle),
             Some(5)
         );
     }
@@ -359,105 +296,23 @@ mod tests {
     fn a_small_actor_runs_where_it_is_woken_on_any_node() {
         // Its last worker is busy (no idle hand-off). Home and last worker 5, woken from
         // worker 1 on another node.
-        let busy = |_| HandOff::SenderBusy;
+        let busy = |_| false;
         assert_eq!(
-            wake_target(Hub::No, false, Some(5), Some(5), Some(1), false, busy),
+            wake_target(false, false, Some(5), Some(5), Some(1), false, busy),
             Some(5)
         );
         assert_eq!(
-            wake_target(Hub::No, true, Some(5), Some(5), Some(1), false, busy),
+            wake_target(false, true, Some(5), Some(5), Some(1), false, busy),
             Some(1)
         );
         // A small hub still goes home; from a plain thread, back where it last ran.
         assert_eq!(
-            wake_target(Hub::Declared, true, Some(5), Some(5), Some(1), false, busy),
+            wake_target(true, true, Some(5), Some(5), Some(1), false, busy),
             Some(5)
         );
         assert_eq!(
-            wake_target(Hub::No, true, Some(5), Some(5), None, false, busy),
+            wake_target(false, true, Some(5), Some(5), None, false, busy),
             Some(5)
-        );
-    }
-
-    #[test]
-    fn a_declared_hub_whose_home_is_busy_runs_on_an_idle_node_mate_that_woke_it() {
-        // Home worker 3 runs a regular actor's activation; the waking worker 1 has nothing else to run.
-        let home_busy = |w| {
-            if w == 3 {
-                HandOff::ToBusy
-            } else {
-                HandOff::SenderBusy
-            }
-        };
-        // On the hub's home node: the waker runs it.
-        assert_eq!(
-            wake_target(
-                Hub::Declared,
-                false,
-                Some(3),
-                Some(3),
-                Some(1),
-                true,
-                home_busy
-            ),
-            Some(1)
-        );
-        // From another node, from a plain thread, or with its home idle or the waker busy: home.
-        assert_eq!(
-            wake_target(
-                Hub::Declared,
-                false,
-                Some(3),
-                Some(3),
-                Some(1),
-                false,
-                home_busy
-            ),
-            Some(3)
-        );
-        assert_eq!(
-            wake_target(
-                Hub::Declared,
-                false,
-                Some(3),
-                Some(3),
-                None,
-                false,
-                home_busy
-            ),
-            Some(3)
-        );
-        for other in [HandOff::ToIdle, HandOff::SenderBusy, HandOff::ToHub] {
-            assert_eq!(
-                wake_target(
-                    Hub::Declared,
-                    false,
-                    Some(3),
-                    Some(3),
-                    Some(1),
-                    true,
-                    |_| other
-                ),
-                Some(3)
-            );
-        }
-        // A hub found online stays pinned.
-        assert_eq!(
-            wake_target(
-                Hub::Found,
-                false,
-                Some(3),
-                Some(3),
-                Some(1),
-                true,
-                home_busy
-            ),
-            Some(3)
-        );
-        // A regular actor's rule does not look at a busy worker.
-        assert_eq!(
-            wake_target(Hub::No, false, Some(3), Some(3), Some(1), false, home_busy),
-            Some(3)
         );
     }
 }

@@ -47,16 +47,6 @@ impl Engine {
         self.workers[w].idle.load(Relaxed)
     }
 
-    /// Whether worker `w` runs a hub's activation (`hierarchical`; a hint, as [`Self::is_idle`]).
-    pub(super) fn runs_hub(&self, w: usize) -> bool {
-        self.workers[w].runs_hub.load(Relaxed)
-    }
-
-    /// Worker `w` starts an activation of a hub (`hub`) or of a regular actor (`hierarchical`).
-    pub(super) fn set_runs_hub(&self, w: usize, hub: bool) {
-        self.workers[w].runs_hub.store(hub, Relaxed);
-    }
-
     fn unpark(&self, w: usize) {
         self.shared.counters.system.unparks.add_shared(1);
         if let Some(thread) = self.workers[w].thread.get() {

@@ -66,10 +66,6 @@ struct WorkerShared {
     /// start of a search writes too), read by a waker deciding whether a push there would buy
     /// any parallelism (`Engine::is_idle`).
     idle: AtomicBool,
-    /// `hierarchical`: set while the worker runs a hub's activation (written by its owner when
-    /// that changes), read by a worker of the node that wakes a hub whose home this is
-    /// (`Engine::runs_hub`, `policy::hierarchical::HandOff`).
-    runs_hub: AtomicBool,
     /// The stall guard's view of this worker: its next slot, held actor and user-code state.
     watch: CachePadded<stall::StallWatch>,
     /// The worker thread's kernel thread id (the monitor reads whether it sleeps in the kernel).
@@ -136,7 +132,6 @@ impl Engine {
                 migration: balance::Migration::default(),
                 out_of_work: AtomicBool::new(false),
                 idle: AtomicBool::new(false),
-                runs_hub: AtomicBool::new(false),
                 watch: CachePadded::new(stall::StallWatch::default()),
                 tid: OnceLock::new(),
             })

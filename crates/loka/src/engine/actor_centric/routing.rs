@@ -13,7 +13,6 @@ use super::worker::Worker;
 use super::{queues, Engine};
 use crate::engine::choices;
 use crate::engine::placement::{self, ActorPlacement};
-use crate::policy::hierarchical::HandOff;
 use crate::policy::placement::Placement;
 use crate::policy::{cls, Route};
 use crate::runtime::options::SpawnOptions;
@@ -203,20 +202,9 @@ impl Worker {
             &self.engine().shared.machine.layout,
             self.policy().route_woken(),
             self.counters(),
-            // What a hand-off to `w` would be: this worker has other work, or `w` searches or
-            // sleeps (docs/decisions/0082-an-idle-hand-off-buys-nothing.md), or runs an
-            // activation (docs/decisions/0106-a-hub-keeps-its-worker.md).
-            |w| {
-                if !self.watch().next_is_empty() || self.has_local_work() {
-                    HandOff::SenderBusy
-                } else if self.engine().is_idle(w) {
-                    HandOff::ToIdle
-                } else if self.engine().runs_hub(w) {
-                    HandOff::ToHub
-                } else {
-                    HandOff::ToBusy
-                }
-            },
+            // An idle hand-off: `w` searches or sleeps, and this worker has nothing else to run
+            // (docs/decisions/0082-an-idle-hand-off-buys-nothing.md).
+            |w| self.engine().is_idle(w) && self.watch().next_is_empty() && !self.has_local_work(),
             |route| self.engine().queued_len(route) > self.own_queues().stealable_len(),
         );
         self.sample_queue_wait(placement::of(&task));

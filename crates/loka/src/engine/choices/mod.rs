@@ -151,15 +151,17 @@ impl Routing {
 /// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
 /// where they last ran; a small actor ([`ActorPlacement::is_small`]) to the waking worker.
 /// `sender` is the waking worker and whether the waking actor is a hub (`None`: a plain thread);
-/// `hand_off` says what the sender's worker sees of another worker it could hand the actor to
-/// ([`hierarchical::HandOff`]). `None` when the actor never ran and no sender worker is known.
-/// Shared by every engine that queues actors.
+/// `idle_hand_off` says whether a push
+/// to a worker would hand the actor to an idle one (asleep or searching) while the sender's
+/// worker has nothing else to run (a hint: a wrong answer costs a hand-off or some locality,
+/// never work). `None` when the actor never ran and no sender worker is known. Shared by every
+/// engine that queues actors.
 #[inline]
 pub(crate) fn hierarchical_route(
     layout: &WorkerLayout,
     placement: &ActorPlacement,
     sender: Option<(usize, bool)>,
-    hand_off: impl Fn(usize) -> hierarchical::HandOff,
+    idle_hand_off: impl Fn(usize) -> bool,
 ) -> Option<Route> {
     let sender_is_hub = sender.is_some_and(|(_, hub)| hub);
     let sender = sender.map(|(worker, _)| worker);
@@ -169,31 +171,19 @@ pub(crate) fn hierarchical_route(
         (Some(_), None) => true,
         (None, _) => false,
     };
-    let kind = match (hub, placement.is_declared_hub()) {
-        (false, _) => hierarchical::Hub::No,
-        (true, true) => hierarchical::Hub::Declared,
-        (true, false) => hierarchical::Hub::Found,
-    };
     let target = hierarchical::wake_target(
-        kind,
+        hub,
         placement.is_small(),
         placement.home(),
         placement.last(),
         sender,
         sender_on_home_node,
-        hand_off,
+        idle_hand_off,
     )?;
     if hub {
         // Even on its own worker a hub skips the next slot, which spills into stealable
-        // queues; the owner looks at its pinned queue first anyway. A declared hub whose home
-        // runs a regular actor runs next on the idle node-mate that woke it (`wake_target`).
-        return Some(
-            if Some(target) != placement.home() && Some(target) == sender {
-                Route::LocalNext
-            } else {
-                Route::Pinned(target)
-            },
-        );
+        // queues; the owner looks at its pinned queue first anyway.
+        return Some(Route::Pinned(target));
     }
     if Some(target) == sender {
         // Here, the worker it last ran on or in place of an idle hand-off: next, as under `cls`,
@@ -372,9 +362,9 @@ pub(crate) fn places_spawn_route(
 /// each wake-up (`local`: the `cls` route of the waking worker, for the policies that keep
 /// wake-ups local), with the bookkeeping the decision carries (LGS's home-PU pushes and hub
 /// release, `hierarchical:auto`'s hub detection). `waker`: the waking actor
-/// and whether it is a hub ([`Waker`]); `hand_off`: what this worker sees of another it could
-/// hand the actor to ([`hierarchical::HandOff`]: an idle one, a busy one, or this worker has
-/// other work; see [`hierarchical_route`]);
+/// ([`crate::engine::placement::waker_id`]); `idle_hand_off`: whether a push to a worker would
+/// hand the actor to an idle one while this worker has nothing else to run (see
+/// [`hierarchical_route`]);
 /// `longer_queue`: whether the queue a [`Route::Tail`] or [`Route::Head`] to another worker pushes
 /// to already holds more actors than this worker's (LGS's yielding home). The one rule both
 /// engines carry out: the actor-centric engine on its threads (`actor_centric/routing.rs`), the
@@ -389,7 +379,7 @@ pub(crate) fn woken_route(
     layout: &WorkerLayout,
     local: Route,
     counters: &WorkerCounters,
-    hand_off: impl Fn(usize) -> hierarchical::HandOff,
+    idle_hand_off: impl Fn(usize) -> bool,
     longer_queue: impl Fn(Route) -> bool,
 ) -> Route {
     match routing {
@@ -421,10 +411,7 @@ pub(crate) fn woken_route(
                         return local;
                     }
                     let near = layout.node_of(h) == layout.node_of(me);
-                    if placement.is_small()
-                        || longer_queue(route)
-                        || (near && hand_off(h) == hierarchical::HandOff::ToIdle)
-                    {
+                    if placement.is_small() || longer_queue(route) || (near && idle_hand_off(h)) {
                         counters.hpu_yields.bump(1);
                         return local;
                     }
@@ -445,7 +432,7 @@ pub(crate) fn woken_route(
             if auto_hubs {
                 note_hierarchical_wake(placement, me, waker.id, counters);
             }
-            hierarchical_route(layout, placement, Some((me, waker.hub)), hand_off)
+            hierarchical_route(layout, placement, Some((me, waker.hub)), idle_hand_off)
                 .unwrap_or(Route::LocalNext)
         }
         Routing::Places(mode) => {
@@ -473,9 +460,7 @@ pub(crate) fn external_woken_route(
     layout: &WorkerLayout,
 ) -> Option<Route> {
     match routing {
-        Routing::Hierarchical { .. } => hierarchical_route(layout, placement, None, |_| {
-            hierarchical::HandOff::SenderBusy
-        }),
+        Routing::Hierarchical { .. } => hierarchical_route(layout, placement, None, |_| false),
         // LGS, Listing 5.3: from a plain thread, to the tail of the actor's home.
         Routing::Lgs(variants) => placement.pinned_home().map(|home| {
             let neighbours = |a, b| layout.same_group0(a, b);

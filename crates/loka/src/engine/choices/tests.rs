@@ -1,7 +1,6 @@
 //! The routing rules' unit tests.
 
 use super::*;
-use crate::policy::hierarchical::HandOff;
 use crate::SpawnOptions;
 use loka_topology::{CostMatrix, LayoutOptions, Topology};
 
@@ -90,13 +89,7 @@ fn lgs_wake(
         layout,
         Route::LocalNext,
         &counters,
-        |w| {
-            if idle && w == home {
-                HandOff::ToIdle
-            } else {
-                HandOff::SenderBusy
-            }
-        },
+        |w| idle && w == home,
         |r| queued && (r == Route::Tail(home) || r == Route::Head(home)),
     );
     (
@@ -179,13 +172,7 @@ fn the_fast_paths_take_the_routed_decision() {
                     &one_node,
                     Route::LocalNext,
                     &counters,
-                    |_| {
-                        if idle {
-                            HandOff::ToIdle
-                        } else {
-                            HandOff::SenderBusy
-                        }
-                    },
+                    |_| idle,
                     |_| idle,
                 );
                 let expected = match routing {
@@ -362,7 +349,7 @@ fn what_a_hub_wakes_on_its_worker_is_stealable() {
                 &layout,
                 Route::LocalNext,
                 &counters,
-                |_| HandOff::SenderBusy,
+                |_| false,
                 |_| false,
             );
             let expected = match (woken_hub, waker_hub) {

@@ -317,7 +317,6 @@ impl Engine {
         st.waking = 0.0;
         st.waker = placement::waker_id(&task);
         st.waker_hub = placement::of(&task).is_hub();
-        st.workers[w].ran_hub = st.waker_hub;
         // Handler time per actor (`handler_sample_us`): the type read before the activation,
         // after which a stopped actor's cell may be freed.
         // SAFETY: the driver holds the task's schedule, so its cell is alive.

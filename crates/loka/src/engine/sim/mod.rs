@@ -228,7 +228,6 @@ impl Engine {
                     parked: true,
                     polling_until: 0,
                     busy_until: 0,
-                    ran_hub: false,
                     resumed_poll: false,
                     home_turn: 0,
                     next: None,

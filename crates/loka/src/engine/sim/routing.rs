@@ -7,7 +7,6 @@ use super::cost::Distances;
 use super::{Engine, External, State};
 use crate::engine::choices::{self, Routing};
 use crate::engine::placement;
-use crate::policy::hierarchical::HandOff;
 use crate::policy::placement::Placement;
 use crate::policy::{cls, Route};
 use crate::runtime::options::SpawnOptions;
@@ -51,21 +50,9 @@ impl Engine {
             &self.shared.machine.layout,
             st.workers[w].cls.route_woken(),
             self.shared.counters.worker(w),
-            // What a hand-off to `v` would be: `w` has other work, or `v` has nothing to run
-            // (parked, whether it still polls or sleeps;
-            // docs/decisions/0082-an-idle-hand-off-buys-nothing.md), or runs an activation
-            // (docs/decisions/0106-a-hub-keeps-its-worker.md).
-            |v| {
-                if st.workers[w].has_local_work() {
-                    HandOff::SenderBusy
-                } else if st.workers[v].parked {
-                    HandOff::ToIdle
-                } else if Self::runs_regular_at(&st.workers[v], now) {
-                    HandOff::ToBusy
-                } else {
-                    HandOff::ToHub
-                }
-            },
+            // An idle hand-off: `v` has nothing to run (parked, whether it still polls or
+            // sleeps) and neither has `w` (docs/decisions/0082-an-idle-hand-off-buys-nothing.md).
+            |v| st.workers[v].parked && !st.workers[w].has_local_work(),
             |route| {
                 let queued = match route {
                     Route::Tail(v) => st.workers[v].inbox.len(),
@@ -79,18 +66,6 @@ impl Engine {
         st.sender_of.insert(key(task), (w, st.waker));
         self.note_writer(st, w, now, task);
         self.push(st, route, task, Some(w), now);
-    }
-
-    /// Whether unparked worker `v` runs a regular actor's activation at `now`: the one it last
-    /// started, if that runs past `now`; if `v` has not been simulated up to `now`, the work it
-    /// starts next, a regular actor unless a hub waits in its pinned queue (which it takes
-    /// first).
-    fn runs_regular_at(v: &super::worker::VirtualWorker, now: u64) -> bool {
-        if v.busy_until > now {
-            !v.ran_hub
-        } else {
-            v.pinned.is_empty() && v.has_local_work()
-        }
     }
 
     /// Worker `w` (its running activation's actor, `State::waker`) sent to `task` at `now`, a send

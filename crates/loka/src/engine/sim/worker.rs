@@ -25,10 +25,6 @@ pub(super) struct VirtualWorker {
     /// started, or of the wake-up it is on its way back from. A thief of another node leaves a
     /// searching worker's one queued actor to it (`choices::steal_once`).
     pub(super) busy_until: u64,
-    /// Whether the activation it last started was a hub's (`hierarchical`: a hub woken while
-    /// its home runs a regular actor runs on the idle node-mate that woke it, not while its home
-    /// runs another hub; `policy::hierarchical::HandOff`).
-    pub(super) ran_hub: bool,
     /// Parked: out of work with nothing to steal; a push to it (or any push, for the first
     /// parked worker found) wakes it after the wake-up latency.
     pub(super) parked: bool,

@@ -110,9 +110,7 @@ pub(super) struct Worker {
     /// partner the hub rules of `lgs:auto` and `hierarchical:auto` count (one store an activation).
     running: Cell<u32>,
     /// Whether that actor is a hub, kept under `hierarchical` only: the actors a hub wakes do
-    /// not take its worker's next slot (`choices::hierarchical_route`); published to the other
-    /// workers when it changes (`Engine::runs_hub`: a declared hub whose home runs a regular
-    /// actor runs on the node-mate that woke it).
+    /// not take its worker's next slot (`choices::hierarchical_route`).
     running_hub: Cell<bool>,
     /// `exec = "auto"`: time activations to catch actors that block (runtime/exec_policy/blocking.rs).
     watch_blocking: bool,
@@ -412,10 +410,7 @@ impl Worker {
         if self.is_hierarchical() {
             // Alg. 4.2 lines 16–18: enough work done since the last round → try one.
             self.count_towards_balance();
-            let hub = placement::of(&task).is_hub();
-            if hub != self.running_hub.replace(hub) {
-                self.engine.set_runs_hub(self.index(), hub);
-            }
+            self.running_hub.set(placement::of(&task).is_hub());
         }
         self.account_locality(task);
         self.running.set(placement::waker_id(&task));
