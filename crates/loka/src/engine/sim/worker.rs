@@ -169,7 +169,23 @@ impl VirtualWorker {
                 }
             }
         }
+        // A hub pushed for a time after this worker's clock (its sender's activation was
+        // simulated whole before this worker reached that time) is not there yet: a real
+        // worker would run what it has now instead of waiting for the hub, which runs first
+        // once it has come (docs/decisions/0107-sim-a-worker-does-not-wait-for-a-hub.md).
+        let hub_arrives = self.pinned.front().map(runnable_at)?;
+        if hub_arrives > self.clock && self.has_present_work() {
+            return None;
+        }
         self.pinned.pop_front().map(|t| (t, Picked::Queue))
+    }
+
+    /// Whether its next slot, deque or inbox holds an actor it could run at its clock.
+    fn has_present_work(&self) -> bool {
+        let now = |t: &TaskRef| runnable_at(t) <= self.clock;
+        self.next.as_ref().is_some_and(now)
+            || self.deque.back().is_some_and(now)
+            || self.inbox.front().is_some_and(now)
     }
 
     /// The rest of the local work, after [`Self::pop_first`]: the next slot (with its streak
@@ -216,4 +232,13 @@ impl VirtualWorker {
         self.foreign.iter_mut().for_each(VecDeque::clear);
         self.migration = None;
     }
+}
+
+/// The virtual time from which a queued actor may run: its push's stamp (the engine stamps every
+/// push, `sim/routing.rs`), 0 when unstamped.
+fn runnable_at(task: &TaskRef) -> u64 {
+    crate::engine::placement::of(task)
+        .enqueued_at
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .saturating_sub(1)
 }
