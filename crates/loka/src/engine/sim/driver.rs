@@ -12,7 +12,6 @@ use crate::policy::Route;
 use crate::runtime::{Exec, RunOutcome, TaskRef};
 use crate::telemetry::MAX_LEVELS;
 use parking_lot::MutexGuard;
-use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 impl Engine {
@@ -597,10 +596,7 @@ impl choices::Thief for VirtualThief<'_> {
         let v = &self.st.workers[victim];
         // Read when the thief could first see what it would take: a thief whose clock is behind
         // the push waits for it (`activate`), and the victim's state then is what it reads.
-        let pushed = v.steal_peek().map_or(0, |t| {
-            let at = placement::of(&t).enqueued_at.load(Relaxed);
-            at.saturating_sub(1)
-        });
+        let pushed = v.steal_peek().map_or(0, |t| super::worker::runnable_at(&t));
         let at = self.st.workers[self.w].clock.max(pushed);
         v.searches_at(at) && v.stealable() <= 1
     }

@@ -90,7 +90,13 @@ impl VirtualWorker {
     /// What a thief could take (the real engine's `WorkerQueues::steal`: urgent, inbox, yielded,
     /// deque).
     pub(super) fn stealable(&self) -> usize {
-        self.urgent.len() + self.inbox.len() + self.yielded.len() + self.deque.len()
+        self.thieves_queues().iter().map(|q| q.len()).sum()
+    }
+
+    /// The queues a thief takes from, in its order: urgent, the inbox (oldest first), the yielded
+    /// actors, then the deque's far end (the real engine's `WorkerQueues::steal`).
+    fn thieves_queues(&self) -> [&VecDeque<TaskRef>; 4] {
+        [&self.urgent, &self.inbox, &self.yielded, &self.deque]
     }
 
     /// The real engine's `WorkerQueues::stealable_len` (longest-queue victim choice).
@@ -104,14 +110,16 @@ impl VirtualWorker {
         !self.deque.is_empty() || !self.inbox.is_empty() || !self.yielded.is_empty()
     }
 
-    /// One actor for a thief: urgent first, then the inbox (oldest), the yielded actors, then the
-    /// deque's far end.
+    /// One actor for a thief, from the first of [`Self::thieves_queues`] that holds one.
     pub(super) fn steal(&mut self) -> Option<TaskRef> {
-        self.urgent
-            .pop_front()
-            .or_else(|| self.inbox.pop_front())
-            .or_else(|| self.yielded.pop_front())
-            .or_else(|| self.deque.pop_front())
+        [
+            &mut self.urgent,
+            &mut self.inbox,
+            &mut self.yielded,
+            &mut self.deque,
+        ]
+        .into_iter()
+        .find_map(VecDeque::pop_front)
     }
 
     /// Whether this worker searches for work at virtual time `at`, as the real worker's idle
@@ -129,10 +137,9 @@ impl VirtualWorker {
 
     /// What [`Self::steal`] would take, left where it is.
     pub(super) fn steal_peek(&self) -> Option<TaskRef> {
-        (self.urgent.front())
-            .or_else(|| self.inbox.front())
-            .or_else(|| self.yielded.front())
-            .or_else(|| self.deque.front())
+        self.thieves_queues()
+            .into_iter()
+            .find_map(VecDeque::front)
             .copied()
     }
 
@@ -236,7 +243,7 @@ impl VirtualWorker {
 
 /// The virtual time from which a queued actor may run: its push's stamp (the engine stamps every
 /// push, `sim/routing.rs`), 0 when unstamped.
-fn runnable_at(task: &TaskRef) -> u64 {
+pub(super) fn runnable_at(task: &TaskRef) -> u64 {
     crate::engine::placement::of(task)
         .enqueued_at
         .load(std::sync::atomic::Ordering::Relaxed)
