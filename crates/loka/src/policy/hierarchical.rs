@@ -17,6 +17,7 @@
 //!
 //! Periodic load balancing (Alg. 4.1/4.2) is in [`super::balance`].
 
+use super::Route;
 use loka_topology::WorkerLayout;
 
 /// One step of a thief's plan.
@@ -95,6 +96,21 @@ pub fn steal_plan(me: usize, layout: &WorkerLayout) -> Vec<StealStep> {
         plan.push(StealStep::LongestOf { workers: members });
     }
     plan
+}
+
+/// The route of a regular actor that a worker's own wake-up keeps on that worker
+/// ([`wake_target`] chose the sender): its next slot, as under `cls`, unless the waking actor is
+/// a hub. Then the head of the worker's deque, where the worker's node-mates steal it: the hub is
+/// pinned here and its worker runs its pinned queue first, so an actor in the next slot, which
+/// no thief takes from, would wait behind the hub's activations
+/// (docs/decisions/0106-a-hub-keeps-its-worker.md).
+#[inline]
+pub fn route_here(waker_is_hub: bool) -> Route {
+    if waker_is_hub {
+        Route::LocalHead
+    } else {
+        Route::LocalNext
+    }
 }
 
 /// Where a woken actor goes under `hierarchical`.

@@ -159,15 +159,13 @@ impl Worker {
             self.sample_queue_wait(placement::of(&task));
             self.push_next(task);
         } else if self.wakes_to_next_slot_unless_hub() && self.woken_here_unless_hub(&task) {
-            // `hierarchical` on one node: the same decision for every actor but a hub, and
-            // every waker but a hub, whose wake-ups go to this worker's deque, where its
-            // node-mates steal them (`choices::hierarchical_route`).
+            // `hierarchical` on one node: the routed decision for every actor but a hub (here:
+            // the next slot, or the deque when a hub woke it).
             self.sample_queue_wait(placement::of(&task));
-            if self.waker().hub {
-                self.push_head(task);
-            } else {
-                self.push_next(task);
-            }
+            self.schedule(
+                crate::policy::hierarchical::route_here(self.waker().hub),
+                task,
+            );
         } else {
             self.schedule_woken_routed(task);
         }

@@ -150,8 +150,8 @@ impl Routing {
 /// Where a woken actor goes under `hierarchical` (see [`hierarchical::wake_target`]): a hub to
 /// its worker's pinned queue, an actor away from its home node to a foreign queue, others back
 /// where they last ran; a small actor ([`ActorPlacement::is_small`]) to the waking worker.
-/// `sender` is the waking worker and whether the waking actor is a hub (`None`: a plain thread);
-/// `idle_hand_off` says whether a push
+/// `sender` is the waking worker (`None`: a plain thread), `sender_is_hub` whether the waking
+/// actor is a hub; `idle_hand_off` says whether a push
 /// to a worker would hand the actor to an idle one (asleep or searching) while the sender's
 /// worker has nothing else to run (a hint: a wrong answer costs a hand-off or some locality,
 /// never work). `None` when the actor never ran and no sender worker is known. Shared by every
@@ -160,11 +160,10 @@ impl Routing {
 pub(crate) fn hierarchical_route(
     layout: &WorkerLayout,
     placement: &ActorPlacement,
-    sender: Option<(usize, bool)>,
+    sender: Option<usize>,
+    sender_is_hub: bool,
     idle_hand_off: impl Fn(usize) -> bool,
 ) -> Option<Route> {
-    let sender_is_hub = sender.is_some_and(|(_, hub)| hub);
-    let sender = sender.map(|(worker, _)| worker);
     let hub = placement.is_hub();
     let sender_on_home_node = match (sender, placement.home()) {
         (Some(s), Some(home)) => layout.node_of(s) == layout.node_of(home),
@@ -191,16 +190,8 @@ pub(crate) fn hierarchical_route(
         // push would wake a sleeper to look at it: a wake-up per message of a chain that lives
         // off its home node (docs/decisions/0071-hierarchical-spares-sleepers.md). An actor that
         // waits here (one that used its budget: [`hierarchical_requeue`]) stays findable by its
-        // home node. Woken by a hub, it goes to the head of this worker's deque instead, where
-        // the worker's node-mates steal it: the hub is pinned here, and an actor in the next
-        // slot would wait there behind the hub's activations (its worker runs its pinned queue
-        // first), where no thief can take it
-        // (docs/decisions/0106-a-hub-keeps-its-worker.md).
-        return Some(if sender_is_hub {
-            Route::LocalHead
-        } else {
-            Route::LocalNext
-        });
+        // home node. Woken by a hub: the deque instead (`route_here`).
+        return Some(hierarchical::route_here(sender_is_hub));
     }
     if let Some(home) = placement.home() {
         let home_node = layout.node_of(home);
@@ -432,7 +423,7 @@ pub(crate) fn woken_route(
             if auto_hubs {
                 note_hierarchical_wake(placement, me, waker.id, counters);
             }
-            hierarchical_route(layout, placement, Some((me, waker.hub)), idle_hand_off)
+            hierarchical_route(layout, placement, Some(me), waker.hub, idle_hand_off)
                 .unwrap_or(Route::LocalNext)
         }
         Routing::Places(mode) => {
@@ -460,7 +451,9 @@ pub(crate) fn external_woken_route(
     layout: &WorkerLayout,
 ) -> Option<Route> {
     match routing {
-        Routing::Hierarchical { .. } => hierarchical_route(layout, placement, None, |_| false),
+        Routing::Hierarchical { .. } => {
+            hierarchical_route(layout, placement, None, false, |_| false)
+        }
         // LGS, Listing 5.3: from a plain thread, to the tail of the actor's home.
         Routing::Lgs(variants) => placement.pinned_home().map(|home| {
             let neighbours = |a, b| layout.same_group0(a, b);
