@@ -9,7 +9,9 @@
 //! node and on the 4-node Xeon preset, and on real threads on two workers (one node, and two
 //! nodes of one worker each).
 
-use loka::{Actor, ActorRef, Config, Context, EngineKind, Placement, PolicyKind, SpawnOptions};
+mod scheduling_support;
+
+use loka::{Actor, ActorRef, Context, EngineKind, Placement, SpawnOptions};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -88,16 +90,7 @@ fn hub_sends_then_keeps_busy(
     busy: Busy,
     search: Duration,
 ) -> Run {
-    let mut config = Config {
-        engine,
-        topology: topology.to_owned(),
-        workers,
-        policy: "hierarchical".parse::<PolicyKind>().unwrap(),
-        seed: 1,
-        ..Config::default()
-    };
-    config.sim.quiet_ms = 0;
-    let system = loka::System::from_config(config).unwrap();
+    let system = scheduling_support::system(engine, topology, workers, "hierarchical", 1);
     let at_worker_0 = SpawnOptions::default().placement(Placement::Worker(0));
     let ran_on = Arc::new(AtomicUsize::new(NOT_RUN));
     let seeker = system.spawn_with(

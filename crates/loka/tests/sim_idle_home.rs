@@ -4,7 +4,9 @@
 //! distant searcher looked first. Run under the simulation engine (deterministic) on the 4-node
 //! Xeon preset with plain `lgs`.
 
-use loka::{Actor, ActorRef, Config, Context, EngineKind, Placement, PolicyKind, SpawnOptions};
+mod scheduling_support;
+
+use loka::{Actor, ActorRef, Context, EngineKind, Placement, SpawnOptions};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,16 +18,13 @@ const DRIVER_HOME: usize = 0;
 
 /// A simulated `lgs` system on a preset machine, `workers` workers, seed `seed`.
 fn lgs_on(preset: &str, workers: usize, seed: u64) -> loka::System {
-    let mut config = Config {
-        engine: EngineKind::Sim,
-        topology: format!("preset:{preset}"),
+    scheduling_support::system(
+        EngineKind::Sim,
+        &format!("preset:{preset}"),
         workers,
-        policy: "lgs".parse::<PolicyKind>().unwrap(),
+        "lgs",
         seed,
-        ..Config::default()
-    };
-    config.sim.quiet_ms = 0;
-    loka::System::from_config(config).unwrap()
+    )
 }
 
 /// Spawned on worker `w`, declaring `footprint` bytes of data (so LGS keeps it at home).

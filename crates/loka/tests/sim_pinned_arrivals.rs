@@ -9,7 +9,9 @@
 //! both workers should search all the time (42 ms of virtual time for 40 ms of compute a worker).
 //! Before the fix worker 0 waited for each report in turn with seekers in its deque: 68 ms.
 
-use loka::{Actor, ActorRef, Config, Context, EngineKind, Placement, PolicyKind, SpawnOptions};
+mod scheduling_support;
+
+use loka::{Actor, ActorRef, Context, EngineKind, Placement, SpawnOptions};
 use std::time::Duration;
 
 const SEEKERS: u64 = 8;
@@ -72,16 +74,13 @@ impl Actor for Controller {
 
 /// Virtual time of the whole search under `policy` on two workers of one node.
 fn search_time(policy: &str) -> u64 {
-    let mut config = Config {
-        engine: EngineKind::Sim,
-        topology: "synthetic:package:1 numa:1 core:2 pu:1".to_owned(),
-        workers: 2,
-        policy: policy.parse::<PolicyKind>().unwrap(),
-        seed: 1,
-        ..Config::default()
-    };
-    config.sim.quiet_ms = 0;
-    let system = loka::System::from_config(config).unwrap();
+    let system = scheduling_support::system(
+        EngineKind::Sim,
+        "synthetic:package:1 numa:1 core:2 pu:1",
+        2,
+        policy,
+        1,
+    );
     let controller = system.spawn_with(
         Controller { reports: 0 },
         SpawnOptions::default()
