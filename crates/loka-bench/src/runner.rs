@@ -120,6 +120,13 @@ pub fn run_once_as(
                 serde_json::to_value(adaptive).unwrap_or_default(),
             );
         }
+        if let Some(gather) = &stats.gather {
+            // What `auto`'s gathering on fewer workers did.
+            map.insert(
+                "gather".to_owned(),
+                serde_json::to_value(gather).unwrap_or_default(),
+            );
+        }
         // The policy that ran (what `auto` chose) and why.
         map.insert("policy_chosen".to_owned(), stats.policy.clone().into());
         map.insert(

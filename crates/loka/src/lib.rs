@@ -53,6 +53,7 @@ pub use config::{
     VictimSelection,
 };
 pub use engine::adapt::AdaptiveStats;
+pub use engine::gather::GatherStats;
 pub use exec_policy::{Characteristics, ExecMode, ExecPolicy};
 pub use loka_topology as topology;
 pub use machine::Machine;

@@ -23,8 +23,13 @@ const LAYERS: &[&[&str]] = &[
     &["policy", "exec_policy"],
     // The catalogue of engines (their names, what each can run, how many timer shards each
     // keeps) and what each reports; the adaptive `auto`'s shared state (which policy runs now),
-    // built on the policies alone.
-    &["engine::kind", "engine::stats", "engine::adapt"],
+    // built on the policies alone; so is `auto`'s count of working workers (`engine::gather`).
+    &[
+        "engine::kind",
+        "engine::stats",
+        "engine::adapt",
+        "engine::gather",
+    ],
     // Settings and measurements, no behaviour.
     &["config", "telemetry", "mailbox"],
     // The machine a system runs on (topology, pinning).

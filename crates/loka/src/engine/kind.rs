@@ -76,6 +76,13 @@ impl EngineKind {
         matches!(self, EngineKind::ActorCentric | EngineKind::Sim)
     }
 
+    /// Whether this engine carries out `auto`'s gathering of work on fewer workers
+    /// (`engine/gather.rs`): the actor-centric engine, whose workers pay a cache line moved
+    /// between cores for each message that crosses; the simulation prices no such regime.
+    pub const fn gathers(self) -> bool {
+        matches!(self, EngineKind::ActorCentric)
+    }
+
     /// Whether this engine runs on the real machine (its timings are wall-clock time); the
     /// simulation engine's are virtual.
     pub const fn is_real(self) -> bool {

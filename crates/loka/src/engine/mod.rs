@@ -22,6 +22,7 @@ pub(crate) mod adapt;
 pub(crate) mod balance_round;
 pub(crate) mod choices;
 pub(crate) mod dispatch;
+pub(crate) mod gather;
 pub(crate) mod kind;
 pub(crate) mod message_centric;
 pub(crate) mod placement;

@@ -49,6 +49,14 @@ pub(crate) struct Sleepers {
     /// checks (`wait_quiescent`).
     wakes: CachePadded<AtomicUsize>,
     states: Box<[CachePadded<AtomicU8>]>,
+    /// Workers `0..active` take stealable work; the others are retired by `auto`'s gathering
+    /// (`engine/gather.rs`): stealable work wakes none of them, since an active worker takes it
+    /// (a retired worker re-checks only its own queues before it parks). Work for a named worker
+    /// ([`notify`](Self::notify)'s `prefer`, [`notify_target`](Self::notify_target)'s target)
+    /// wakes it whether retired or not. Relaxed: a stale count wakes a retired worker once (it
+    /// hands the work on) or leaves a just-activated one asleep until its activation's own
+    /// wake-up ([`claim_one`](Self::claim_one) by whoever spread the work).
+    active: CachePadded<AtomicUsize>,
     /// Signalled by the last worker to park (quiescence waiters wait on it).
     quiet_lock: Mutex<()>,
     quiet: Condvar,
@@ -67,6 +75,7 @@ impl Sleepers {
             states: (0..workers)
                 .map(|_| CachePadded::new(AtomicU8::new(AWAKE)))
                 .collect(),
+            active: CachePadded::new(AtomicUsize::new(workers)),
             quiet_lock: Mutex::new(()),
             quiet: Condvar::new(),
         }
@@ -76,6 +85,18 @@ impl Sleepers {
     pub(crate) fn searchers_reach_all(mut self, reach_all: bool) -> Self {
         self.searchers_reach_all = reach_all;
         self
+    }
+
+    /// Workers `0..active` take stealable work from now on (see the field).
+    pub(crate) fn set_active(&self, active: usize) {
+        self.active
+            .store(active.clamp(1, self.states.len()), Relaxed);
+    }
+
+    /// The workers that take stealable work (`0..` this).
+    #[inline]
+    pub(crate) fn active(&self) -> usize {
+        self.active.load(Relaxed)
     }
 
     /// Step 1 of parking: announce. The caller must then re-check every queue and either
@@ -117,7 +138,7 @@ impl Sleepers {
         if self.num_sleeping.load(SeqCst) & SLEEPERS == 0 {
             return None;
         }
-        self.claim_from(prefer)
+        self.claim_from(prefer, self.states.len())
     }
 
     /// [`notify`](Self::notify) for work that any worker may steal: nobody is woken while a
@@ -134,7 +155,7 @@ impl Sleepers {
         if state >= SEARCHER || state & SLEEPERS == 0 {
             return None;
         }
-        self.claim_from(prefer)
+        self.claim_from(prefer, self.active())
     }
 
     /// [`notify_stealable`](Self::notify_stealable) for work queued for worker `w` (a woken
@@ -159,7 +180,7 @@ impl Sleepers {
         if state >= SEARCHER {
             return None;
         }
-        self.claim_from(Some(w))
+        self.claim_from(Some(w), self.active())
     }
 
     /// A worker starts looking for work to steal.
@@ -184,10 +205,9 @@ impl Sleepers {
         before < 2 * SEARCHER && before & SLEEPERS != 0
     }
 
-    /// Claims a sleeping worker, `prefer` first.
-    fn claim_from(&self, prefer: Option<usize>) -> Option<usize> {
-        let n = self.states.len();
-        let start = prefer.unwrap_or(0);
+    /// Claims a sleeping worker among the first `n`, `prefer` first (if it is one of them).
+    fn claim_from(&self, prefer: Option<usize>, n: usize) -> Option<usize> {
+        let start = prefer.filter(|&w| w < n).unwrap_or(0);
         (0..n).map(|i| (start + i) % n).find(|&w| self.claim(w))
     }
 

@@ -90,6 +90,8 @@ pub(crate) struct Shared {
     pub(crate) policy_reason: Option<&'static str>,
     /// `auto` adapting while it runs, between `cls` and `config.policy` (`engine/adapt.rs`).
     pub(crate) adapt: Option<crate::engine::adapt::Adapt>,
+    /// `auto` running on fewer workers while they handle more (`engine/gather.rs`).
+    pub(crate) gather: Option<crate::engine::gather::Gather>,
     /// Handler time per actor, when `handler_sample_us` asks for it: filled by the sampling
     /// thread (`system/handler_sampler.rs`) or, under the simulation, by the engine.
     pub(crate) handler_time: Option<crate::telemetry::HandlerTimes>,
@@ -134,6 +136,7 @@ impl Shared {
         Shared {
             policy_reason,
             adapt: None,
+            gather: None,
             counters: Counters::new(config.workers),
             handler_time: (config.handler_sample_us > 0).then(|| {
                 // Exact virtual time under the simulation; one interval per sample otherwise.
@@ -345,6 +348,7 @@ impl Shared {
                 .unwrap_or("named by the configuration")
                 .to_owned(),
             adaptive: self.adapt.as_ref().map(|a| a.stats()),
+            gather: self.gather.as_ref().map(|g| g.stats()),
             ..self.counters.stats()
         }
     }

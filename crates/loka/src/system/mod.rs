@@ -114,6 +114,12 @@ impl System {
         if adapts {
             shared.adapt = Some(crate::engine::adapt::Adapt::new(chosen));
         }
+        if requested == crate::PolicyKind::Auto
+            && chosen == crate::PolicyKind::Cls
+            && shared.config.engine.gathers()
+        {
+            shared.gather = crate::engine::gather::Gather::new(shared.config.workers);
+        }
         extras.apply(&mut shared);
         let shared = Arc::new(shared);
         let (engine, runtime) = Engine::start(Arc::clone(&shared))?;

@@ -389,6 +389,7 @@ impl Counters {
             hubs: total.hubs + system.external_hubs.get(),
             sim: None,
             adaptive: None,
+            gather: None,
             message_centric: None,
             dedicated_threads: system.dedicated_threads.get(),
             promoted_to_thread: system.promoted_to_thread.get(),

@@ -52,6 +52,10 @@ pub struct Stats {
     /// Under an adaptive `auto` (several NUMA nodes, the actor-centric or simulation engine):
     /// the policy running, the one settled on, probes and switches (`None` otherwise).
     pub adaptive: Option<crate::AdaptiveStats>,
+    /// Under `auto` on one NUMA node with several workers (the actor-centric engine): the
+    /// workers taking work now, probes and switches of the controller that gathers the work on
+    /// fewer of them while they handle more (`None` otherwise).
+    pub gather: Option<crate::GatherStats>,
     /// Under the message-centric engine: gulps and queue steals (`None` otherwise).
     pub message_centric: Option<MessageCentricStats>,
     /// Execution policies: dedicated threads started (`thread` actors, promotions included).

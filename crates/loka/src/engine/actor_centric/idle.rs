@@ -47,7 +47,7 @@ impl Engine {
         self.workers[w].idle.load(Relaxed)
     }
 
-    fn unpark(&self, w: usize) {
+    pub(super) fn unpark(&self, w: usize) {
         self.shared.counters.system.unparks.add_shared(1);
         if let Some(thread) = self.workers[w].thread.get() {
             thread.unpark();

@@ -383,3 +383,50 @@ fn task(n: usize) -> crate::runtime::TaskRef {
     let header = std::ptr::NonNull::new(n as *mut crate::runtime::Header).expect("non-zero");
     crate::runtime::TaskRef::from_ptr(header)
 }
+
+/// `auto` gathered the work on worker 0 (`Sleepers::set_active(1)`): retired worker 1 parks
+/// re-checking only its own queue (empty here), worker 0 parks re-checking the shared work. A
+/// push of stealable work never claims worker 1, and worker 0 either sees the work in its
+/// re-check or is woken for it (loom reports a worker 0 that polls forever); worker 1 sleeps
+/// until shutdown. With every worker eligible, the pusher's claim could take worker 1 and leave
+/// worker 0 asleep with the work pending.
+#[test]
+fn a_push_while_gathered_wakes_the_active_worker_not_the_retired_one() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(|| {
+        let sleepers = Arc::new(Sleepers::new(2));
+        sleepers.set_active(1);
+        let work = Arc::new(AtomicBool::new(false));
+        let shutdown = Arc::new(AtomicBool::new(false));
+        let active = {
+            let (sleepers, work) = (sleepers.clone(), work.clone());
+            thread::spawn(move || park_until_work(&sleepers, &work))
+        };
+        let retired = {
+            let (sleepers, shutdown) = (sleepers.clone(), shutdown.clone());
+            thread::spawn(move || {
+                sleepers.park(
+                    1,
+                    || false,
+                    || shutdown.load(Relaxed),
+                    || {},
+                    || {
+                        thread::yield_now();
+                        false
+                    },
+                );
+            })
+        };
+        work.store(true, Relaxed);
+        assert_ne!(
+            sleepers.notify_stealable(None),
+            Some(1),
+            "a retired worker was claimed"
+        );
+        active.join().unwrap();
+        shutdown.swap(true, SeqCst);
+        sleepers.notify_all();
+        retired.join().unwrap();
+    });
+}

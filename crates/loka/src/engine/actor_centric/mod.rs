@@ -12,6 +12,7 @@
 //! | `routing.rs` | where a woken or spawned actor is queued (cls, LGS Listing 5.3, hierarchical) |
 //! | `steal.rs` | idle workers stealing (random, weighted groups, Alg. 4.4 plan), spin/yield/park |
 //! | `adaptive.rs` | the adaptive `auto`: closing its windows, workers following the policy it runs |
+//! | `gather.rs` | `auto` gathering the work on fewer workers: retired workers hand their queues on and park |
 //! | `balance.rs` | hierarchical load balancing (Alg. 4.1/4.2) |
 //! | `idle.rs` | what "work" means when a worker parks (the protocol: `engine/sleepers.rs`) |
 //! | `stall.rs` | the stall guard's protocol: taking a busy worker's next slot and held actor |
@@ -23,6 +24,7 @@
 
 mod adaptive;
 mod balance;
+mod gather;
 mod idle;
 #[cfg(all(test, loom))]
 mod loom_tests;

@@ -161,6 +161,8 @@ impl Engine {
                         seen.noted = true;
                         self.shared.counters.system.stalls_blocked.add_shared(1);
                     }
+                    // A retired worker would take no rescued actor: spread first.
+                    self.spread_for_rescue();
                     self.queue_rescued(w, hostages);
                 }
                 Some(Rescue::Fed(queued)) => seen.sighting.found_fed(queued, now),
@@ -173,6 +175,7 @@ impl Engine {
         }
         // Actors queued behind the handler: a sleeping worker takes them.
         if worker.queues.has_work() {
+            self.spread_for_rescue();
             self.notify(None);
         }
     }

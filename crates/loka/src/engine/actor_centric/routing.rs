@@ -55,7 +55,8 @@ impl Engine {
             return None;
         }
         let w = *self.worker_on_cpu.get(current_cpu()?)?;
-        (w != usize::MAX).then_some(w)
+        // Not a worker `auto` retired (`gather.rs`).
+        (w < self.sleepers.active()).then_some(w)
     }
 
     /// Queues a freshly spawned actor for its first activation: an explicit `Placement` wins,
@@ -88,7 +89,13 @@ impl Engine {
     /// Where work from a plain thread goes (`cls`: round robin unless placed).
     fn external_route(&self, placement: Placement) -> Route {
         let ticket = self.round_robin.fetch_add(1, Relaxed);
-        cls::route_external(placement, ticket, self.workers.len())
+        // Round robin over the workers `auto` keeps active (`gather.rs`); an explicit worker
+        // is that worker.
+        let workers = match placement {
+            Placement::Default => self.sleepers.active(),
+            Placement::Worker(_) => self.workers.len(),
+        };
+        cls::route_external(placement, ticket, workers)
     }
 
     /// Carries out a route decided for a plain thread (no local queue of its own).

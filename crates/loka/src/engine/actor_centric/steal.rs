@@ -37,6 +37,10 @@ impl Worker {
 
     /// [`Self::search`]'s phases.
     fn search_or_park(&self, victims: &mut Victims, rng: &mut fastrand::Rng) -> Option<TaskRef> {
+        if self.gathers && self.is_retired() {
+            // `auto` gathered the work on other workers: no stealing (`gather.rs`).
+            return self.retired_idle();
+        }
         let engine = self.engine();
         let config = &engine.shared.config;
         let idle = config.idle;

@@ -205,6 +205,13 @@ pub struct Adaptive {
     /// The length of a window now, in ns: [`WINDOW_NS`], doubled while noisy probes leave the
     /// comparison open, up to [`MAX_WINDOW_NS`].
     window_ns: u64,
+    /// The longest wait between probes, in ns of windows (`None`: [`MAX_SETTLED_WINDOWS`]
+    /// windows, whatever their length; see [`with_longest_wait_ns`](Self::with_longest_wait_ns)).
+    longest_wait_ns: Option<u64>,
+    /// A probe's first window of the other mechanism ends it when the current one handled this
+    /// many times more ([`CLEAR_FACTOR`] unless [`with_clear_factor`](Self::with_clear_factor)
+    /// says otherwise).
+    clear_factor: f64,
     /// Probes made and switches decided, for the system's statistics.
     probes: u64,
     switches: u64,
@@ -221,9 +228,43 @@ impl Adaptive {
             backoff: MIN_SETTLED_WINDOWS,
             pool: Pool::new(),
             window_ns: WINDOW_NS,
+            longest_wait_ns: None,
+            clear_factor: CLEAR_FACTOR,
             probes: 0,
             switches: 0,
         }
+    }
+
+    /// This controller waits at most `ns` of windows between probes, however long its windows
+    /// are (at least [`MIN_SETTLED_WINDOWS`] windows): a comparison whose other arm costs a
+    /// steady load more than locality's does (gathering a parallel load on half the workers
+    /// halves it) probes less often, and a bound in time keeps the longest windows from
+    /// stretching the wait (64 windows of 2 ms are 128 ms, 512 of them a second).
+    pub fn with_longest_wait_ns(mut self, ns: u64) -> Adaptive {
+        self.longest_wait_ns = Some(ns);
+        self
+    }
+
+    /// A probe ends at its first window of the other mechanism when the current one handled
+    /// `factor` times more (above 1): a comparison whose other arm is either better or much
+    /// worse (gathering a parallel load halves it) ends the bad probes sooner than
+    /// [`CLEAR_FACTOR`] does.
+    pub fn with_clear_factor(mut self, factor: f64) -> Adaptive {
+        self.clear_factor = factor.max(1.0);
+        self
+    }
+
+    /// An outside verdict: `mechanism` runs from now on, as if a probe had settled on it, and
+    /// the next probe comes twice as late as the last (as after a probe that confirmed it);
+    /// the pooled evidence is dropped. For what the windows cannot see (the stall guard finding
+    /// actors held behind a long handler while the other arm runs).
+    pub fn overrule(&mut self, mechanism: Mechanism) {
+        if mechanism != self.settled {
+            self.switches += 1;
+        }
+        self.settled = mechanism;
+        self.pool = Pool::new();
+        self.phase = self.wait_longer();
     }
 
     /// The mechanism to run now.
@@ -282,7 +323,7 @@ impl Adaptive {
                     (false, true) => current.push(rate),
                     _ => {}
                 }
-                if step == first_other_step() && rate * CLEAR_FACTOR < current.mean() {
+                if step == first_other_step() && rate * self.clear_factor < current.mean() {
                     // One window tells: no need to pay the rest of the probe.
                     self.pool = Pool::new();
                     self.wait_longer()
@@ -336,7 +377,11 @@ impl Adaptive {
     /// The settled mechanism runs on, and the next probe comes twice as late as the last (up
     /// to [`MAX_SETTLED_WINDOWS`]): after a probe that confirmed it, or one that could not tell.
     fn wait_longer(&mut self) -> Phase {
-        self.backoff = (self.backoff * 2).min(MAX_SETTLED_WINDOWS);
+        let longest = match self.longest_wait_ns {
+            Some(ns) => u32::try_from(ns / self.window_ns).unwrap_or(u32::MAX),
+            None => MAX_SETTLED_WINDOWS,
+        };
+        self.backoff = (self.backoff * 2).min(longest.max(MIN_SETTLED_WINDOWS));
         Phase::Settled { left: self.backoff }
     }
 }

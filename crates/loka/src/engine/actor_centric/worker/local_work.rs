@@ -120,6 +120,9 @@ impl Worker {
             self.engine.adapt_tick();
             self.follow_mechanism(None);
         }
+        if self.gathers {
+            self.gather_look();
+        }
         // Due timers first (one relaxed load while none is armed here): what they wake is queued
         // before we look (docs/timers.md).
         self.engine.shared.fire_timers(self.index());

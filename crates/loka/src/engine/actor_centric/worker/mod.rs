@@ -32,7 +32,7 @@ pub(super) struct Worker {
     /// This worker's queues in `engine.workers`, found once (the index arithmetic and bounds
     /// check cost every activation ~10 instructions).
     own: *const super::queues::WorkerQueues,
-    deque: crossbeam_deque::Worker<TaskRef>,
+    pub(super) deque: crossbeam_deque::Worker<TaskRef>,
     /// This worker's stall watch in `engine.workers`, found once as `own`. It keeps the *next
     /// slot* (the actor woken last by this worker's actors: runs next, no thief takes it) and the
     /// *held* actor (its activation emptied its mailbox and did not go idle,
@@ -93,6 +93,9 @@ pub(super) struct Worker {
     serves_pinned: Cell<bool>,
     /// The system's `auto` adapts (`adaptive.rs`).
     adaptive: bool,
+    /// The system's `auto` gathers its work on fewer workers while they handle more
+    /// (`gather.rs`).
+    pub(super) gathers: bool,
     /// The index of the mechanism `routing` belongs to ([`crate::policy::adaptive::Mechanism`]);
     /// 1 (the configured policy) unless `auto` adapts.
     mechanism: Cell<usize>,
@@ -197,6 +200,7 @@ impl Worker {
             wake_next_unless_hub: Cell::new(wake_next_unless_hub),
             serves_pinned: Cell::new(adaptive || matches!(routing, Routing::Hierarchical { .. })),
             adaptive,
+            gathers: engine.shared.gather.is_some(),
             mechanism: Cell::new(mechanism),
             level_of,
             helped,
@@ -378,6 +382,11 @@ impl Worker {
                     self.engine.adapt_tick();
                     self.follow_mechanism(Some((&mut victims, &mut mechanism)));
                 }
+                if self.gathers {
+                    // `auto`'s worker count as the controller last answered (`gather.rs`): no
+                    // clock read here, a worker runs out of local work too often for one.
+                    self.engine.gather_sync();
+                }
                 self.search(&mut victims, &mut rng)
             }) {
                 self.run_task(task);
@@ -469,7 +478,7 @@ impl Worker {
 
     /// Ends the hold, if any: `Some` if a message came for the held actor (run it now).
     #[inline]
-    fn release_held(&self) -> Option<TaskRef> {
+    pub(super) fn release_held(&self) -> Option<TaskRef> {
         let task = self.watch().take_held()?;
         self.release(task)
     }

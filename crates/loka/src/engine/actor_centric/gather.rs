@@ -1,0 +1,388 @@
+//! `auto`'s gathering on real workers (`engine/gather.rs`,
+//! docs/decisions/0108-auto-gathers-its-workers.md): whichever active worker finds a window
+//! over closes it; a worker the answer retires hands what is queued on it to an active worker
+//! at its next periodic look and then parks, re-checking only its own queues; a worker the
+//! answer activates again is woken to steal. Systems that do not gather pay one test of a
+//! flag at the periodic look and when a worker runs out of work.
+
+use super::queues::{pop, pop_rare};
+use super::worker::Worker;
+use super::Engine;
+use crate::runtime::TaskRef;
+
+impl Engine {
+    /// Closes the gathering window under way if it is over (a clock read: at periodic looks
+    /// only), then [`gather_sync`](Self::gather_sync).
+    pub(super) fn gather_tick(&self) {
+        let Some(gather) = &self.shared.gather else {
+            return;
+        };
+        gather.tick(self.now_ns(), || self.shared.counters.worker_messages());
+        self.gather_sync();
+    }
+
+    /// Carries out the active count the controller answered if the engine does not run it
+    /// yet: two relaxed loads when it does. Two workers that both see a change both carry it
+    /// out, which is harmless (a worker is claimed once).
+    pub(super) fn gather_sync(&self) {
+        let Some(gather) = &self.shared.gather else {
+            return;
+        };
+        let (running, answered) = (self.sleepers.active(), gather.active());
+        if running != answered {
+            self.activate(running, answered);
+        }
+    }
+
+    /// Every worker takes work from now on (the stall guard is about to rescue actors from a
+    /// worker stuck in a handler, or to wake a sleeper for the actors queued behind it: a
+    /// retired sleeper would take neither).
+    pub(super) fn spread_for_rescue(&self) {
+        let Some(gather) = &self.shared.gather else {
+            return;
+        };
+        let messages = || self.shared.counters.worker_messages();
+        gather.spread_now(self.now_ns(), messages);
+        let running = self.sleepers.active();
+        if running != self.workers.len() {
+            self.activate(running, self.workers.len());
+        }
+    }
+
+    /// Workers `0..after` take stealable work from now on (`before` did). Workers activated
+    /// again are woken if they sleep, to steal; retired ones hand their queues on at their next
+    /// look (a retired worker inside a handler cannot be interrupted, and one that sleeps holds
+    /// nothing: it handed its queues on before it parked).
+    fn activate(&self, before: usize, after: usize) {
+        self.sleepers.set_active(after);
+        for w in before..after {
+            if self.sleepers.claim_one(w) {
+                self.unpark(w);
+            }
+        }
+    }
+
+    /// Parks retired worker `w` until work is queued for it by name, one of its timers is due,
+    /// or shutdown: its re-check looks at its own queues only (the work queued elsewhere is
+    /// the active workers'; see `Sleepers`'s `active`).
+    pub(super) fn park_retired(&self, w: usize) {
+        let slept = self.sleepers.park(
+            w,
+            || self.workers[w].queues.has_work(),
+            || self.is_shutdown(),
+            || self.shared.counters.worker(w).parks.bump(1),
+            || self.shared.park_until_timer(w),
+        );
+        if slept && self.guarded {
+            self.wake_monitor();
+        }
+    }
+}
+
+impl Worker {
+    /// Whether `auto`'s gathering has retired this worker.
+    #[inline]
+    pub(super) fn is_retired(&self) -> bool {
+        self.index() >= self.engine().sleepers.active()
+    }
+
+    /// At the periodic look of a system that gathers: closes a window if one is over, and if
+    /// this worker is retired, hands every actor queued on it (next slot, held, deque, inbox,
+    /// yielded, urgent) to an active worker's inbox. The pinned queue stays: only this worker
+    /// may run it.
+    pub(super) fn gather_look(&self) {
+        let engine = self.engine();
+        engine.gather_tick();
+        let active = engine.sleepers.active();
+        if self.index() < active {
+            return;
+        }
+        let to = self.index() % active;
+        let queues = self.own_queues();
+        let mut moved = 0;
+        let mut hand = |task: TaskRef| {
+            engine.push_tail(to, task);
+            moved += 1;
+        };
+        if let Some(task) = self.watch().take_next() {
+            hand(task);
+        }
+        if let Some(task) = self.release_held() {
+            hand(task);
+        }
+        while let Some(task) = self.deque.pop() {
+            hand(task);
+        }
+        for queue in [&queues.inbox, &queues.yielded, &queues.urgent] {
+            for _ in 0..queue.len() {
+                let Some(task) = pop(queue) else { break };
+                hand(task);
+            }
+        }
+        if moved > 0 {
+            if let Some(gather) = &engine.shared.gather {
+                gather.handed_off(moved);
+            }
+        }
+    }
+
+    /// A retired worker out of local work: what its due timers wake, or what was queued for
+    /// it by name, else it parks (no stealing: the active workers take the stealable work).
+    pub(super) fn retired_idle(&self) -> Option<TaskRef> {
+        let engine = self.engine();
+        // What a timer wakes is queued here (next slot, deque): the loop's next look finds it.
+        if engine.shared.fire_timers(self.index()) {
+            return None;
+        }
+        let own = self.own_queues();
+        let task = pop(&own.inbox)
+            .or_else(|| pop_rare(&own.yielded))
+            .or_else(|| pop_rare(&own.urgent))
+            .or_else(|| pop_rare(&own.pinned))
+            .or_else(|| own.pop_foreign(&engine.foreign_waiting));
+        if task.is_none() && !engine.is_shutdown() {
+            engine.park_retired(self.index());
+        }
+        task
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::runtime::Shared;
+    use crate::sync::AtomicU64;
+    use crate::{Actor, ActorRef, Config, Context, Placement, SpawnOptions, System};
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A system under `auto` on a synthetic machine of one node of `workers` cores.
+    fn one_node(workers: usize) -> System {
+        let config = Config {
+            workers,
+            topology: format!("synthetic:package:1 numa:1 core:{workers} pu:1"),
+            ..Config::default()
+        };
+        let system = System::from_config(config).unwrap();
+        assert!(system.shared.gather.is_some(), "auto gathers on one node");
+        system
+    }
+
+    /// Checks that each sender's numbers arrive in order, once each.
+    struct Receiver {
+        next: Vec<u64>,
+        received: Arc<AtomicU64>,
+    }
+
+    impl Actor for Receiver {
+        type Msg = (usize, u64);
+        fn handle(&mut self, _ctx: &mut Context<Self>, (sender, n): (usize, u64)) {
+            assert_eq!(self.next[sender], n, "sender {sender}: FIFO, once each");
+            self.next[sender] += 1;
+            self.received.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Sends its numbers to every receiver, a slice per activation, and moves the work to
+    /// another worker count after each slice (4, 2, 1, 3, ...).
+    struct Sender {
+        index: usize,
+        receivers: Vec<ActorRef<(usize, u64)>>,
+        sent: u64,
+        total: u64,
+        shared: Arc<Shared>,
+        flips: Arc<AtomicU64>,
+    }
+
+    impl Actor for Sender {
+        type Msg = ();
+        fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
+            for _ in 0..20 {
+                if self.sent == self.total {
+                    return;
+                }
+                for r in &self.receivers {
+                    r.send((self.index, self.sent)).unwrap();
+                }
+                self.sent += 1;
+            }
+            let flips = self.flips.fetch_add(1, Ordering::Relaxed);
+            let active = [4, 2, 1, 3][flips as usize % 4];
+            self.shared.gather.as_ref().unwrap().force(active);
+            ctx.myself().send(()).unwrap();
+        }
+    }
+
+    /// The worker count moves between 4, 2, 1 and 3 after every slice of sends while senders
+    /// placed on every worker flood receivers placed on every worker: no message is lost,
+    /// duplicated or reordered, the retired workers handed actors on, and the system goes
+    /// quiet (every actor queued on a retired worker ran).
+    #[test]
+    fn moving_the_worker_count_under_load_loses_and_reorders_nothing() {
+        let system = one_node(4);
+        let received = Arc::new(AtomicU64::new(0));
+        let flips = Arc::new(AtomicU64::new(0));
+        let (senders, total) = (6, 4_000);
+        let on = |w: usize| SpawnOptions::default().placement(Placement::Worker(w));
+        let receivers: Vec<_> = (0..4)
+            .map(|i| {
+                let receiver = Receiver {
+                    next: vec![0; senders],
+                    received: Arc::clone(&received),
+                };
+                system.spawn_with(receiver, on(i))
+            })
+            .collect();
+        let handles: Vec<_> = (0..senders)
+            .map(|index| {
+                let sender = Sender {
+                    index,
+                    receivers: receivers.clone(),
+                    sent: 0,
+                    total,
+                    shared: Arc::clone(&system.shared),
+                    flips: Arc::clone(&flips),
+                };
+                system.spawn_with(sender, on(3 - index % 4))
+            })
+            .collect();
+        for h in &handles {
+            h.send(()).unwrap();
+        }
+        let quiet = system.run_until_idle_timeout(Duration::from_secs(30));
+        assert!(quiet, "every actor queued on a retired worker ran");
+        assert_eq!(
+            received.load(Ordering::Relaxed),
+            senders as u64 * total * receivers.len() as u64
+        );
+        assert_eq!(flips.load(Ordering::Relaxed), senders as u64 * total / 20);
+        let stats = system.stats().gather.unwrap();
+        assert!(
+            stats.handed_off > 0,
+            "retired workers handed actors on: {stats:?}"
+        );
+        system.shutdown();
+    }
+
+    /// A ball with the strokes left, and who hit it.
+    struct Ball(u64, Option<ActorRef<Ball>>);
+
+    /// Returns every ball until the rally is over, then says so.
+    struct Player {
+        done: Option<std::sync::mpsc::Sender<()>>,
+    }
+
+    impl Actor for Player {
+        type Msg = Ball;
+        fn handle(&mut self, ctx: &mut Context<Self>, Ball(left, from): Ball) {
+            match from {
+                Some(from) if left > 0 => from.send(Ball(left - 1, Some(ctx.myself()))).unwrap(),
+                _ => {
+                    if let Some(done) = self.done.take() {
+                        let _ = done.send(());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Gathered on one worker, pairs rallying from plain threads (each wake-up from outside
+    /// a push to a worker's inbox, each answer a stealable wake-up) run on the active worker:
+    /// the retired worker is neither routed to nor woken to steal.
+    #[test]
+    fn a_retired_worker_is_neither_routed_to_nor_woken_to_steal() {
+        let system = one_node(2);
+        let gather = system.shared.gather.as_ref().unwrap();
+        gather.force(1);
+        // A message gets a worker looking, which carries the count out.
+        let (done, finished) = std::sync::mpsc::channel();
+        let nudge = system.spawn(Player { done: Some(done) });
+        nudge.send(Ball(0, None)).unwrap();
+        finished.recv().unwrap();
+        assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+        let before = &system.stats().workers[1];
+        let (before, parks_before) = (before.activations, before.parks);
+        let pairs: Vec<_> = (0..8)
+            .map(|_| {
+                let (done, finished) = std::sync::mpsc::channel();
+                let a = system.spawn(Player { done: Some(done) });
+                let b = system.spawn(Player { done: None });
+                (a, b, finished)
+            })
+            .collect();
+        for (a, b, _) in &pairs {
+            // Odd: `a` gets the even counts, the last stroke (0) among them, and says so.
+            b.send(Ball(20_001, Some(a.clone()))).unwrap();
+        }
+        for (_, _, finished) in &pairs {
+            finished.recv_timeout(Duration::from_secs(30)).unwrap();
+        }
+        let after = &system.stats().workers[1];
+        assert!(
+            after.activations - before < 100,
+            "the retired worker ran {} activations",
+            after.activations - before
+        );
+        // Each wake-up of the retired worker ends in a park: it was not woken for the
+        // stealable pushes (an actor displaced from the next slot goes to the deque's head).
+        assert!(
+            after.parks - parks_before < 20,
+            "the retired worker parked {} times",
+            after.parks - parks_before
+        );
+        assert_eq!(system.stats().gather.unwrap().active, 1);
+        system.shutdown();
+    }
+
+    /// Holds its worker until the actor it wakes has run, or two seconds; says which.
+    struct Blocker {
+        waiting: ActorRef<std::sync::mpsc::Sender<()>>,
+    }
+
+    impl Actor for Blocker {
+        type Msg = std::sync::mpsc::Sender<bool>;
+        fn handle(&mut self, _ctx: &mut Context<Self>, answer: Self::Msg) {
+            let (ran, it_ran) = std::sync::mpsc::channel();
+            self.waiting.send(ran).unwrap();
+            let outcome = it_ran.recv_timeout(Duration::from_secs(2));
+            answer.send(outcome.is_ok()).unwrap();
+        }
+    }
+
+    struct Waiting;
+
+    impl Actor for Waiting {
+        type Msg = std::sync::mpsc::Sender<()>;
+        fn handle(&mut self, _ctx: &mut Context<Self>, ran: Self::Msg) {
+            let _ = ran.send(());
+        }
+    }
+
+    /// Gathered on one worker, a handler that holds it while the actor it woke waits behind
+    /// it: the stall guard spreads the work, and the retired worker runs the waiting actor
+    /// within the handler (no hostage because of gathering).
+    #[test]
+    fn the_stall_guard_spreads_a_gathered_system() {
+        let system = one_node(2);
+        let gather = system.shared.gather.as_ref().unwrap();
+        gather.force(1);
+        let on0 = SpawnOptions::default().placement(Placement::Worker(0));
+        let waiting = system.spawn_with(Waiting, on0.clone());
+        let blocker = system.spawn_with(Blocker { waiting }, on0);
+        // Let a look carry the count out (worker 1 retires and parks).
+        let (ready, is_ready) = std::sync::mpsc::channel();
+        let nudge = system.spawn(Player { done: Some(ready) });
+        nudge.send(Ball(0, None)).unwrap();
+        is_ready.recv().unwrap();
+        let (answer, answered) = std::sync::mpsc::channel();
+        blocker.send(answer).unwrap();
+        assert!(
+            answered.recv().unwrap(),
+            "the woken actor ran during the handler"
+        );
+        let stats = system.stats().gather.unwrap();
+        assert_eq!(stats.forced_spreads, 1, "{stats:?}");
+        assert_eq!(stats.active, 2);
+        system.shutdown();
+    }
+}
