@@ -114,9 +114,13 @@ impl System {
         if adapts {
             shared.adapt = Some(crate::engine::adapt::Adapt::new(chosen));
         }
+        // Only with the stall guard: its rescue is what keeps a long handler on an active
+        // worker from holding the actors queued behind it while the others are retired.
         if requested == crate::PolicyKind::Auto
             && chosen == crate::PolicyKind::Cls
             && shared.config.engine.gathers()
+            && shared.config.stall.guard
+            && crate::sync::asymmetric::available()
         {
             shared.gather = crate::engine::gather::Gather::new(shared.config.workers);
         }

@@ -158,14 +158,39 @@ mod tests {
 
     /// A system under `auto` on a synthetic machine of one node of `workers` cores.
     fn one_node(workers: usize) -> System {
-        let config = Config {
+        one_node_with(workers, |_| {})
+    }
+
+    /// [`one_node`] with the configuration changed by `change`.
+    fn one_node_with(workers: usize, change: impl FnOnce(&mut Config)) -> System {
+        let mut config = Config {
             workers,
             topology: format!("synthetic:package:1 numa:1 core:{workers} pu:1"),
             ..Config::default()
         };
+        change(&mut config);
         let system = System::from_config(config).unwrap();
         assert!(system.shared.gather.is_some(), "auto gathers on one node");
         system
+    }
+
+    /// `cls` named, one worker, or the stall guard off: every worker stays.
+    #[test]
+    fn only_auto_with_the_stall_guard_gathers() {
+        let topology = "synthetic:package:1 numa:1 core:2 pu:1".to_owned();
+        for (policy, workers, guard) in [("cls", 2, true), ("auto", 1, true), ("auto", 2, false)] {
+            let mut config = Config {
+                workers,
+                topology: topology.clone(),
+                policy: policy.parse().unwrap(),
+                ..Config::default()
+            };
+            config.stall.guard = guard;
+            let system = System::from_config(config).unwrap();
+            assert!(system.shared.gather.is_none(), "{policy} {workers} {guard}");
+            assert!(system.stats().gather.is_none());
+            system.shutdown();
+        }
     }
 
     /// Checks that each sender's numbers arrive in order, once each.
@@ -215,8 +240,8 @@ mod tests {
 
     /// The worker count moves between 4, 2, 1 and 3 after every slice of sends while senders
     /// placed on every worker flood receivers placed on every worker: no message is lost,
-    /// duplicated or reordered, the retired workers handed actors on, and the system goes
-    /// quiet (every actor queued on a retired worker ran).
+    /// duplicated or reordered, and the system goes quiet (every actor queued on a retired
+    /// worker ran).
     #[test]
     fn moving_the_worker_count_under_load_loses_and_reorders_nothing() {
         let system = one_node(4);
@@ -256,24 +281,72 @@ mod tests {
             senders as u64 * total * receivers.len() as u64
         );
         assert_eq!(flips.load(Ordering::Relaxed), senders as u64 * total / 20);
-        let stats = system.stats().gather.unwrap();
-        assert!(
-            stats.handed_off > 0,
-            "retired workers handed actors on: {stats:?}"
-        );
+        system.shutdown();
+    }
+
+    /// With the work gathered on worker 0, a rally started on worker 3 (the server placed
+    /// there, work queued for it by name, which wakes it; its partner spawned from there): each
+    /// stroke wakes the other player into worker 3's next slot, and at its periodic look worker 3
+    /// hands the waiting player to worker 0, where the rally finishes. An active worker may take
+    /// the server from worker 3's inbox before worker 3 runs it (it is stealable there), so the
+    /// rally is started again, up to ten times, until worker 3 has run it; a worker that never
+    /// hands anything on fails every time.
+    #[test]
+    fn a_retired_worker_hands_its_queued_actors_on() {
+        let system = one_node(4);
+        let gather = system.shared.gather.as_ref().unwrap();
+        gather.force(1);
+        // A worker's look carries the count out.
+        let (ready, is_ready) = std::sync::mpsc::channel();
+        let nudge = system.spawn(Player {
+            done: Some(ready),
+            serve: None,
+        });
+        nudge.send(Ball(0, None)).unwrap();
+        is_ready.recv().unwrap();
+        let on3 = || SpawnOptions::default().placement(Placement::Worker(3));
+        for _ in 0..10 {
+            assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
+            let (done, finished) = std::sync::mpsc::channel();
+            let _server = system.spawn_with(
+                Player {
+                    done: Some(done),
+                    serve: Some(301),
+                },
+                on3(),
+            );
+            finished.recv_timeout(Duration::from_secs(10)).unwrap();
+            if system.stats().gather.unwrap().handed_off > 0 {
+                break;
+            }
+        }
+        let stats = system.stats();
+        let gather = stats.gather.as_ref().unwrap();
+        assert!(gather.handed_off >= 1, "{gather:?}");
         system.shutdown();
     }
 
     /// A ball with the strokes left, and who hit it.
     struct Ball(u64, Option<ActorRef<Ball>>);
 
-    /// Returns every ball until the rally is over, then says so.
+    /// Returns every ball until the rally is over, then says so; with strokes to serve, spawns
+    /// its partner when it starts (from its own worker) and serves.
     struct Player {
         done: Option<std::sync::mpsc::Sender<()>>,
+        serve: Option<u64>,
     }
 
     impl Actor for Player {
         type Msg = Ball;
+        fn started(&mut self, ctx: &mut Context<Self>) {
+            if let Some(strokes) = self.serve.take() {
+                let partner = ctx.spawn(Player {
+                    done: None,
+                    serve: None,
+                });
+                partner.send(Ball(strokes, Some(ctx.myself()))).unwrap();
+            }
+        }
         fn handle(&mut self, ctx: &mut Context<Self>, Ball(left, from): Ball) {
             match from {
                 Some(from) if left > 0 => from.send(Ball(left - 1, Some(ctx.myself()))).unwrap(),
@@ -291,12 +364,17 @@ mod tests {
     /// the retired worker is neither routed to nor woken to steal.
     #[test]
     fn a_retired_worker_is_neither_routed_to_nor_woken_to_steal() {
-        let system = one_node(2);
+        // Only a handler stuck for a second spreads the work: on a loaded test machine the OS
+        // may hold a worker for longer than the default bound, which would spread it rightly.
+        let system = one_node_with(2, |config| config.stall.slot_us = 1_000_000);
         let gather = system.shared.gather.as_ref().unwrap();
         gather.force(1);
         // A message gets a worker looking, which carries the count out.
         let (done, finished) = std::sync::mpsc::channel();
-        let nudge = system.spawn(Player { done: Some(done) });
+        let nudge = system.spawn(Player {
+            done: Some(done),
+            serve: None,
+        });
         nudge.send(Ball(0, None)).unwrap();
         finished.recv().unwrap();
         assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
@@ -305,8 +383,14 @@ mod tests {
         let pairs: Vec<_> = (0..8)
             .map(|_| {
                 let (done, finished) = std::sync::mpsc::channel();
-                let a = system.spawn(Player { done: Some(done) });
-                let b = system.spawn(Player { done: None });
+                let a = system.spawn(Player {
+                    done: Some(done),
+                    serve: None,
+                });
+                let b = system.spawn(Player {
+                    done: None,
+                    serve: None,
+                });
                 (a, b, finished)
             })
             .collect();
@@ -330,7 +414,8 @@ mod tests {
             "the retired worker parked {} times",
             after.parks - parks_before
         );
-        assert_eq!(system.stats().gather.unwrap().active, 1);
+        let gather = system.stats().gather.unwrap();
+        assert_eq!((gather.active, gather.forced_spreads), (1, 0), "{gather:?}");
         system.shutdown();
     }
 
@@ -371,7 +456,10 @@ mod tests {
         let blocker = system.spawn_with(Blocker { waiting }, on0);
         // Let a look carry the count out (worker 1 retires and parks).
         let (ready, is_ready) = std::sync::mpsc::channel();
-        let nudge = system.spawn(Player { done: Some(ready) });
+        let nudge = system.spawn(Player {
+            done: Some(ready),
+            serve: None,
+        });
         nudge.send(Ball(0, None)).unwrap();
         is_ready.recv().unwrap();
         let (answer, answered) = std::sync::mpsc::channel();
