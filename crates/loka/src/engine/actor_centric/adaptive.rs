@@ -148,57 +148,8 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use crate::policy::adaptive::Mechanism;
-    use crate::runtime::Shared;
-    use crate::sync::AtomicU64;
     use crate::{Actor, ActorRef, Config, Context, Placement, SpawnOptions, System};
-    use std::sync::atomic::Ordering;
     use std::sync::Arc;
-
-    /// Checks that each sender's numbers arrive in order, once each.
-    struct Receiver {
-        next: Vec<u64>,
-        received: Arc<AtomicU64>,
-    }
-
-    impl Actor for Receiver {
-        type Msg = (usize, u64);
-        fn handle(&mut self, _ctx: &mut Context<Self>, (sender, n): (usize, u64)) {
-            assert_eq!(self.next[sender], n, "sender {sender}: FIFO, once each");
-            self.next[sender] += 1;
-            self.received.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// Sends its numbers to every receiver, a slice per activation, and flips the policy after
-    /// each slice.
-    struct Sender {
-        index: usize,
-        receivers: Vec<ActorRef<(usize, u64)>>,
-        sent: u64,
-        total: u64,
-        shared: Arc<Shared>,
-        flips: Arc<AtomicU64>,
-    }
-
-    impl Actor for Sender {
-        type Msg = ();
-        fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
-            for _ in 0..20 {
-                if self.sent == self.total {
-                    return;
-                }
-                for r in &self.receivers {
-                    r.send((self.index, self.sent)).unwrap();
-                }
-                self.sent += 1;
-            }
-            let flips = self.flips.fetch_add(1, Ordering::Relaxed);
-            // The last flip is to plain stealing: what `hierarchical` pinned must still run.
-            let m = Mechanism::from_index((flips as usize + 1) % 2);
-            self.shared.adapt.as_ref().unwrap().force(m);
-            ctx.myself().send(()).unwrap();
-        }
-    }
 
     /// A system under `auto` on a synthetic machine of two nodes of `cores` cores each, a worker
     /// per core.
@@ -278,49 +229,17 @@ mod tests {
     #[test]
     fn switching_policies_under_load_loses_and_reorders_nothing() {
         let system = two_nodes(2);
-        assert!(system.shared.adapt.is_some(), "auto adapts on two nodes");
-        let received = Arc::new(AtomicU64::new(0));
-        let flips = Arc::new(AtomicU64::new(0));
-        let (senders, total) = (6, 4_000);
-        let receivers: Vec<_> = (0..4)
-            .map(|i| {
-                let options = SpawnOptions::default()
-                    .placement(Placement::Worker(i))
-                    .hub(i % 2 == 0);
-                system.spawn_with(
-                    Receiver {
-                        next: vec![0; senders],
-                        received: Arc::clone(&received),
-                    },
-                    options,
-                )
-            })
-            .collect();
-        let handles: Vec<_> = (0..senders)
-            .map(|index| {
-                system.spawn_with(
-                    Sender {
-                        index,
-                        receivers: receivers.clone(),
-                        sent: 0,
-                        total,
-                        shared: Arc::clone(&system.shared),
-                        flips: Arc::clone(&flips),
-                    },
-                    SpawnOptions::default().placement(Placement::Worker(3 - index % 4)),
-                )
-            })
-            .collect();
-        for h in &handles {
-            h.send(()).unwrap();
-        }
-        let quiet = system.run_until_idle_timeout(std::time::Duration::from_secs(30));
-        assert!(quiet, "every actor queued under either policy ran");
-        assert_eq!(
-            received.load(Ordering::Relaxed),
-            senders as u64 * total * receivers.len() as u64
-        );
-        assert_eq!(flips.load(Ordering::Relaxed), senders as u64 * total / 20);
+        let adapt = Arc::clone(&system.shared);
+        assert!(adapt.adapt.is_some(), "auto adapts on two nodes");
+        let on = |w: usize| SpawnOptions::default().placement(Placement::Worker(w));
+        let receivers = (0..4).map(|i| on(i).hub(i % 2 == 0)).collect();
+        let senders = (0..6).map(|index| on(3 - index % 4)).collect();
+        // The last flip is to plain stealing: what `hierarchical` pinned must still run.
+        let flip = Arc::new(move |slices: u64| {
+            let m = Mechanism::from_index((slices as usize + 1) % 2);
+            adapt.adapt.as_ref().unwrap().force(m);
+        });
+        super::super::flood_tests::flood(&system, receivers, senders, 4_000, flip);
         system.shutdown();
     }
 }

@@ -149,10 +149,7 @@ impl Worker {
 
 #[cfg(test)]
 mod tests {
-    use crate::runtime::Shared;
-    use crate::sync::AtomicU64;
     use crate::{Actor, ActorRef, Config, Context, Placement, SpawnOptions, System};
-    use std::sync::atomic::Ordering;
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -193,51 +190,6 @@ mod tests {
         }
     }
 
-    /// Checks that each sender's numbers arrive in order, once each.
-    struct Receiver {
-        next: Vec<u64>,
-        received: Arc<AtomicU64>,
-    }
-
-    impl Actor for Receiver {
-        type Msg = (usize, u64);
-        fn handle(&mut self, _ctx: &mut Context<Self>, (sender, n): (usize, u64)) {
-            assert_eq!(self.next[sender], n, "sender {sender}: FIFO, once each");
-            self.next[sender] += 1;
-            self.received.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// Sends its numbers to every receiver, a slice per activation, and moves the work to
-    /// another worker count after each slice (4, 2, 1, 3, ...).
-    struct Sender {
-        index: usize,
-        receivers: Vec<ActorRef<(usize, u64)>>,
-        sent: u64,
-        total: u64,
-        shared: Arc<Shared>,
-        flips: Arc<AtomicU64>,
-    }
-
-    impl Actor for Sender {
-        type Msg = ();
-        fn handle(&mut self, ctx: &mut Context<Self>, (): ()) {
-            for _ in 0..20 {
-                if self.sent == self.total {
-                    return;
-                }
-                for r in &self.receivers {
-                    r.send((self.index, self.sent)).unwrap();
-                }
-                self.sent += 1;
-            }
-            let flips = self.flips.fetch_add(1, Ordering::Relaxed);
-            let active = [4, 2, 1, 3][flips as usize % 4];
-            self.shared.gather.as_ref().unwrap().force(active);
-            ctx.myself().send(()).unwrap();
-        }
-    }
-
     /// The worker count moves between 4, 2, 1 and 3 after every slice of sends while senders
     /// placed on every worker flood receivers placed on every worker: no message is lost,
     /// duplicated or reordered, and the system goes quiet (every actor queued on a retired
@@ -245,42 +197,15 @@ mod tests {
     #[test]
     fn moving_the_worker_count_under_load_loses_and_reorders_nothing() {
         let system = one_node(4);
-        let received = Arc::new(AtomicU64::new(0));
-        let flips = Arc::new(AtomicU64::new(0));
-        let (senders, total) = (6, 4_000);
+        let shared = Arc::clone(&system.shared);
         let on = |w: usize| SpawnOptions::default().placement(Placement::Worker(w));
-        let receivers: Vec<_> = (0..4)
-            .map(|i| {
-                let receiver = Receiver {
-                    next: vec![0; senders],
-                    received: Arc::clone(&received),
-                };
-                system.spawn_with(receiver, on(i))
-            })
-            .collect();
-        let handles: Vec<_> = (0..senders)
-            .map(|index| {
-                let sender = Sender {
-                    index,
-                    receivers: receivers.clone(),
-                    sent: 0,
-                    total,
-                    shared: Arc::clone(&system.shared),
-                    flips: Arc::clone(&flips),
-                };
-                system.spawn_with(sender, on(3 - index % 4))
-            })
-            .collect();
-        for h in &handles {
-            h.send(()).unwrap();
-        }
-        let quiet = system.run_until_idle_timeout(Duration::from_secs(30));
-        assert!(quiet, "every actor queued on a retired worker ran");
-        assert_eq!(
-            received.load(Ordering::Relaxed),
-            senders as u64 * total * receivers.len() as u64
-        );
-        assert_eq!(flips.load(Ordering::Relaxed), senders as u64 * total / 20);
+        let receivers = (0..4).map(on).collect();
+        let senders = (0..6).map(|index| on(3 - index % 4)).collect();
+        let flip = Arc::new(move |slices: u64| {
+            let active = [4, 2, 1, 3][slices as usize % 4];
+            shared.gather.as_ref().unwrap().force(active);
+        });
+        super::super::flood_tests::flood(&system, receivers, senders, 4_000, flip);
         system.shutdown();
     }
 
@@ -294,16 +219,7 @@ mod tests {
     #[test]
     fn a_retired_worker_hands_its_queued_actors_on() {
         let system = one_node(4);
-        let gather = system.shared.gather.as_ref().unwrap();
-        gather.force(1);
-        // A worker's look carries the count out.
-        let (ready, is_ready) = std::sync::mpsc::channel();
-        let nudge = system.spawn(Player {
-            done: Some(ready),
-            serve: None,
-        });
-        nudge.send(Ball(0, None)).unwrap();
-        is_ready.recv().unwrap();
+        gather_on(&system, 1);
         let on3 = || SpawnOptions::default().placement(Placement::Worker(3));
         for _ in 0..10 {
             assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
@@ -359,6 +275,19 @@ mod tests {
         }
     }
 
+    /// Holds `system`'s work on `active` workers, and waits until a worker has carried the
+    /// count out (a worker looks at it when it runs out of work: one message gets one looking).
+    fn gather_on(system: &System, active: usize) {
+        system.shared.gather.as_ref().unwrap().force(active);
+        let (done, finished) = std::sync::mpsc::channel();
+        let nudge = system.spawn(Player {
+            done: Some(done),
+            serve: None,
+        });
+        nudge.send(Ball(0, None)).unwrap();
+        finished.recv().unwrap();
+    }
+
     /// Gathered on one worker, pairs rallying from plain threads (each wake-up from outside
     /// a push to a worker's inbox, each answer a stealable wake-up) run on the active worker:
     /// the retired worker is neither routed to nor woken to steal.
@@ -367,16 +296,7 @@ mod tests {
         // Only a handler stuck for a second spreads the work: on a loaded test machine the OS
         // may hold a worker for longer than the default bound, which would spread it rightly.
         let system = one_node_with(2, |config| config.stall.slot_us = 1_000_000);
-        let gather = system.shared.gather.as_ref().unwrap();
-        gather.force(1);
-        // A message gets a worker looking, which carries the count out.
-        let (done, finished) = std::sync::mpsc::channel();
-        let nudge = system.spawn(Player {
-            done: Some(done),
-            serve: None,
-        });
-        nudge.send(Ball(0, None)).unwrap();
-        finished.recv().unwrap();
+        gather_on(&system, 1);
         assert!(system.run_until_idle_timeout(Duration::from_secs(10)));
         let before = &system.stats().workers[1];
         let (before, parks_before) = (before.activations, before.parks);
@@ -449,19 +369,11 @@ mod tests {
     #[test]
     fn the_stall_guard_spreads_a_gathered_system() {
         let system = one_node(2);
-        let gather = system.shared.gather.as_ref().unwrap();
-        gather.force(1);
         let on0 = SpawnOptions::default().placement(Placement::Worker(0));
         let waiting = system.spawn_with(Waiting, on0.clone());
         let blocker = system.spawn_with(Blocker { waiting }, on0);
-        // Let a look carry the count out (worker 1 retires and parks).
-        let (ready, is_ready) = std::sync::mpsc::channel();
-        let nudge = system.spawn(Player {
-            done: Some(ready),
-            serve: None,
-        });
-        nudge.send(Ball(0, None)).unwrap();
-        is_ready.recv().unwrap();
+        // Worker 1 retires and parks.
+        gather_on(&system, 1);
         let (answer, answered) = std::sync::mpsc::channel();
         blocker.send(answer).unwrap();
         assert!(

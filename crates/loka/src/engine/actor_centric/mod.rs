@@ -24,6 +24,8 @@
 
 mod adaptive;
 mod balance;
+#[cfg(test)]
+mod flood_tests;
 mod gather;
 mod idle;
 #[cfg(all(test, loom))]
