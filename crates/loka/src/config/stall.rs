@@ -49,6 +49,13 @@ impl StallGuard {
     /// The longest accepted bound or period: one second; beyond it the guard would not guard.
     pub const MAX_US: u64 = 1_000_000;
 
+    /// Whether the guard runs on an actor-centric system of `workers` workers: configured on,
+    /// another worker to take what it rescues, and the heavy barrier its protocol needs
+    /// available on this kernel (docs/stalls.md).
+    pub(crate) fn runs(&self, workers: usize) -> bool {
+        self.guard && workers > 1 && crate::sync::asymmetric::available()
+    }
+
     pub(crate) fn slot_bound(&self) -> Duration {
         Duration::from_micros(self.slot_us)
     }

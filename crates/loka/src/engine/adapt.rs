@@ -132,7 +132,9 @@ impl Adapt {
 
 /// The controller and the window under way, as an engine runs them: it says when the window is
 /// over ([`due`](Self::due)) and closes it with the count of messages handled so far
-/// ([`close`](Self::close)); the engine supplies the clock (wall or virtual) and the count.
+/// ([`close`](Self::close)); the engine supplies the clock (wall or virtual) and the count. The
+/// gathering `auto` (`engine/gather.rs`) runs one over its own two arms
+/// ([`with`](Self::with), [`close_window`](Self::close_window)).
 pub(crate) struct Meter {
     controller: Adaptive,
     /// When the window under way started (the engine's ns).
@@ -144,11 +146,42 @@ pub(crate) struct Meter {
 impl Meter {
     /// A controller starting on the locality policy, its first window starting at 0.
     pub(crate) fn new() -> Meter {
+        Meter::with(Adaptive::new(Mechanism::Locality))
+    }
+
+    /// `controller`, its first window starting at 0.
+    pub(crate) fn with(controller: Adaptive) -> Meter {
         Meter {
-            controller: Adaptive::new(Mechanism::Locality),
+            controller,
             start_ns: 0,
             start_messages: 0,
         }
+    }
+
+    /// The controller.
+    pub(crate) fn controller(&self) -> &Adaptive {
+        &self.controller
+    }
+
+    /// Overrules the controller ([`Adaptive::overrule`]) and starts a fresh window at `now_ns`
+    /// (`messages` handled so far): the one under way mixed both arms.
+    pub(crate) fn overrule(&mut self, mechanism: Mechanism, now_ns: u64, messages: u64) {
+        self.controller.overrule(mechanism);
+        self.start_ns = now_ns;
+        self.start_messages = messages;
+    }
+
+    /// Closes the window at `now_ns`, `messages` having been handled by all workers since the
+    /// system started: the controller observes it, and the next window starts. Returns it.
+    pub(crate) fn close_window(&mut self, now_ns: u64, messages: u64) -> adaptive::Window {
+        let window = adaptive::Window {
+            elapsed_ns: now_ns.saturating_sub(self.start_ns),
+            messages: messages.wrapping_sub(self.start_messages),
+        };
+        self.controller.observe(window);
+        self.start_ns = now_ns;
+        self.start_messages = messages;
+        window
     }
 
     /// Whether the window under way has run its length at `now_ns`.
@@ -171,13 +204,7 @@ impl Meter {
         adapt: &Adapt,
     ) -> (Mechanism, Mechanism) {
         let ran = self.controller.current();
-        let window = adaptive::Window {
-            elapsed_ns: now_ns.saturating_sub(self.start_ns),
-            messages: messages.wrapping_sub(self.start_messages),
-        };
-        self.controller.observe(window);
-        self.start_ns = now_ns;
-        self.start_messages = messages;
+        let window = self.close_window(now_ns, messages);
         let next = adapt.publish(&self.controller);
         tracing::trace!(
             at_ns = now_ns,

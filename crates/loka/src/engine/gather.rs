@@ -29,7 +29,8 @@
 //! placement, its timers) still wakes it. The stall guard spreads the work at once when it must
 //! rescue actors from a worker stuck in a handler: a long handler needs the other workers.
 
-use crate::policy::adaptive::{Adaptive, Mechanism, Window};
+use crate::engine::adapt::Meter;
+use crate::policy::adaptive::{Adaptive, Mechanism};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize};
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -82,13 +83,6 @@ fn controller() -> Adaptive {
         .with_clear_factor(CLEAR_FACTOR)
 }
 
-/// The controller and the window under way (the engine's clock and message count).
-struct Meter {
-    controller: Adaptive,
-    start_ns: u64,
-    start_messages: u64,
-}
-
 /// The gathering `auto` of one system: which workers take work now, and the controller that
 /// decides it.
 pub(crate) struct Gather {
@@ -100,15 +94,12 @@ pub(crate) struct Gather {
     /// sees a change late routes a few messages by the previous count, which every worker
     /// still serves.
     active: AtomicUsize,
-    settled: AtomicUsize,
+    /// The controller and the window under way (the adaptive `auto`'s meter).
     meter: Mutex<Meter>,
     /// When the window under way ends: the test every worker makes before trying the lock.
     due: AtomicU64,
-    probes: AtomicU64,
-    switches: AtomicU64,
     forced_spreads: AtomicU64,
     handed_off: AtomicU64,
-    window_ns: AtomicU64,
     /// The count stays where a test forced it: windows are not closed.
     held: AtomicBool,
 }
@@ -118,24 +109,15 @@ impl Gather {
     /// gather).
     pub(crate) fn new(workers: usize) -> Option<Gather> {
         (workers >= 2).then(|| {
-            let controller = controller();
-            let window_ns = controller.window_ns();
+            let meter = Meter::with(controller());
             Gather {
                 workers,
                 gathered: workers.div_ceil(2),
                 active: AtomicUsize::new(workers),
-                settled: AtomicUsize::new(workers),
-                meter: Mutex::new(Meter {
-                    controller,
-                    start_ns: 0,
-                    start_messages: 0,
-                }),
-                due: AtomicU64::new(window_ns),
-                probes: AtomicU64::new(0),
-                switches: AtomicU64::new(0),
+                due: AtomicU64::new(meter.window_ns()),
+                meter: Mutex::new(meter),
                 forced_spreads: AtomicU64::new(0),
                 handed_off: AtomicU64::new(0),
-                window_ns: AtomicU64::new(window_ns),
                 held: AtomicBool::new(false),
             }
         })
@@ -165,29 +147,15 @@ impl Gather {
         let Some(mut meter) = self.meter.try_lock() else {
             return;
         };
-        if now_ns < meter.start_ns + meter.controller.window_ns() {
+        if !meter.due(now_ns) {
             return;
         }
-        let messages = messages();
-        let window = Window {
-            elapsed_ns: now_ns.saturating_sub(meter.start_ns),
-            messages: messages.wrapping_sub(meter.start_messages),
-        };
-        meter.controller.observe(window);
-        meter.start_ns = now_ns;
-        meter.start_messages = messages;
-        let window_ns = meter.controller.window_ns();
-        self.due.store(now_ns + window_ns, Relaxed);
-        self.window_ns.store(window_ns, Relaxed);
-        self.probes.store(meter.controller.probes(), Relaxed);
-        self.switches.store(meter.controller.switches(), Relaxed);
-        self.settled
-            .store(self.count_of(meter.controller.settled()), Relaxed);
-        let before = self.active();
-        let after = self.count_of(meter.controller.current());
+        let window = meter.close_window(now_ns, messages());
+        self.due.store(now_ns + meter.window_ns(), Relaxed);
+        let after = self.count_of(meter.controller().current());
         tracing::trace!(
             at_ns = now_ns,
-            before,
+            before = self.active(),
             after,
             messages_per_ns = window.messages as f64 / window.elapsed_ns.max(1) as f64,
             "gathering auto: window"
@@ -216,14 +184,8 @@ impl Gather {
         if before == self.workers {
             return None;
         }
-        meter.controller.overrule(Mechanism::Plain);
-        // A fresh window: the one under way mixed both counts.
-        meter.start_ns = now_ns;
-        meter.start_messages = messages();
-        self.due
-            .store(now_ns + meter.controller.window_ns(), Relaxed);
-        self.switches.store(meter.controller.switches(), Relaxed);
-        self.settled.store(self.workers, Relaxed);
+        meter.overrule(Mechanism::Plain, now_ns, messages());
+        self.due.store(now_ns + meter.window_ns(), Relaxed);
         self.active.store(self.workers, Relaxed);
         self.forced_spreads.fetch_add(1, Relaxed);
         Some(before)
@@ -235,16 +197,18 @@ impl Gather {
     }
 
     pub(crate) fn stats(&self) -> GatherStats {
+        let meter = self.meter.lock();
+        let controller = meter.controller();
         GatherStats {
             workers: self.workers,
             gathered_to: self.gathered,
             active: self.active(),
-            settled: self.settled.load(Relaxed),
-            probes: self.probes.load(Relaxed),
-            switches: self.switches.load(Relaxed),
+            settled: self.count_of(controller.settled()),
+            probes: controller.probes(),
+            switches: controller.switches(),
             forced_spreads: self.forced_spreads.load(Relaxed),
             handed_off: self.handed_off.load(Relaxed),
-            window_ns: self.window_ns.load(Relaxed),
+            window_ns: controller.window_ns(),
         }
     }
 }
@@ -259,7 +223,7 @@ mod tests {
         let (mut now, mut messages) = (0u64, 0u64);
         let mut gathered_windows = 0;
         for _ in 0..windows {
-            let window = gather.window_ns.load(Relaxed);
+            let window = gather.stats().window_ns;
             if gather.active() < gather.workers {
                 gathered_windows += 1;
             }
@@ -333,8 +297,8 @@ mod tests {
         let mut now = 1u64 << 40;
         let mut messages = 0;
         for window in 0..64 {
-            now += gather.window_ns.load(Relaxed);
-            messages += (0.01 * gather.window_ns.load(Relaxed) as f64) as u64;
+            now += gather.stats().window_ns;
+            messages += (0.01 * gather.stats().window_ns as f64) as u64;
             gather.tick(now, || messages);
             assert_eq!(gather.active(), 4, "window {window}: {:?}", gather.stats());
         }

@@ -119,8 +119,7 @@ impl System {
         if requested == crate::PolicyKind::Auto
             && chosen == crate::PolicyKind::Cls
             && shared.config.engine.gathers()
-            && shared.config.stall.guard
-            && crate::sync::asymmetric::available()
+            && shared.config.stall.runs(shared.config.workers)
         {
             shared.gather = crate::engine::gather::Gather::new(shared.config.workers);
         }

@@ -5,7 +5,7 @@
 //! answer activates again is woken to steal. Systems that do not gather pay one test of a
 //! flag at the periodic look and when a worker runs out of work.
 
-use super::queues::{pop, pop_rare};
+use super::queues::pop;
 use super::worker::Worker;
 use super::Engine;
 use crate::runtime::TaskRef;
@@ -41,12 +41,8 @@ impl Engine {
         let Some(gather) = &self.shared.gather else {
             return;
         };
-        let messages = || self.shared.counters.worker_messages();
-        gather.spread_now(self.now_ns(), messages);
-        let running = self.sleepers.active();
-        if running != self.workers.len() {
-            self.activate(running, self.workers.len());
-        }
+        gather.spread_now(self.now_ns(), || self.shared.counters.worker_messages());
+        self.gather_sync();
     }
 
     /// Workers `0..after` take stealable work from now on (`before` did). Workers activated
@@ -59,22 +55,6 @@ impl Engine {
             if self.sleepers.claim_one(w) {
                 self.unpark(w);
             }
-        }
-    }
-
-    /// Parks retired worker `w` until work is queued for it by name, one of its timers is due,
-    /// or shutdown: its re-check looks at its own queues only (the work queued elsewhere is
-    /// the active workers'; see `Sleepers`'s `active`).
-    pub(super) fn park_retired(&self, w: usize) {
-        let slept = self.sleepers.park(
-            w,
-            || self.workers[w].queues.has_work(),
-            || self.is_shutdown(),
-            || self.shared.counters.worker(w).parks.bump(1),
-            || self.shared.park_until_timer(w),
-        );
-        if slept && self.guarded {
-            self.wake_monitor();
         }
     }
 }
@@ -134,14 +114,9 @@ impl Worker {
         if engine.shared.fire_timers(self.index()) {
             return None;
         }
-        let own = self.own_queues();
-        let task = pop(&own.inbox)
-            .or_else(|| pop_rare(&own.yielded))
-            .or_else(|| pop_rare(&own.urgent))
-            .or_else(|| pop_rare(&own.pinned))
-            .or_else(|| own.pop_foreign(&engine.foreign_waiting));
+        let task = self.pop_own_queues();
         if task.is_none() && !engine.is_shutdown() {
-            engine.park_retired(self.index());
+            engine.park(self.index());
         }
         task
     }

@@ -61,11 +61,20 @@ impl Engine {
     }
 
     /// Parks worker `w` until work arrives, one of its timers is due, or shutdown. Returns at
-    /// once if the final re-check finds work.
+    /// once if the final re-check finds work: any queue's, or only its own if `auto` retired it
+    /// (`gather.rs`: the work queued elsewhere is the active workers', and stealable pushes wake
+    /// only them, `Sleepers::active`).
     pub(super) fn park(&self, w: usize) {
+        let retired = w >= self.sleepers.active();
         let slept = self.sleepers.park(
             w,
-            || self.has_visible_work(),
+            || {
+                if retired {
+                    self.workers[w].queues.has_work()
+                } else {
+                    self.has_visible_work()
+                }
+            },
             || self.is_shutdown(),
             || self.shared.counters.worker(w).parks.bump(1),
             || self.shared.park_until_timer(w),

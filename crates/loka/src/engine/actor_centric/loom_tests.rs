@@ -84,17 +84,28 @@ fn shutdown_wakes_every_sleeper() {
 /// Worker 0's parking protocol, polling `is_notified` with yields (loom reports a worker that
 /// polls forever); it must come back only with `work` published.
 fn park_until_work(sleepers: &Sleepers, work: &AtomicBool) {
+    park_polling(sleepers, 0, || work.load(Relaxed), || false);
+    assert!(work.load(Relaxed), "woke up without work");
+}
+
+/// Worker `w`'s parking protocol with the re-check `has_work` and the shutdown flag
+/// `is_shutdown`, polling `is_notified` with yields.
+fn park_polling(
+    sleepers: &Sleepers,
+    w: usize,
+    has_work: impl Fn() -> bool,
+    is_shutdown: impl Fn() -> bool,
+) {
     sleepers.park(
-        0,
-        || work.load(Relaxed),
-        || false,
+        w,
+        has_work,
+        is_shutdown,
         || {},
         || {
             thread::yield_now();
             false
         },
     );
-    assert!(work.load(Relaxed), "woke up without work");
 }
 
 /// A push of stealable work that wakes nobody because a worker searches (`Sleepers::
@@ -405,18 +416,7 @@ fn a_push_while_gathered_wakes_the_active_worker_not_the_retired_one() {
         };
         let retired = {
             let (sleepers, shutdown) = (sleepers.clone(), shutdown.clone());
-            thread::spawn(move || {
-                sleepers.park(
-                    1,
-                    || false,
-                    || shutdown.load(Relaxed),
-                    || {},
-                    || {
-                        thread::yield_now();
-                        false
-                    },
-                );
-            })
+            thread::spawn(move || park_polling(&sleepers, 1, || false, || shutdown.load(Relaxed)))
         };
         work.store(true, Relaxed);
         assert_ne!(

@@ -173,7 +173,7 @@ impl Engine {
             ),
             threads: Mutex::new(Vec::new()),
             // One worker: nowhere else to run a hostage (docs/stalls.md).
-            guarded: config.stall.guard && n > 1 && crate::sync::asymmetric::available(),
+            guarded: config.stall.runs(n),
             monitor: monitor::Monitor::default(),
             worker_on_cpu: worker_on_cpu(&shared),
             shared: Arc::clone(&shared),

@@ -4,7 +4,7 @@
 //! `lgs` weighted over nested victim groups (Wölke §4.2), `hierarchical` the fixed plan of
 //! Francesquini's Alg. 4.4 (bring home, then nearest first; docs/references.md).
 
-use super::queues::{pop, pop_rare};
+use super::queues::pop;
 use super::stall::Rescue;
 use super::worker::Worker;
 use crate::engine::choices::{self, StealFrom, Victims};
@@ -71,13 +71,7 @@ impl Worker {
                 return self.found_while_idle(task, full);
             }
             // Work may have arrived in our own queues meanwhile.
-            let own = self.own_queues();
-            if let Some(task) = pop(&own.inbox)
-                .or_else(|| pop_rare(&own.yielded))
-                .or_else(|| pop(&own.urgent))
-                .or_else(|| pop(&own.pinned))
-                .or_else(|| own.pop_foreign(&engine.foreign_waiting))
-            {
+            if let Some(task) = self.pop_own_queues() {
                 return self.found_while_idle(task, full);
             }
             if engine.is_shutdown() {

@@ -163,6 +163,20 @@ impl Worker {
         Some(task)
     }
 
+    /// An actor from this worker's own queues other than the deque (the inbox, the yielded
+    /// actors, urgent wake-ups, pinned hubs, foreign actors): what an idle worker looks at
+    /// between steals, and all a worker that `auto` retired looks at (`gather.rs`). Each test of
+    /// an empty queue costs no fence (`pop_rare`): the search polls again, and a retired
+    /// worker's park re-checks them.
+    pub(in crate::engine::actor_centric) fn pop_own_queues(&self) -> Option<TaskRef> {
+        let own = self.own_queues();
+        pop(&own.inbox)
+            .or_else(|| pop_rare(&own.yielded))
+            .or_else(|| pop_rare(&own.urgent))
+            .or_else(|| pop_rare(&own.pinned))
+            .or_else(|| own.pop_foreign(&self.engine.foreign_waiting))
+    }
+
     /// `places:a`: an actor from the shared queue of this worker's place.
     pub(in crate::engine::actor_centric) fn pop_own_place(&self) -> Option<TaskRef> {
         let layout = &self.engine.shared.machine.layout;
