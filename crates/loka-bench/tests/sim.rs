@@ -142,21 +142,9 @@ fn xeon_virtual_seconds(name: &str, policy: &str) -> f64 {
 
 /// The virtual seconds of `name`'s quick size under `policy` on `topology` with `workers`.
 fn virtual_seconds(name: &str, policy: &str, topology: &str, workers: usize) -> f64 {
-    let bench = loka_bench::all()
-        .into_iter()
-        .find(|b| b.name == name)
-        .unwrap();
-    let config = Config {
-        engine: EngineKind::Sim,
-        topology: topology.to_owned(),
-        workers,
-        policy: policy.parse::<PolicyKind>().unwrap(),
-        ..Config::default()
-    };
-    let run = Run::new(Size::Quick).with_timeout(Duration::from_secs(180));
-    let measured = run_once_as(&bench, run, &config, 0).unwrap();
-    assert!(measured.verified, "{name} under {policy}: {measured:?}");
-    measured.virtual_seconds.unwrap()
+    record(name, policy, topology, workers)
+        .virtual_seconds
+        .expect("the simulation reports virtual time")
 }
 
 /// fjthrput's driver wakes its actors from the worker it starts on and then runs on another
@@ -248,5 +236,66 @@ fn auto_sends_the_hubs_home_when_it_returns_from_a_probe() {
     assert!(
         auto < 1.5 * hierarchical,
         "auto {auto} s against hierarchical {hierarchical} s of virtual time"
+    );
+}
+
+/// The record of `name`'s quick size under `policy` on `topology` with `workers`; it must verify.
+fn record(name: &str, policy: &str, topology: &str, workers: usize) -> loka_bench::record::Record {
+    let bench = loka_bench::all()
+        .into_iter()
+        .find(|b| b.name == name)
+        .unwrap();
+    let config = Config {
+        engine: EngineKind::Sim,
+        topology: topology.to_owned(),
+        workers,
+        policy: policy.parse::<PolicyKind>().unwrap(),
+        ..Config::default()
+    };
+    let run = Run::new(Size::Quick).with_timeout(Duration::from_secs(180));
+    let record = run_once_as(&bench, run, &config, 0).unwrap();
+    assert!(record.verified, "{name} under {policy}: {record:?}");
+    record
+}
+
+/// Whether `auto`'s run detected hubs at its end (its controller's answer to the hubs question).
+fn auto_detects_hubs(record: &loka_bench::record::Record) -> bool {
+    record.telemetry["adaptive"]["hubs"]
+        .as_bool()
+        .expect("auto adapts on several nodes")
+}
+
+/// `auto` asks whether detected hubs pay (docs/decisions/0109-auto-asks-whether-hubs-pay.md):
+/// Savina's big on the simulated Opteron runs at 1.43× of `cls` with `hierarchical:auto`'s
+/// detection and at 1.0× without it, so `auto` turns the detection on; the Cforall executor on
+/// the simulated Xeon runs at 0.50× of `cls` with it and 1.06× without it (every actor of its
+/// groups becomes a hub and is pinned), so `auto` leaves it off.
+#[test]
+fn auto_detects_hubs_where_they_pay_and_not_where_they_cost() {
+    let opteron = |policy| record("big", policy, "preset:opteron6376", 64);
+    let (hierarchical, auto) = (opteron("hierarchical"), opteron("auto"));
+    assert!(
+        auto_detects_hubs(&auto),
+        "big: {:?}",
+        auto.telemetry["adaptive"]
+    );
+    assert!(
+        auto.seconds < 0.9 * hierarchical.seconds,
+        "big: auto {} s against hierarchical {} s of virtual time",
+        auto.seconds,
+        hierarchical.seconds
+    );
+    let xeon = |policy| record("cforall-executor", policy, "preset:xeon-x7560", 32);
+    let (detecting, auto) = (xeon("hierarchical:auto"), xeon("auto"));
+    assert!(
+        !auto_detects_hubs(&auto),
+        "executor: {:?}",
+        auto.telemetry["adaptive"]
+    );
+    assert!(
+        auto.seconds < 0.8 * detecting.seconds,
+        "executor: auto {} s against hierarchical:auto {} s of virtual time",
+        auto.seconds,
+        detecting.seconds
     );
 }

@@ -3,9 +3,9 @@
 //! ([`crate::policy::adaptive`]) has done, shared between the thread that runs the controller
 //! and the workers that follow its answer.
 
-use crate::policy::adaptive::{self, Adaptive, Mechanism};
+use crate::policy::adaptive::{self, Adaptive, Ladder, Mechanism};
 use crate::policy::PolicyKind;
-use crate::sync::{AtomicU64, AtomicU8};
+use crate::sync::{AtomicBool, AtomicU64, AtomicU8};
 use serde::Serialize;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
@@ -35,6 +35,13 @@ pub struct AdaptiveStats {
     /// 2 ms, on loads whose throughput varies too much from one window to the next
     /// (docs/decisions/0099-auto-pools-its-evidence.md).
     pub window_ns: u64,
+    /// Whether hubs are detected online now (`hierarchical:auto`'s rule), under the locality
+    /// policy (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
+    pub hubs: bool,
+    /// Probes of that question (each runs `hierarchical` with and without hub detection).
+    pub hub_probes: u64,
+    /// Times a probe turned hub detection on or off.
+    pub hub_switches: u64,
 }
 
 /// The adaptive `auto` of one system.
@@ -49,6 +56,14 @@ pub(crate) struct Adapt {
     probes: AtomicU64,
     switches: AtomicU64,
     window_ns: AtomicU64,
+    /// Whether the locality policy runs with hub detection now ([`Ladder`]'s answer), written
+    /// before `running` as `settled` is.
+    hubs: AtomicBool,
+    /// Whether the hubs question is asked: the locality policy is `hierarchical` without its
+    /// own detection.
+    hub_question: bool,
+    hub_probes: AtomicU64,
+    hub_switches: AtomicU64,
 }
 
 impl Adapt {
@@ -62,7 +77,34 @@ impl Adapt {
             probes: AtomicU64::new(0),
             switches: AtomicU64::new(0),
             window_ns: AtomicU64::new(adaptive::WINDOW_NS),
+            hubs: AtomicBool::new(false),
+            hub_question: locality == PolicyKind::Hierarchical { auto_hubs: false },
+            hub_probes: AtomicU64::new(0),
+            hub_switches: AtomicU64::new(0),
         }
+    }
+
+    /// The meter of this system's controllers: plain stealing against locality, and whether
+    /// hubs pay where the locality policy is `hierarchical` (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
+    pub(crate) fn meter(&self) -> Meter {
+        Meter::with_ladder(if self.hub_question {
+            Ladder::with_hubs()
+        } else {
+            Ladder::single(Adaptive::new(Mechanism::Locality))
+        })
+    }
+
+    /// Whether the controllers ask whether detected hubs pay (the locality policy is
+    /// `hierarchical` without its own detection).
+    #[inline]
+    pub(crate) fn hub_question(&self) -> bool {
+        self.hub_question
+    }
+
+    /// Whether the locality policy runs with hub detection now.
+    #[inline]
+    pub(crate) fn hubs(&self) -> bool {
+        self.hubs.load(Relaxed)
     }
 
     /// The mechanism running now.
@@ -94,17 +136,21 @@ impl Adapt {
         self.policies[mechanism.index()]
     }
 
-    /// Publishes the controller's state after a window; returns the mechanism to run.
-    fn publish(&self, controller: &Adaptive) -> Mechanism {
-        let running = controller.current();
-        // Settled first, then running with `Release`: see `running_and_settled`.
+    /// Publishes the controllers' state after a window; returns the mechanism to run.
+    fn publish(&self, ladder: &Ladder) -> Mechanism {
+        let arm = ladder.current();
+        let controller = ladder.base();
+        // Settled and hubs first, then running with `Release`: see `running_and_settled`.
         self.settled
             .store(controller.settled().index() as u8, Relaxed);
-        self.running.store(running.index() as u8, Release);
+        self.hubs.store(arm.hubs, Relaxed);
+        self.running.store(arm.mechanism.index() as u8, Release);
         self.probes.store(controller.probes(), Relaxed);
         self.switches.store(controller.switches(), Relaxed);
-        self.window_ns.store(controller.window_ns(), Relaxed);
-        running
+        self.window_ns.store(ladder.window_ns(), Relaxed);
+        self.hub_probes.store(ladder.hub_probes(), Relaxed);
+        self.hub_switches.store(ladder.hub_switches(), Relaxed);
+        arm.mechanism
     }
 
     /// Runs `mechanism` from now on, whatever the controller said, as if a probe had settled on
@@ -126,6 +172,9 @@ impl Adapt {
             probes: self.probes.load(Relaxed),
             switches: self.switches.load(Relaxed),
             window_ns: self.window_ns.load(Relaxed),
+            hubs: self.hubs(),
+            hub_probes: self.hub_probes.load(Relaxed),
+            hub_switches: self.hub_switches.load(Relaxed),
         }
     }
 }
@@ -136,7 +185,7 @@ impl Adapt {
 /// gathering `auto` (`engine/gather.rs`) runs one over its own two arms
 /// ([`with`](Self::with), [`close_window`](Self::close_window)).
 pub(crate) struct Meter {
-    controller: Adaptive,
+    controllers: Ladder,
     /// When the window under way started (the engine's ns).
     start_ns: u64,
     /// Messages handled by all workers when it started.
@@ -144,29 +193,29 @@ pub(crate) struct Meter {
 }
 
 impl Meter {
-    /// A controller starting on the locality policy, its first window starting at 0.
-    pub(crate) fn new() -> Meter {
-        Meter::with(Adaptive::new(Mechanism::Locality))
+    /// `controller` alone, its first window starting at 0.
+    pub(crate) fn with(controller: Adaptive) -> Meter {
+        Meter::with_ladder(Ladder::single(controller))
     }
 
-    /// `controller`, its first window starting at 0.
-    pub(crate) fn with(controller: Adaptive) -> Meter {
+    /// `controllers`, their first window starting at 0.
+    pub(crate) fn with_ladder(controllers: Ladder) -> Meter {
         Meter {
-            controller,
+            controllers,
             start_ns: 0,
             start_messages: 0,
         }
     }
 
-    /// The controller.
+    /// The controller of the first question (the one controller of [`with`](Self::with)).
     pub(crate) fn controller(&self) -> &Adaptive {
-        &self.controller
+        self.controllers.base()
     }
 
     /// Overrules the controller ([`Adaptive::overrule`]) and starts a fresh window at `now_ns`
     /// (`messages` handled so far): the one under way mixed both arms.
     pub(crate) fn overrule(&mut self, mechanism: Mechanism, now_ns: u64, messages: u64) {
-        self.controller.overrule(mechanism);
+        self.controllers.overrule(mechanism);
         self.start_ns = now_ns;
         self.start_messages = messages;
     }
@@ -178,7 +227,7 @@ impl Meter {
             elapsed_ns: now_ns.saturating_sub(self.start_ns),
             messages: messages.wrapping_sub(self.start_messages),
         };
-        self.controller.observe(window);
+        self.controllers.observe(window);
         self.start_ns = now_ns;
         self.start_messages = messages;
         window
@@ -186,26 +235,32 @@ impl Meter {
 
     /// Whether the window under way has run its length at `now_ns`.
     pub(crate) fn due(&self, now_ns: u64) -> bool {
-        now_ns >= self.start_ns + self.controller.window_ns()
+        now_ns >= self.start_ns + self.controllers.window_ns()
     }
 
     /// The length of the window under way (the controller lengthens it on noisy loads).
     pub(crate) fn window_ns(&self) -> u64 {
-        self.controller.window_ns()
+        self.controllers.window_ns()
     }
 
     /// Closes the window at `now_ns`, `messages` having been handled by all workers since the
     /// system started; publishes the controller's answer in `adapt` and returns the mechanism
     /// that ran and the one to run from now on.
+    /// `hub_candidates`: the wake-ups counted so far after which the hub detection would have
+    /// marked an actor (`telemetry`'s `hub_candidates`).
     pub(crate) fn close(
         &mut self,
         now_ns: u64,
         messages: u64,
+        hub_candidates: u64,
         adapt: &Adapt,
     ) -> (Mechanism, Mechanism) {
-        let ran = self.controller.current();
+        if hub_candidates > 0 {
+            self.controllers.hub_candidates_seen();
+        }
+        let ran = self.controllers.current().mechanism;
         let window = self.close_window(now_ns, messages);
-        let next = adapt.publish(&self.controller);
+        let next = adapt.publish(&self.controllers);
         tracing::trace!(
             at_ns = now_ns,
             ?ran,

@@ -12,6 +12,7 @@
 //! | `home`, `last`, `RAN` | every policy: first-activation home (LGS Listing 5.2), locality telemetry, `hierarchical` routing |
 //! | `UNPINNED` | `lgs` (spawn option, `lgs:auto` release) |
 //! | `HUB` | `hierarchical` (spawn option, `set_hub`, `hierarchical:auto` detection) |
+//! | `DETECTED` | a hub marked by the detection, which `auto` may turn off (docs/decisions/0109-auto-asks-whether-hubs-pay.md) |
 //! | `wakes`, `last_waker` | `lgs:auto` and `hierarchical:auto` ([`crate::policy::lgs::should_release_hub`]) |
 //! | `prev_waker` | `hierarchical:auto` (a change back to it weighs against a hub) |
 //! | `enqueued_at` | the sampled queue-wait telemetry |
@@ -84,6 +85,9 @@ const RAN: u8 = 1;
 const UNPINNED: u8 = 2;
 const HUB: u8 = 4;
 const SMALL: u8 = 8;
+/// With `HUB`: the online detection marked it, not the user; it stops being a hub when the
+/// detection is turned off ([`ActorPlacement::forget_detected_hub`]).
+const DETECTED: u8 = 16;
 
 /// The most bytes of state (`size_of` the actor plus its declared footprint,
 /// [`SpawnOptions::footprint`]) an actor may have and still be *small*: no more than the two
@@ -195,14 +199,27 @@ impl ActorPlacement {
         self.flags.load(Relaxed) & HUB != 0
     }
 
-    /// Sets or clears the hub flag; returns whether it changed.
+    /// Sets or clears the hub flag (the user's word: a hub set here is no detected one);
+    /// returns whether it changed.
     pub(crate) fn set_hub(&self, hub: bool) -> bool {
         let prev = if hub {
+            self.flags.fetch_and(!DETECTED, Relaxed);
             self.flags.fetch_or(HUB, Relaxed)
         } else {
-            self.flags.fetch_and(!HUB, Relaxed)
+            self.flags.fetch_and(!(HUB | DETECTED), Relaxed)
         };
         (prev & HUB != 0) != hub
+    }
+
+    /// Where hubs are not detected (`hierarchical` without its detection, which an adaptive
+    /// `auto` turns on and off): a hub the detection marked is an ordinary actor again. One load
+    /// for every other actor; returns whether it was such a hub. Called where the engines route
+    /// the actor (its wake-ups and requeues), so the mark goes at its next one
+    /// (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
+    #[inline]
+    pub(crate) fn forget_detected_hub(&self) -> bool {
+        self.flags.load(Relaxed) & DETECTED != 0
+            && self.flags.fetch_and(!(HUB | DETECTED), Relaxed) & DETECTED != 0
     }
 
     /// True exactly once: at the actor's first activation.
@@ -263,7 +280,13 @@ impl ActorPlacement {
     /// 35–69 of chameneos' 101 actors as hubs with 16 workers, pinned them, and ran it at 0.06×
     /// of `cls` (docs/decisions/0080-a-hub-has-many-partners.md).
     pub(crate) fn note_foreign_sender(&self, waker: u32) -> bool {
-        self.count_remote_wake_and_set(waker, HUB, true)
+        self.count_remote_wake_and_set(waker, HUB | DETECTED, true)
+    }
+
+    /// [`Self::note_foreign_sender`] that marks nothing: whether the detection would mark the
+    /// actor a hub now (every wake-up after which it would, while it stays unmarked).
+    pub(crate) fn note_foreign_sender_unmarked(&self, waker: u32) -> bool {
+        self.count_remote_wake_and_set(waker, 0, true)
     }
 
     /// One more remote wake-up, counted only if another actor than the latest remote waker sent
@@ -274,7 +297,7 @@ impl ActorPlacement {
     /// (docs/decisions/0037-hub-rules-count-partners.md). With `back_weighs` (the hub detection
     /// only: LGS never reads `prev_waker`), a change back to the partner before the latest also
     /// counts as a wake-up against. When [`crate::policy::lgs::should_release_hub`] holds, sets
-    /// `flag` and returns whether this call set it.
+    /// `flag` and returns whether this call set it (a `flag` of 0: returns whether it holds).
     fn count_remote_wake_and_set(&self, waker: u32, flag: u8, back_weighs: bool) -> bool {
         let last = self.last_waker.load(Relaxed);
         if last == waker {
@@ -290,7 +313,7 @@ impl ActorPlacement {
         }
         let wakes = self.bump_wakes(REMOTE_WAKE);
         crate::policy::lgs::should_release_hub(wakes >> 16, wakes & 0xffff)
-            && self.flags.fetch_or(flag, Relaxed) & flag == 0
+            && (flag == 0 || self.flags.fetch_or(flag, Relaxed) & flag == 0)
     }
 
     /// Adds one to the remote (`REMOTE_WAKE`) or local (`LOCAL_WAKE`) half of `wakes`, saturating;
@@ -390,5 +413,37 @@ mod tests {
             .count();
         assert_eq!(marked, 1);
         assert!(q.is_hub());
+    }
+
+    /// A hub the detection marked stops being one when the detection is off (decision 0109's
+    /// `forget_detected_hub`); a declared one never does, and counting candidates marks nothing.
+    #[test]
+    fn only_detected_hubs_are_forgotten_and_candidates_mark_nothing() {
+        let detected = ActorPlacement::new(&SpawnOptions::default(), false);
+        let marked = (0..4 * HUB_MIN_WAKES)
+            .filter(|&i| detected.note_foreign_sender(i))
+            .count();
+        assert_eq!(marked, 1);
+        assert!(detected.forget_detected_hub());
+        assert!(!detected.is_hub());
+        assert!(!detected.forget_detected_hub(), "forgotten once");
+        let declared = ActorPlacement::new(&SpawnOptions::default(), false);
+        declared.set_hub(true);
+        assert!(!declared.forget_detected_hub());
+        assert!(declared.is_hub());
+        // Marked by the detection, then declared by the user: the user's word stands.
+        let both = ActorPlacement::new(&SpawnOptions::default(), false);
+        (0..4 * HUB_MIN_WAKES).for_each(|i| {
+            both.note_foreign_sender(i);
+        });
+        both.set_hub(true);
+        assert!(!both.forget_detected_hub());
+        assert!(both.is_hub());
+        let counted = ActorPlacement::new(&SpawnOptions::default(), false);
+        let candidates = (0..4 * HUB_MIN_WAKES)
+            .filter(|&i| counted.note_foreign_sender_unmarked(i))
+            .count();
+        assert!(candidates >= 1);
+        assert!(!counted.is_hub());
     }
 }

@@ -20,7 +20,9 @@
 //! On several nodes the choice is only where `auto` starts: under the actor-centric and
 //! simulation engines it keeps measuring, while the system runs, whether `hierarchical`
 //! handles more messages than `cls` would, and moves to `cls` when it does not
-//! ([`super::adaptive`], docs/decisions/0067-adaptive-auto.md).
+//! ([`super::adaptive`], docs/decisions/0067-adaptive-auto.md); and, while it runs
+//! `hierarchical`, whether `hierarchical:auto`'s hub detection would handle more still
+//! (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
 
 use super::PolicyKind;
 

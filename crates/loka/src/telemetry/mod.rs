@@ -244,6 +244,10 @@ worker_counters! {
     bring_home_steals,
     /// Actors marked as hubs here (spawn option, `set_hub`, online detection).
     hubs,
+    /// Wake-ups after which the online hub detection would have marked the actor a hub, counted
+    /// while `auto` runs `hierarchical` without it (nothing is marked): whether the question
+    /// "do detected hubs pay?" has anything to answer (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
+    hub_candidates,
     /// Load-balancing rounds this worker computed (hierarchical, Alg. 4.1).
     balance_rounds,
     /// Actors this worker pulled along a migration path (hierarchical, Alg. 4.2).
@@ -307,6 +311,12 @@ impl Counters {
     /// adaptive `auto` measures its windows by (`engine/adapt.rs`).
     pub(crate) fn worker_messages(&self) -> u64 {
         self.workers.iter().map(|w| w.messages.get()).sum()
+    }
+
+    /// Hub candidates counted by all workers so far (`hub_candidates`): what an adaptive
+    /// `auto`'s meter reads at the end of each window.
+    pub(crate) fn worker_hub_candidates(&self) -> u64 {
+        self.workers.iter().map(|w| w.hub_candidates.get()).sum()
     }
 
     pub(crate) fn new(workers: usize) -> Self {

@@ -26,9 +26,9 @@ pub(super) struct Windows {
 }
 
 impl Windows {
-    pub(super) fn new() -> Windows {
+    pub(super) fn new(adapt: &crate::engine::adapt::Adapt) -> Windows {
         Windows {
-            meter: Mutex::new(Meter::new()),
+            meter: Mutex::new(adapt.meter()),
             due: AtomicU64::new(adaptive::WINDOW_NS),
             followed: AtomicU8::new(Mechanism::Locality.index() as u8),
         }
@@ -46,8 +46,17 @@ impl Engine {
         if now >= windows.due.load(Relaxed) {
             if let Some(mut meter) = windows.meter.try_lock() {
                 if meter.due(now) {
-                    meter.close(now, self.shared.counters.worker_messages(), adapt);
+                    let hubs_before = adapt.hubs();
+                    meter.close(
+                        now,
+                        self.shared.counters.worker_messages(),
+                        self.shared.counters.worker_hub_candidates(),
+                        adapt,
+                    );
                     windows.due.store(now + meter.window_ns(), Relaxed);
+                    if hubs_before && !adapt.hubs() {
+                        self.release_detected_hubs();
+                    }
                 }
             }
         }
@@ -94,6 +103,33 @@ impl Engine {
         }
     }
 
+    /// The hub detection was turned off (the controller found that hubs do not pay): the actors
+    /// it marked that wait in pinned queues, where only their worker looks, become ordinary
+    /// actors in that worker's yielded queue, where thieves look, and the others are told
+    /// (docs/decisions/0109-auto-asks-whether-hubs-pay.md). Done by the worker that closed the
+    /// window; the pinned queues are multi-consumer, emptied as far as they were full when
+    /// looked at, declared hubs pushed back in their order.
+    fn release_detected_hubs(&self) {
+        let mut kept = Vec::new();
+        let mut released = false;
+        for worker in self.workers.iter() {
+            let pinned = &worker.queues.pinned;
+            for _ in 0..pinned.len() {
+                let Some(task) = pop(pinned) else { break };
+                if crate::engine::placement::of(&task).forget_detected_hub() {
+                    worker.queues.yielded.push(task);
+                    released = true;
+                } else {
+                    kept.push(task);
+                }
+            }
+            kept.drain(..).for_each(|task| pinned.push(task));
+        }
+        if released {
+            self.notify_stealable(None);
+        }
+    }
+
     /// Leaving `hierarchical` for plain stealing: the actors of every worker's pinned and
     /// foreign queues go to that worker's yielded queue, where thieves look, and a parked worker
     /// is told. Plain stealing's thieves never look at those two queues, so an actor left there
@@ -127,8 +163,11 @@ impl Worker {
             return;
         };
         let running = adapt.running();
-        if running != self.mechanism() {
-            self.set_routing(running, engine.routings[running.index()]);
+        // The routing of the mechanism running, `hierarchical` with or without hub detection
+        // (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
+        let routing = crate::engine::choices::routing_now(&engine.routings, &engine.shared.adapt);
+        if running != self.mechanism() || routing != self.routing() {
+            self.set_routing(running, routing);
         }
         if let Some((victims, theirs)) = victims {
             if *theirs != running {

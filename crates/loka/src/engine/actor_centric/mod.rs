@@ -162,7 +162,7 @@ impl Engine {
                 CachePadded::new(AtomicUsize::new(0)),
             ],
             routings: [Routing::Local, Routing::of(config.policy)],
-            adaptive: shared.adapt.as_ref().map(|_| adaptive::Windows::new()),
+            adaptive: shared.adapt.as_ref().map(adaptive::Windows::new),
             place_queues: (0..shared.machine.layout.place_count())
                 .map(|_| crossbeam_deque::Injector::new())
                 .collect(),
@@ -211,7 +211,7 @@ impl Engine {
     /// Workers keep their own copy, which they refresh now and then (`adaptive.rs`).
     #[inline]
     fn routing(&self) -> Routing {
-        self.routings[crate::engine::adapt::running_index(&self.shared.adapt)]
+        crate::engine::choices::routing_now(&self.routings, &self.shared.adapt)
     }
 
     fn is_shutdown(&self) -> bool {

@@ -184,12 +184,16 @@ impl Worker {
     #[inline]
     fn woken_here_unless_hub(&self, task: &TaskRef) -> bool {
         let placement = placement::of(task);
-        if let choices::Routing::Hierarchical { auto_hubs: true } = self.routing() {
+        if let choices::Routing::Hierarchical {
+            hubs: choices::Hubs::Detected,
+        } = self.routing()
+        {
             choices::note_hierarchical_wake(
                 placement,
                 self.index(),
                 self.waker().id,
                 self.counters(),
+                true,
             );
         }
         !placement.is_hub()

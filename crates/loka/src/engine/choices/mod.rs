@@ -6,6 +6,7 @@
 //! threads (`actor_centric/routing.rs`, `steal.rs`), the simulation engine on virtual workers
 //! (`sim/routing.rs`, `sim/driver.rs`, which adds its costs around the decisions).
 
+use crate::engine::adapt::Adapt;
 use crate::engine::placement::{ActorPlacement, Waker};
 use crate::policy::hierarchical;
 use crate::policy::placement::{Placement, PlacementStrategy};
@@ -17,6 +18,20 @@ use loka_topology::WorkerLayout;
 mod steal;
 pub(crate) use steal::*;
 
+/// Which hubs `hierarchical` knows (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hubs {
+    /// Declared ones only (spawn option, `set_hub`): `hierarchical`. A hub the detection marked
+    /// earlier (`auto` had it on) is an ordinary actor again at its next wake-up or requeue.
+    Declared,
+    /// As `Declared`, while the wake-ups that would make an actor a hub are counted
+    /// (`hub_candidates`) and nothing is marked: `auto` with the detection off, which asks the
+    /// question "do detected hubs pay?" only where there are candidates.
+    Counted,
+    /// Declared ones and those the online detection marks: `hierarchical:auto`.
+    Detected,
+}
+
 /// How runnable actors are routed, decided once from the scheduler policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Routing {
@@ -27,8 +42,8 @@ pub(crate) enum Routing {
     Lgs(LgsVariants),
     /// `hierarchical`: pinned hubs, home nodes, foreign queues.
     Hierarchical {
-        /// Mark hubs online (`hierarchical:auto`).
-        auto_hubs: bool,
+        /// Which hubs it knows: declared ones, or detected ones too (`hierarchical:auto`).
+        hubs: Hubs,
     },
     /// `places`: actors live in a place (LASSI); mode A queues them per place.
     Places(crate::policy::PlacesMode),
@@ -140,7 +155,13 @@ impl Routing {
             PolicyKind::Cls => Routing::Local,
             PolicyKind::Lgs(v) if v.tp => Routing::Local,
             PolicyKind::Lgs(v) => Routing::Lgs(v),
-            PolicyKind::Hierarchical { auto_hubs } => Routing::Hierarchical { auto_hubs },
+            PolicyKind::Hierarchical { auto_hubs } => Routing::Hierarchical {
+                hubs: if auto_hubs {
+                    Hubs::Detected
+                } else {
+                    Hubs::Declared
+                },
+            },
             PolicyKind::Places(mode) => Routing::Places(mode),
             PolicyKind::Erlang => Routing::Erlang,
         }
@@ -221,7 +242,16 @@ pub(crate) fn hierarchical_requeue(
     layout: &WorkerLayout,
     placement: &ActorPlacement,
     me: usize,
+    routing: Routing,
 ) -> Option<Route> {
+    if !matches!(
+        routing,
+        Routing::Hierarchical {
+            hubs: Hubs::Detected
+        }
+    ) {
+        placement.forget_detected_hub();
+    }
     if placement.is_hub() {
         return Some(Route::Pinned(placement.home().unwrap_or(me)));
     }
@@ -230,6 +260,27 @@ pub(crate) fn hierarchical_requeue(
         worker: me,
         home_node,
     })
+}
+
+/// The routing a system follows now: its configured policy's (`routings[1]`), or under an
+/// adaptive `auto` the one of the mechanism it runs, `hierarchical` with hub detection while
+/// the controller finds that hubs pay (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
+/// `routings` as the engines keep them, by [`crate::policy::adaptive::Mechanism::index`].
+#[inline]
+pub(crate) fn routing_now(routings: &[Routing; 2], adapt: &Option<Adapt>) -> Routing {
+    match adapt {
+        None => routings[1],
+        Some(adapt) => match routings[adapt.running().index()] {
+            Routing::Hierarchical { .. } if adapt.hub_question() => Routing::Hierarchical {
+                hubs: if adapt.hubs() {
+                    Hubs::Detected
+                } else {
+                    Hubs::Counted
+                },
+            },
+            other => other,
+        },
+    }
 }
 
 /// Where an actor found in an ordinary queue goes when an adaptive `auto` moves (back) to
@@ -250,19 +301,28 @@ pub(crate) fn gathered_home(task: &TaskRef) -> Option<usize> {
 /// The online hub detection of `hierarchical:auto`, for a wake-up by actor `waker` (a
 /// [`crate::engine::placement::waker_id`]) from worker `me`: an actor woken again and again from
 /// other workers than its own, by changing partners, talks with many partners spread over the
-/// machine, so it becomes a hub (counted in `counters`) and stays put.
+/// machine, so it becomes a hub (counted in `counters`) and stays put. Without `mark` (`auto`
+/// with the detection off, [`Hubs::Counted`]) nothing is marked: a wake-up after which the
+/// actor would have been is counted in `hub_candidates` instead
+/// (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
 #[inline]
 pub(crate) fn note_hierarchical_wake(
     placement: &ActorPlacement,
     me: usize,
     waker: u32,
     counters: &WorkerCounters,
+    mark: bool,
 ) {
     if placement.is_hub() {
         return;
     }
     match placement.last() {
-        Some(last) if last != me && placement.note_foreign_sender(waker) => counters.hubs.bump(1),
+        Some(last) if last != me && mark && placement.note_foreign_sender(waker) => {
+            counters.hubs.bump(1)
+        }
+        Some(last) if last != me && !mark && placement.note_foreign_sender_unmarked(waker) => {
+            counters.hub_candidates.bump(1)
+        }
         Some(last) if last != me => {}
         Some(_) => placement.note_local_wake(),
         None => {}
@@ -419,9 +479,16 @@ pub(crate) fn woken_route(
             }
             route
         }
-        Routing::Hierarchical { auto_hubs } => {
-            if auto_hubs {
-                note_hierarchical_wake(placement, me, waker.id, counters);
+        Routing::Hierarchical { hubs } => {
+            match hubs {
+                Hubs::Detected => note_hierarchical_wake(placement, me, waker.id, counters, true),
+                Hubs::Counted => {
+                    placement.forget_detected_hub();
+                    note_hierarchical_wake(placement, me, waker.id, counters, false);
+                }
+                Hubs::Declared => {
+                    placement.forget_detected_hub();
+                }
             }
             hierarchical_route(layout, placement, Some(me), waker.hub, idle_hand_off)
                 .unwrap_or(Route::LocalNext)

@@ -136,7 +136,10 @@ fn lgs_wakes_locally_where_every_worker_neighbours_every_other() {
     assert!(lgs(LgsVariants::AUTO).wakes_locally(&one_node));
     // Two nodes: a wake-up from the other node goes home.
     assert!(!lgs(LgsVariants::NONE).wakes_locally(&two_nodes));
-    assert!(!Routing::Hierarchical { auto_hubs: false }.wakes_locally(&one_node));
+    assert!(!Routing::Hierarchical {
+        hubs: Hubs::Declared
+    }
+    .wakes_locally(&one_node));
 }
 
 /// The actor-centric engine's fast paths (`wakes_locally`, `wakes_locally_unless_hub`)
@@ -146,13 +149,17 @@ fn lgs_wakes_locally_where_every_worker_neighbours_every_other() {
 fn the_fast_paths_take_the_routed_decision() {
     let one_node = layout_of("synthetic:package:1 core:4 pu:1");
     let two_nodes = layout_of("synthetic:package:2 numa:1 core:2 pu:1");
-    let hierarchical = Routing::Hierarchical { auto_hubs: false };
+    let hierarchical = Routing::Hierarchical {
+        hubs: Hubs::Declared,
+    };
     let places = Routing::Places(PlacesMode::PerWorker);
     assert!(places.wakes_locally(&one_node));
     assert!(hierarchical.wakes_locally_unless_hub(&one_node));
     assert!(!places.wakes_locally(&two_nodes));
     assert!(!hierarchical.wakes_locally_unless_hub(&two_nodes));
-    let auto = Routing::Hierarchical { auto_hubs: true };
+    let auto = Routing::Hierarchical {
+        hubs: Hubs::Detected,
+    };
     assert!(auto.wakes_locally_unless_hub(&one_node));
     assert!(!Routing::Places(PlacesMode::Shared).wakes_locally(&one_node));
     let counters = WorkerCounters::default();
@@ -260,7 +267,9 @@ impl SpawnSite for Tickets {
 fn hierarchical_homes_are_on_the_parents_node_whoever_runs_them_first() {
     let layout = layout_of("preset:xeon-x7560"); // 4 nodes × 8 workers
     let counters = WorkerCounters::default();
-    let hierarchical = Routing::Hierarchical { auto_hubs: false };
+    let hierarchical = Routing::Hierarchical {
+        hubs: Hubs::Declared,
+    };
     let mut site = Tickets {
         regular: 0,
         hubs: 0,
@@ -339,7 +348,9 @@ fn what_a_hub_wakes_on_its_worker_is_stealable() {
             placement.set_home(Some(1));
             placement.swap_last(1);
             let route = woken_route(
-                Routing::Hierarchical { auto_hubs: false },
+                Routing::Hierarchical {
+                    hubs: Hubs::Declared,
+                },
                 0,
                 &placement,
                 Waker {

@@ -19,9 +19,42 @@ impl Engine {
         if !meter.due(now) {
             return;
         }
-        let (ran, next) = meter.close(now, self.shared.counters.worker_messages(), adapt);
+        let hubs_before = adapt.hubs();
+        let (ran, next) = meter.close(
+            now,
+            self.shared.counters.worker_messages(),
+            self.shared.counters.worker_hub_candidates(),
+            adapt,
+        );
         if next != ran {
             self.equip(st, next, now);
+        }
+        if hubs_before && !adapt.hubs() {
+            self.release_detected_hubs(st, now);
+        }
+    }
+
+    /// The hub detection was turned off: the actors it marked that wait in pinned queues, where
+    /// only their worker looks, become ordinary actors in that worker's yielded queue, where
+    /// thieves look (the real engine's `release_detected_hubs`). Left there, a group workload
+    /// whose every actor the detection pinned kept its workers' backlogs out of reach of idle
+    /// thieves long after the detection stopped (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
+    fn release_detected_hubs(&self, st: &mut State, now: u64) {
+        let mut released = false;
+        for worker in st.workers.iter_mut() {
+            let mut kept = VecDeque::with_capacity(worker.pinned.len());
+            for task in worker.pinned.drain(..) {
+                if crate::engine::placement::of(&task).forget_detected_hub() {
+                    worker.yielded.push_back(task);
+                    released = true;
+                } else {
+                    kept.push_back(task);
+                }
+            }
+            worker.pinned = kept;
+        }
+        if released {
+            self.wake_any(st, now, None);
         }
     }
 

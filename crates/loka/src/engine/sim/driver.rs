@@ -446,9 +446,9 @@ impl Engine {
     /// An actor that used its budget and is still scheduled (the real worker's `requeue`).
     fn requeue(&self, st: &mut State, w: usize, task: TaskRef) {
         self.shared.counters.worker(w).requeues.bump(1);
-        if let Routing::Hierarchical { .. } = self.routing() {
+        if let routing @ Routing::Hierarchical { .. } = self.routing() {
             let layout = &self.shared.machine.layout;
-            match choices::hierarchical_requeue(layout, placement::of(&task), w) {
+            match choices::hierarchical_requeue(layout, placement::of(&task), w, routing) {
                 Some(Route::Pinned(home)) if home == w => {
                     return st.workers[w].pinned.push_back(task)
                 }

@@ -288,10 +288,7 @@ impl Engine {
                 watch: Default::default(),
                 balance: crate::engine::balance_round::BalanceHistory::new(n),
                 stats: SimStats::default(),
-                adaptive: shared
-                    .adapt
-                    .as_ref()
-                    .map(|_| crate::engine::adapt::Meter::new()),
+                adaptive: shared.adapt.as_ref().map(|adapt| adapt.meter()),
             }),
             work: Condvar::new(),
             quiet_cv: Condvar::new(),
@@ -479,7 +476,7 @@ impl Engine {
     /// How runnable actors are routed now: under an adaptive `auto`, by the policy it runs.
     #[inline]
     fn routing(&self) -> Routing {
-        self.routings[crate::engine::adapt::running_index(&self.shared.adapt)]
+        crate::engine::choices::routing_now(&self.routings, &self.shared.adapt)
     }
 }
 

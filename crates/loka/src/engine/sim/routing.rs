@@ -5,7 +5,7 @@
 
 use super::cost::Distances;
 use super::{Engine, External, State};
-use crate::engine::choices::{self, Routing};
+use crate::engine::choices::{self, Hubs, Routing};
 use crate::engine::placement;
 use crate::policy::placement::Placement;
 use crate::policy::{cls, Route};
@@ -28,8 +28,14 @@ impl Engine {
                     st.sender_of.insert(key(task), (w, st.waker));
                     self.note_writer(st, w, now, task);
                     // Where its own worker re-queues it: a hub stays pinned there.
-                    let route = if place.is_hub()
-                        && matches!(self.routing(), Routing::Hierarchical { .. })
+                    let routing = self.routing();
+                    if let Routing::Hierarchical {
+                        hubs: Hubs::Declared | Hubs::Counted,
+                    } = routing
+                    {
+                        place.forget_detected_hub();
+                    }
+                    let route = if place.is_hub() && matches!(routing, Routing::Hierarchical { .. })
                     {
                         Route::Pinned(last)
                     } else {

@@ -116,6 +116,8 @@ enum Phase {
 
 mod evidence;
 use evidence::{Pool, ProbeSide};
+mod ladder;
+pub use ladder::{Arm, Ladder};
 
 /// Windows measured on each side of a probe.
 const MEASURED_EACH: usize = 4;
@@ -279,6 +281,11 @@ impl Adaptive {
     /// The mechanism settled on (what the last probe decided).
     pub fn settled(&self) -> Mechanism {
         self.settled
+    }
+
+    /// Whether a probe is under way: the next window is one of its own.
+    pub fn probing(&self) -> bool {
+        matches!(self.phase, Phase::Probe { .. })
     }
 
     /// How long the next window should run, in ns (the engine's clock).

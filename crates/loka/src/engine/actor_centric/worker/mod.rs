@@ -520,9 +520,12 @@ impl Worker {
         if self.is_hierarchical() {
             // Hubs stay pinned here; foreign actors stay findable by their home node.
             let layout = &self.engine.shared.machine.layout;
-            if let Some(route) =
-                choices::hierarchical_requeue(layout, placement::of(&task), self.index())
-            {
+            if let Some(route) = choices::hierarchical_requeue(
+                layout,
+                placement::of(&task),
+                self.index(),
+                self.routing(),
+            ) {
                 return self.schedule(route, task);
             }
         }
