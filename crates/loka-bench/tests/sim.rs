@@ -77,7 +77,7 @@ fn every_benchmark_verifies_and_repeats_its_trace_under_the_simulation() {
         if bench.name.ends_with("-rr") {
             // Matrix Search's round-robin variants dispatch every job from a plain thread
             // while the actors run: correct under the simulation, but when a job arrives
-            // depends on that thread's timing (docs/simulation.md, *Plain threads*).
+            // depends on that thread's timing (docs/simulation.md, *What it does*).
             continue;
         }
         let label = format!("{} under sim/cls", bench.name);

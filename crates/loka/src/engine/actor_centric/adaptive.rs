@@ -10,7 +10,7 @@ use crate::engine::adapt::Meter;
 use crate::engine::choices::{gathered_home, OnSwitch, Victims};
 use crate::policy::adaptive::{self, Mechanism};
 use crate::policy::Route;
-use crate::sync::{AtomicU64, AtomicU8};
+use crate::sync::{AtomicBool, AtomicU64, AtomicU8};
 use parking_lot::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -23,6 +23,9 @@ pub(super) struct Windows {
     /// The mechanism (its index) whose switch was last carried out for the whole engine
     /// ([`Engine::release_to_thieves`] on a switch to plain stealing).
     followed: AtomicU8,
+    /// Whether hubs were detected when the last switch of the hub detection was carried out
+    /// ([`Engine::release_detected_hubs`] when it is turned off).
+    hubs_followed: AtomicBool,
 }
 
 impl Windows {
@@ -31,6 +34,7 @@ impl Windows {
             meter: Mutex::new(adapt.meter()),
             due: AtomicU64::new(adaptive::WINDOW_NS),
             followed: AtomicU8::new(Mechanism::Locality.index() as u8),
+            hubs_followed: AtomicBool::new(false),
         }
     }
 }
@@ -46,7 +50,6 @@ impl Engine {
         if now >= windows.due.load(Relaxed) {
             if let Some(mut meter) = windows.meter.try_lock() {
                 if meter.due(now) {
-                    let hubs_before = adapt.hubs();
                     meter.close(
                         now,
                         self.shared.counters.worker_messages(),
@@ -54,9 +57,6 @@ impl Engine {
                         adapt,
                     );
                     windows.due.store(now + meter.window_ns(), Relaxed);
-                    if hubs_before && !adapt.hubs() {
-                        self.release_detected_hubs();
-                    }
                 }
             }
         }
@@ -71,6 +71,14 @@ impl Engine {
                 OnSwitch::GatherHubs => self.gather_hubs(),
                 OnSwitch::Nothing => {}
             }
+        }
+        // The same for the hub detection turned off (decision 0109).
+        let hubs = adapt.hubs();
+        if windows.hubs_followed.load(Relaxed) != hubs
+            && windows.hubs_followed.swap(hubs, Relaxed) != hubs
+            && !hubs
+        {
+            self.release_detected_hubs();
         }
     }
 
@@ -106,8 +114,8 @@ impl Engine {
     /// The hub detection was turned off (the controller found that hubs do not pay): the actors
     /// it marked that wait in pinned queues, where only their worker looks, become ordinary
     /// actors in that worker's yielded queue, where thieves look, and the others are told
-    /// (docs/decisions/0109-auto-asks-whether-hubs-pay.md). Done by the worker that closed the
-    /// window; the pinned queues are multi-consumer, emptied as far as they were full when
+    /// (docs/decisions/0109-auto-asks-whether-hubs-pay.md). Done once, by the worker that sees
+    /// the switch first, as [`Self::release_to_thieves`] is; the pinned queues are multi-consumer, emptied as far as they were full when
     /// looked at, declared hubs pushed back in their order.
     fn release_detected_hubs(&self) {
         let mut kept = Vec::new();
