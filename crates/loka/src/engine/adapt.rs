@@ -59,9 +59,6 @@ pub(crate) struct Adapt {
     /// Whether the locality policy runs with hub detection now ([`Ladder`]'s answer), written
     /// before `running` as `settled` is.
     hubs: AtomicBool,
-    /// Whether the hubs question is asked: the locality policy is `hierarchical` without its
-    /// own detection.
-    hub_question: bool,
     hub_probes: AtomicU64,
     hub_switches: AtomicU64,
 }
@@ -78,7 +75,6 @@ impl Adapt {
             switches: AtomicU64::new(0),
             window_ns: AtomicU64::new(adaptive::WINDOW_NS),
             hubs: AtomicBool::new(false),
-            hub_question: locality == PolicyKind::Hierarchical { auto_hubs: false },
             hub_probes: AtomicU64::new(0),
             hub_switches: AtomicU64::new(0),
         }
@@ -87,7 +83,7 @@ impl Adapt {
     /// The meter of this system's controllers: plain stealing against locality, and whether
     /// hubs pay where the locality policy is `hierarchical` (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
     pub(crate) fn meter(&self) -> Meter {
-        Meter::with_ladder(if self.hub_question {
+        Meter::with_ladder(if self.hub_question() {
             Ladder::with_hubs()
         } else {
             Ladder::single(Adaptive::new(Mechanism::Locality))
@@ -96,9 +92,8 @@ impl Adapt {
 
     /// Whether the controllers ask whether detected hubs pay (the locality policy is
     /// `hierarchical` without its own detection).
-    #[inline]
-    pub(crate) fn hub_question(&self) -> bool {
-        self.hub_question
+    fn hub_question(&self) -> bool {
+        self.policies[Mechanism::Locality.index()] == PolicyKind::Hierarchical { auto_hubs: false }
     }
 
     /// Whether the locality policy runs with hub detection now.

@@ -211,9 +211,8 @@ impl ActorPlacement {
         (prev & HUB != 0) != hub
     }
 
-    /// Where hubs are not detected (`hierarchical` without its detection, which an adaptive
-    /// `auto` turns on and off): a hub the detection marked is an ordinary actor again. One load
-    /// for every other actor; returns whether it was such a hub. Called where the engines route
+    /// Where an adaptive `auto` turned the hub detection off: a hub the detection marked is an
+    /// ordinary actor again. One load for every other actor; returns whether it was such a hub. Called where the engines route
     /// the actor (its wake-ups and requeues), so the mark goes at its next one
     /// (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
     #[inline]

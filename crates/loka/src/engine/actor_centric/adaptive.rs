@@ -194,8 +194,9 @@ impl Worker {
 
 #[cfg(test)]
 mod tests {
+    use super::super::held_tests::{Blocker, Waiting};
     use crate::policy::adaptive::Mechanism;
-    use crate::{Actor, ActorRef, Config, Context, Placement, SpawnOptions, System};
+    use crate::{Actor, Config, Context, Placement, SpawnOptions, System};
     use std::sync::Arc;
 
     /// A system under `auto` on a synthetic machine of two nodes of `cores` cores each, a worker
@@ -207,30 +208,6 @@ mod tests {
             ..Config::default()
         };
         System::from_config(config).unwrap()
-    }
-
-    /// Holds its worker until the hub it wakes has run, or two seconds; says which.
-    struct Blocker {
-        hub: ActorRef<std::sync::mpsc::Sender<()>>,
-    }
-
-    impl Actor for Blocker {
-        type Msg = std::sync::mpsc::Sender<bool>;
-        fn handle(&mut self, _ctx: &mut Context<Self>, answer: Self::Msg) {
-            let (ran, hub_ran) = std::sync::mpsc::channel();
-            self.hub.send(ran).unwrap();
-            let outcome = hub_ran.recv_timeout(std::time::Duration::from_secs(2));
-            answer.send(outcome.is_ok()).unwrap();
-        }
-    }
-
-    struct Hub;
-
-    impl Actor for Hub {
-        type Msg = std::sync::mpsc::Sender<()>;
-        fn handle(&mut self, _ctx: &mut Context<Self>, ran: Self::Msg) {
-            let _ = ran.send(());
-        }
     }
 
     struct Nudge;
@@ -254,8 +231,8 @@ mod tests {
             .expect("auto adapts on two nodes");
         assert_eq!(adapt.running(), Mechanism::Locality);
         let on = |w: usize| SpawnOptions::default().placement(Placement::Worker(w));
-        let hub = system.spawn_with(Hub, on(0).hub(true));
-        let blocker = system.spawn_with(Blocker { hub }, on(0));
+        let hub = system.spawn_with(Waiting, on(0).hub(true));
+        let blocker = system.spawn_with(Blocker { waiting: hub }, on(0));
         let nudge = system.spawn_with(Nudge, on(1));
         let (answer, answered) = std::sync::mpsc::channel();
         blocker.send(answer).unwrap();

@@ -124,6 +124,7 @@ impl Worker {
 
 #[cfg(test)]
 mod tests {
+    use super::super::held_tests::{Blocker, Waiting};
     use crate::{Actor, ActorRef, Config, Context, Placement, SpawnOptions, System};
     use std::sync::Arc;
     use std::time::Duration;
@@ -312,30 +313,6 @@ mod tests {
         let gather = system.stats().gather.unwrap();
         assert_eq!((gather.active, gather.forced_spreads), (1, 0), "{gather:?}");
         system.shutdown();
-    }
-
-    /// Holds its worker until the actor it wakes has run, or two seconds; says which.
-    struct Blocker {
-        waiting: ActorRef<std::sync::mpsc::Sender<()>>,
-    }
-
-    impl Actor for Blocker {
-        type Msg = std::sync::mpsc::Sender<bool>;
-        fn handle(&mut self, _ctx: &mut Context<Self>, answer: Self::Msg) {
-            let (ran, it_ran) = std::sync::mpsc::channel();
-            self.waiting.send(ran).unwrap();
-            let outcome = it_ran.recv_timeout(Duration::from_secs(2));
-            answer.send(outcome.is_ok()).unwrap();
-        }
-    }
-
-    struct Waiting;
-
-    impl Actor for Waiting {
-        type Msg = std::sync::mpsc::Sender<()>;
-        fn handle(&mut self, _ctx: &mut Context<Self>, ran: Self::Msg) {
-            let _ = ran.send(());
-        }
     }
 
     /// Gathered on one worker, a handler that holds it while the actor it woke waits behind

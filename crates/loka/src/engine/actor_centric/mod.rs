@@ -27,6 +27,8 @@ mod balance;
 #[cfg(test)]
 mod flood_tests;
 mod gather;
+#[cfg(test)]
+mod held_tests;
 mod idle;
 #[cfg(all(test, loom))]
 mod loom_tests;

@@ -21,12 +21,13 @@ pub(crate) use steal::*;
 /// Which hubs `hierarchical` knows (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Hubs {
-    /// Declared ones only (spawn option, `set_hub`): `hierarchical`. A hub the detection marked
-    /// earlier (`auto` had it on) is an ordinary actor again at its next wake-up or requeue.
+    /// Declared ones only (spawn option, `set_hub`): `hierarchical`, which never detects any.
     Declared,
-    /// As `Declared`, while the wake-ups that would make an actor a hub are counted
+    /// Declared ones only, while the wake-ups that would make an actor a hub are counted
     /// (`hub_candidates`) and nothing is marked: `auto` with the detection off, which asks the
-    /// question "do detected hubs pay?" only where there are candidates.
+    /// question "do detected hubs pay?" only where there are candidates. A hub the detection
+    /// marked while `auto` had it on is an ordinary actor again at its next wake-up or requeue
+    /// (the only routing that meets such hubs without marking them).
     Counted,
     /// Declared ones and those the online detection marks: `hierarchical:auto`.
     Detected,
@@ -244,12 +245,11 @@ pub(crate) fn hierarchical_requeue(
     me: usize,
     routing: Routing,
 ) -> Option<Route> {
-    if !matches!(
-        routing,
-        Routing::Hierarchical {
-            hubs: Hubs::Detected
-        }
-    ) {
+    if routing
+        == (Routing::Hierarchical {
+            hubs: Hubs::Counted,
+        })
+    {
         placement.forget_detected_hub();
     }
     if placement.is_hub() {
@@ -264,14 +264,15 @@ pub(crate) fn hierarchical_requeue(
 
 /// The routing a system follows now: its configured policy's (`routings[1]`), or under an
 /// adaptive `auto` the one of the mechanism it runs, `hierarchical` with hub detection while
-/// the controller finds that hubs pay (docs/decisions/0109-auto-asks-whether-hubs-pay.md).
+/// the controller finds that hubs pay (docs/decisions/0109-auto-asks-whether-hubs-pay.md): the
+/// locality policy `auto` runs is `hierarchical` without its own detection (`policy/auto.rs`).
 /// `routings` as the engines keep them, by [`crate::policy::adaptive::Mechanism::index`].
 #[inline]
 pub(crate) fn routing_now(routings: &[Routing; 2], adapt: &Option<Adapt>) -> Routing {
     match adapt {
         None => routings[1],
         Some(adapt) => match routings[adapt.running().index()] {
-            Routing::Hierarchical { .. } if adapt.hub_question() => Routing::Hierarchical {
+            Routing::Hierarchical { .. } => Routing::Hierarchical {
                 hubs: if adapt.hubs() {
                     Hubs::Detected
                 } else {
@@ -486,9 +487,7 @@ pub(crate) fn woken_route(
                     placement.forget_detected_hub();
                     note_hierarchical_wake(placement, me, waker.id, counters, false);
                 }
-                Hubs::Declared => {
-                    placement.forget_detected_hub();
-                }
+                Hubs::Declared => {}
             }
             hierarchical_route(layout, placement, Some(me), waker.hub, idle_hand_off)
                 .unwrap_or(Route::LocalNext)

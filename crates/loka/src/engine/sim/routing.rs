@@ -29,9 +29,10 @@ impl Engine {
                     self.note_writer(st, w, now, task);
                     // Where its own worker re-queues it: a hub stays pinned there.
                     let routing = self.routing();
-                    if let Routing::Hierarchical {
-                        hubs: Hubs::Declared | Hubs::Counted,
-                    } = routing
+                    if routing
+                        == (Routing::Hierarchical {
+                            hubs: Hubs::Counted,
+                        })
                     {
                         place.forget_detected_hub();
                     }
